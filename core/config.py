@@ -1,0 +1,86 @@
+"""Process-wide settings, each overridable by a `ZARRKIT_*` environment variable.
+
+Kept deliberately small: a setting belongs here only when it is not a property of one array.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Iterator
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be an integer, got {raw!r}") from None
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_prefer() -> dict[tuple[str, str], str]:
+    """ZARRKIT_PREFER="codec:gzip=some-dist;data_type:int2=other-dist"."""
+    table: dict[tuple[str, str], str] = {}
+    for item in filter(None, (p.strip() for p in os.environ.get("ZARRKIT_PREFER", "").split(";"))):
+        try:
+            target, dist = item.split("=", 1)
+            kind, name = target.split(":", 1)
+        except ValueError:
+            raise ValueError(
+                f"ZARRKIT_PREFER entry {item!r} must look like 'kind:name=distribution'"
+            ) from None
+        table[(kind.strip(), name.strip())] = dist.strip()
+    return table
+
+
+@dataclass(frozen=True)
+class Settings:
+    threads: int = field(default_factory=lambda: _env_int("ZARRKIT_THREADS", os.cpu_count() or 1))
+    write_empty_chunks: bool = field(
+        default_factory=lambda: _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
+    )
+    prefer: dict = field(default_factory=_env_prefer)
+
+
+_lock = threading.Lock()
+_current = Settings()
+
+
+def get() -> Settings:
+    return _current
+
+
+def set(**changes) -> Settings:
+    """Replace settings for the whole process; returns the previous ones."""
+    global _current
+    with _lock:
+        previous = _current
+        _current = replace(_current, **changes)
+    return previous
+
+
+@contextmanager
+def override(**changes) -> Iterator[Settings]:
+    global _current
+    previous = set(**changes)
+    try:
+        yield _current
+    finally:
+        with _lock:
+            _current = previous
+
+
+def prefer(kind: str, name: str, distribution: str) -> None:
+    """Choose which distribution provides `name` when several installed ones do."""
+    set(prefer={**_current.prefer, (kind, name): distribution})

@@ -1,0 +1,115 @@
+"""One exception tree, so callers can catch "anything zarrkit refused" in one place.
+
+Every error carries enough context (the key, the extension, the store path) to act on it
+without a debugger; none of them is a bare KeyError or ValueError escaping from deep inside.
+"""
+
+from __future__ import annotations
+
+
+class ZarrkitError(Exception):
+    """Base of every error zarrkit raises on purpose."""
+
+
+class MetadataError(ZarrkitError):
+    """A metadata document is malformed; `key` names the offending field and `where` the node."""
+
+    def __init__(self, message: str, *, key: str | None = None, where: str | None = None):
+        self.key = key
+        self.where = where
+        prefix = ""
+        if where:
+            prefix += f"{where}: "
+        if key:
+            prefix += f"field {key!r}: "
+        super().__init__(prefix + message)
+
+
+class UnknownExtensionError(MetadataError):
+    """No installed plugin provides an extension named in metadata (or asked for by a user)."""
+
+    def __init__(self, kind: str, name: str, format: str | None = None, *,
+                 hint: str | None = None, where: str | None = None):
+        self.kind = kind
+        self.name = name
+        self.format = format
+        fmt = f" (zarr format {format})" if format else ""
+        msg = f"no installed plugin provides the {kind} {name!r}{fmt}"
+        if hint:
+            msg += f"; {hint}"
+        else:
+            msg += f"; install a package that registers it in the entry-point group 'zarrkit.{kind}s'"
+        super().__init__(msg, where=where)
+
+
+class PluginConflictError(ZarrkitError):
+    """Two installed distributions provide one extension name and nothing says which to use."""
+
+    def __init__(self, kind: str, name: str, providers: list[str]):
+        self.kind = kind
+        self.name = name
+        self.providers = providers
+        listed = ", ".join(providers)
+        super().__init__(
+            f"the {kind} {name!r} is provided by more than one distribution: {listed}. "
+            f"Choose one with ZARRKIT_PREFER='{kind}:{name}=<distribution>' "
+            f"(or zarrkit.config.prefer({kind!r}, {name!r}, '<distribution>')), "
+            f"or register one at runtime with zarrkit.registry.register()."
+        )
+
+
+class PluginLoadError(ZarrkitError):
+    """An entry point was found but importing it failed; the original error is chained."""
+
+
+class MustUnderstandError(MetadataError):
+    """Metadata names something this installation does not understand and may not skip."""
+
+
+class NodeNotFoundError(ZarrkitError, KeyError):
+    """No array or group at a path. Also a KeyError so `group[name]` behaves like a mapping."""
+
+    def __init__(self, path: str, store: object | None = None, what: str = "node"):
+        self.path = path
+        where = f" in {store}" if store is not None else ""
+        super().__init__(f"no {what} at path {path!r}{where}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class ContainsNodeError(ZarrkitError):
+    """Something already exists where a node was to be created (and overwrite was not asked)."""
+
+
+class NodeNameError(ZarrkitError, ValueError):
+    """A node name or path breaks the naming rules of the spec."""
+
+
+class CapabilityError(ZarrkitError):
+    """A store lacks a capability (read, write, list) an operation needs."""
+
+
+class ReadOnlyError(CapabilityError):
+    """A write was attempted on a read-only array, group or store."""
+
+
+class ChunkDecodeError(ZarrkitError):
+    """A stored chunk could not be decoded: corrupt, truncated, or a checksum mismatch."""
+
+    def __init__(self, message: str, *, key: str | None = None):
+        self.key = key
+        where = f"chunk {key!r}: " if key else ""
+        super().__init__(where + message)
+
+
+class SelectionError(ZarrkitError, IndexError):
+    """An index or selection does not fit the array."""
+
+
+class ValueCastError(ZarrkitError, ValueError):
+    """A value cannot be stored in the array's data type, or does not fit the selection's shape."""
+
+
+class CodecChainError(MetadataError):
+    """The codecs of an array do not form a valid chain for its data type and chunk shape."""

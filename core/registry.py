@@ -1,0 +1,332 @@
+"""Lazy, cached registries of extensions, one per kind, each backed by an entry-point group.
+
+Nothing is scanned or imported until a name is first resolved; resolving a name imports only
+the module that provides it, unless the name is not an entry-point name, in which case every
+provider of that kind is loaded once to ask it about aliases and name patterns.
+
+Resolution order for (name, format):
+  1. classes registered at runtime (`register()`), newest first;
+  2. the entry point whose name is exactly `name`;
+  3. aliases and name patterns of every provider (only on a miss);
+  4. the `zarrkit_unknown_extension` hook (first non-None answer);
+  5. `UnknownExtensionError`, with an install hint from the `zarrkit_install_hint` hook.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from . import config
+from .errors import PluginConflictError, PluginLoadError, UnknownExtensionError
+from .names import FORMATS, V3
+
+#: kind -> entry-point group
+GROUPS: dict[str, str] = {
+    "codec": "zarrkit.codecs",
+    "data_type": "zarrkit.data_types",
+    "chunk_grid": "zarrkit.chunk_grids",
+    "chunk_key_encoding": "zarrkit.chunk_key_encodings",
+    "memory_layout": "zarrkit.memory_layouts",
+    "storage_transformer": "zarrkit.storage_transformers",
+    "store": "zarrkit.stores",
+}
+
+
+def _normalize_dist(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One declared provider of an extension: an entry point, a runtime registration or a hook."""
+
+    name: str
+    value: str
+    distribution: str | None
+    version: str | None
+    origin: str  # "entry point", "runtime" or "hook"
+    entry_point: Any = None
+
+    @property
+    def module(self) -> str:
+        return self.value.split(":", 1)[0]
+
+    @property
+    def loaded(self) -> bool:
+        return self.module in sys.modules
+
+
+@dataclass(frozen=True)
+class Handle:
+    """What `register()` returns; give it to `unregister()` to take the registration back."""
+
+    kind: str
+    provider: Provider
+    cls: type
+
+
+class Registry:
+    def __init__(self, kind: str):
+        if kind not in GROUPS:
+            raise ValueError(f"unknown extension kind {kind!r}; expected one of {sorted(GROUPS)}")
+        self.kind = kind
+        self.group = GROUPS[kind]
+        self._lock = threading.RLock()
+        self._entries: dict[str, list[Provider]] | None = None
+        self._runtime: list[Handle] = []
+        self._hooked: list[Handle] = []
+        self._classes: dict[Provider, type] = {}
+        self._cache: dict[tuple[str, str], type] = {}
+        self._cache_settings: object = None
+
+    # -- discovery -------------------------------------------------------------------------
+    def entries(self) -> dict[str, list[Provider]]:
+        """Entry-point providers by name; reads distribution metadata only, imports nothing."""
+        with self._lock:
+            if self._entries is None:
+                table: dict[str, list[Provider]] = {}
+                seen: set[tuple[str, str, str]] = set()
+                for ep in md.entry_points(group=self.group):
+                    dist = getattr(ep, "dist", None)
+                    dist_name = dist.metadata["Name"] if dist is not None else None
+                    version = dist.version if dist is not None else None
+                    key = (ep.name, ep.value, _normalize_dist(dist_name or ""))
+                    if key in seen:  # one distribution visible twice on sys.path
+                        continue
+                    seen.add(key)
+                    table.setdefault(ep.name, []).append(
+                        Provider(ep.name, ep.value, dist_name, version, "entry point", ep)
+                    )
+                self._entries = table
+            return self._entries
+
+    def refresh(self) -> None:
+        """Forget what was scanned (after installing a distribution at runtime)."""
+        with self._lock:
+            self._entries = None
+            self._classes.clear()
+            self._cache.clear()
+
+    # -- runtime registration --------------------------------------------------------------
+    def register(self, cls: type, *, name: str | None = None) -> Handle:
+        name = name or _primary_name(cls)
+        provider = Provider(name, f"{cls.__module__}:{cls.__qualname__}", None, None, "runtime")
+        handle = Handle(self.kind, provider, cls)
+        with self._lock:
+            self._runtime.insert(0, handle)
+            self._cache.clear()
+        return handle
+
+    def unregister(self, handle: Handle) -> None:
+        with self._lock:
+            try:
+                self._runtime.remove(handle)
+            except ValueError:
+                raise ValueError(f"{handle.provider.name!r} is not registered at runtime") from None
+            self._cache.clear()
+
+    def _add_hooked(self, cls: type, name: str | None, distribution: str | None) -> None:
+        name = name or _primary_name(cls)
+        provider = Provider(name, f"{cls.__module__}:{cls.__qualname__}", distribution, None, "hook")
+        self._hooked.append(Handle(self.kind, provider, cls))
+
+    # -- resolution ------------------------------------------------------------------------
+    def resolve(self, name: str, format: str = V3, *, where: str | None = None) -> type:
+        """The class providing the extension `name` in `format`, or a clear error."""
+        settings = config.get()
+        key = (name, format)
+        cache = self._cache
+        if self._cache_settings is settings:
+            found = cache.get(key)
+            if found is not None:
+                return found
+        with self._lock:
+            if self._cache_settings is not settings:
+                self._cache.clear()
+                self._cache_settings = settings
+            cls = self._resolve_uncached(name, format, where)
+            self._cache[key] = cls
+            return cls
+
+    def _resolve_uncached(self, name: str, format: str, where: str | None) -> type:
+        for handle in self._runtime:
+            if _matches(handle.cls, name, format):
+                return handle.cls
+        exact = self.entries().get(name, [])
+        if exact:
+            cls = self._choose(name, [(p, self._load(p)) for p in exact])
+            if _matches(cls, name, format):
+                return cls
+        from . import hooks
+
+        hooks.ensure_registered_extensions()
+        matches = [(h.provider, h.cls) for h in self._hooked if _matches(h.cls, name, format)]
+        failures: list[str] = []
+        for provider, cls in self._load_all(failures):
+            if provider.name != name and _matches(cls, name, format):
+                matches.append((provider, cls))
+        if matches:
+            return self._choose(name, matches)
+        cls = hooks.unknown_extension(self.kind, name, format)
+        if cls is not None:
+            return cls
+        hint = hooks.install_hint(self.kind, name, format)
+        if failures:
+            extra = "; these providers failed to load: " + "; ".join(failures)
+            hint = (hint or "") + extra if hint else extra.lstrip("; ")
+        raise UnknownExtensionError(self.kind, name, format, hint=hint, where=where)
+
+    def _choose(self, name: str, candidates: list[tuple[Provider, type]]) -> type:
+        distinct: dict[type, Provider] = {}
+        for provider, cls in candidates:
+            distinct.setdefault(cls, provider)
+        if len(distinct) == 1:
+            return next(iter(distinct))
+        wanted = config.get().prefer.get((self.kind, name))
+        if wanted is not None:
+            for cls, provider in distinct.items():
+                if provider.distribution and _normalize_dist(provider.distribution) == _normalize_dist(wanted):
+                    return cls
+        # Prefer an exact name over alias/pattern matches before calling it a conflict.
+        exact = {c: p for c, p in distinct.items() if _written_names(c) & {name}}
+        if len(exact) == 1:
+            return next(iter(exact))
+        labels = sorted(
+            f"{p.distribution or p.origin} {p.version or ''} ({p.value})".replace("  ", " ")
+            for p in distinct.values()
+        )
+        raise PluginConflictError(self.kind, name, labels)
+
+    def _load(self, provider: Provider) -> type:
+        cls = self._classes.get(provider)
+        if cls is None:
+            try:
+                cls = provider.entry_point.load()
+            except Exception as exc:  # an installed plugin that cannot be imported
+                raise PluginLoadError(
+                    f"the {self.kind} entry point {provider.name!r} = {provider.value!r} from "
+                    f"{provider.distribution or 'an unknown distribution'} failed to load: {exc}"
+                ) from exc
+            self._classes[provider] = cls
+        return cls
+
+    def _load_all(self, failures: list[str] | None = None) -> Iterable[tuple[Provider, type]]:
+        for providers in self.entries().values():
+            for provider in providers:
+                try:
+                    yield provider, self._load(provider)
+                except PluginLoadError as exc:
+                    if failures is not None:
+                        failures.append(str(exc))
+
+    # -- listing ---------------------------------------------------------------------------
+    def providers(self) -> list[Provider]:
+        """Every declared provider, without importing any of them."""
+        from . import hooks
+
+        out = [h.provider for h in self._runtime]
+        for providers in self.entries().values():
+            out.extend(providers)
+        if hooks.extensions_registered():
+            out.extend(h.provider for h in self._hooked)
+        return out
+
+    def load_all(self) -> list[tuple[Provider, type | None, str | None]]:
+        """Every provider with its class (or the error that stopped it loading)."""
+        from . import hooks
+
+        hooks.ensure_registered_extensions()
+        rows: list[tuple[Provider, type | None, str | None]] = []
+        for handle in self._runtime + self._hooked:
+            rows.append((handle.provider, handle.cls, None))
+        for providers in self.entries().values():
+            for provider in providers:
+                try:
+                    rows.append((provider, self._load(provider), None))
+                except PluginLoadError as exc:
+                    rows.append((provider, None, str(exc.__cause__ or exc)))
+        return rows
+
+    def conflicts(self) -> dict[str, list[Provider]]:
+        """Entry-point names declared by more than one distribution."""
+        out = {}
+        for name, providers in self.entries().items():
+            dists = {_normalize_dist(p.distribution or "") for p in providers}
+            if len(dists) > 1:
+                out[name] = providers
+        return out
+
+
+def _names_of(cls: type):
+    names = getattr(cls, "names", None)
+    if names is None:
+        raise TypeError(f"{cls!r} declares no `names`; every extension class must")
+    return names
+
+
+def _matches(cls: type, name: str, format: str) -> bool:
+    matcher = getattr(cls, "matches_name", None)
+    if matcher is not None:
+        return bool(matcher(name, format))
+    return _names_of(cls).matches(name, format)
+
+
+def _written_names(cls: type) -> set[str]:
+    names = _names_of(cls)
+    return {names.written(f) for f in FORMATS if names.written(f)}
+
+
+def _primary_name(cls: type) -> str:
+    names = _names_of(cls)
+    for fmt in FORMATS:
+        spelling = names.get(fmt)
+        if spelling is not None:
+            return spelling.name or (f"/{spelling.pattern}/" if spelling.pattern else "?")
+    raise TypeError(f"{cls!r} declares no name in any format")
+
+
+_registries: dict[str, Registry] = {}
+_registries_lock = threading.Lock()
+
+
+def get_registry(kind: str) -> Registry:
+    registry = _registries.get(kind)
+    if registry is None:
+        with _registries_lock:
+            registry = _registries.setdefault(kind, Registry(kind))
+    return registry
+
+
+def resolve(kind: str, name: str, format: str = V3, *, where: str | None = None) -> type:
+    return get_registry(kind).resolve(name, format, where=where)
+
+
+def register(kind: str, cls: type, *, name: str | None = None) -> Handle:
+    """Add an extension class for this process; it wins over installed plugins of that name."""
+    return get_registry(kind).register(cls, name=name)
+
+
+def unregister(handle: Handle) -> None:
+    get_registry(handle.kind).unregister(handle)
+
+
+def refresh() -> None:
+    """Rescan every entry-point group (after installing or removing a distribution at runtime)."""
+    importlib.invalidate_caches()
+    from . import hooks
+
+    for kind in GROUPS:
+        reg = get_registry(kind)
+        reg.refresh()
+        reg._hooked.clear()
+    hooks.reset()
+
+
+def kinds() -> tuple[str, ...]:
+    return tuple(GROUPS)

@@ -1,0 +1,138 @@
+"""The store protocol of the specs: a key-value store that is readable, writeable and/or
+listable, each capability checked per operation so a missing one gives a clear error.
+
+Keys are '/'-separated; stores validate them with `check_key` so a key can never escape the
+store (no '..', no absolute paths). Batch calls (`get_many`, `set_many`) exist so a store that
+can do I/O concurrently does it for a whole selection at once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable, Iterator, Mapping
+
+from .errors import CapabilityError, ReadOnlyError
+from .names import Names
+
+
+@dataclass(frozen=True)
+class ByteRange:
+    """`length` bytes from `offset` (to the end when length is None)."""
+
+    offset: int
+    length: int | None = None
+
+    def slice(self, size: int) -> slice:
+        stop = size if self.length is None else min(size, self.offset + self.length)
+        return slice(min(self.offset, size), stop)
+
+
+@dataclass(frozen=True)
+class SuffixRange:
+    """The last `length` bytes."""
+
+    length: int
+
+    def slice(self, size: int) -> slice:
+        return slice(max(0, size - self.length), size)
+
+
+Range = ByteRange | SuffixRange
+
+_BAD_KEY = re.compile(r"(^/)|(//)|(^|/)\.\.?(/|$)|\\|\x00")
+
+
+def check_key(key: str) -> str:
+    """Refuse keys that could escape a store's root or that the specs do not allow."""
+    if not isinstance(key, str):
+        raise TypeError(f"store keys are strings, got {key!r}")
+    if _BAD_KEY.search(key) or key.endswith("/"):
+        raise ValueError(f"invalid store key {key!r}: no leading '/', no '//', '.' or '..' segments")
+    return key
+
+
+class Store:
+    """Base of every store plugin. Override what the backend supports; set the capabilities."""
+
+    names: ClassVar[Names]
+    readable: ClassVar[bool] = True
+    writeable: ClassVar[bool] = True
+    listable: ClassVar[bool] = True
+
+    read_only: bool = False
+
+    @classmethod
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "Store":
+        raise NotImplementedError
+
+    # -- readable ----------------------------------------------------------------------------
+    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        """The value at `key` (or part of it), None when the key is absent."""
+        raise CapabilityError(f"{self} cannot be read")
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        """Values of the keys that exist; absent keys are left out."""
+        out = {}
+        for key in keys:
+            value = self.get(key)
+            if value is not None:
+                out[key] = value
+        return out
+
+    def exists(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    # -- writeable ---------------------------------------------------------------------------
+    def set(self, key: str, value: bytes) -> None:
+        raise ReadOnlyError(f"{self} cannot be written")
+
+    def set_many(self, items: Mapping[str, bytes]) -> None:
+        for key, value in items.items():
+            self.set(key, value)
+
+    def erase(self, key: str) -> None:
+        raise ReadOnlyError(f"{self} cannot be written")
+
+    def erase_many(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self.erase(key)
+
+    def erase_prefix(self, prefix: str) -> None:
+        """Erase every key starting with `prefix` (a '/'-terminated folder, or '' for all)."""
+        self.erase_many(list(self.list_prefix(prefix)))
+
+    # -- listable ----------------------------------------------------------------------------
+    def list(self) -> Iterator[str]:
+        raise CapabilityError(f"{self} cannot list its keys")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return (k for k in self.list() if k.startswith(prefix))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """Keys and child prefixes directly under `prefix` ('' or ending in '/'), sorted."""
+        keys: set[str] = set()
+        prefixes: set[str] = set()
+        for key in self.list_prefix(prefix):
+            rest = key[len(prefix):]
+            head, sep, _ = rest.partition("/")
+            (prefixes if sep else keys).add(head)
+        return sorted(keys), sorted(prefixes)
+
+    # -- checks used by the kernel ------------------------------------------------------------
+    def require(self, capability: str, operation: str) -> None:
+        if capability == "write" and (not self.writeable or self.read_only):
+            raise ReadOnlyError(f"cannot {operation}: {self} is read-only")
+        if capability == "list" and not self.listable:
+            raise CapabilityError(f"cannot {operation}: {self} cannot list its keys")
+        if capability == "read" and not self.readable:
+            raise CapabilityError(f"cannot {operation}: {self} cannot be read")
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,61 @@
+"""The `regular` chunk grid: every chunk has the same shape; edge chunks are stored padded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from zarrkit.chunk_grid import ChunkGrid
+from zarrkit.errors import MetadataError
+from zarrkit.extension import check_known_fields
+from zarrkit.names import V3, names
+
+
+@dataclass(frozen=True, eq=True)
+class RegularChunkGrid(ChunkGrid):
+    names = names("regular", draft="regular")
+    chunk_shape_: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for n in self.chunk_shape_:
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+                raise MetadataError(
+                    f"regular grid: chunk_shape must be positive integers, got {list(self.chunk_shape_)}",
+                    key="chunk_grid.configuration.chunk_shape")
+        object.__setattr__(self, "chunk_shape_", tuple(int(n) for n in self.chunk_shape_))
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        check_known_fields(configuration, {"chunk_shape"}, owner="regular chunk grid")
+        shape = configuration.get("chunk_shape")
+        if not isinstance(shape, list):
+            raise MetadataError(f"regular grid needs a list 'chunk_shape', got {shape!r}",
+                                key="chunk_grid.configuration.chunk_shape")
+        return cls(tuple(shape))
+
+    def configuration(self, format: str = V3) -> dict:
+        return {"chunk_shape": list(self.chunk_shape_)}
+
+    def validate(self, array_shape: Sequence[int]) -> None:
+        if len(array_shape) != len(self.chunk_shape_):
+            raise MetadataError(
+                f"chunk_shape {list(self.chunk_shape_)} has {len(self.chunk_shape_)} dimensions, "
+                f"the array has {len(array_shape)}", key="chunk_grid")
+
+    def grid_shape(self, array_shape: Sequence[int]) -> tuple[int, ...]:
+        return tuple(-(-int(s) // c) for s, c in zip(array_shape, self.chunk_shape_))
+
+    def chunk_index(self, dim: int, positions: np.ndarray) -> np.ndarray:
+        return positions // self.chunk_shape_[dim]
+
+    def chunk_start(self, dim: int, index: np.ndarray) -> np.ndarray:
+        return index * self.chunk_shape_[dim]
+
+    def chunk_shape(self, coords: Sequence[int]) -> tuple[int, ...]:
+        return self.chunk_shape_
+
+    @property
+    def uniform_chunk_shape(self) -> tuple[int, ...]:
+        return self.chunk_shape_

@@ -1,0 +1,36 @@
+"""The `default` chunk key encoding: `c/1/2` (or `c.1.2`); a 0-d array's chunk is `c`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from zarrkit.chunk_key_encoding import ChunkKeyEncoding
+from zarrkit.errors import MetadataError
+from zarrkit.extension import check_known_fields, config_value
+from zarrkit.names import V3, names
+
+
+@dataclass(frozen=True)
+class DefaultChunkKeyEncoding(ChunkKeyEncoding):
+    names = names("default")
+    separator: str = "/"
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        check_known_fields(configuration, {"separator"}, owner="default chunk key encoding")
+        sep = config_value(configuration, "separator", str, owner="default chunk key encoding",
+                           default="/", choices=("/", "."))
+        return cls(sep)
+
+    def configuration(self, format: str = V3) -> dict:
+        return {"separator": self.separator}
+
+    def encode(self, coords: Sequence[int]) -> str:
+        return self.separator.join(["c", *map(str, coords)])
+
+    def decode(self, key: str) -> tuple[int, ...]:
+        parts = key.split(self.separator)
+        if parts[0] != "c":
+            raise ValueError(f"{key!r} is not a chunk key of the default encoding")
+        return tuple(int(p) for p in parts[1:])

@@ -1,0 +1,34 @@
+"""The `v2` chunk key encoding: `1.2` (or `1/2`); a 0-d array's chunk is `0`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from zarrkit.chunk_key_encoding import ChunkKeyEncoding
+from zarrkit.extension import check_known_fields, config_value
+from zarrkit.names import V3, names
+
+
+@dataclass(frozen=True)
+class V2ChunkKeyEncoding(ChunkKeyEncoding):
+    names = names("v2")
+    separator: str = "."
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        check_known_fields(configuration, {"separator"}, owner="v2 chunk key encoding")
+        sep = config_value(configuration, "separator", str, owner="v2 chunk key encoding",
+                           default=".", choices=("/", "."))
+        return cls(sep)
+
+    def configuration(self, format: str = V3) -> dict:
+        return {"separator": self.separator}
+
+    def encode(self, coords: Sequence[int]) -> str:
+        return self.separator.join(map(str, coords)) if coords else "0"
+
+    def decode(self, key: str) -> tuple[int, ...]:
+        if key == "0":
+            return ()
+        return tuple(int(p) for p in key.split(self.separator))

@@ -1,0 +1,1 @@
+"""First-party zarrkit plugins; each is reached only through its entry point."""
