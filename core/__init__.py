@@ -1,17 +1,16 @@
-"""zarrkit: Zarr arrays and groups, as a small kernel plus entry-point plugins."""
+"""zarrkit: Zarr arrays and groups, as a small kernel plus entry-point plugins.
+
+`import zarrkit` scans no entry point and imports no plugin: extensions are looked up, and
+their modules imported, the first time metadata or a caller names them.
+"""
 
 from __future__ import annotations
 
+from .api import create_array, create_group, open, open_array, open_group
+from .array import Array
+from .hierarchy import Group
+
 __version__ = "0.1.0"
 
-_API = {
-    "create_array", "open_array", "create_group", "open_group", "open", "Array", "Group",
-}
-
-
-def __getattr__(name: str):
-    if name in _API:
-        from . import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'zarrkit' has no attribute {name!r}")
+__all__ = ["create_array", "create_group", "open", "open_array", "open_group", "Array", "Group",
+           "__version__"]

@@ -50,6 +50,13 @@ class Codec(Extension):
     #: True when encode/decode release the GIL, so running chunks on threads scales.
     releases_gil: ClassVar[bool] = False
 
+    def evolve(self, spec: ChunkSpec) -> "Codec":
+        """Fill in what a user left out but the chunk spec determines (e.g. an endian).
+
+        Called once when an array is created, never on read: what was read is used as is.
+        """
+        return self
+
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         """The spec on this codec's encoded side (array->array codecs change it)."""
         return spec

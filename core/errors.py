@@ -15,14 +15,25 @@ class MetadataError(ZarrkitError):
     """A metadata document is malformed; `key` names the offending field and `where` the node."""
 
     def __init__(self, message: str, *, key: str | None = None, where: str | None = None):
+        self.detail = message
         self.key = key
         self.where = where
-        prefix = ""
-        if where:
-            prefix += f"{where}: "
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        prefix = f"{self.where}: " if self.where else ""
+        if self.key:
+            prefix += f"field {self.key!r}: "
+        return prefix + self.detail
+
+    def locate(self, key: str | None = None, where: str | None = None) -> "MetadataError":
+        """Point the error at a field of a document (`key` is prefixed to the plugin's own)."""
         if key:
-            prefix += f"field {key!r}: "
-        super().__init__(prefix + message)
+            self.key = key if not self.key or self.key.startswith(key) else f"{key}.{self.key}"
+        if where and not self.where:
+            self.where = where
+        self.args = (self._text(),)
+        return self
 
 
 class UnknownExtensionError(MetadataError):

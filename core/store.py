@@ -23,6 +23,10 @@ class ByteRange:
     offset: int
     length: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.offset < 0 or (self.length is not None and self.length < 0):
+            raise ValueError(f"byte range offset and length must be >= 0, got {self}")
+
     def slice(self, size: int) -> slice:
         stop = size if self.length is None else min(size, self.offset + self.length)
         return slice(min(self.offset, size), stop)
@@ -33,6 +37,10 @@ class SuffixRange:
     """The last `length` bytes."""
 
     length: int
+
+    def __post_init__(self) -> None:
+        if self.length < 0:
+            raise ValueError(f"suffix length must be >= 0, got {self.length}")
 
     def slice(self, size: int) -> slice:
         return slice(max(0, size - self.length), size)
@@ -47,9 +55,29 @@ def check_key(key: str) -> str:
     """Refuse keys that could escape a store's root or that the specs do not allow."""
     if not isinstance(key, str):
         raise TypeError(f"store keys are strings, got {key!r}")
-    if _BAD_KEY.search(key) or key.endswith("/"):
-        raise ValueError(f"invalid store key {key!r}: no leading '/', no '//', '.' or '..' segments")
+    if not key or _BAD_KEY.search(key) or key.endswith("/"):
+        raise ValueError(f"invalid store key {key!r}: not empty, no leading or trailing '/', "
+                         f"no '//', '.' or '..' segments")
     return key
+
+
+def check_prefix(prefix: str) -> str:
+    """A listing or erasing prefix: '' (everything) or a valid key followed by '/'."""
+    if prefix:
+        if not prefix.endswith("/"):
+            raise ValueError(f"invalid prefix {prefix!r}: must be '' or end with '/'")
+        check_key(prefix[:-1])
+    return prefix
+
+
+#: the modes of opening a store or a node; only "r" is read-only for a store
+MODES = ("r", "r+", "a", "w", "w-")
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return mode
 
 
 class Store:
@@ -81,13 +109,16 @@ class Store:
         return out
 
     def exists(self, key: str) -> bool:
-        return self.get(key) is not None
+        return self.get(key, ByteRange(0, 0)) is not None
 
     # -- writeable ---------------------------------------------------------------------------
-    def set(self, key: str, value: bytes) -> None:
+    def set(self, key: str, value: Any) -> None:
+        """Store `value` (any bytes-like buffer) at `key`."""
         raise ReadOnlyError(f"{self} cannot be written")
 
     def set_many(self, items: Mapping[str, bytes]) -> None:
+        for key in items:  # refuse a bad batch before writing any of it
+            check_key(key)
         for key, value in items.items():
             self.set(key, value)
 
@@ -100,6 +131,7 @@ class Store:
 
     def erase_prefix(self, prefix: str) -> None:
         """Erase every key starting with `prefix` (a '/'-terminated folder, or '' for all)."""
+        check_prefix(prefix)
         self.erase_many(list(self.list_prefix(prefix)))
 
     # -- listable ----------------------------------------------------------------------------
@@ -111,6 +143,7 @@ class Store:
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """Keys and child prefixes directly under `prefix` ('' or ending in '/'), sorted."""
+        check_prefix(prefix)
         keys: set[str] = set()
         prefixes: set[str] = set()
         for key in self.list_prefix(prefix):

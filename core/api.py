@@ -1,0 +1,214 @@
+"""The public functions: create and open arrays and groups in any store.
+
+`store` is a path, a URL or a store object; `codecs`, `dtype`, `chunk_grid` and
+`chunk_key_encoding` take the spec's JSON form, a bare name, or a plugin object.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import codec_chain, registry
+from .array import Array
+from .codec import ChunkSpec, Codec
+from .data_type import DataType, data_type_from_native
+from .errors import ContainsNodeError, MetadataError, NodeNotFoundError, UnknownExtensionError
+from .extension import Extension, parse_named_config
+from .formats import get_format
+from .hierarchy import Group, normalize_path, open_node, prepare_path, read_metadata
+from .names import V3, check_format
+from .negotiation import build
+from .storage import check_mode, open_store
+
+__all__ = ["create_array", "open_array", "create_group", "open_group", "open", "Array", "Group"]
+
+_DEFAULT_CODECS = ({"name": "bytes"}, {"name": "zstd", "configuration": {"level": 0, "checksum": False}})
+_TARGET_CHUNK_BYTES = 1 << 20
+
+
+# -- resolving what users pass ----------------------------------------------------------------
+def _format_name(zarr_format: Any) -> str:
+    aliases = {3: V3, "3": V3}
+    name = aliases.get(zarr_format, zarr_format)
+    check_format(name)
+    if name != V3:
+        raise NotImplementedError(f"writing zarr format {name} is not supported yet")
+    return name
+
+
+def resolve_extension_arg(kind: str, value: Any, fmt: str, *, key: str) -> Any:
+    """A plugin instance from a bare name, a JSON object, or an instance already."""
+    if isinstance(value, Extension):
+        return value
+    if isinstance(value, type) and issubclass(value, Extension):
+        return value()
+    name, configuration, _ = parse_named_config(value, key=key)
+    cls = registry.resolve(kind, name, fmt)
+    return build(cls, name, configuration, fmt, key=key, where="arguments")
+
+
+def resolve_data_type(dtype: Any, fmt: str = V3) -> DataType:
+    """A Zarr data type from its Zarr name/JSON, a plugin object, or a numpy dtype."""
+    if isinstance(dtype, DataType):
+        return dtype
+    if isinstance(dtype, (str, Mapping)):
+        try:
+            return resolve_extension_arg("data_type", dtype, fmt, key="data_type")
+        except UnknownExtensionError as exc:
+            if isinstance(dtype, Mapping):
+                raise
+            unknown = exc
+        try:
+            np.dtype(dtype)
+        except TypeError:
+            raise unknown from None
+    return data_type_from_native(dtype)
+
+
+def _chunk_grid(chunks: Any, chunk_grid: Any, shape: tuple[int, ...], dtype: DataType, fmt: str) -> Any:
+    if chunk_grid is not None:
+        if chunks is not None:
+            raise ValueError("give either chunks or chunk_grid, not both")
+        return resolve_extension_arg("chunk_grid", chunk_grid, fmt, key="chunk_grid")
+    if chunks is None:
+        chunk_shape = _guess_chunks(shape, dtype.item_size or 16)
+    elif isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
+        chunk_shape = tuple(int(chunks) if chunks > 0 else max(1, n) for n in shape)
+    else:
+        chunk_shape = tuple(int(c) if c not in (None, -1) else max(1, n) for c, n in zip(chunks, shape))
+        if len(tuple(chunks)) != len(shape):
+            raise MetadataError(f"chunks {tuple(chunks)} must have {len(shape)} dimensions like "
+                                f"shape {shape}", key="chunk_grid")
+    return resolve_extension_arg("chunk_grid", {"name": "regular", "configuration":
+                                                {"chunk_shape": list(chunk_shape)}},
+                                 fmt, key="chunk_grid")
+
+
+def _guess_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Halve the largest dimension until a chunk is about 1 MiB: a safe default, not a tuned one."""
+    chunk = [max(1, n) for n in shape]
+    while math.prod(chunk) * itemsize > _TARGET_CHUNK_BYTES and max(chunk) > 1:
+        i = chunk.index(max(chunk))
+        chunk[i] = -(-chunk[i] // 2)
+    return tuple(chunk)
+
+
+def _codecs(codecs: Any, fmt: str) -> list[Codec]:
+    items = _DEFAULT_CODECS if codecs is None else codecs
+    if isinstance(items, (str, Mapping, Codec)):
+        items = [items]
+    return [resolve_extension_arg("codec", c, fmt, key=f"codecs[{i}]") for i, c in enumerate(items)]
+
+
+# -- creation ---------------------------------------------------------------------------------
+def create_array(store: Any, *, path: str = "", shape: Sequence[int] | int, dtype: Any,
+                 chunks: Sequence[int] | int | None = None, codecs: Any = None,
+                 fill_value: Any = None, chunk_key_encoding: Any = None,
+                 dimension_names: Sequence[str | None] | None = None,
+                 attributes: Mapping[str, Any] | None = None, zarr_format: Any = 3,
+                 overwrite: bool = False, chunk_grid: Any = None,
+                 storage_options: dict | None = None) -> Array:
+    """Create an array (and any missing ancestor groups) and return it open for writing."""
+    opened = open_store(store, mode="a", storage_options=storage_options)
+    return _create_array_in(opened, normalize_path(path), shape=shape, dtype=dtype, chunks=chunks,
+                            codecs=codecs, fill_value=fill_value,
+                            chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
+                            attributes=attributes, zarr_format=zarr_format, overwrite=overwrite,
+                            chunk_grid=chunk_grid)
+
+
+def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: Any = None,
+                     codecs: Any = None, fill_value: Any = None, chunk_key_encoding: Any = None,
+                     dimension_names: Any = None, attributes: Any = None, zarr_format: Any = 3,
+                     overwrite: bool = False, chunk_grid: Any = None) -> Array:
+    fmt = _format_name(zarr_format)
+    format_module = get_format(fmt)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    data_type = resolve_data_type(dtype, fmt)
+    grid = _chunk_grid(chunks, chunk_grid, shape, data_type, fmt)
+    key_encoding = resolve_extension_arg("chunk_key_encoding", chunk_key_encoding or "default", fmt,
+                                         key="chunk_key_encoding")
+    fill = data_type.default_fill() if fill_value is None else data_type.fill_from_user(fill_value)
+    codec_list = _codecs(codecs, fmt)
+    chunk_shape = grid.uniform_chunk_shape or grid.chunk_shape((0,) * len(shape))
+    codec_list = codec_chain.evolve(codec_list, ChunkSpec(chunk_shape, data_type, fill))
+    if dimension_names is not None:
+        dimension_names = list(dimension_names)
+    doc = format_module.array_document(
+        shape=shape, data_type=data_type, chunk_grid=grid, chunk_key_encoding=key_encoding,
+        fill_value=fill, codecs=codec_list, attributes=attributes, dimension_names=dimension_names)
+    where = f"new array {path or '/'!r}"
+    metadata = format_module.parse_array(format_module.load_document(
+        format_module.encode_document(doc), where), where)
+    array = Array(store, path, metadata)  # validates the codec chain before anything is written
+    prepare_path(store, path, fmt, overwrite=overwrite)
+    format_module.write_metadata(store, path, doc)
+    return array
+
+
+def create_group(store: Any, *, path: str = "", attributes: Mapping[str, Any] | None = None,
+                 zarr_format: Any = 3, overwrite: bool = False,
+                 storage_options: dict | None = None) -> Group:
+    opened = open_store(store, mode="a", storage_options=storage_options)
+    return _create_group_in(opened, normalize_path(path), attributes=attributes,
+                            zarr_format=zarr_format, overwrite=overwrite)
+
+
+def _create_group_in(store: Any, path: str, *, attributes: Any = None, zarr_format: Any = 3,
+                     overwrite: bool = False) -> Group:
+    fmt = _format_name(zarr_format)
+    format_module = get_format(fmt)
+    doc = format_module.group_document(attributes)
+    metadata = format_module.parse_group(doc, f"new group {path or '/'!r}")
+    prepare_path(store, path, fmt, overwrite=overwrite)
+    format_module.write_metadata(store, path, doc)
+    return Group(store, path, metadata)
+
+
+# -- opening ----------------------------------------------------------------------------------
+def open_array(store: Any, *, path: str = "", mode: str = "r", storage_options: dict | None = None,
+               **create_kwargs: Any) -> Array:
+    """Open an array. Modes: r, r+ (must exist), a (create if missing), w (replace), w- (new)."""
+    node = _open_or_create(store, path, mode, storage_options, "array", create_kwargs)
+    if not isinstance(node, Array):
+        raise NodeNotFoundError(path or "/", node.store, what="array (found a group)")
+    return node
+
+
+def open_group(store: Any, *, path: str = "", mode: str = "r", storage_options: dict | None = None,
+               **create_kwargs: Any) -> Group:
+    node = _open_or_create(store, path, mode, storage_options, "group", create_kwargs)
+    if not isinstance(node, Group):
+        raise NodeNotFoundError(path or "/", node.store, what="group (found an array)")
+    return node
+
+
+def open(store: Any, *, path: str = "", mode: str = "r", storage_options: dict | None = None,
+         **create_kwargs: Any) -> Array | Group:
+    """Open whatever node is at `path`; when creating, an array if `shape` is given, else a group."""
+    kind = "array" if "shape" in create_kwargs else "group"
+    return _open_or_create(store, path, mode, storage_options, kind, create_kwargs)
+
+
+def _open_or_create(store: Any, path: str, mode: str, storage_options: dict | None, kind: str,
+                    create_kwargs: dict) -> Array | Group:
+    check_mode(mode)
+    opened = open_store(store, mode=mode, storage_options=storage_options)
+    path = normalize_path(path)
+    read_only = mode == "r"
+    if mode in ("r", "r+"):
+        if create_kwargs:
+            raise TypeError(f"creation arguments {sorted(create_kwargs)} need mode 'a', 'w' or 'w-'")
+        return open_node(opened, path, read_only=read_only)
+    if mode == "a" and read_metadata(opened, path) is not None:
+        return open_node(opened, path, read_only=False)
+    if mode == "w-" and read_metadata(opened, path) is not None:
+        raise ContainsNodeError(f"a node already exists at {path or '/'!r} in {opened}")
+    overwrite = mode == "w"
+    if kind == "array":
+        return _create_array_in(opened, path, overwrite=overwrite, **create_kwargs)
+    return _create_group_in(opened, path, overwrite=overwrite, **create_kwargs)
+

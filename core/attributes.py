@@ -1,0 +1,48 @@
+"""User attributes of a node: a mutable mapping whose every change is written through."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any, Callable, Iterator, Mapping
+
+
+class Attributes(MutableMapping):
+    """Reads come from the node's current metadata; each write rewrites the metadata once."""
+
+    def __init__(self, read: Callable[[], Mapping[str, Any]], write: Callable[[dict], None]):
+        self._read = read
+        self._write = write
+
+    def __getitem__(self, key: str) -> Any:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.update({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        current = self.asdict()
+        del current[key]
+        self._write(current)
+
+    def update(self, other: Any = (), **kwargs: Any) -> None:  # one write, not one per key
+        current = self.asdict()
+        current.update(other, **kwargs)
+        self._write(current)
+
+    def put(self, attributes: Mapping[str, Any]) -> None:
+        """Replace all attributes at once."""
+        self._write(dict(attributes))
+
+    def asdict(self) -> dict[str, Any]:
+        from .metadata import _thaw
+
+        return _thaw(self._read())
+
+    def __repr__(self) -> str:
+        return f"Attributes({self.asdict()!r})"

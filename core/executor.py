@@ -1,0 +1,65 @@
+"""The one thread pool for chunk work.
+
+Work is handed out in batches, one per thread, because a pool task costs tens of microseconds
+and chunks can be cheaper than that. The calling thread takes a batch itself, and a call made
+from inside a pool thread runs inline, so nested use can never deadlock the pool.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence, TypeVar
+
+from . import config
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_local = threading.local()
+
+
+def _get_pool(size: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size != size:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="zarrkit",
+                                       initializer=_mark_worker)
+            _pool_size = size
+        return _pool
+
+
+def _mark_worker() -> None:
+    _local.worker = True
+
+
+def threads() -> int:
+    return max(1, config.get().threads)
+
+
+def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T], *,
+                min_per_batch: int = 1) -> None:
+    """Run `work` over `items` split into one batch per thread; re-raise the first error."""
+    n = min(threads(), len(items) // max(1, min_per_batch))
+    if n <= 1 or getattr(_local, "worker", False):
+        work(items)
+        return
+    batches = [items[i::n] for i in range(n)]
+    pool = _get_pool(max(1, threads() - 1))
+    futures = [pool.submit(work, batch) for batch in batches[1:]]
+    error: BaseException | None = None
+    try:
+        work(batches[0])
+    except BaseException as exc:  # still wait for the others before raising
+        error = exc
+    for future in futures:
+        try:
+            future.result()
+        except BaseException as exc:
+            error = error or exc
+    if error is not None:
+        raise error

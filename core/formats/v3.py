@@ -1,0 +1,201 @@
+"""The storage protocol of Zarr v3 (2023 final spec): one `zarr.json` per node, chunks under
+the node's prefix by the chunk key encoding. No implicit groups."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+from ..errors import MetadataError
+from ..metadata import ArrayMetadata, GroupMetadata, freeze
+from ..names import V3
+from ..negotiation import Skipped, resolve_extension, unknown_fields
+
+NAME = V3
+METADATA_KEY = "zarr.json"
+
+ARRAY_FIELDS = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
+                "chunk_key_encoding", "fill_value", "codecs", "attributes",
+                "dimension_names", "storage_transformers")
+GROUP_FIELDS = ("zarr_format", "node_type", "attributes")
+
+
+# -- keys ---------------------------------------------------------------------------------
+def metadata_key(path: str) -> str:
+    return f"{path}/{METADATA_KEY}" if path else METADATA_KEY
+
+
+def chunk_key(path: str, encoded: str) -> str:
+    return f"{path}/{encoded}" if path else encoded
+
+
+def node_prefix(path: str) -> str:
+    return f"{path}/" if path else ""
+
+
+# -- reading ------------------------------------------------------------------------------
+def load_document(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MetadataError(f"not valid JSON: {exc}", where=where) from None
+    if not isinstance(doc, dict):
+        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", where=where)
+    return doc
+
+
+def parse_node(doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetadata:
+    zarr_format = doc.get("zarr_format")
+    if zarr_format != 3 or isinstance(zarr_format, bool):
+        raise MetadataError(f"expected 3, got {zarr_format!r}", key="zarr_format", where=where)
+    node_type = doc.get("node_type")
+    if node_type == "array":
+        return parse_array(doc, where)
+    if node_type == "group":
+        return parse_group(doc, where)
+    raise MetadataError(f"expected 'array' or 'group', got {node_type!r}", key="node_type", where=where)
+
+
+def parse_group(doc: Mapping[str, Any], where: str) -> GroupMetadata:
+    extra = unknown_fields(doc, GROUP_FIELDS, where=where)
+    attributes = _attributes(doc, where)
+    return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
+
+
+def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
+    extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
+    for required in ("shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs"):
+        if required not in doc:
+            raise MetadataError("required field is missing", key=required, where=where)
+    shape = _shape(doc["shape"], where)
+    data_type = resolve_extension("data_type", doc["data_type"], NAME, key="data_type", where=where)
+    grid = resolve_extension("chunk_grid", doc["chunk_grid"], NAME, key="chunk_grid", where=where)
+    try:
+        grid.validate(shape)
+    except MetadataError as exc:
+        raise exc.locate("chunk_grid", where) from None
+    key_encoding = resolve_extension("chunk_key_encoding", doc["chunk_key_encoding"], NAME,
+                                     key="chunk_key_encoding", where=where)
+    try:
+        fill_value = data_type.fill_from_json(doc["fill_value"], NAME)
+    except MetadataError as exc:
+        raise exc.locate("fill_value", where) from None
+    codecs, skipped = _extensions("codec", doc["codecs"], "codecs", where, required=True)
+    transformers, skipped_t = _extensions("storage_transformer", doc.get("storage_transformers", []),
+                                          "storage_transformers", where)
+    return ArrayMetadata(
+        format=NAME,
+        shape=shape,
+        data_type=data_type,
+        chunk_grid=grid,
+        chunk_key_encoding=key_encoding,
+        fill_value=fill_value,
+        codecs=tuple(codecs),
+        attributes=freeze(_attributes(doc, where)),
+        dimension_names=_dimension_names(doc.get("dimension_names"), len(shape), where),
+        storage_transformers=tuple(transformers),
+        skipped=tuple(skipped + skipped_t),
+        extra_fields=freeze(extra),
+        document=freeze(dict(doc)),
+    )
+
+
+def _shape(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value):
+        raise MetadataError(f"expected a list of non-negative integers, got {value!r}",
+                            key="shape", where=where)
+    return tuple(value)
+
+
+def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
+    attributes = doc.get("attributes", {})
+    if not isinstance(attributes, dict):
+        raise MetadataError(f"expected an object, got {attributes!r}", key="attributes", where=where)
+    return attributes
+
+
+def _dimension_names(value: Any, ndim: int, where: str) -> tuple[str | None, ...] | None:
+    if value is None:
+        return None
+    if (not isinstance(value, list) or len(value) != ndim
+            or not all(v is None or isinstance(v, str) for v in value)):
+        raise MetadataError(f"expected a list of {ndim} strings or nulls, got {value!r}",
+                            key="dimension_names", where=where)
+    return tuple(value)
+
+
+def _extensions(kind: str, items: Any, key: str, where: str,
+                required: bool = False) -> tuple[list[Any], list[Skipped]]:
+    if not isinstance(items, list) or (required and not items):
+        raise MetadataError(f"expected a {'non-empty ' if required else ''}list, got {items!r}",
+                            key=key, where=where)
+    used, skipped = [], []
+    for i, item in enumerate(items):
+        ext = resolve_extension(kind, item, NAME, key=f"{key}[{i}]", where=where)
+        (skipped if isinstance(ext, Skipped) else used).append(ext)
+    return used, skipped
+
+
+# -- writing ------------------------------------------------------------------------------
+def array_document(*, shape: Sequence[int], data_type: Any, chunk_grid: Any, chunk_key_encoding: Any,
+                   fill_value: Any, codecs: Sequence[Any], attributes: Mapping[str, Any] | None,
+                   dimension_names: Sequence[str | None] | None,
+                   storage_transformers: Sequence[Any] = ()) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [int(n) for n in shape],
+        "data_type": data_type.to_json(NAME),
+        "chunk_grid": chunk_grid.to_json(NAME),
+        "chunk_key_encoding": chunk_key_encoding.to_json(NAME),
+        "fill_value": data_type.fill_to_json(fill_value, NAME),
+        "codecs": [c.to_json(NAME) for c in codecs],
+        "attributes": dict(attributes or {}),
+    }
+    if dimension_names is not None:
+        doc["dimension_names"] = list(dimension_names)
+    if storage_transformers:
+        doc["storage_transformers"] = [t.to_json(NAME) for t in storage_transformers]
+    return doc
+
+
+def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"zarr_format": 3, "node_type": "group", "attributes": dict(attributes or {})}
+
+
+def encode_document(doc: Mapping[str, Any]) -> bytes:
+    try:
+        return json.dumps(doc, indent=2, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise MetadataError(f"metadata is not representable as JSON: {exc}") from None
+
+
+# -- nodes in a store ---------------------------------------------------------------------
+def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
+    """The node at `path`, or None when there is none."""
+    key = metadata_key(path)
+    raw = store.get(key)
+    if raw is None:
+        return None
+    where = f"{key} in {store}"
+    return parse_node(load_document(raw, where), where)
+
+
+def write_metadata(store: Any, path: str, doc: Mapping[str, Any]) -> None:
+    store.set(metadata_key(path), encode_document(doc))
+
+
+def children(store: Any, path: str) -> list[str]:
+    """Names of the nodes directly under `path` (folders holding a zarr.json)."""
+    store.require("list", f"list the members of group {path or '/'!r}")
+    prefix = node_prefix(path)
+    _keys, prefixes = store.list_dir(prefix)
+    found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
+    return [p for p in prefixes if f"{prefix}{p}/{METADATA_KEY}" in found]
+
+
+def erase_node(store: Any, path: str) -> None:
+    """Remove a node and everything below it."""
+    store.erase_prefix(node_prefix(path)) if path else store.erase_prefix("")
+    store.erase(metadata_key(path))

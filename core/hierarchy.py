@@ -1,0 +1,238 @@
+"""Groups, node paths and the node-name rules; creating and opening nodes in a store."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .array import Array
+from .attributes import Attributes
+from .errors import ContainsNodeError, NodeNameError, NodeNotFoundError, ReadOnlyError
+from .formats import detect, get_format
+from .metadata import ArrayMetadata, GroupMetadata
+
+
+def check_name(name: str) -> str:
+    """A node name per the v3 spec: not empty, no '/', not only periods, not '__'-prefixed."""
+    if not isinstance(name, str):
+        raise NodeNameError(f"node names are strings, got {name!r}")
+    if not name:
+        raise NodeNameError("a node name must not be empty")
+    if "/" in name:
+        raise NodeNameError(f"node name {name!r} must not contain '/'")
+    if set(name) == {"."}:
+        raise NodeNameError(f"node name {name!r} must not consist of periods only")
+    if name.startswith("__"):
+        raise NodeNameError(f"node name {name!r} must not start with '__' (reserved)")
+    return name
+
+
+def normalize_path(path: str | None) -> str:
+    """'/a/b/' -> 'a/b'; '' is the root. Each segment must be a valid node name."""
+    if path is None:
+        return ""
+    if not isinstance(path, str):
+        raise NodeNameError(f"node paths are strings, got {path!r}")
+    stripped = path.strip("/")
+    if not stripped:
+        return ""
+    for segment in stripped.split("/"):
+        check_name(segment)
+    return stripped
+
+
+def join(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
+    fmt = detect(store, path)
+    return None if fmt is None else fmt.read_metadata(store, path)
+
+
+def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) -> "Array | Group":
+    if isinstance(metadata, ArrayMetadata):
+        return Array(store, path, metadata, read_only=read_only)
+    return Group(store, path, metadata, read_only=read_only)
+
+
+def open_node(store: Any, path: str, *, read_only: bool) -> "Array | Group":
+    metadata = read_metadata(store, path)
+    if metadata is None:
+        raise NodeNotFoundError(path or "/", store)
+    node = node_from_metadata(store, path, metadata, read_only)
+    from . import hooks
+
+    hooks.metadata_loaded(node)
+    return node
+
+
+def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:
+    """Make room for a new node at `path` and create its missing ancestor groups."""
+    store.require("write", f"create a node at {path or '/'!r}")
+    existing = read_metadata(store, path)
+    if existing is not None:
+        if not overwrite:
+            raise ContainsNodeError(f"a {existing.node_type} already exists at {path or '/'!r} "
+                                    f"in {store}; pass overwrite=True to replace it")
+        get_format(existing.format).erase_node(store, path)
+    elif overwrite and path:
+        get_format(fmt).erase_node(store, path)
+    if not path:
+        return
+    format_module = get_format(fmt)
+    parts = path.split("/")
+    for i in range(len(parts)):
+        ancestor = "/".join(parts[:i])
+        found = read_metadata(store, ancestor)
+        if found is None:
+            format_module.write_metadata(store, ancestor, format_module.group_document(None))
+        elif isinstance(found, ArrayMetadata):
+            raise ContainsNodeError(f"cannot create {path!r}: {ancestor or '/'!r} is an array")
+
+
+class Group:
+    def __init__(self, store: Any, path: str, metadata: GroupMetadata, *, read_only: bool = False):
+        self._store = store
+        self._path = path
+        self._meta = metadata
+        self._read_only = read_only
+
+    @property
+    def metadata(self) -> GroupMetadata:
+        return self._meta
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(lambda: self._meta.attributes, self._write_attributes)
+
+    def _write_attributes(self, attributes: dict) -> None:
+        self._check_writeable()
+        fmt = get_format(self._meta.format)
+        doc = self._meta.to_json()
+        doc["attributes"] = attributes
+        where = f"{fmt.metadata_key(self._path)} in {self._store}"
+        metadata = fmt.parse_group(doc, where)
+        fmt.write_metadata(self._store, self._path, doc)
+        self._meta = metadata
+
+    def _check_writeable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"group {self.name!r} is open read-only")
+        self._store.require("write", f"write to group {self.name!r}")
+
+    # -- members -----------------------------------------------------------------------------
+    def _child_path(self, name: str) -> str:
+        return join(self._path, normalize_path(name))
+
+    def keys(self) -> list[str]:
+        return sorted(get_format(self._meta.format).children(self._store, self._path))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        return read_metadata(self._store, self._child_path(name)) is not None
+
+    def __getitem__(self, name: str) -> "Array | Group":
+        return open_node(self._store, self._child_path(name), read_only=self._read_only)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except NodeNotFoundError:
+            return default
+
+    def members(self) -> Iterator[tuple[str, "Array | Group"]]:
+        """(name, node) for each child, sorted by name."""
+        for name in self.keys():
+            path = join(self._path, name)
+            metadata = read_metadata(self._store, path)
+            if metadata is not None:
+                yield name, node_from_metadata(self._store, path, metadata, self._read_only)
+
+    def arrays(self) -> Iterator[tuple[str, Array]]:
+        return ((n, m) for n, m in self.members() if isinstance(m, Array))
+
+    def groups(self) -> Iterator[tuple[str, "Group"]]:
+        return ((n, m) for n, m in self.members() if isinstance(m, Group))
+
+    def array_keys(self) -> list[str]:
+        return [n for n, _ in self.arrays()]
+
+    def group_keys(self) -> list[str]:
+        return [n for n, _ in self.groups()]
+
+    def create_array(self, name: str, **kwargs: Any) -> Array:
+        from .api import _create_array_in
+
+        self._check_writeable()
+        kwargs.setdefault("zarr_format", self._meta.format)
+        return _create_array_in(self._store, self._child_path(name), **kwargs)
+
+    def create_group(self, name: str, *, attributes: dict | None = None,
+                     overwrite: bool = False) -> "Group":
+        from .api import _create_group_in
+
+        self._check_writeable()
+        return _create_group_in(self._store, self._child_path(name), attributes=attributes,
+                                overwrite=overwrite, zarr_format=self._meta.format)
+
+    def require_group(self, name: str) -> "Group":
+        node = self.get(name)
+        if isinstance(node, Group):
+            return node
+        if node is not None:
+            raise ContainsNodeError(f"{self._child_path(name)!r} is an array, not a group")
+        return self.create_group(name)
+
+    def __delitem__(self, name: str) -> None:
+        self._check_writeable()
+        path = self._child_path(name)
+        metadata = read_metadata(self._store, path)
+        if metadata is None:
+            raise NodeNotFoundError(path, self._store)
+        get_format(metadata.format).erase_node(self._store, path)
+
+    def tree(self) -> str:
+        lines = [self.name]
+        self._tree_lines(lines, "")
+        return "\n".join(lines)
+
+    def _tree_lines(self, lines: list[str], indent: str) -> None:
+        members = list(self.members())
+        for i, (name, node) in enumerate(members):
+            last = i == len(members) - 1
+            branch = "└── " if last else "├── "
+            if isinstance(node, Group):
+                lines.append(f"{indent}{branch}{name}")
+                node._tree_lines(lines, indent + ("    " if last else "│   "))
+            else:
+                lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+
+    def __repr__(self) -> str:
+        return f"<zarrkit.Group {self.name!r} store={self._store}>"

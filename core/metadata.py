@@ -1,0 +1,83 @@
+"""The canonical metadata model, shared by every Zarr format.
+
+An `ArrayMetadata` is parsed from a document and keeps that document: writing it back gives the
+same JSON (field order, aliases, unknown-but-allowed fields). Changes (attributes, shape) are
+edits of the document followed by a re-parse, so what is written is always what would be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .chunk_grid import ChunkGrid
+from .chunk_key_encoding import ChunkKeyEncoding
+from .codec import Codec
+from .data_type import DataType
+from .negotiation import Skipped
+
+
+@dataclass(frozen=True)
+class ArrayMetadata:
+    format: str
+    shape: tuple[int, ...]
+    data_type: DataType
+    chunk_grid: ChunkGrid
+    chunk_key_encoding: ChunkKeyEncoding
+    fill_value: Any
+    codecs: tuple[Codec, ...]
+    attributes: Mapping[str, Any]
+    dimension_names: tuple[str | None, ...] | None
+    storage_transformers: tuple[Any, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    extra_fields: Mapping[str, Any] = field(default_factory=dict)
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    node_type = "array"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        return self.data_type.native
+
+    @property
+    def writeable(self) -> bool:
+        """False when an optional extension was skipped: writing would drop it."""
+        return not self.skipped
+
+    def to_json(self) -> dict[str, Any]:
+        return _thaw(self.document)
+
+
+@dataclass(frozen=True)
+class GroupMetadata:
+    format: str
+    attributes: Mapping[str, Any]
+    extra_fields: Mapping[str, Any] = field(default_factory=dict)
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    node_type = "group"
+
+    def to_json(self) -> dict[str, Any]:
+        return _thaw(self.document)
+
+
+def freeze(doc: Any) -> Any:
+    """A read-only view of a JSON document, so metadata objects stay immutable."""
+    if isinstance(doc, Mapping):
+        return MappingProxyType({k: freeze(v) for k, v in doc.items()})
+    if isinstance(doc, list):
+        return tuple(freeze(v) for v in doc)
+    return doc
+
+
+def _thaw(doc: Any) -> Any:
+    if isinstance(doc, Mapping):
+        return {k: _thaw(v) for k, v in doc.items()}
+    if isinstance(doc, tuple):
+        return [_thaw(v) for v in doc]
+    return doc

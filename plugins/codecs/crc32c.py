@@ -1,0 +1,38 @@
+"""The `crc32c` codec (bytes -> bytes): appends a CRC32C checksum (4 bytes, little endian)
+and verifies it on decode, so corruption is reported instead of decoded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from crc32c import crc32c
+
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.errors import ChunkDecodeError
+from zarrkit.names import names
+
+
+@dataclass(frozen=True, eq=False)
+class Crc32cCodec(Codec):
+    names = names("crc32c")
+    kind = CodecKind.BYTES_BYTES
+    releases_gil = True
+
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        view = as_bytes_view(data)
+        return b"".join((view, crc32c(view).to_bytes(4, "little")))
+
+    def decode(self, data: Any, spec: ChunkSpec) -> memoryview:
+        view = as_bytes_view(data)
+        if len(view) < 4:
+            raise ChunkDecodeError(f"crc32c: {len(view)} bytes is too short to hold a checksum")
+        body, stored = view[:-4], int.from_bytes(view[-4:], "little")
+        actual = crc32c(body)
+        if actual != stored:
+            raise ChunkDecodeError(f"crc32c checksum mismatch: stored {stored:#010x}, "
+                                   f"computed {actual:#010x}")
+        return body
+
+    def encoded_size(self, nbytes: int) -> int:
+        return nbytes + 4

@@ -1,0 +1,50 @@
+"""The `transpose` codec (array -> array): permutes the chunk's dimensions before encoding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.errors import CodecChainError, MetadataError
+from zarrkit.extension import check_known_fields
+from zarrkit.names import V3, names
+
+
+@dataclass(frozen=True, eq=False)
+class TransposeCodec(Codec):
+    names = names("transpose")
+    kind = CodecKind.ARRAY_ARRAY
+    order: tuple[int, ...]
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        check_known_fields(configuration, {"order"}, owner="transpose codec")
+        order = configuration.get("order")
+        if not isinstance(order, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                  for i in order):
+            raise MetadataError(f"transpose codec: 'order' must be a list of integers, got {order!r}",
+                                key="configuration.order")
+        if sorted(order) != list(range(len(order))):
+            raise MetadataError(f"transpose codec: 'order' {order} is not a permutation of "
+                                f"0..{len(order) - 1}", key="configuration.order")
+        return cls(tuple(order))
+
+    def configuration(self, format: str = V3) -> dict:
+        return {"order": list(self.order)}
+
+    def validate(self, spec: ChunkSpec) -> None:
+        if len(self.order) != len(spec.shape):
+            raise CodecChainError(f"transpose order {list(self.order)} has {len(self.order)} axes, "
+                                  f"chunks have {len(spec.shape)}", key="codecs")
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        return spec.with_shape(tuple(spec.shape[i] for i in self.order))
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return data.transpose(self.order)
+
+    def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return data.transpose(np.argsort(self.order))

@@ -1,0 +1,74 @@
+"""Raw bits `r<N>` (N a positive multiple of 8): opaque fixed-size values, numpy void `V<N/8>`.
+
+One class serves the whole family through a name pattern; its fill value is a list of N/8
+byte values.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+import numpy as np
+
+from zarrkit.data_type import DataType
+from zarrkit.errors import MetadataError
+from zarrkit.names import V3, names
+
+_PATTERN = r"r([1-9][0-9]*)"
+
+
+class RawBits(DataType):
+    names = names(pattern=_PATTERN, draft_pattern=_PATTERN)
+    numpy_keys = ("V",)
+
+    def __init__(self, bits: int):
+        if bits <= 0 or bits % 8:
+            raise MetadataError(f"raw bits size must be a positive multiple of 8, got r{bits}",
+                                key="data_type")
+        self.bits = bits
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        match = re.fullmatch(_PATTERN, name)
+        if match is None or configuration:
+            raise MetadataError(f"{name!r} is not a raw bits data type", key="data_type")
+        return cls(int(match.group(1)))
+
+    @classmethod
+    def from_native(cls, dtype: np.dtype) -> "RawBits":
+        return cls(dtype.itemsize * 8)
+
+    def written_name(self, format: str = V3) -> str:
+        return f"r{self.bits}"
+
+    @property
+    def native(self) -> np.dtype:
+        return np.dtype(f"V{self.bits // 8}")
+
+    def default_fill(self) -> Any:
+        return np.zeros((), dtype=self.native)[()]
+
+    def fill_from_json(self, value: Any, format: str = V3) -> Any:
+        size = self.bits // 8
+        if (not isinstance(value, list) or len(value) != size
+                or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value)):
+            raise MetadataError(
+                f"the fill value of r{self.bits} is a list of {size} byte values (0-255), got {value!r}",
+                key="fill_value")
+        return np.frombuffer(bytes(value), dtype=self.native)[0]
+
+    def fill_to_json(self, value: Any, format: str = V3) -> Any:
+        return list(np.asarray(value, dtype=self.native).tobytes())
+
+    def fill_from_user(self, value: Any) -> Any:
+        if isinstance(value, (bytes, bytearray)):
+            return self.fill_from_json(list(value))
+        if isinstance(value, np.void):
+            return self.fill_from_json(list(value.tobytes()))
+        if isinstance(value, int) and value == 0:
+            return self.default_fill()
+        return self.fill_from_json(value)
+
+    def cast_scalar(self, value: Any) -> Any:
+        return self.fill_from_user(value)

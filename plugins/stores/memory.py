@@ -1,0 +1,143 @@
+"""An in-process store: a dict of key -> bytes, shared by name so `memory://x` opened twice is
+one store (handy for tests and for handing data between parts of a program without a disk)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterable, Iterator, Mapping
+
+from zarrkit.names import names
+from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
+
+_SCHEME = "memory://"
+
+
+class _Space:
+    """The dict behind every store opened on one name, with the lock they all share."""
+
+    __slots__ = ("data", "lock")
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+        self.lock = threading.Lock()
+
+
+_named: dict[str, _Space] = {}
+_named_lock = threading.Lock()
+
+
+def _space(name: str) -> _Space:
+    if not name:
+        return _Space()
+    with _named_lock:
+        return _named.setdefault(name, _Space())
+
+
+class MemoryStore(Store):
+    """Keys and values held in this process. `MemoryStore()` is private to its owner;
+    `MemoryStore("x")` (or `memory://x`) shares one dict with every other store named "x",
+    for the life of the process."""
+
+    names = names("memory")
+
+    def __init__(self, name: str = "", *, mode: str = "a") -> None:
+        self.name = name
+        # "w", "w-" and "r+" (overwrite, refuse, require a node) are for the caller, which knows
+        # the node's path; a store only needs to know whether it may write at all.
+        self.read_only = check_mode(mode) == "r"
+        self._space = _space(name)
+
+    @classmethod
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "MemoryStore":
+        if not url.startswith(_SCHEME):
+            raise ValueError(f"a memory store URL starts with {_SCHEME!r}, got {url!r}")
+        if options:
+            raise TypeError(f"MemoryStore takes no options, got {sorted(options)}")
+        return cls(url[len(_SCHEME):], mode=mode)
+
+    @property
+    def url(self) -> str:
+        """Reopens this store, except a private one: `memory://` opens a new private store."""
+        return _SCHEME + self.name
+
+    # -- readable ----------------------------------------------------------------------------
+    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        check_key(key)
+        with self._space.lock:
+            value = self._space.data.get(key)
+        if value is None or byte_range is None:
+            return value
+        return value[byte_range.slice(len(value))]
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        """Read under one lock, so the values come from one moment in time."""
+        keys = [check_key(k) for k in keys]
+        data = self._space.data
+        with self._space.lock:
+            return {k: data[k] for k in keys if k in data}
+
+    def exists(self, key: str) -> bool:
+        check_key(key)
+        with self._space.lock:
+            return key in self._space.data
+
+    # -- writeable ---------------------------------------------------------------------------
+    def set(self, key: str, value: bytes) -> None:
+        self.require("write", f"set {key!r}")
+        self._put({check_key(key): _frozen(value)})
+
+    def set_many(self, items: Mapping[str, bytes]) -> None:
+        """All or nothing: every key and value is checked before any is stored."""
+        self.require("write", "set keys")
+        self._put({check_key(k): _frozen(v) for k, v in items.items()})
+
+    def _put(self, copies: dict[str, bytes]) -> None:
+        with self._space.lock:
+            self._space.data.update(copies)
+
+    def erase(self, key: str) -> None:
+        self.require("write", f"erase {key!r}")
+        check_key(key)
+        with self._space.lock:
+            self._space.data.pop(key, None)
+
+    def erase_prefix(self, prefix: str) -> None:
+        self.require("write", f"erase prefix {prefix!r}")
+        check_prefix(prefix)
+        data = self._space.data
+        with self._space.lock:
+            for key in [k for k in data if k.startswith(prefix)]:
+                del data[key]
+
+    # -- listable ----------------------------------------------------------------------------
+    def list(self) -> Iterator[str]:
+        """A snapshot, so writers may carry on while the caller iterates."""
+        with self._space.lock:
+            return iter(list(self._space.data))
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        with self._space.lock:
+            return iter([k for k in self._space.data if k.startswith(prefix)])
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        return super().list_dir(check_prefix(prefix))
+
+    # -- identity ----------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        """Equal when they share one dict, whatever their modes: they see the same data."""
+        if not isinstance(other, MemoryStore):
+            return NotImplemented
+        return self._space is other._space
+
+    def __hash__(self) -> int:
+        return id(self._space)
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({self.url!r})" if self.name else "MemoryStore()"
+
+
+def _frozen(value: Any) -> bytes:
+    """An immutable copy, so a caller reusing its buffer cannot change what was stored."""
+    if type(value) is bytes:
+        return value
+    return bytes(memoryview(value))

@@ -1,0 +1,227 @@
+"""The first-party stores: the shared conformance suite, then what is special to each."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from zarrkit import registry
+from zarrkit.errors import ReadOnlyError
+from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.memory import MemoryStore
+from zarrkit.store import Store, SuffixRange
+from zarrkit.testing.store_tests import StoreTests
+
+
+def _unique_name() -> str:
+    return f"test-{uuid.uuid4().hex}"
+
+
+class TestMemoryStore(StoreTests):
+    @pytest.fixture
+    def store(self) -> MemoryStore:
+        return MemoryStore.from_url(f"memory://{_unique_name()}", mode="w")
+
+    def store_reopen(self, store: Store) -> Store:
+        assert isinstance(store, MemoryStore)
+        return MemoryStore.from_url(store.url, mode="r")
+
+
+class TestLocalStore(StoreTests):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> LocalStore:
+        return LocalStore(tmp_path / "root", mode="w")  # the root is made by the first write
+
+    def store_reopen(self, store: Store) -> Store:
+        assert isinstance(store, LocalStore)
+        return LocalStore(store.root, mode="r")
+
+
+# -- memory:// ---------------------------------------------------------------------------------
+def test_memory_url_shares_data_by_name() -> None:
+    url = f"memory://{_unique_name()}"
+    writer = MemoryStore.from_url(url, mode="w")
+    reader = MemoryStore.from_url(url)
+    writer.set("k", b"v")
+    assert reader.get("k") == b"v"
+    assert reader == writer
+    assert repr(reader) == f"MemoryStore({url!r})"
+    with pytest.raises(ReadOnlyError):
+        reader.set("k", b"other")  # mode defaults to "r"
+
+
+def test_memory_names_are_isolated() -> None:
+    one = MemoryStore.from_url(f"memory://{_unique_name()}", mode="w")
+    two = MemoryStore.from_url(f"memory://{_unique_name()}", mode="w")
+    one.set("k", b"v")
+    assert two.get("k") is None
+    assert one != two
+
+
+def test_bare_memory_url_is_private() -> None:
+    one = MemoryStore.from_url("memory://", mode="w")
+    two = MemoryStore.from_url("memory://", mode="w")
+    one.set("k", b"v")
+    assert two.get("k") is None
+    assert MemoryStore().get("k") is None
+    assert one != two
+
+
+@pytest.mark.parametrize("url,mode,options", [
+    ("file:///x", "w", {}),
+    ("memory://x", "rw", {}),
+    ("memory://x", "w", {"compress": True}),
+])
+def test_memory_from_url_refuses_bad_arguments(url: str, mode: str, options: dict) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        MemoryStore.from_url(url, mode=mode, **options)
+
+
+# -- file:// -----------------------------------------------------------------------------------
+def test_missing_root_reads_as_empty_and_is_not_created(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "absent")
+    assert store.get("zarr.json") is None
+    assert list(store.list()) == []
+    assert store.list_dir("") == ([], [])
+    assert not (tmp_path / "absent").exists()
+
+
+def test_file_urls(tmp_path: Path) -> None:
+    root = tmp_path / "with space"
+    store = LocalStore.from_url(root.as_uri(), mode="w")
+    assert store.root == root
+    assert store.url == root.as_uri()
+    assert LocalStore.from_url(str(root)) == store
+    assert LocalStore.from_url(f"file://localhost{root}") == store
+    assert repr(store) == f"LocalStore({str(root)!r})"
+    with pytest.raises(ValueError):
+        LocalStore.from_url("file://elsewhere/data")
+    with pytest.raises(ValueError):
+        LocalStore(root, mode="rw")
+
+
+def _files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_writes_leave_no_temporary_files(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, mode="w", fsync=True)
+    for i in range(20):
+        store.set(f"c/{i % 3}", bytes(i))
+        store.set_many({"zarr.json": b"{}", ".zattrs": bytes(i)})
+    assert _files_under(tmp_path) == [".zattrs", "c/0", "c/1", "c/2", "zarr.json"]
+
+
+def test_failed_write_keeps_old_value_and_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path, mode="w")
+    store.set("k", b"old")
+
+    def disk_full(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with pytest.raises(OSError, match="disk full"):
+        store.set("k", b"new")
+    assert store.get("k") == b"old"
+    assert _files_under(tmp_path) == ["k"]
+
+
+def test_listings_skip_leftover_temporary_files(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, mode="w")
+    store.set("a/.zattrs", b"{}")
+    (tmp_path / "a" / ".0123456789abcdef.partial").write_bytes(b"torn")  # left by a crash
+    assert list(store.list()) == ["a/.zattrs"]
+    assert store.list_dir("a/") == ([".zattrs"], [])
+
+
+def test_overwrite_is_atomic_for_concurrent_readers(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, mode="w")
+    old, new = b"o" * (1 << 20), b"n" * ((1 << 20) + 1)
+    store.set("k", old)
+    stop = time.monotonic() + 1.0
+    seen: list[bytes | None] = []
+
+    def read() -> None:
+        while time.monotonic() < stop:
+            value = store.get("k")
+            if value not in (old, new):
+                seen.append(value)
+                return
+            seen.append(None)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    while time.monotonic() < stop:
+        store.set("k", new)
+        store.set("k", old)
+    reader.join()
+    assert len(seen) > 10  # the reader really raced the writer
+    assert all(value is None for value in seen), "a reader saw a torn or missing value"
+
+
+@pytest.fixture
+def escape(tmp_path: Path) -> tuple[LocalStore, Path]:
+    """A store whose root holds symlinks to a directory and a file outside it."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"secret")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "dir_link").symlink_to(outside, target_is_directory=True)
+    (root / "file_link").symlink_to(outside / "secret")
+    return LocalStore(root, mode="w"), outside
+
+
+@pytest.mark.parametrize("operation", [
+    lambda s: s.get("dir_link/secret"),
+    lambda s: s.get("file_link", SuffixRange(2)),
+    lambda s: s.exists("file_link"),
+    lambda s: s.set("dir_link/new", b"x"),
+    lambda s: s.set("file_link", b"x"),
+    lambda s: s.erase("file_link"),
+    lambda s: s.erase_prefix("dir_link/"),
+    lambda s: s.list_dir("dir_link/"),
+    lambda s: s.list_prefix("dir_link/"),
+], ids=["get", "get-range", "exists", "set-through-dir", "set-file", "erase", "erase-prefix",
+        "list-dir", "list-prefix"])
+def test_symlink_out_of_root_is_refused(escape: tuple[LocalStore, Path], operation) -> None:
+    store, outside = escape
+    with pytest.raises(ValueError, match="outside"):
+        operation(store)
+    assert _files_under(outside) == ["secret"]
+    assert (outside / "secret").read_bytes() == b"secret"
+
+
+def test_listings_do_not_follow_symlinks(escape: tuple[LocalStore, Path]) -> None:
+    store, _ = escape
+    store.set("k", b"v")
+    assert list(store.list()) == ["k"]
+    assert store.list_dir("") == (["k"], [])
+
+
+def test_symlink_inside_root_is_readable(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, mode="w")
+    store.set("real/k", b"v")
+    (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
+    assert store.get("alias/k") == b"v"
+
+
+def test_erase_prefix_everything_keeps_root(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "root", mode="w")
+    store.set_many({"a/b": b"1", "c": b"2"})
+    store.erase_prefix("")
+    assert store.root.is_dir()
+    assert list(store.root.iterdir()) == []
+
+
+# -- discovery ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("scheme,cls", [("file", LocalStore), ("memory", MemoryStore)])
+def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
+    assert registry.resolve("store", scheme) is cls
