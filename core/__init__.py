@@ -1,16 +1,39 @@
 """zarrkit: Zarr arrays and groups, as a small kernel plus entry-point plugins.
 
-`import zarrkit` scans no entry point and imports no plugin: extensions are looked up, and
-their modules imported, the first time metadata or a caller names them.
+`import zarrkit` is cheap: it scans no entry point and imports no plugin, and the public API
+(with numpy behind it) loads on first use. That matters because zarrkit's pytest plugin makes
+every pytest run import this package.
 """
 
 from __future__ import annotations
 
-from .api import create_array, create_group, open, open_array, open_group
-from .array import Array
-from .hierarchy import Group
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["create_array", "create_group", "open", "open_array", "open_group", "Array", "Group",
-           "__version__"]
+_API = {
+    "create_array": "api", "create_group": "api", "open": "api", "open_array": "api",
+    "open_group": "api", "Array": "array", "Group": "hierarchy",
+}
+
+__all__ = [*_API, "__version__"]
+
+if TYPE_CHECKING:
+    from .api import create_array, create_group, open, open_array, open_group
+    from .array import Array
+    from .hierarchy import Group
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zarrkit' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

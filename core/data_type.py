@@ -115,6 +115,14 @@ def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataTyp
         return
     if src.kind in "biu" and target.kind == "f":
         return
+    if src.kind in "iu" and target.kind in "iu":
+        # a range check: a round trip hides wrapping between types of one size (int64 <-> uint64)
+        info = np.iinfo(target)
+        if source.size == 0 or (int(source.min()) >= info.min and int(source.max()) <= info.max):
+            return
+        raise ValueCastError(
+            f"values of dtype {src} cannot be stored as {data_type.describe()}: out of range "
+            f"{info.min}..{info.max}")
     try:
         back = cast.astype(src)
         same = np.array_equal(back, source, equal_nan=src.kind in "fc")
@@ -140,6 +148,7 @@ class _NativeIndex:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._table: dict[str, list[type]] | None = None
+        self._stamp: tuple = ()
 
     def table(self) -> Mapping[str, list[type]]:
         from .registry import get_registry
@@ -164,7 +173,7 @@ class _NativeIndex:
 
 
 def _registry_stamp(registry) -> tuple:
-    return (id(registry._entries), tuple(id(h) for h in registry._runtime), len(registry._hooked))
+    return (registry.generation, len(registry._hooked))
 
 
 native_index = _NativeIndex()

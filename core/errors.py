@@ -45,7 +45,7 @@ class UnknownExtensionError(MetadataError):
         self.name = name
         self.format = format
         fmt = f" (zarr format {format})" if format else ""
-        msg = f"no installed plugin provides the {kind} {name!r}{fmt}"
+        msg = f"no installed plugin provides the {kind.replace('_', ' ')} {name!r}{fmt}"
         if hint:
             msg += f"; {hint}"
         else:

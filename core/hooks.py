@@ -7,12 +7,17 @@ imported on the first hook call, never at `import zarrkit`.
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import threading
+import warnings
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import pluggy
 
 PROJECT = "zarrkit"
+#: The entry-point group of hook plugin modules.
+GROUP = "zarrkit.plugins"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
@@ -43,9 +48,25 @@ class HookSpecs:
         """Inspect a node's metadata after it is read; raise to refuse it."""
 
 
+@dataclass(frozen=True)
+class HookPluginFailure:
+    """A hook plugin entry point that was skipped, and why."""
+
+    name: str
+    value: str
+    distribution: str | None
+    error: str
+
+    def __str__(self) -> str:
+        return (f"the hook plugin entry point {self.name!r} = {self.value!r} from "
+                f"{self.distribution or 'an unknown distribution'} {self.error}")
+
+
 _lock = threading.RLock()
 _manager: pluggy.PluginManager | None = None
 _extensions_registered = False
+_plugin_eps: dict[str, tuple[str, str | None]] = {}  # plugin name -> (entry point value, distribution)
+_failures: list[HookPluginFailure] = []
 
 
 def manager() -> pluggy.PluginManager:
@@ -55,9 +76,48 @@ def manager() -> pluggy.PluginManager:
             if _manager is None:
                 pm = pluggy.PluginManager(PROJECT)
                 pm.add_hookspecs(HookSpecs)
-                pm.load_setuptools_entrypoints("zarrkit.plugins")
+                _load_hook_plugins(pm)
                 _manager = pm
     return _manager
+
+
+def _load_hook_plugins(pm: pluggy.PluginManager) -> None:
+    """Register every hook plugin entry point, skipping (with a warning) those that fail.
+
+    One broken third-party hook module must not break every name lookup of every kind (hooks
+    run on each registry miss), so it is skipped, warned about, and reported by `failures()`
+    in unknown-extension errors and by `zarrkit plugins --check`. pluggy's own loader would
+    instead raise on the first failure and silently drop a second plugin of the same name.
+    """
+    _plugin_eps.clear()
+    _failures.clear()
+    for ep in md.entry_points(group=GROUP):
+        dist = ep.dist.metadata["Name"] if ep.dist is not None else None
+        if pm.is_blocked(ep.name):
+            continue
+        if pm.has_plugin(ep.name):
+            taken_by = _plugin_eps.get(ep.name, ("", None))[1] or "another plugin"
+            error = f"was skipped: the name is taken by {taken_by}"
+            _fail(HookPluginFailure(ep.name, ep.value, dist, error))
+            continue
+        try:
+            pm.register(ep.load(), name=ep.name)
+        except Exception as exc:  # an installed hook plugin that cannot be imported or registered
+            _fail(HookPluginFailure(ep.name, ep.value, dist, f"failed to load: {exc}"))
+            continue
+        _plugin_eps[ep.name] = (ep.value, dist)
+
+
+def _fail(failure: HookPluginFailure) -> None:
+    _failures.append(failure)
+    warnings.warn(str(failure), RuntimeWarning, stacklevel=2)
+
+
+def failures() -> list[HookPluginFailure]:
+    """Hook plugins skipped since the last `reset()`: failed to import or register, or whose
+    `zarrkit_register_extensions` raised."""
+    manager()
+    return list(_failures)
 
 
 def reset() -> None:
@@ -66,6 +126,8 @@ def reset() -> None:
     with _lock:
         _manager = None
         _extensions_registered = False
+        _plugin_eps.clear()
+        _failures.clear()
 
 
 def extensions_registered() -> bool:
@@ -84,20 +146,18 @@ def ensure_registered_extensions() -> None:
 
         pm = manager()
         for impl in pm.hook.zarrkit_register_extensions.get_hookimpls():
-            dist = _distribution_of(pm, impl.plugin)
+            plugin_name = pm.get_name(impl.plugin) or impl.plugin_name
+            value, dist = _plugin_eps.get(plugin_name, (plugin_name, None))
 
             def register(kind: str, cls: type, name: str | None = None, _dist=dist) -> None:
                 get_registry(kind)._add_hooked(cls, name, _dist)
 
-            impl.function(register=register)
+            try:
+                impl.function(register=register)
+            except Exception as exc:  # like a failed import: skip it, do not fail every lookup
+                error = f"failed in zarrkit_register_extensions: {exc!r}"
+                _fail(HookPluginFailure(plugin_name, value, dist, error))
         _extensions_registered = True
-
-
-def _distribution_of(pm: pluggy.PluginManager, plugin: object) -> str | None:
-    for plug, dist in pm.list_plugin_distinfo():
-        if plug is plugin:
-            return dist.metadata["Name"]
-    return None
 
 
 def unknown_extension(kind: str, name: str, format: str) -> type | None:

@@ -6,7 +6,9 @@ provider of that kind is loaded once to ask it about aliases and name patterns.
 
 Resolution order for (name, format):
   1. classes registered at runtime (`register()`), newest first;
-  2. the entry point whose name is exactly `name`;
+  2. the entry point whose name is exactly `name` and whose class declares it in `format`
+     (when several distributions declare it, only the one chosen by `config.prefer` /
+     ZARRKIT_PREFER is imported);
   3. aliases and name patterns of every provider (only on a miss);
   4. the `zarrkit_unknown_extension` hook (first non-None answer);
   5. `UnknownExtensionError`, with an install hint from the `zarrkit_install_hint` hook.
@@ -80,6 +82,8 @@ class Registry:
         self._lock = threading.RLock()
         self._entries: dict[str, list[Provider]] | None = None
         self._runtime: list[Handle] = []
+        #: bumped whenever what this registry can answer changes (for caches built on it)
+        self.generation = 0
         self._hooked: list[Handle] = []
         self._classes: dict[Provider, type] = {}
         self._cache: dict[tuple[str, str], type] = {}
@@ -112,15 +116,18 @@ class Registry:
             self._entries = None
             self._classes.clear()
             self._cache.clear()
+            self.generation += 1
 
     # -- runtime registration --------------------------------------------------------------
     def register(self, cls: type, *, name: str | None = None) -> Handle:
+        _names_of(cls)  # refuse a class without names now, not on every later lookup
         name = name or _primary_name(cls)
         provider = Provider(name, f"{cls.__module__}:{cls.__qualname__}", None, None, "runtime")
         handle = Handle(self.kind, provider, cls)
         with self._lock:
             self._runtime.insert(0, handle)
             self._cache.clear()
+            self.generation += 1
         return handle
 
     def unregister(self, handle: Handle) -> None:
@@ -130,8 +137,10 @@ class Registry:
             except ValueError:
                 raise ValueError(f"{handle.provider.name!r} is not registered at runtime") from None
             self._cache.clear()
+            self.generation += 1
 
     def _add_hooked(self, cls: type, name: str | None, distribution: str | None) -> None:
+        _names_of(cls)
         name = name or _primary_name(cls)
         provider = Provider(name, f"{cls.__module__}:{cls.__qualname__}", distribution, None, "hook")
         self._hooked.append(Handle(self.kind, provider, cls))
@@ -156,13 +165,12 @@ class Registry:
 
     def _resolve_uncached(self, name: str, format: str, where: str | None) -> type:
         for handle in self._runtime:
-            if _matches(handle.cls, name, format):
+            if handle.provider.name == name or _matches(handle.cls, name, format):
                 return handle.cls
-        exact = self.entries().get(name, [])
-        if exact:
-            cls = self._choose(name, [(p, self._load(p)) for p in exact])
-            if _matches(cls, name, format):
-                return cls
+        exact = self._preferred(name, self.entries().get(name, []))
+        fitting = [(p, c) for p, c in ((p, self._load(p)) for p in exact) if _matches(c, name, format)]
+        if fitting:
+            return self._choose(name, fitting)
         from . import hooks
 
         hooks.ensure_registered_extensions()
@@ -177,10 +185,24 @@ class Registry:
         if cls is not None:
             return cls
         hint = hooks.install_hint(self.kind, name, format)
+        failures.extend(str(f) for f in hooks.failures())
         if failures:
             extra = "; these providers failed to load: " + "; ".join(failures)
             hint = (hint or "") + extra if hint else extra.lstrip("; ")
         raise UnknownExtensionError(self.kind, name, format, hint=hint, where=where)
+
+    def _preferred(self, name: str, providers: list[Provider]) -> list[Provider]:
+        """Only the configured distribution's providers of `name`, when it is among them.
+
+        Applied before loading, so the module of a distribution not chosen is never imported
+        (it may be broken, or slow to import).
+        """
+        wanted = config.get().prefer.get((self.kind, name))
+        if wanted is None or len(providers) < 2:
+            return providers
+        chosen = [p for p in providers
+                  if p.distribution and _normalize_dist(p.distribution) == _normalize_dist(wanted)]
+        return chosen or providers
 
     def _choose(self, name: str, candidates: list[tuple[Provider, type]]) -> type:
         distinct: dict[type, Provider] = {}
@@ -208,7 +230,8 @@ class Registry:
         if cls is None:
             try:
                 cls = provider.entry_point.load()
-            except Exception as exc:  # an installed plugin that cannot be imported
+                _check_extension_class(cls)
+            except Exception as exc:  # an installed plugin that cannot be imported or used
                 raise PluginLoadError(
                     f"the {self.kind} entry point {provider.name!r} = {provider.value!r} from "
                     f"{provider.distribution or 'an unknown distribution'} failed to load: {exc}"
@@ -268,6 +291,19 @@ def _names_of(cls: type):
     if names is None:
         raise TypeError(f"{cls!r} declares no `names`; every extension class must")
     return names
+
+
+def _check_extension_class(obj: object) -> None:
+    """Refuse what an entry point loaded unless it is a class with usable `names`.
+
+    Checked once at load, so that one bad provider (an entry point naming a module or a
+    function, or a class without names) is reported as that provider failing to load instead
+    of raising TypeError from every later lookup of its kind.
+    """
+    if not isinstance(obj, type):
+        raise TypeError(f"{obj!r} is not a class")
+    if not callable(getattr(_names_of(obj), "matches", None)):
+        raise TypeError(f"`names` of {obj!r} is not a zarrkit.names.Names")
 
 
 def _matches(cls: type, name: str, format: str) -> bool:

@@ -1,0 +1,322 @@
+"""The `zarrkit` command line (also `python -m zarrkit`).
+
+Subcommands:
+  plugins   list installed extensions and hook plugins; `--check` loads and verifies them
+
+The parser is a set of subcommands so that `info`, `tree`, `convert` and `check` can be added
+next to `plugins`, each as one `_add_<command>` function and one `_run_<command>` function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import json
+import sys
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence, TextIO
+
+#: Listing order and headings; "hook" is the `zarrkit.plugins` group of hook modules.
+KIND_TITLES: dict[str, str] = {
+    "data_type": "data types",
+    "codec": "codecs",
+    "chunk_grid": "chunk grids",
+    "chunk_key_encoding": "chunk key encodings",
+    "memory_layout": "memory layouts",
+    "storage_transformer": "storage transformers",
+    "store": "stores",
+    "hook": "hook plugins",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `zarrkit` console script; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.run is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return args.run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="zarrkit", description="Zarr arrays and groups.")
+    parser.set_defaults(run=None)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_plugins(commands)
+    # Planned: _add_info, _add_tree, _add_convert, _add_check.
+    return parser
+
+
+# == zarrkit plugins ==============================================================================
+@dataclass
+class Problem:
+    """Something `plugins --check` found wrong with one extension or hook plugin."""
+
+    category: str  # "load error", "collision" or "no names"
+    message: str
+
+
+@dataclass
+class PluginRow:
+    """One provider of one extension name (or one hook plugin), as listed."""
+
+    kind: str
+    name: str
+    value: str
+    distribution: str | None
+    version: str | None
+    origin: str  # "entry point", "runtime" or "hook"
+    loaded: bool  # its module was imported before anything was listed or checked
+    names: dict[str, dict[str, Any]] | None = None  # --check: per format, as written/read
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _add_plugins(commands: Any) -> None:
+    cmd = commands.add_parser(
+        "plugins", help="list installed extensions and hook plugins",
+        description="List every installed extension (by kind) and hook plugin, with the "
+                    "distribution providing it, without importing any of them.")
+    cmd.add_argument("--kind", type=_kind_arg, metavar="KIND",
+                     help="only this kind: " + ", ".join(KIND_TITLES))
+    cmd.add_argument("--check", action="store_true",
+                     help="import everything, show names per format and report load errors, "
+                          "name collisions and classes without names (exit code 1 if any)")
+    cmd.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    cmd.epilog = ("LOADED tells whether the module was already imported when listed: zarrkit "
+                  "imports a plugin only when its name is used.")
+    cmd.set_defaults(run=_run_plugins)
+
+
+def _kind_arg(text: str) -> str:
+    """Accept `codec`, `codecs`, `chunk-grid`, `hooks`...; argparse reports anything else."""
+    kind = text.strip().lower().replace("-", "_")
+    for candidate in (kind, kind.removesuffix("s")):
+        if candidate in KIND_TITLES:
+            return candidate
+    raise argparse.ArgumentTypeError(
+        f"unknown kind {text!r}; expected one of {', '.join(KIND_TITLES)}")
+
+
+def _run_plugins(args: argparse.Namespace) -> int:
+    kinds = [args.kind] if args.kind else list(KIND_TITLES)
+    rows = list_plugins(kinds)
+    problems = check_plugins(rows, kinds) if args.check else []
+    rows.sort(key=_sort_key)
+    if args.json:
+        json.dump([asdict(row) for row in rows], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_table(rows, kinds, sys.stdout, checked=args.check)
+        if args.check:
+            print_problems(problems, sys.stdout)
+    return 1 if problems else 0
+
+
+def _sort_key(row: PluginRow) -> tuple:
+    """By kind in listing order, then name, then distribution."""
+    return (list(KIND_TITLES).index(row.kind), row.name.lower(), row.name, row.distribution or "")
+
+
+# -- listing (imports no plugin) ------------------------------------------------------------------
+def list_plugins(kinds: Sequence[str]) -> list[PluginRow]:
+    """Rows for every declared provider of `kinds`, from distribution metadata only."""
+    rows: list[PluginRow] = []
+    for kind in kinds:
+        rows.extend(_hook_rows() if kind == "hook" else _extension_rows(kind))
+    return rows
+
+
+def _extension_rows(kind: str) -> list[PluginRow]:
+    from . import registry
+
+    return [_row(kind, p) for p in registry.get_registry(kind).providers()]
+
+
+def _row(kind: str, provider: Any) -> PluginRow:
+    version = provider.version or (_version_of(provider.distribution) if provider.distribution else None)
+    return PluginRow(kind, provider.name, provider.value, provider.distribution, version,
+                     provider.origin, provider.loaded)
+
+
+def _hook_rows() -> list[PluginRow]:
+    from . import hooks
+
+    rows = []
+    for ep in md.entry_points(group=hooks.GROUP):
+        dist = ep.dist
+        rows.append(PluginRow(
+            "hook", ep.name, ep.value, dist.metadata["Name"] if dist else None,
+            dist.version if dist else None, "entry point", ep.module in sys.modules))
+    return rows
+
+
+def _version_of(distribution: str) -> str | None:
+    try:
+        return md.version(distribution)
+    except md.PackageNotFoundError:
+        return None
+
+
+# -- checking (imports everything) ----------------------------------------------------------------
+def check_plugins(rows: list[PluginRow], kinds: Sequence[str]) -> list[Problem]:
+    """Load every provider of `kinds`, fill in names and problems; return all problems.
+
+    Rows for extensions that hook plugins register at run time are appended to `rows`.
+    """
+    problems: list[Problem] = []
+    with warnings.catch_warnings():  # skipped hook plugins are reported as problems instead
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for kind in kinds:
+            problems.extend(_check_hooks(rows) if kind == "hook" else _check_kind(kind, rows))
+    return problems
+
+
+def _check_hooks(rows: list[PluginRow]) -> list[Problem]:
+    from . import hooks
+
+    problems = []
+    for failure in hooks.failures():
+        # A second hook plugin of one name is skipped unloaded: report it as the collision it is.
+        category = "collision" if "name is taken" in failure.error else "load error"
+        problem = Problem(category, str(failure))
+        problems.append(problem)
+        for row in rows:
+            if (row.kind, row.name, row.value) == ("hook", failure.name, failure.value) \
+                    and row.distribution == failure.distribution:
+                row.problems.append(problem)
+    return problems
+
+
+def _check_kind(kind: str, rows: list[PluginRow]) -> list[Problem]:
+    from . import registry
+
+    reg = registry.get_registry(kind)
+    by_key = {(r.name, r.value, r.distribution, r.origin): r for r in rows if r.kind == kind}
+    problems: list[Problem] = []
+    try:
+        loaded = reg.load_all()
+    except Exception as exc:  # report, rather than crash on, whatever else a plugin breaks
+        return [Problem("load error", f"loading the {kind} extensions failed: {exc!r}")]
+    for provider, cls, error in loaded:
+        key = (provider.name, provider.value, provider.distribution, provider.origin)
+        row = by_key.get(key)
+        if row is None:  # registered by a hook plugin while loading
+            row = by_key[key] = _row(kind, provider)
+            rows.append(row)
+        problems.extend(_check_row(row, cls, error))
+    problems.extend(_check_collisions(kind, reg.conflicts(), by_key))
+    return problems
+
+
+def _check_row(row: PluginRow, cls: type | None, error: str | None) -> list[Problem]:
+    label = f"{row.kind} {row.name!r} from {_provenance(row)} ({row.value})"
+    if cls is None:
+        found = [Problem("load error", f"{label} failed to load: {error}")]
+    elif getattr(cls, "names", None) is None:
+        found = [Problem("no names", f"{label}: {cls.__qualname__} declares no `names`")]
+    else:
+        row.names = _names_table(cls.names)
+        found = []
+    row.problems.extend(found)
+    return found
+
+
+def _names_table(names: Any) -> dict[str, dict[str, Any]]:
+    """Per format: the name written, the aliases also read, and the family pattern."""
+    table = {}
+    for fmt in names.formats():
+        spelling = names.get(fmt)
+        table[fmt] = {"name": spelling.name, "aliases": list(spelling.aliases),
+                      "pattern": spelling.pattern}
+    return table
+
+
+def _check_collisions(kind: str, conflicts: dict[str, list[Any]],
+                      by_key: dict[tuple, PluginRow]) -> list[Problem]:
+    """One problem per name declared by several distributions, unless a preference settles it."""
+    from . import config
+
+    problems = []
+    for name, providers in sorted(conflicts.items()):
+        dists = sorted(f"{p.distribution} {p.version or ''}".strip() for p in providers)
+        preferred = config.get().prefer.get((kind, name))
+        if preferred is not None and any(_same_dist(p.distribution, preferred) for p in providers):
+            continue
+        problem = Problem("collision", (
+            f"{kind} {name!r} is provided by more than one distribution: {', '.join(dists)}; "
+            f"choose one with ZARRKIT_PREFER='{kind}:{name}=<distribution>'"))
+        problems.append(problem)
+        for p in providers:
+            row = by_key.get((p.name, p.value, p.distribution, p.origin))
+            if row is not None:
+                row.problems.append(problem)
+    return problems
+
+
+def _same_dist(a: str | None, b: str) -> bool:
+    from .registry import _normalize_dist
+
+    return a is not None and _normalize_dist(a) == _normalize_dist(b)
+
+
+# -- output ---------------------------------------------------------------------------------------
+COLUMNS = ("NAME", "DISTRIBUTION", "ENTRY POINT", "LOADED")
+
+
+def print_table(rows: list[PluginRow], kinds: Sequence[str], out: TextIO, *, checked: bool) -> None:
+    """Rows grouped by kind under a heading, columns aligned across all groups."""
+    cells = {id(row): _cells(row, checked) for row in rows}
+    header = COLUMNS + (("STATUS",) if checked else ())
+    widths = [max([len(h)] + [len(c[i]) for c in cells.values()]) for i, h in enumerate(header)]
+    for index, kind in enumerate(kinds):
+        if index:
+            out.write("\n")
+        out.write(f"{KIND_TITLES[kind]}:\n")
+        group = [row for row in rows if row.kind == kind]
+        if not group:
+            out.write("  (none installed)\n")
+            continue
+        out.write(_line(header, widths))
+        for row in group:
+            out.write(_line(cells[id(row)], widths))
+            for fmt, spelling in (row.names or {}).items():
+                out.write(f"      {fmt}: {_describe_spelling(spelling)}\n")
+
+
+def _cells(row: PluginRow, checked: bool) -> tuple[str, ...]:
+    cells = (row.name, _provenance(row), row.value, "yes" if row.loaded else "no")
+    if checked:
+        cells += (", ".join(sorted({p.category for p in row.problems})) or "ok",)
+    return cells
+
+
+def _provenance(row: PluginRow) -> str:
+    if row.distribution is None:
+        return f"({row.origin})"
+    return f"{row.distribution} {row.version}" if row.version else row.distribution
+
+
+def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
+    padded = [cell.ljust(width) for cell, width in zip(cells, widths)]
+    return ("  " + "  ".join(padded)).rstrip() + "\n"
+
+
+def _describe_spelling(spelling: dict[str, Any]) -> str:
+    parts = [f"writes {spelling['name']!r}" if spelling["name"] else "writes nothing"]
+    if spelling["aliases"]:
+        parts.append("also reads " + ", ".join(repr(a) for a in spelling["aliases"]))
+    if spelling["pattern"]:
+        parts.append(f"matches /{spelling['pattern']}/")
+    return "; ".join(parts)
+
+
+def print_problems(problems: list[Problem], out: TextIO) -> None:
+    unique = list({(p.category, p.message): p for p in problems}.values())
+    if not unique:
+        out.write("\nno problems found\n")
+        return
+    out.write(f"\n{len(unique)} problem{'s' if len(unique) != 1 else ''} found:\n")
+    for problem in unique:
+        out.write(f"  [{problem.category}] {problem.message}\n")

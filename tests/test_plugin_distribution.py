@@ -1,0 +1,155 @@
+"""A separately installed distribution adds a codec and a data type, the way a third-party
+package would: data written with them round-trips, and without them opening fails clearly."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+import zarrkit as zk
+from zarrkit.errors import UnknownExtensionError
+
+PLUGIN_SOURCE = textwrap.dedent('''
+    """A third-party zarrkit plugin: an XOR codec and a BGR colour data type."""
+    from dataclasses import dataclass
+    import numpy as np
+    from zarrkit.codec import Codec, CodecKind
+    from zarrkit.data_type import DataType
+    from zarrkit.errors import MetadataError
+    from zarrkit.extension import config_value
+    from zarrkit.names import names
+
+
+    @dataclass(frozen=True, eq=False)
+    class XorCodec(Codec):
+        names = names("example.xor", aliases=("xor",))
+        kind = CodecKind.BYTES_BYTES
+        key: int = 0
+
+        @classmethod
+        def from_json(cls, name, configuration, format="v3"):
+            return cls(config_value(configuration, "key", int, owner="example.xor",
+                                    choices=tuple(range(256))))
+
+        def configuration(self, format="v3"):
+            return {"key": self.key}
+
+        def encode(self, data, spec):
+            return (np.frombuffer(data, dtype=np.uint8) ^ self.key).tobytes()
+
+        decode = encode
+
+
+    class Bgr8(DataType):
+        """Three bytes per pixel; the fill value is a web colour string like "#ff8000"."""
+        names = names("example.bgr8")
+        _native = np.dtype([("b", "u1"), ("g", "u1"), ("r", "u1")])
+
+        @property
+        def native(self):
+            return self._native
+
+        def default_fill(self):
+            return np.zeros((), self._native)[()]
+
+        def fill_from_json(self, value, format="v3"):
+            if not (isinstance(value, str) and len(value) == 7 and value[0] == "#"):
+                raise MetadataError(f"expected a colour like '#rrggbb', got {value!r}")
+            r, g, b = bytes.fromhex(value[1:])
+            return np.array((b, g, r), self._native)[()]
+
+        def fill_to_json(self, value, format="v3"):
+            v = np.asarray(value, self._native)
+            return "#%02x%02x%02x" % (int(v["r"]), int(v["g"]), int(v["b"]))
+
+        def cast_scalar(self, value):
+            return np.asarray(value, self._native)[()]
+''')
+
+ENTRY_POINTS = {
+    "zarrkit.codecs": {"example.xor": "zarrkit_example_plugin:XorCodec"},
+    "zarrkit.data_types": {"example.bgr8": "zarrkit_example_plugin:Bgr8"},
+}
+
+
+def _install(fake_distribution):
+    return fake_distribution("zarrkit-example-plugin", version="0.3",
+                             entry_points=ENTRY_POINTS,
+                             modules={"zarrkit_example_plugin": PLUGIN_SOURCE})
+
+
+def _write_with_plugin(path):
+    a = zk.create_array(str(path), path="img", shape=(5, 4), chunks=(2, 4), dtype="example.bgr8",
+                        codecs=["bytes", {"name": "example.xor", "configuration": {"key": 90}}],
+                        fill_value="#ff8000")
+    pixels = np.zeros((4, 4), a.dtype)
+    pixels["r"] = np.arange(16).reshape(4, 4)
+    pixels["g"] = 7
+    a[:4] = pixels
+    return a, pixels
+
+
+def test_data_round_trips_through_installed_plugin(tmp_path, fake_distribution):
+    _install(fake_distribution)
+    _, pixels = _write_with_plugin(tmp_path / "p.zarr")
+
+    back = zk.open_array(str(tmp_path / "p.zarr"), path="img")[:]
+    assert back.dtype.names == ("b", "g", "r")
+    np.testing.assert_array_equal(back[:4], pixels)
+    # row 4 lives in a chunk never written: it reads as the custom fill value
+    assert back[4, 0].tolist() == (0x00, 0x80, 0xFF)
+    doc = json.loads((tmp_path / "p.zarr/img/zarr.json").read_text())
+    assert doc["data_type"] == "example.bgr8"
+    assert doc["fill_value"] == "#ff8000"
+    assert doc["codecs"][1] == {"name": "example.xor", "configuration": {"key": 90}}
+
+
+def test_stored_bytes_are_what_the_plugin_codec_made(tmp_path, fake_distribution):
+    _install(fake_distribution)
+    _, pixels = _write_with_plugin(tmp_path / "p.zarr")
+    raw = (tmp_path / "p.zarr/img/c/0/0").read_bytes()
+    assert bytes(b ^ 90 for b in raw) == pixels[:2].tobytes()
+
+
+def test_alias_of_installed_codec_resolves(tmp_path, fake_distribution):
+    _install(fake_distribution)
+    a = zk.create_array(str(tmp_path / "q.zarr"), shape=(3,), chunks=(3,), dtype="uint8",
+                        codecs=["bytes", {"name": "xor", "configuration": {"key": 1}}])
+    a[:] = [1, 2, 3]
+    assert zk.open_array(str(tmp_path / "q.zarr"))[:].tolist() == [1, 2, 3]
+
+
+def test_without_the_plugin_opening_names_the_missing_extension(tmp_path):
+    from zarrkit.testing import fake_dist
+
+    site = tmp_path / "site"
+    fake_dist.make_distribution(site, "zarrkit-example-plugin", "0.3", ENTRY_POINTS,
+                                {"zarrkit_example_plugin": PLUGIN_SOURCE})
+    with fake_dist.installed(site):
+        _write_with_plugin(tmp_path / "p.zarr")
+    # leaving the block took the distribution off sys.path, as `pip uninstall` would
+
+    with pytest.raises(UnknownExtensionError) as info:
+        zk.open_array(str(tmp_path / "p.zarr"), path="img")
+    assert info.value.kind == "data_type"
+    assert info.value.name == "example.bgr8"
+    assert "example.bgr8" in str(info.value) and "zarr.json" in str(info.value)
+
+
+def test_unknown_codec_alone_is_named(tmp_path, fake_distribution):
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "uint8",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": ["bytes", {"name": "example.xor", "configuration": {"key": 3}}]}
+    (tmp_path / "u.zarr").mkdir()
+    (tmp_path / "u.zarr/zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(UnknownExtensionError) as info:
+        zk.open_array(str(tmp_path / "u.zarr"))
+    assert (info.value.kind, info.value.name) == ("codec", "example.xor")
+    assert "codecs[1]" in str(info.value) or "example.xor" in str(info.value)
+
+    _install(fake_distribution)
+    assert zk.open_array(str(tmp_path / "u.zarr"))[:].tolist() == [0, 0]
