@@ -19,7 +19,7 @@ from . import config, executor, indexing
 from .attributes import Attributes
 from .codec_chain import CodecChain
 from .data_type import check_representable
-from .errors import ReadOnlyError, ValueCastError
+from .errors import ReadOnlyError, SelectionError, ValueCastError
 from .formats import get_format
 from .metadata import ArrayMetadata
 
@@ -158,10 +158,28 @@ class Array:
 
     # -- indexing ----------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
-        return self._read(indexing.basic_indexer(selection, self.shape, self._meta.chunk_grid))
+        return self._read(self._indexer(selection))
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._write(indexing.basic_indexer(selection, self.shape, self._meta.chunk_grid), value)
+        self._write(self._indexer(selection), value)
+
+    def _indexer(self, selection: Any) -> Any:
+        """`a[...]` follows numpy: one array in the selection indexes that dimension
+        (orthogonal), arrays in every position or a full-shape mask pick points (vindex)."""
+        grid = self._meta.chunk_grid
+        items = selection if isinstance(selection, tuple) else (selection,)
+        arrays = [i for i in items if isinstance(i, (list, np.ndarray)) and np.ndim(i) > 0]
+        if not arrays:
+            return indexing.basic_indexer(selection, self.shape, grid)
+        if len(items) == 1 and np.asarray(arrays[0]).dtype == bool and np.ndim(arrays[0]) > 1:
+            return indexing.vectorized_indexer(selection, self.shape, grid)
+        if len(arrays) == 1:
+            return indexing.orthogonal_indexer(selection, self.shape, grid)
+        if len(arrays) == len(items) == self.ndim:
+            return indexing.vectorized_indexer(selection, self.shape, grid)
+        raise SelectionError(
+            "this mix of several index arrays with other indices is ambiguous; use "
+            "a.oindex[...] (each array indexes its own dimension) or a.vindex[...] (points)")
 
     @property
     def oindex(self) -> "_Indexed":
@@ -279,7 +297,7 @@ class Array:
             else:
                 try:
                     arr = source.astype(self.dtype)
-                except (TypeError, ValueError) as exc:
+                except (TypeError, ValueError, OverflowError) as exc:
                     raise ValueCastError(f"cannot store values of dtype {source.dtype} in an array "
                                          f"of {data_type.describe()}: {exc}") from None
                 check_representable(source, arr, data_type)
@@ -303,7 +321,7 @@ class Array:
     # -- shape changes -----------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:
         """Change the shape. Data outside the new shape is dropped, so growing again shows fill."""
-        new = tuple(int(n) for n in (shape[0] if len(shape) == 1 and not isinstance(shape[0], int)
+        new = tuple(int(n) for n in (shape[0] if len(shape) == 1 and np.ndim(shape[0]) > 0
                                      else shape))
         old = self.shape
         if len(new) != len(old) or any(n < 0 for n in new):
@@ -335,6 +353,8 @@ class Array:
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         data = np.asanyarray(data)
         old = self.shape
+        if not -self.ndim <= axis < self.ndim:
+            raise ValueCastError(f"cannot append along axis {axis} of an array of shape {old}")
         axis = axis % self.ndim
         expected = old[:axis] + old[axis + 1:]
         if data.ndim != self.ndim or data.shape[:axis] + data.shape[axis + 1:] != expected:

@@ -14,7 +14,10 @@ class Attributes(MutableMapping):
         self._write = write
 
     def __getitem__(self, key: str) -> Any:
-        return self._read()[key]
+        # a JSON copy (lists, dicts) like the value written, not the metadata's frozen view
+        from .metadata import _thaw
+
+        return _thaw(self._read()[key])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._read())
