@@ -1,0 +1,30 @@
+"""Testing support for zarrkit plugin authors.
+
+- `StoreTests`: the conformance suite a store plugin's test class subclasses.
+- `make_distribution` / `installed`: write and install a real fake distribution.
+- The pytest plugin (`zarrkit.testing.pytest_plugin`, loaded automatically) adds the fixtures
+  `fake_distribution` and `zarrkit_register`.
+
+Everything loads on first use, because pytest imports this package in every run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "StoreTests": "store_tests",
+    "make_distribution": "fake_dist",
+    "installed": "fake_dist",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zarrkit.testing' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{module}", __name__), name)
