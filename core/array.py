@@ -18,8 +18,8 @@ import numpy as np
 from . import config, executor, indexing
 from .attributes import Attributes
 from .codec_chain import CodecChain
-from .data_type import check_representable
-from .errors import ReadOnlyError, SelectionError, ValueCastError
+from .data_type import cast_values, check_representable
+from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastError
 from .formats import get_format
 from .metadata import ArrayMetadata
 
@@ -39,14 +39,26 @@ class Array:
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
         self._meta = metadata
         self._format = get_format(metadata.format)
-        self._chain = CodecChain(metadata.codecs, metadata.data_type, metadata.fill_value)
-        uniform = metadata.chunk_grid.uniform_chunk_shape
-        if uniform is not None:
-            self._chain.bind(uniform)  # refuse an invalid chain when the array is opened
+        self._chain = self._codec_chain(metadata)
         store = self._store
         for transformer in metadata.storage_transformers:
             store = transformer.wrap(store, self._path)
         self._chunk_store = store
+
+    def _codec_chain(self, metadata: ArrayMetadata) -> CodecChain:
+        """The array's codec chain, validated now so a bad one is refused when the array is
+        opened, with the document it came from."""
+        try:
+            chain = CodecChain(metadata.codecs, metadata.data_type, metadata.fill_value)
+            uniform = metadata.chunk_grid.uniform_chunk_shape
+            if uniform is not None:
+                chain.bind(uniform)
+        except CodecChainError as exc:
+            skipped = ", ".join(repr(s.name) for s in metadata.skipped)
+            if skipped:
+                exc.detail += f" (left out as not understood: {skipped})"
+            raise exc.locate(where=f"{self._format.metadata_key(self._path)} in {self._store}")
+        return chain
 
     def _rewrite_metadata(self, **fields: Any) -> None:
         """Edit fields of the stored document and re-read it, so what is kept is what is read."""
@@ -57,11 +69,6 @@ class Array:
         metadata = self._format.parse_array(doc, where)
         self._format.write_metadata(self._store, self._path, doc)
         self._set_metadata(metadata)
-
-    def _refresh(self) -> None:
-        fresh = self._format.read_metadata(self._store, self._path)
-        if isinstance(fresh, ArrayMetadata):
-            self._set_metadata(fresh)
 
     @property
     def metadata(self) -> ArrayMetadata:
@@ -174,6 +181,10 @@ class Array:
         if len(items) == 1 and np.asarray(arrays[0]).dtype == bool and np.ndim(arrays[0]) > 1:
             return indexing.vectorized_indexer(selection, self.shape, grid)
         if len(arrays) == 1:
+            if _advanced_apart(items, self.ndim):
+                raise SelectionError(
+                    "an index array and integers separated by a slice: numpy would move the "
+                    "array's dimension to the front; use a.oindex[...] (dimensions stay in place)")
             return indexing.orthogonal_indexer(selection, self.shape, grid)
         if len(arrays) == len(items) == self.ndim:
             return indexing.vectorized_indexer(selection, self.shape, grid)
@@ -296,7 +307,7 @@ class Array:
                 arr = source
             else:
                 try:
-                    arr = source.astype(self.dtype)
+                    arr = cast_values(source, data_type)
                 except (TypeError, ValueError, OverflowError) as exc:
                     raise ValueCastError(f"cannot store values of dtype {source.dtype} in an array "
                                          f"of {data_type.describe()}: {exc}") from None
@@ -412,6 +423,20 @@ class ArrayInfo:
     def __str__(self) -> str:
         rows = [("Type", "zarrkit.Array"), *((k, v) for k, v in self.__dict__.items())]
         return "\n".join(f"{k:<16}: {v}" for k, v in rows)
+
+
+def _advanced_apart(items: tuple, ndim: int) -> bool:
+    """Whether the integers and the array of a selection are not all adjacent: then numpy puts
+    the array's dimension first rather than where it stands, which orthogonal indexing does not."""
+    positions, at = [], 0
+    for item in items:
+        if item is Ellipsis:
+            at += ndim - (len(items) - 1)
+            continue
+        if not isinstance(item, slice):
+            positions.append(at)
+        at += 1
+    return bool(positions) and positions[-1] - positions[0] + 1 != len(positions)
 
 
 def _batches(indexer: Iterable[Any], size: int) -> Iterable[list[Any]]:

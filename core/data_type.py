@@ -64,7 +64,8 @@ class DataType(Extension):
         """Convert one scalar to this type, refusing values the type cannot represent."""
         arr = np.asarray(value)
         try:
-            out = np.asarray(value, dtype=self.native) if arr.dtype.kind in "OU" else arr.astype(self.native)
+            out = (np.asarray(value, dtype=self.native) if arr.dtype.kind in "OU"
+                   else cast_values(arr, self))
         except (ValueError, TypeError, OverflowError) as exc:
             raise ValueCastError(f"{value!r} cannot be stored as {self.describe()}: {exc}") from None
         if out.shape != ():
@@ -101,6 +102,19 @@ class DataType(Extension):
         return f"<data type {self.to_json()!r}>"
 
 
+def cast_values(source: np.ndarray, data_type: DataType) -> np.ndarray:
+    """`source` as the type's dtype, without numpy's warnings on lossy casts: the caller judges
+    the result with `check_representable`, so a bad value is one clean ValueCastError."""
+    target = data_type.native
+    if source.dtype.kind == "c" and target.kind not in "cOV":
+        if np.any(source.imag):
+            raise ValueCastError(f"complex values with a non-zero imaginary part cannot be "
+                                 f"stored as {data_type.describe()}")
+        source = source.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        return source.astype(target)
+
+
 def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataType) -> None:
     """Refuse casts that silently change values (int overflow, float->int truncation, ...).
 
@@ -111,9 +125,11 @@ def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataTyp
     src = source.dtype
     if src == target or np.can_cast(src, target, "safe"):
         return
-    if src.kind == target.kind and src.kind in "fc":
-        return
-    if src.kind in "biu" and target.kind == "f":
+    if (src.kind == target.kind and src.kind in "fc") or (src.kind in "biu" and target.kind == "f"):
+        # precision may go, magnitude may not: a finite value must not overflow to infinity
+        if target.kind in "fc" and source.size and np.any(np.isinf(cast) & np.isfinite(source)):
+            raise ValueCastError(f"values of dtype {src} cannot be stored as "
+                                 f"{data_type.describe()}: out of range (would become infinite)")
         return
     if src.kind in "iu" and target.kind in "iu":
         # a range check: a round trip hides wrapping between types of one size (int64 <-> uint64)

@@ -29,7 +29,10 @@ class MetadataError(ZarrkitError):
     def locate(self, key: str | None = None, where: str | None = None) -> "MetadataError":
         """Point the error at a field of a document (`key` is prefixed to the plugin's own)."""
         if key:
-            self.key = key if not self.key or self.key.startswith(key) else f"{key}.{self.key}"
+            if not self.key:
+                self.key = key
+            elif self.key != key and not self.key.startswith(f"{key}."):
+                self.key = f"{key}.{self.key}"  # a plugin's own key, relative to its object
         if where and not self.where:
             self.where = where
         self.args = (self._text(),)

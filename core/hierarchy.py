@@ -69,6 +69,16 @@ def open_node(store: Any, path: str, *, read_only: bool) -> "Array | Group":
 def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:
     """Make room for a new node at `path` and create its missing ancestor groups."""
     store.require("write", f"create a node at {path or '/'!r}")
+    # ancestors first: under an array, `path` may be where its chunks are, not a node to erase
+    parts = path.split("/") if path else []
+    ancestors = ["/".join(parts[:i]) for i in range(len(parts))]
+    missing = []
+    for ancestor in ancestors:
+        found = read_metadata(store, ancestor)
+        if found is None:
+            missing.append(ancestor)
+        elif isinstance(found, ArrayMetadata):
+            raise ContainsNodeError(f"cannot create {path!r}: {ancestor or '/'!r} is an array")
     existing = read_metadata(store, path)
     if existing is not None:
         if not overwrite:
@@ -77,17 +87,9 @@ def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:
         get_format(existing.format).erase_node(store, path)
     elif overwrite and path:
         get_format(fmt).erase_node(store, path)
-    if not path:
-        return
     format_module = get_format(fmt)
-    parts = path.split("/")
-    for i in range(len(parts)):
-        ancestor = "/".join(parts[:i])
-        found = read_metadata(store, ancestor)
-        if found is None:
-            format_module.write_metadata(store, ancestor, format_module.group_document(None))
-        elif isinstance(found, ArrayMetadata):
-            raise ContainsNodeError(f"cannot create {path!r}: {ancestor or '/'!r} is an array")
+    for ancestor in missing:
+        format_module.write_metadata(store, ancestor, format_module.group_document(None))
 
 
 class Group:
@@ -142,7 +144,11 @@ class Group:
 
     # -- members -----------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:
-        return join(self._path, normalize_path(name))
+        """The path of a member: a name, or a relative path 'a/b' to a deeper one (never '')."""
+        relative = normalize_path(name)
+        if not relative:  # '' or '/' would name this group itself (the root: the whole store)
+            raise NodeNameError(f"{name!r} does not name a member of group {self.name!r}")
+        return join(self._path, relative)
 
     def keys(self) -> list[str]:
         return sorted(get_format(self._meta.format).children(self._store, self._path))
@@ -156,7 +162,11 @@ class Group:
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        return read_metadata(self._store, self._child_path(name)) is not None
+        try:
+            path = self._child_path(name)
+        except NodeNameError:  # no member can have a name breaking the rules
+            return False
+        return read_metadata(self._store, path) is not None
 
     def __getitem__(self, name: str) -> "Array | Group":
         return open_node(self._store, self._child_path(name), read_only=self._read_only)

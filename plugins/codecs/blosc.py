@@ -1,7 +1,7 @@
 """The `blosc` codec (bytes -> bytes), through numcodecs' blosc, which releases the GIL.
 
-Blosc's shuffle works on elements of `typesize` bytes; the v3 configuration names it, and
-`evolve` fills it in from the data type when a user leaves it out.
+Blosc's shuffle works on elements of `typesize` bytes. Stored metadata must name it; when a
+user leaves it (or the shuffle) out, `evolve` fills it in from the data type.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from typing import Any, Mapping
 
 from numcodecs import blosc
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
-from zarrkit.errors import MetadataError
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
 
 _SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 _CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
+_HEADER_SIZE = 16  # version, versionlz, flags, typesize, then nbytes, blocksize, cbytes (u32 LE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,16 +38,28 @@ class BloscCodec(Codec):
         check_known_fields(configuration, {"cname", "clevel", "shuffle", "typesize", "blocksize"},
                            owner=owner)
         codec = cls(
-            cname=config_value(configuration, "cname", str, owner=owner, choices=_CNAMES),
-            clevel=config_value(configuration, "clevel", int, owner=owner, choices=tuple(range(10))),
-            shuffle=config_value(configuration, "shuffle", str, owner=owner, choices=tuple(_SHUFFLES)),
+            cname=config_value(configuration, "cname", str, owner=owner, choices=_CNAMES,
+                               default="zstd"),
+            clevel=config_value(configuration, "clevel", int, owner=owner, choices=tuple(range(10)),
+                                default=5),
+            shuffle=config_value(configuration, "shuffle", str, owner=owner,
+                                 choices=tuple(_SHUFFLES), default=None),
             typesize=config_value(configuration, "typesize", int, owner=owner, default=None),
             blocksize=config_value(configuration, "blocksize", int, owner=owner, default=0),
         )
-        if codec.shuffle != "noshuffle" and not codec.typesize:
-            raise MetadataError("blosc codec: 'typesize' (a positive integer) is required "
-                                "unless shuffle is 'noshuffle'", key="configuration.typesize")
+        if codec.typesize is not None and codec.typesize < 1:
+            raise MetadataError(f"blosc codec: 'typesize' must be a positive integer, got "
+                                f"{codec.typesize}", key="configuration.typesize")
         return codec
+
+    def validate(self, spec: ChunkSpec) -> None:
+        # a stored chain must say how it shuffles, and how wide the elements are; a new one
+        # gets both from evolve()
+        if self.shuffle is None:
+            raise CodecChainError("blosc codec: 'shuffle' is required", key="codecs")
+        if self.shuffle != "noshuffle" and not self.typesize:
+            raise CodecChainError("blosc codec: 'typesize' is required unless shuffle is "
+                                  "'noshuffle'", key="codecs")
 
     def configuration(self, format: str = V3) -> dict:
         out = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle or "noshuffle"}
@@ -67,4 +80,12 @@ class BloscCodec(Codec):
                               typesize=self.typesize or 1)
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return blosc.decompress(data)
+        # blosc trusts the sizes in its 16-byte header and would read past a truncated buffer
+        view = as_bytes_view(data)
+        if len(view) < _HEADER_SIZE:
+            raise ChunkDecodeError(f"blosc: {len(view)} bytes is too short for a blosc header")
+        cbytes = int.from_bytes(view[12:16], "little")
+        if cbytes != len(view):
+            raise ChunkDecodeError(f"blosc: the header gives {cbytes} compressed bytes, the chunk "
+                                   f"has {len(view)} (truncated or corrupt)")
+        return blosc.decompress(view)
