@@ -9,36 +9,27 @@ fill value is erased rather than stored (unless `write_empty_chunks`).
 from __future__ import annotations
 
 import itertools
-import threading
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from . import config, executor, indexing
-from .attributes import Attributes
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
 from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastError
-from .formats import get_format
 from .metadata import ArrayMetadata
+from .node import Node
 
 #: chunks fetched per store batch; bounds the memory a read or write holds in encoded form
 _BATCH_CHUNKS = 256
 
 
-class Array:
-    def __init__(self, store: Any, path: str, metadata: ArrayMetadata, *, read_only: bool = False):
-        self._store = store
-        self._path = path
-        self._read_only = read_only
-        self._lock = threading.Lock()
-        self._set_metadata(metadata)
+class Array(Node):
 
     # -- metadata ----------------------------------------------------------------------------
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
-        self._meta = metadata
-        self._format = get_format(metadata.format)
+        super()._set_metadata(metadata)
         self._chain = self._codec_chain(metadata)
         store = self._store
         for transformer in metadata.storage_transformers:
@@ -57,43 +48,8 @@ class Array:
             skipped = ", ".join(repr(s.name) for s in metadata.skipped)
             if skipped:
                 exc.detail += f" (left out as not understood: {skipped})"
-            raise exc.locate(where=f"{self._format.metadata_key(self._path)} in {self._store}")
+            raise exc.locate(where=self._where())
         return chain
-
-    def _rewrite_metadata(self, **fields: Any) -> None:
-        """Edit fields of the stored document and re-read it, so what is kept is what is read."""
-        self._check_writeable()
-        doc = self._meta.to_json()
-        doc.update(fields)
-        where = f"{self._format.metadata_key(self._path)} in {self._store}"
-        metadata = self._format.parse_array(doc, where)
-        self._format.write_metadata(self._store, self._path, doc)
-        self._set_metadata(metadata)
-
-    @property
-    def metadata(self) -> ArrayMetadata:
-        return self._meta
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(lambda: self._meta.attributes,
-                          lambda attrs: self._rewrite_metadata(attributes=attrs))
-
-    @property
-    def store(self) -> Any:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -145,7 +101,7 @@ class Array:
 
     @property
     def read_only(self) -> bool:
-        return self._read_only or not self._meta.writeable
+        return super().read_only or not self._meta.writeable
 
     def __len__(self) -> int:
         if not self.shape:
@@ -321,13 +277,11 @@ class Array:
                                  f"selection of shape {shape}") from None
 
     def _check_writeable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"array {self.name!r} is open read-only")
+        super()._check_writeable()
         if not self._meta.writeable:
             names = ", ".join(s.name for s in self._meta.skipped)
             raise ReadOnlyError(f"array {self.name!r} cannot be written: it uses extensions this "
                                 f"installation does not understand ({names})")
-        self._store.require("write", f"write to array {self.name!r}")
 
     # -- shape changes -----------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:

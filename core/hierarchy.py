@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from .array import Array
-from .attributes import Attributes
-from .errors import ContainsNodeError, NodeNameError, NodeNotFoundError, ReadOnlyError
+from .errors import ContainsNodeError, NodeNameError, NodeNotFoundError
 from .formats import detect, get_format
 from .metadata import ArrayMetadata, GroupMetadata
+from .node import Node
 
 
 def check_name(name: str) -> str:
@@ -92,56 +92,7 @@ def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:
         format_module.write_metadata(store, ancestor, format_module.group_document(None))
 
 
-class Group:
-    def __init__(self, store: Any, path: str, metadata: GroupMetadata, *, read_only: bool = False):
-        self._store = store
-        self._path = path
-        self._meta = metadata
-        self._read_only = read_only
-
-    @property
-    def metadata(self) -> GroupMetadata:
-        return self._meta
-
-    @property
-    def store(self) -> Any:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(lambda: self._meta.attributes, self._write_attributes)
-
-    def _write_attributes(self, attributes: dict) -> None:
-        self._check_writeable()
-        fmt = get_format(self._meta.format)
-        doc = self._meta.to_json()
-        doc["attributes"] = attributes
-        where = f"{fmt.metadata_key(self._path)} in {self._store}"
-        metadata = fmt.parse_group(doc, where)
-        fmt.write_metadata(self._store, self._path, doc)
-        self._meta = metadata
-
-    def _check_writeable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name!r} is open read-only")
-        self._store.require("write", f"write to group {self.name!r}")
-
+class Group(Node):
     # -- members -----------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:
         """The path of a member: a name, or a relative path 'a/b' to a deeper one (never '')."""
@@ -151,7 +102,7 @@ class Group:
         return join(self._path, relative)
 
     def keys(self) -> list[str]:
-        return sorted(get_format(self._meta.format).children(self._store, self._path))
+        return sorted(self._format.children(self._store, self._path))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())

@@ -1,0 +1,67 @@
+"""What arrays and groups share: where they live, and how their metadata is rewritten."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .attributes import Attributes
+from .errors import ReadOnlyError
+from .formats import get_format
+
+
+class Node:
+    def __init__(self, store: Any, path: str, metadata: Any, *, read_only: bool = False):
+        self._store = store
+        self._path = path
+        self._read_only = read_only
+        self._set_metadata(metadata)
+
+    def _set_metadata(self, metadata: Any) -> None:
+        self._meta = metadata
+        self._format = get_format(metadata.format)
+
+    @property
+    def metadata(self) -> Any:
+        return self._meta
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(lambda: self._meta.attributes,
+                          lambda attrs: self._rewrite_metadata(attributes=attrs))
+
+    def _where(self) -> str:
+        return f"{self._format.metadata_key(self._path)} in {self._store}"
+
+    def _check_writeable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"{self._meta.node_type} {self.name!r} is open read-only")
+        self._store.require("write", f"write to {self._meta.node_type} {self.name!r}")
+
+    def _rewrite_metadata(self, **fields: Any) -> None:
+        """Edit fields of the stored document and re-read it, so what is kept is what is read."""
+        self._check_writeable()
+        doc = self._meta.to_json()
+        doc.update(fields)
+        metadata = self._format.parse_node(doc, self._where())
+        self._format.write_metadata(self._store, self._path, doc)
+        self._set_metadata(metadata)
