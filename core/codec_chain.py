@@ -50,10 +50,6 @@ class BoundChain:
     bytes_bytes: tuple[Codec, ...]
     spec: ChunkSpec
 
-    @property
-    def releases_gil(self) -> bool:
-        return any(c.releases_gil for c in self.bytes_bytes)
-
     def encode(self, chunk: np.ndarray) -> Any:
         for codec, spec in self.array_array:
             chunk = codec.encode(chunk, spec)

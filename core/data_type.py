@@ -183,10 +183,6 @@ class _NativeIndex:
                 self._stamp = _registry_stamp(registry)
             return self._table
 
-    def invalidate(self) -> None:
-        with self._lock:
-            self._table = None
-
 
 def _registry_stamp(registry) -> tuple:
     return (registry.generation, len(registry._hooked))

@@ -41,10 +41,9 @@ def threads() -> int:
     return max(1, config.get().threads)
 
 
-def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T], *,
-                min_per_batch: int = 1) -> None:
+def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T]) -> None:
     """Run `work` over `items` split into one batch per thread; re-raise the first error."""
-    n = min(threads(), len(items) // max(1, min_per_batch))
+    n = min(threads(), len(items))
     if n <= 1 or getattr(_local, "worker", False):
         work(items)
         return

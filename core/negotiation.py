@@ -5,7 +5,6 @@
 - An unknown codec or storage transformer marked `"must_understand": false` is skipped; the
   array is then read-only, since writing without it would produce data others misread.
 - A data type, chunk grid or chunk key encoding can never be skipped.
-The 2020 draft's `extensions` lists go through `check_extension_list` here too.
 """
 
 from __future__ import annotations
@@ -66,12 +65,3 @@ def build(cls: type, name: str, configuration: Mapping[str, Any], format: str, *
         raise exc.locate(key, where) from None
     except (TypeError, ValueError) as exc:
         raise MetadataError(f"invalid configuration for {name!r}: {exc}", key=key, where=where) from None
-
-
-def check_extension_list(entries: Iterable[Any], *, kind: str, format: str, where: str,
-                         key: str = "extensions") -> list[Any]:
-    """The 2020 draft's `extensions`: each understood, or marked must_understand: false."""
-    out = []
-    for i, entry in enumerate(entries):
-        out.append(resolve_extension(kind, entry, format, key=f"{key}[{i}]", where=where))
-    return out

@@ -363,6 +363,3 @@ def refresh() -> None:
         reg._hooked.clear()
     hooks.reset()
 
-
-def kinds() -> tuple[str, ...]:
-    return tuple(GROUPS)

@@ -168,3 +168,14 @@ FILLS = [
     ("bool-true", "bool", True, np.bool_(True)),
     ("bool-false", "bool", False, np.bool_(False)),
 ]
+
+
+#: (shape, chunks) cases: edge chunks in 1-3 dimensions, chunks larger than the array, 0-d
+SHAPES = {
+    "2d-edges": ((10, 7), (3, 4)),
+    "1d-edge": ((13,), (5,)),
+    "3d-edges": ((5, 6, 7), (2, 3, 4)),
+    "chunk-larger-than-array": ((3, 2), (10, 10)),
+    "chunk-of-one": ((4, 3), (1, 1)),
+    "0-d": ((), ()),
+}

@@ -10,9 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-import uuid
 from math import prod
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,21 +35,6 @@ BYTES_ONLY = [{"name": "bytes", "configuration": {"endian": "little"}}]
 
 # --------------------------------------------------------------------------------------------
 # Stores and helpers
-
-
-@pytest.fixture(params=["memory", "local"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "memory":
-        return MemoryStore()
-    return LocalStore(tmp_path / "store", mode="w")
-
-
-@pytest.fixture(params=["memory", "local"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A place given as users give it: a memory:// URL or a filesystem path."""
-    if request.param == "memory":
-        return f"memory://test-array-{uuid.uuid4().hex}"
-    return str(tmp_path / "data.zarr")
 
 
 def new_store(kind: str, factory: pytest.TempPathFactory) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
@@ -14,23 +13,8 @@ import zarrkit as zk
 from zarrkit.errors import (
     CapabilityError, ContainsNodeError, NodeNameError, NodeNotFoundError, ReadOnlyError,
 )
-from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.store import Store
-
-
-@pytest.fixture(params=["memory", "local"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "memory":
-        return MemoryStore()
-    return LocalStore(tmp_path / "store", mode="w")
-
-
-@pytest.fixture(params=["memory", "local"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "memory":
-        return f"memory://test-hierarchy-{uuid.uuid4().hex}"
-    return str(tmp_path / "data.zarr")
 
 
 def keys(store: Any) -> set[str]:

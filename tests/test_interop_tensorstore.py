@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from interop_data import (BYTES_BE, BYTES_LE, CODEC_CHAINS, DTYPES, FILLS, T10, assert_same,
+from interop_data import (SHAPES, BYTES_BE, BYTES_LE, CODEC_CHAINS, DTYPES, FILLS, T10, assert_same,
                           chunk_files, expected_from, for_dtype, raw, sample, stored)
 
 import zarrkit as zk
@@ -151,13 +151,6 @@ def test_transpose_3d(tmp_path: Path, direction: str) -> None:
 
 
 # -- shapes ---------------------------------------------------------------------------------
-SHAPES = {
-    "2d-edges": ((10, 7), (3, 4)),
-    "1d-edge": ((13,), (5,)),
-    "3d-edges": ((5, 6, 7), (2, 3, 4)),
-    "chunk-larger-than-array": ((3, 2), (10, 10)),
-    "0-d": ((), ()),
-}
 
 
 @pytest.mark.parametrize("case", list(SHAPES))
