@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from . import codec_chain, registry
+from . import codec_chain, hooks, registry
 from .array import Array
 from .codec import ChunkSpec, Codec
 from .data_type import DataType, data_type_from_native
@@ -25,7 +25,6 @@ from .storage import check_mode, open_store
 
 __all__ = ["create_array", "open_array", "create_group", "open_group", "open", "Array", "Group"]
 
-_DEFAULT_CODECS = ({"name": "bytes"}, {"name": "zstd", "configuration": {"level": 0, "checksum": False}})
 _TARGET_CHUNK_BYTES = 1 << 20
 
 
@@ -68,23 +67,23 @@ def resolve_data_type(dtype: Any, fmt: str = V3) -> DataType:
     return data_type_from_native(dtype)
 
 
-def _chunk_grid(chunks: Any, chunk_grid: Any, shape: tuple[int, ...], dtype: DataType, fmt: str) -> Any:
-    if chunk_grid is not None:
-        if chunks is not None:
-            raise ValueError("give either chunks or chunk_grid, not both")
-        return resolve_extension_arg("chunk_grid", chunk_grid, fmt, key="chunk_grid")
+def _chunk_shape(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> tuple[int, ...]:
     if chunks is None:
-        chunk_shape = _guess_chunks(shape, dtype.item_size or 16)
-    elif isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
-        chunk_shape = tuple(int(chunks) if chunks > 0 else max(1, n) for n in shape)
-    else:
-        chunk_shape = tuple(int(c) if c not in (None, -1) else max(1, n) for c, n in zip(chunks, shape))
-        if len(tuple(chunks)) != len(shape):
-            raise MetadataError(f"chunks {tuple(chunks)} must have {len(shape)} dimensions like "
-                                f"shape {shape}", key="chunk_grid")
-    return resolve_extension_arg("chunk_grid", {"name": "regular", "configuration":
-                                                {"chunk_shape": list(chunk_shape)}},
-                                 fmt, key="chunk_grid")
+        return _guess_chunks(shape, dtype.item_size or 16)
+    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
+        return tuple(int(chunks) if chunks > 0 else max(1, n) for n in shape)
+    if len(tuple(chunks)) != len(shape):
+        raise MetadataError(f"chunks {tuple(chunks)} must have {len(shape)} dimensions like "
+                            f"shape {shape}", key="chunk_grid")
+    return tuple(int(c) if c not in (None, -1) else max(1, n) for c, n in zip(chunks, shape))
+
+
+def _default(defaults: dict, field: str, fmt: str) -> Any:
+    """A default the installed plugins chose (`zarrkit_array_defaults`), or a clear refusal."""
+    if field not in defaults:
+        raise MetadataError(f"no value given and no installed plugin supplies a default "
+                            f"(hook zarrkit_array_defaults) for zarr format {fmt}", key=field)
+    return defaults[field]
 
 
 def _guess_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
@@ -96,8 +95,7 @@ def _guess_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(chunk)
 
 
-def _codecs(codecs: Any, fmt: str) -> list[Codec]:
-    items = _DEFAULT_CODECS if codecs is None else codecs
+def _codecs(items: Any, fmt: str) -> list[Codec]:
     if isinstance(items, (str, Mapping, Codec)):
         items = [items]
     return [resolve_extension_arg("codec", c, fmt, key=f"codecs[{i}]") for i, c in enumerate(items)]
@@ -128,11 +126,17 @@ def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: A
     format_module = get_format(fmt)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     data_type = resolve_data_type(dtype, fmt)
-    grid = _chunk_grid(chunks, chunk_grid, shape, data_type, fmt)
-    key_encoding = resolve_extension_arg("chunk_key_encoding", chunk_key_encoding or "default", fmt,
-                                         key="chunk_key_encoding")
+    if chunk_grid is not None and chunks is not None:
+        raise ValueError("give either chunks or chunk_grid, not both")
+    defaults = hooks.array_defaults(fmt, data_type, () if chunk_grid is not None
+                                    else _chunk_shape(chunks, shape, data_type))
+    grid = resolve_extension_arg("chunk_grid", chunk_grid or _default(defaults, "chunk_grid", fmt),
+                                 fmt, key="chunk_grid")
+    key_encoding = resolve_extension_arg(
+        "chunk_key_encoding", chunk_key_encoding or _default(defaults, "chunk_key_encoding", fmt),
+        fmt, key="chunk_key_encoding")
     fill = data_type.default_fill() if fill_value is None else data_type.fill_from_user(fill_value)
-    codec_list = _codecs(codecs, fmt)
+    codec_list = _codecs(_default(defaults, "codecs", fmt) if codecs is None else codecs, fmt)
     chunk_shape = grid.uniform_chunk_shape or grid.chunk_shape((0,) * len(shape))
     codec_list = codec_chain.evolve(codec_list, ChunkSpec(chunk_shape, data_type, fill))
     if dimension_names is not None:

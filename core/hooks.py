@@ -40,6 +40,13 @@ class HookSpecs:
         """What to install to get an unknown extension, for the error message."""
 
     @hookspec(firstresult=True)
+    def zarrkit_array_defaults(self, format: str, data_type: Any,
+                               chunk_shape: tuple[int, ...]) -> dict | None:
+        """What a new array gets where its creator names nothing: a dict with any of
+        "codecs" (a list), "chunk_grid" (for `chunk_shape`) and "chunk_key_encoding", each in
+        the spec's JSON form. The first non-None answer wins; the kernel itself names none."""
+
+    @hookspec(firstresult=True)
     def zarrkit_open_store(self, url: str, options: dict) -> Any:
         """Open a store for a URL no store plugin claims by scheme; the first non-None wins."""
 
@@ -166,6 +173,12 @@ def unknown_extension(kind: str, name: str, format: str) -> type | None:
 
 def install_hint(kind: str, name: str, format: str) -> str | None:
     return manager().hook.zarrkit_install_hint(kind=kind, name=name, format=format)
+
+
+def array_defaults(format: str, data_type: Any, chunk_shape: tuple[int, ...]) -> dict:
+    answer = manager().hook.zarrkit_array_defaults(format=format, data_type=data_type,
+                                                   chunk_shape=tuple(chunk_shape))
+    return answer or {}
 
 
 def open_store(url: str, options: dict) -> Any:

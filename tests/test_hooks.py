@@ -54,3 +54,33 @@ def test_metadata_loaded_hook_can_refuse_a_node(hook_plugin, tmp_path):
     assert zk.open_array(str(tmp_path / "h.zarr"), path="open")[:].tolist() == [0, 0]
     with pytest.raises(PermissionError, match="embargo"):
         zk.open_array(str(tmp_path / "h.zarr"), path="secret")
+
+
+SITE_DEFAULTS = textwrap.dedent('''
+    from zarrkit.hooks import hookimpl
+
+    @hookimpl
+    def zarrkit_array_defaults(format, data_type, chunk_shape):
+        return {"codecs": ["bytes", {"name": "gzip", "configuration": {"level": 9}}],
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}},
+                "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "."}}}
+''')
+
+
+def test_array_defaults_come_from_plugins_and_a_site_plugin_can_change_them(fake_distribution, tmp_path):
+    import json
+
+    plain = zk.create_array(str(tmp_path / "plain.zarr"), shape=(4,), chunks=(2,), dtype="uint8")
+    doc = json.loads((tmp_path / "plain.zarr/zarr.json").read_text())
+    assert [c["name"] for c in doc["codecs"]] == ["bytes", "zstd"]
+    assert doc["chunk_key_encoding"]["name"] == "default"
+    plain[:] = [1, 2, 3, 4]
+
+    fake_distribution("site-zarr-defaults", entry_points={"zarrkit.plugins": {"site": "site_defaults"}},
+                      modules={"site_defaults": SITE_DEFAULTS})
+    site = zk.create_array(str(tmp_path / "site.zarr"), shape=(4,), chunks=(2,), dtype="uint8")
+    site[:] = [1, 2, 3, 4]
+    doc = json.loads((tmp_path / "site.zarr/zarr.json").read_text())
+    assert doc["codecs"][1] == {"name": "gzip", "configuration": {"level": 9}}
+    assert (tmp_path / "site.zarr/1").exists()  # v2 key encoding: chunk 1 is "1"
+    assert zk.open_array(str(tmp_path / "site.zarr"))[:].tolist() == [1, 2, 3, 4]
