@@ -19,22 +19,27 @@ from .errors import ContainsNodeError, MetadataError, NodeNotFoundError, Unknown
 from .extension import Extension, parse_named_config
 from .formats import get_format
 from .hierarchy import Group, normalize_path, open_node, prepare_path, read_metadata
-from .names import V3, check_format
+from .names import V2, V3, V3_DRAFT_2020, check_format
 from .negotiation import build
 from .storage import check_mode, open_store
 
-__all__ = ["create_array", "open_array", "create_group", "open_group", "open", "Array", "Group"]
+__all__ = ["create_array", "open_array", "create_group", "open_group", "open", "Array", "Group",
+           "open_consolidated", "consolidate_metadata"]
 
 _TARGET_CHUNK_BYTES = 1 << 20
 
 
 # -- resolving what users pass ----------------------------------------------------------------
+#: what users may pass as `zarr_format`
+_FORMAT_ALIASES = {3: V3, "3": V3, 2: V2, "2": V2}
+
+
 def _format_name(zarr_format: Any) -> str:
-    aliases = {3: V3, "3": V3}
-    name = aliases.get(zarr_format, zarr_format)
+    name = _FORMAT_ALIASES.get(zarr_format, zarr_format)
+    if not isinstance(name, str):
+        raise ValueError(f"zarr_format must be 3, 2 or {V3_DRAFT_2020!r}, got {zarr_format!r}")
     check_format(name)
-    if name != V3:
-        raise NotImplementedError(f"writing zarr format {name} is not supported yet")
+    get_format(name)  # NotImplementedError when this installation lacks the format
     return name
 
 
@@ -98,7 +103,22 @@ def _guess_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
 def _codecs(items: Any, fmt: str) -> list[Codec]:
     if isinstance(items, (str, Mapping, Codec)):
         items = [items]
-    return [resolve_extension_arg("codec", c, fmt, key=f"codecs[{i}]") for i, c in enumerate(items)]
+    return [_codec_arg(c, fmt, f"codecs[{i}]") for i, c in enumerate(items)]
+
+
+def _codec_arg(item: Any, fmt: str, key: str) -> Codec:
+    """A codec by its name in `fmt`, else by its v3 name: the canonical chain is v3-style
+    (`bytes`, `transpose`), and the format's `array_document` says whether it can express it."""
+    try:
+        return resolve_extension_arg("codec", item, fmt, key=key)
+    except UnknownExtensionError as exc:
+        if fmt == V3:
+            raise
+        unknown = exc
+    try:
+        return resolve_extension_arg("codec", item, V3, key=key)
+    except UnknownExtensionError:
+        raise unknown from None
 
 
 # -- creation ---------------------------------------------------------------------------------
@@ -108,24 +128,38 @@ def create_array(store: Any, *, path: str = "", shape: Sequence[int] | int, dtyp
                  dimension_names: Sequence[str | None] | None = None,
                  attributes: Mapping[str, Any] | None = None, zarr_format: Any = 3,
                  overwrite: bool = False, chunk_grid: Any = None,
-                 storage_options: dict | None = None) -> Array:
-    """Create an array (and any missing ancestor groups) and return it open for writing."""
+                 storage_options: dict | None = None, **format_options: Any) -> Array:
+    """Create an array (and any missing ancestor groups) and return it open for writing.
+
+    `format_options` are arguments only one format has (v2: `compressor`, `filters`, `order`,
+    `dimension_separator`); the format turns them into codecs and a chunk key encoding."""
     opened = open_store(store, mode="a", storage_options=storage_options)
     return _create_array_in(opened, normalize_path(path), shape=shape, dtype=dtype, chunks=chunks,
                             codecs=codecs, fill_value=fill_value,
                             chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
                             attributes=attributes, zarr_format=zarr_format, overwrite=overwrite,
-                            chunk_grid=chunk_grid)
+                            chunk_grid=chunk_grid, **format_options)
 
 
 def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: Any = None,
                      codecs: Any = None, fill_value: Any = None, chunk_key_encoding: Any = None,
                      dimension_names: Any = None, attributes: Any = None, zarr_format: Any = 3,
-                     overwrite: bool = False, chunk_grid: Any = None) -> Array:
+                     overwrite: bool = False, chunk_grid: Any = None,
+                     **format_options: Any) -> Array:
     fmt = _format_name(zarr_format)
     format_module = get_format(fmt)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     data_type = resolve_data_type(dtype, fmt)
+    translated = format_module.creation_arguments(data_type, format_options)
+    given = {"codecs": codecs, "chunk_key_encoding": chunk_key_encoding}
+    clash = sorted(f for f in translated if given.get(f) is not None)
+    if clash and format_options:
+        raise TypeError(f"{', '.join(clash)} conflicts with {sorted(format_options)}; give one "
+                        f"or the other")
+    # without format options, what the format answers is its default: explicit arguments win
+    codecs = translated.get("codecs") if codecs is None else codecs
+    if chunk_key_encoding is None:
+        chunk_key_encoding = translated.get("chunk_key_encoding")
     if chunk_grid is not None and chunks is not None:
         raise ValueError("give either chunks or chunk_grid, not both")
     defaults = hooks.array_defaults(fmt, data_type, () if chunk_grid is not None
@@ -183,11 +217,32 @@ def open_array(store: Any, *, path: str = "", mode: str = "r", storage_options: 
 
 
 def open_group(store: Any, *, path: str = "", mode: str = "r", storage_options: dict | None = None,
-               **create_kwargs: Any) -> Group:
+               use_consolidated: bool | None = None, **create_kwargs: Any) -> Group:
+    """Open a group. Consolidated metadata is used when the group has it (`use_consolidated`
+    None), required (True) or ignored (False), as in zarr-python; see formats/consolidated.py."""
+    from .formats.consolidated import choose
+
     node = _open_or_create(store, path, mode, storage_options, "group", create_kwargs)
     if not isinstance(node, Group):
         raise NodeNotFoundError(path or "/", node.store, what="group (found an array)")
-    return node
+    return choose(node, use_consolidated)
+
+
+def open_consolidated(store: Any, *, path: str = "", mode: str = "r",
+                      storage_options: dict | None = None) -> Group:
+    """Open a group through its consolidated metadata (an error when it has none): members come
+    from one document, so a store that cannot list (HTTP) can be browsed."""
+    return open_group(store, path=path, mode=mode, storage_options=storage_options,
+                      use_consolidated=True)
+
+
+def consolidate_metadata(store: Any, path: str = "", *,
+                         storage_options: dict | None = None) -> Group:
+    """Write the metadata of every node below the group at `path` into that group (v3:
+    `consolidated_metadata` in its zarr.json; v2: `.zmetadata`), as zarr-python does."""
+    from .formats.consolidated import consolidate_metadata as consolidate
+
+    return consolidate(store, path, storage_options=storage_options)
 
 
 def open(store: Any, *, path: str = "", mode: str = "r", storage_options: dict | None = None,

@@ -14,15 +14,15 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from . import config, executor, indexing
+from . import config, engine, executor, indexing
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
 from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastError
 from .metadata import ArrayMetadata
 from .node import Node
 
-#: chunks fetched per store batch; bounds the memory a read or write holds in encoded form
-_BATCH_CHUNKS = 256
+#: chunks a thread encodes before storing them, when a batch is stored as it goes
+_STREAM_CHUNKS = 8
 
 
 class Array(Node):
@@ -178,64 +178,123 @@ class Array(Node):
     def _chunk_key(self, coords: Sequence[int]) -> str:
         return self._format.chunk_key(self._path, self._meta.chunk_key_encoding.encode(coords))
 
-    def _read(self, indexer: Any) -> Any:
-        meta = self._meta
-        out = np.empty(indexer.shape, dtype=meta.dtype)
-        grid = meta.chunk_grid
-        fill = meta.fill_value
-        chain = self._chain
-        for batch in _batches(indexer, _BATCH_CHUNKS):
-            keys = [self._chunk_key(p.coords) for p in batch]
-            blobs = self._chunk_store.get_many(keys)
+    def _bound(self, coords: Sequence[int]) -> Any:
+        """The codec chain bound to the shape of the chunk at `coords`."""
+        return self._chain.bind(self._meta.chunk_grid.chunk_shape(coords))
 
-            def work(items: Sequence[tuple[Any, str]]) -> None:
-                for proj, key in items:
-                    blob = blobs.get(key)
+    def _chunk_nbytes(self) -> int:
+        shape = self._meta.chunk_grid.uniform_chunk_shape
+        return self.dtype.itemsize * (int(np.prod(shape, dtype=np.int64)) if shape else 1 << 20)
+
+    def _batch_size(self) -> int:
+        return engine.batch_size(self._chunk_nbytes())
+
+    def _read(self, indexer: Any) -> Any:
+        """Each pool thread takes a share of a batch, fetches it (whole values in one
+        `get_many`; partial decodes, e.g. inside shards, as rounds of `get_ranges`), decodes
+        it and copies each chunk's part into the output."""
+        out = np.empty(indexer.shape, dtype=self._meta.dtype)
+        fill = self._meta.fill_value
+        store = self._chunk_store
+        orthogonal = getattr(indexer, "orthogonal", False)
+        uniform = self._meta.chunk_grid.uniform_chunk_shape
+        single = self._chain.bind(uniform) if uniform is not None else None
+
+        fetch = engine.fetch_size(store, self._chunk_nbytes())
+
+        def work(batch: Sequence[Any]) -> None:
+            whole, partial = [], []
+            for proj in batch:
+                key = self._chunk_key(proj.coords)
+                chain = single or self._bound(proj.coords)
+                if chain.can_decode_partial and not proj.is_complete:
+                    region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape,
+                                                   orthogonal)
+                    partial.append((proj, key, chain.decode_partial(region, key)))
+                else:
+                    whole.append((proj, key, chain))
+            for group in _groups(whole, fetch):
+                blobs = store.get_many([key for _, key, _ in group])
+                for proj, key, chain in group:
+                    blob = blobs.pop(key, None)
                     if blob is None:
                         out[proj.out_selection] = fill
+                    elif (chain.into and proj.is_complete
+                          and _whole_chunk(proj.chunk_selection, chain.spec.shape)):
+                        chain.decode_into(blob, out[proj.out_selection], key)
                     else:
-                        chunk = chain.bind(grid.chunk_shape(proj.coords)).decode(blob, key)
-                        out[proj.out_selection] = chunk[proj.chunk_selection]
+                        _place(out, proj, chain.decode_scratch(blob, key))
+                del blobs
+            if partial:
+                chunks = engine.drive(store, [(key, gen) for _, key, gen in partial])
+                for (proj, _, _), chunk in zip(partial, chunks):
+                    if chunk is None:
+                        out[proj.out_selection] = fill
+                    else:
+                        _place(out, proj, chunk)
 
-            executor.run_batched(work, list(zip(batch, keys)))
+        for batch in _batches(indexer, self._batch_size()):
+            executor.run_batched(work, batch)
         return out[()] if out.shape == () else out
 
     def _write(self, indexer: Any, value: Any) -> None:
+        """Per batch, holding its keys' locks: each pool thread reads the old values of the
+        chunks of its share that the write covers partly and encodes its share (a chain that
+        can re-encodes only the touched part, e.g. the touched inner chunks of a shard); then
+        the whole batch is stored in one `set_many` / `erase_many`, so a chunk that fails to
+        decode leaves the batch unwritten. A batch of wholly written chunks has nothing to
+        decode; there each thread stores what it encoded every few chunks."""
         self._check_writeable()
         value = self._prepare_value(value, indexer.shape)
         meta = self._meta
-        grid = meta.chunk_grid
         fill = meta.fill_value
-        fill_bytes = np.asarray(fill, dtype=meta.dtype).tobytes()
         write_empty = config.get().write_empty_chunks
-        for batch in _batches(indexer, _BATCH_CHUNKS):
-            keys = [self._chunk_key(p.coords) for p in batch]
-            partial = [k for p, k in zip(batch, keys) if not p.is_complete]
-            existing = self._chunk_store.get_many(partial) if partial else {}
-            encoded: dict[str, Any] = {}
-            empty: list[str] = []
+        store = self._chunk_store
+        orthogonal = getattr(indexer, "orthogonal", False)
+        first_fill = (None if meta.dtype.hasobject
+                      else np.asarray(fill, dtype=meta.dtype).reshape(1).view(np.uint8).tobytes())
 
-            def work(items: Sequence[tuple[Any, str]]) -> None:
-                for proj, key in items:
-                    shape = grid.chunk_shape(proj.coords)
-                    chain = self._chain.bind(shape)
-                    chunk = self._chunk_for_write(proj, key, shape, chain, existing.get(key))
+        def work(batch: Sequence[tuple[Any, str]]) -> None:
+            partial = [key for proj, key in batch if not proj.is_complete]
+            existing = store.get_many(partial) if partial else {}
+            mine: dict[str, Any] = {}
+            for proj, key in batch:
+                chain = self._bound(proj.coords)
+                if not proj.is_complete and chain.can_encode_partial:
+                    region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape,
+                                                   orthogonal)
+                    data = chain.encode_partial(existing.pop(key, None), region,
+                                                _updater(proj, value), key)
+                else:
+                    chunk = self._chunk_for_write(proj, key, chain, existing.pop(key, None))
                     chunk[proj.chunk_selection] = value[proj.out_selection]
-                    if not write_empty and _equals_fill(chunk, fill_bytes):
-                        empty.append(key)
-                    else:
-                        encoded[key] = chain.encode(chunk)
+                    data = (None if not write_empty
+                            and _maybe_fill(chunk, first_fill)
+                            and meta.data_type.chunk_equals_fill(chunk, fill)
+                            else chain.encode(chunk))
+                mine[key] = data
+                if streaming and len(mine) >= _STREAM_CHUNKS:
+                    _store_results(store, mine)
+                    mine = {}
+            if streaming:
+                _store_results(store, mine)
+            else:
+                results.update(mine)
 
-            executor.run_batched(work, list(zip(batch, keys)))
-            if encoded:
-                self._chunk_store.set_many(encoded)
-            if empty:
-                self._chunk_store.erase_many(empty)
+        for batch in _batches(indexer, self._batch_size()):
+            items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
+            # nothing to decode, so nothing can fail half way: each thread stores as it goes,
+            # overlapping its writes with the other threads' encoding
+            streaming = all(proj.is_complete for proj in batch)
+            results: dict[str, Any] = {}
+            with engine.locked([key for _, key in items]):
+                executor.run_batched(work, items)
+                _store_results(store, results)
 
-    def _chunk_for_write(self, proj: Any, key: str, shape: tuple[int, ...], chain: Any,
-                         blob: Any) -> np.ndarray:
+    def _chunk_for_write(self, proj: Any, key: str, chain: Any, blob: Any) -> np.ndarray:
         """The chunk a write starts from: old contents where the write covers it partly."""
         fill = self._meta.fill_value
+        shape = chain.spec.shape
         if proj.is_complete:
             if self._chunk_inside_array(proj.coords, shape):
                 return np.empty(shape, dtype=self.dtype)
@@ -247,6 +306,8 @@ class Array(Node):
 
     def _chunk_inside_array(self, coords: Sequence[int], shape: Sequence[int]) -> bool:
         grid = self._meta.chunk_grid
+        if grid.uniform_chunk_shape is not None:  # chunk i starts at i * size
+            return all((c + 1) * n <= s for c, n, s in zip(coords, shape, self.shape))
         return all(int(grid.chunk_start(d, c)) + n <= s
                    for d, (c, n, s) in enumerate(zip(coords, shape, self.shape)))
 
@@ -293,8 +354,7 @@ class Array(Node):
             raise ValueError(f"new shape {new} must have {len(old)} non-negative dimensions")
         self._check_writeable()
         self._clear_outside(old, new)
-        grid = self._meta.chunk_grid.resized(new)
-        self._rewrite_metadata(shape=list(new), chunk_grid=grid.to_json(self._meta.format))
+        self._rewrite_metadata(shape=new)
 
     def _clear_outside(self, old: tuple[int, ...], new: tuple[int, ...]) -> None:
         grid = self._meta.chunk_grid
@@ -393,22 +453,53 @@ def _advanced_apart(items: tuple, ndim: int) -> bool:
     return bool(positions) and positions[-1] - positions[0] + 1 != len(positions)
 
 
+def _store_results(store: Any, results: dict[str, Any]) -> None:
+    """Encoded chunks in one `set_many`; chunks now all fill (None) in one `erase_many`."""
+    encoded = {k: v for k, v in results.items() if v is not None}
+    if encoded:
+        store.set_many(encoded)
+    empty = [k for k, v in results.items() if v is None]
+    if empty:
+        store.erase_many(empty)
+
+
+def _place(out: np.ndarray, proj: Any, chunk: np.ndarray) -> None:
+    out[proj.out_selection] = chunk[proj.chunk_selection]
+
+
+def _maybe_fill(chunk: np.ndarray, first_fill: bytes | None) -> bool:
+    """A cheap first look before the data type's full fill check: a chunk whose first element
+    is not the fill value (bytewise) is not all fill. Object types are always checked fully."""
+    if first_fill is None or chunk.size == 0:
+        return True
+    return chunk.reshape(-1)[:1].view(np.uint8).tobytes() == first_fill
+
+
+def _whole_chunk(chunk_selection: tuple, shape: tuple[int, ...]) -> bool:
+    """Whether a chunk selection is the whole chunk in order (then out[out_selection] has the
+    chunk's shape and the chunk can be decoded straight into it)."""
+    for item, n in zip(chunk_selection, shape):
+        if type(item) is not slice or item.start != 0 or item.stop != n or item.step not in (None, 1):
+            return False
+    return len(chunk_selection) == len(shape) > 0  # (a 0-d out[()] is a copy, not a view)
+
+
+def _updater(proj: Any, value: np.ndarray) -> Any:
+    """What a partial encoder calls to write this projection's values into a chunk."""
+    def update(chunk: np.ndarray) -> None:
+        chunk[proj.chunk_selection] = value[proj.out_selection]
+    return update
+
+
+def _groups(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
 def _batches(indexer: Iterable[Any], size: int) -> Iterable[list[Any]]:
     it = iter(indexer)
     while batch := list(itertools.islice(it, size)):
         yield batch
-
-
-def _equals_fill(chunk: np.ndarray, fill_bytes: bytes) -> bool:
-    """Whether every element of a chunk has exactly the fill value's bytes (NaN payloads too)."""
-    itemsize = len(fill_bytes)
-    if chunk.size == 0 or itemsize == 0:
-        return True
-    data = np.ascontiguousarray(chunk).reshape(-1).view(np.uint8)
-    if itemsize in (1, 2, 4, 8):
-        word = np.dtype(f"u{itemsize}")
-        return bool((data.view(word) == np.frombuffer(fill_bytes, dtype=word)[0]).all())
-    return bool((data.reshape(-1, itemsize) == np.frombuffer(fill_bytes, dtype=np.uint8)).all())
 
 
 def _outside_coords(old_grid: Sequence[int], new_grid: Sequence[int]) -> Iterable[tuple[int, ...]]:

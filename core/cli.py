@@ -2,6 +2,8 @@
 
 Subcommands:
   plugins   list installed extensions and hook plugins; `--check` loads and verifies them
+  convert   convert a hierarchy to another zarr format (cli_transfer.py)
+  copy      copy a hierarchy to another store in the same format (cli_transfer.py)
 
 The parser is a set of subcommands so that `info`, `tree`, `convert` and `check` can be added
 next to `plugins`, each as one `_add_<command>` function and one `_run_<command>` function.
@@ -37,15 +39,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.run is None:
         parser.print_help(sys.stderr)
         return 2
-    return args.run(args)
+    if not args.store_metrics:
+        return args.run(args)
+    from . import config, storage
+
+    with config.override(store_metrics=True):
+        try:
+            return args.run(args)
+        finally:
+            print(storage.metrics_report(), file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="zarrkit", description="Zarr arrays and groups.")
     parser.set_defaults(run=None)
+    parser.add_argument("--store-metrics", action="store_true",
+                        help="count every store operation (calls, keys, bytes, seconds) and "
+                             "print a table to stderr at the end")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_plugins(commands)
-    # Planned: _add_info, _add_tree, _add_convert, _add_check.
+    from .cli_transfer import add_commands
+
+    add_commands(commands)
+    for name, sub in commands.choices.items():
+        sub.set_defaults(command_name=name)
     return parser
 
 

@@ -2,18 +2,41 @@
 
 Codecs are synchronous and pure; the chunk engine decides where they run. A codec declares
 whether it releases the GIL (numcodecs' compressors do) so the engine knows threads will help.
+
+Partial access is optional and general (sharding is one user, not a special case):
+
+- an array->bytes codec may decode a `Region` of a chunk from byte ranges of its encoded value
+  (`decode_partial`, a generator of range requests, see `RangeReads`) and re-encode a chunk from
+  its old encoded value when a write covers only part of it (`encode_partial`);
+- an array->array codec takes part by mapping a region to its encoded side (`encoded_region`)
+  and by giving a writable decoded view of an encoded chunk (`decoded_view`);
+- a bytes->bytes codec takes part in partial decoding only when it maps every byte range of
+  its input to the same range of its output (`preserves_ranges`).
+
+The codec chain offers partial decoding only when every codec in it allows it.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Generator, Sequence, TypeVar
 
 import numpy as np
 
 from .data_type import DataType
-from .extension import Extension
+from .extension import Extension, named_config
+from .names import V2, V3, V3_DRAFT_2020
+from .store import ByteRange, Range, SuffixRange
+
+T = TypeVar("T")
+
+#: A partial decode runs as a generator, so the engine can gather the byte ranges that many
+#: chunks need into one store request. It yields a list of ranges of its encoded value
+#: (`ByteRange` / `SuffixRange`), is sent the list of answers (bytes; None when the value does
+#: not exist) and returns its result.
+RangeReads = Generator[list[Range], list[Any], T]
 
 
 class CodecKind(enum.Enum):
@@ -39,16 +62,106 @@ class ChunkSpec:
         size = self.data_type.item_size
         if size is None:
             return None
-        return int(np.prod(self.shape, dtype=np.int64)) * size
+        return math.prod(self.shape) * size
 
     def with_shape(self, shape: tuple[int, ...]) -> "ChunkSpec":
         return replace(self, shape=tuple(shape))
+
+
+@dataclass(frozen=True)
+class Region:
+    """The part of a chunk a selection touches, per dimension: a step-1 slice or sorted unique
+    positions (int64). `exact` says every element of the product is selected (orthogonal
+    selections); otherwise the region is only a box around the selected points."""
+
+    parts: tuple[slice | np.ndarray, ...]
+    exact: bool = True
+
+    @classmethod
+    def whole(cls, shape: Sequence[int]) -> "Region":
+        return cls(tuple(slice(0, int(n)) for n in shape), True)
+
+    def overlap(self, dim: int, start: int, stop: int) -> slice | np.ndarray | None:
+        """This region's positions along `dim` inside [start, stop), made local to `start`;
+        None when there are none."""
+        part = self.parts[dim]
+        if isinstance(part, slice):
+            lo, hi = max(part.start, start), min(part.stop, stop)
+            return slice(lo - start, hi - start) if lo < hi else None
+        lo, hi = np.searchsorted(part, (start, stop))
+        return part[lo:hi] - start if hi > lo else None
+
+    def covers(self, box: Sequence[tuple[int, int]]) -> bool:
+        """Whether every element of the box [(start, stop) per dimension] is selected."""
+        if not self.exact:
+            return False
+        for part, (start, stop) in zip(self.parts, box):
+            if isinstance(part, slice):
+                if part.start > start or part.stop < stop:
+                    return False
+            else:
+                lo, hi = np.searchsorted(part, (start, stop))
+                if hi - lo != stop - start:
+                    return False
+        return True
+
+    def within(self, box: Sequence[tuple[int, int]]) -> "Region":
+        """The part of this region inside a box, in the box's local coordinates (every part
+        non-empty: ask `overlap` first)."""
+        return Region(tuple(self.overlap(d, a, b) for d, (a, b) in enumerate(box)), self.exact)
+
+    def permuted(self, order: Sequence[int]) -> "Region":
+        return Region(tuple(self.parts[i] for i in order), self.exact)
+
+
+def shift_range(rng: Range, offset: int, length: int) -> ByteRange:
+    """A range of a value that sits at `offset` (with `length` bytes) inside a larger one, as a
+    range of the larger value; nested partial decoders use it to pass requests outwards."""
+    if isinstance(rng, SuffixRange):
+        n = min(rng.length, length)
+        return ByteRange(offset + length - n, n)
+    start = min(rng.offset, length)
+    n = length - start if rng.length is None else min(rng.length, length - start)
+    return ByteRange(offset + start, n)
+
+
+def lockstep(reads: Sequence[RangeReads[Any]]) -> RangeReads[list[Any]]:
+    """Run several partial decodes together, yielding their requests as one list per round, so
+    a codec that needs many sub-decodes (a shard's inner chunks) still makes one request."""
+    results: list[Any] = [None] * len(reads)
+    pending: list[tuple[int, list[Range]]] = []
+    for i, gen in enumerate(reads):
+        _advance(gen, None, i, results, pending)
+    while pending:
+        answers = yield [r for _, ranges in pending for r in ranges]
+        current, pending, at = pending, [], 0
+        for i, ranges in current:
+            _advance(reads[i], answers[at:at + len(ranges)], i, results, pending)
+            at += len(ranges)
+    return results
+
+
+def _advance(gen: RangeReads[Any], answer: Any, i: int, results: list[Any],
+             pending: list[tuple[int, list[Range]]]) -> None:
+    try:
+        pending.append((i, gen.send(answer)))
+    except StopIteration as stop:
+        results[i] = stop.value
 
 
 class Codec(Extension):
     kind: ClassVar[CodecKind]
     #: True when encode/decode release the GIL, so running chunks on threads scales.
     releases_gil: ClassVar[bool] = False
+    #: The v3 name of the data type this codec implies (v2's object codecs: `|O` + vlen-utf8
+    #: is "string"); formats whose dtype is ambiguous resolve it through this.
+    implied_data_type: ClassVar[str | None] = None
+    #: array->bytes: `decode_partial` is implemented
+    supports_partial_decode: ClassVar[bool] = False
+    #: array->bytes: `encode_partial` is implemented
+    supports_partial_encode: ClassVar[bool] = False
+    #: bytes->bytes: byte i of the input is byte i of the output (so ranges pass through)
+    preserves_ranges: ClassVar[bool] = False
 
     def evolve(self, spec: ChunkSpec) -> "Codec":
         """Fill in what a user left out but the chunk spec determines (e.g. an endian).
@@ -72,6 +185,62 @@ class Codec(Extension):
 
     def encoded_size(self, nbytes: int) -> int | None:
         """Size of the encoded form of `nbytes` input bytes, when it is fixed (checksums)."""
+        return None
+
+    def to_json(self, format: str = V3) -> Any:
+        """The codec as its format writes it.
+
+        v3: `{"name", "configuration"}`. v2: numcodecs' flat dict, `{"id": name, **config}`
+        (the form of `.zarray`'s `compressor` and `filters`). The 2020 draft: `{"codec": URI,
+        "configuration": {...}}`. A codec only declares its names and `configuration(format)`.
+        """
+        name = self.written_name(format)
+        configuration = self.configuration(format)
+        if format == V2:
+            return {"id": name, **configuration}
+        if format == V3_DRAFT_2020:
+            return {"codec": name, "configuration": dict(configuration)}
+        return named_config(name, configuration)
+
+    # -- decoding in place (optional) ----------------------------------------------------------
+    def decode_into(self, data: Any, out: Any, spec: ChunkSpec) -> bool:
+        """Decode straight into `out` and return True, or return False (having written
+        nothing) so the caller decodes the usual way. Saves an allocation and a copy per chunk.
+
+        bytes->bytes: `out` is writable C-contiguous bytes; decode into it only when `data`
+        decodes to exactly `len(out)` bytes. array->bytes: `out` is a writable array of the
+        spec's shape and dtype (maybe strided, e.g. the chunk's place in a read's output)."""
+        return False
+
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """array->bytes: the dtype when the encoded value is exactly the chunk's elements in C
+        order (so bytes decoded into an array's memory are the decoded chunk), else None."""
+        return None
+
+    # -- partial access (optional) -------------------------------------------------------------
+    def decode_partial(self, region: Region, spec: ChunkSpec) -> RangeReads[np.ndarray | None]:
+        """array->bytes: decode the part of a chunk in `region`, reading byte ranges of the
+        encoded value. Returns a chunk of the full shape whose elements inside the region are
+        right (others are unspecified), or None when the encoded value does not exist."""
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
+                       spec: ChunkSpec) -> Any:
+        """array->bytes: the new encoded value after a write that touches only `region`, from
+        the old encoded value (None when there is none). `update(chunk)` writes the new values
+        into a full-shape chunk whose region holds the old values. Returns None when the whole
+        chunk is now the fill value (so the key can be erased)."""
+        raise NotImplementedError
+
+    def encoded_region(self, region: Region, spec: ChunkSpec) -> Region | None:
+        """array->array: the region on the encoded side holding what `region` needs, or None
+        when this codec cannot say (then the chain offers no partial access)."""
+        return None
+
+    def decoded_view(self, encoded: np.ndarray, spec: ChunkSpec) -> np.ndarray | None:
+        """array->array: the decoded chunk as a writable view of `encoded` (writes go through),
+        or None when there is no such view."""
         return None
 
     def __repr__(self) -> str:

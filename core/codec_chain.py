@@ -1,15 +1,22 @@
 """A validated chain of codecs bound to a chunk spec: array->array*, one array->bytes,
 bytes->bytes*. Encoding runs the chain forwards, decoding backwards; any failure to decode is
-reported as a ChunkDecodeError naming the chunk and the codec."""
+reported as a ChunkDecodeError naming the chunk and the codec.
+
+A bound chain also says whether it can decode part of a chunk from byte ranges
+(`can_decode_partial`) and re-encode a partly written chunk from its old encoded value
+(`can_encode_partial`); it offers either only when every codec in it takes part (see
+`codec.py`), so the engine asks the chain and never looks at the codecs themselves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .codec import ChunkSpec, Codec, CodecKind
+from .codec import ChunkSpec, Codec, CodecKind, RangeReads, Region
 from .errors import ChunkDecodeError, CodecChainError, ZarrkitError
 
 
@@ -49,6 +56,41 @@ class BoundChain:
     array_bytes: tuple[Codec, ChunkSpec]
     bytes_bytes: tuple[Codec, ...]
     spec: ChunkSpec
+    #: byte ranges of the stored value reach the array->bytes codec unchanged, and it and every
+    #: array->array codec can work on a region
+    can_decode_partial: bool = field(init=False)
+    #: a partly covered chunk can be re-encoded from its old value without decoding all of it
+    can_encode_partial: bool = field(init=False)
+
+    #: `decode_into` decodes the last bytes->bytes step straight into the destination (only
+    #: for chunks large enough for that to pay)
+    direct: bool = field(init=False)
+    #: the array->bytes codec's encoded value is the chunk's elements as they are
+    _raw: bool = field(init=False)
+    #: the array->bytes codec decodes into a given array itself (sharding: inner chunks land
+    #: in their places in the output), with nothing before or after it in the chain
+    _ab_into: bool = field(init=False)
+    #: `decode_into` saves a copy (either way above)
+    into: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        aa = [c for c, _ in self.array_array]
+        ab = self.array_bytes[0]
+        raw_dtype = ab.raw_dtype(self.array_bytes[1])
+        # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
+        raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
+        object.__setattr__(self, "_raw", raw)
+        object.__setattr__(self, "direct", raw and bool(self.bytes_bytes)
+                           and self.spec.nbytes >= _DIRECT_MIN
+                           and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into)
+        object.__setattr__(self, "_ab_into", not aa and not self.bytes_bytes
+                           and type(ab).decode_into is not Codec.decode_into)
+        object.__setattr__(self, "into", self.direct or self._ab_into)
+        object.__setattr__(self, "can_decode_partial", ab.supports_partial_decode
+                           and all(c.supports_partial_decode for c in aa)
+                           and all(c.preserves_ranges for c in self.bytes_bytes))
+        object.__setattr__(self, "can_encode_partial", ab.supports_partial_encode
+                           and all(c.supports_partial_encode for c in aa))
 
     def encode(self, chunk: np.ndarray) -> Any:
         for codec, spec in self.array_array:
@@ -60,30 +102,191 @@ class BoundChain:
         return data
 
     def decode(self, data: Any, key: str | None = None) -> np.ndarray:
-        codec = None
-        bytes_spec = self.array_bytes[1]
-        try:
-            for codec in reversed(self.bytes_bytes):
-                data = codec.decode(data, bytes_spec)
+        current = [self.array_bytes[0]]
+        try:  # (not the _decoding context manager: this is the per-chunk hot path)
+            data = self._decode_bytes(data, current)
+            current[0] = self.array_bytes[0]
+            if self._raw:  # the elements as they are: no need to ask the codec
+                chunk = self._raw_chunk(data, key)
+            else:
+                chunk = self.array_bytes[0].decode(data, self.array_bytes[1])
+            if self.array_array:
+                chunk = self._decode_arrays(chunk, current)
+        except Exception as exc:
+            error = _decode_error(exc, key, current[0])
+            if error is exc:
+                raise
+            raise error from exc
+        return self._checked(chunk, key)
+
+    def decode_into(self, data: Any, dest: np.ndarray, key: str | None = None) -> None:
+        """Decode a chunk into `dest` (a writable array of the chunk's shape and dtype, e.g.
+        its place in a read's output): when the chain allows, the last bytes->bytes codec
+        writes straight into it (or into a per-thread scratch buffer when `dest` is strided),
+        so no chunk-sized buffer is allocated per chunk."""
+        if self.direct:
+            first = self.bytes_bytes[0]
+            current = [first]
+            try:
+                for codec in reversed(self.bytes_bytes[1:]):
+                    current[0] = codec
+                    data = codec.decode(data, self.array_bytes[1])
+                current[0] = first
+                target = dest if dest.flags.c_contiguous else _scratch(dest.nbytes, dest.dtype)
+                if first.decode_into(data, memoryview(target.reshape(-1)).cast("B"),
+                                     self.array_bytes[1]):
+                    if target is not dest:
+                        dest[...] = target.reshape(dest.shape)
+                    return
+            except Exception as exc:
+                error = _decode_error(exc, key, current[0])
+                if error is exc:
+                    raise
+                raise error from exc
+        elif self._ab_into:
             codec, spec = self.array_bytes
-            chunk = codec.decode(data, spec)
-            for codec, spec in reversed(self.array_array):
-                chunk = codec.decode(chunk, spec)
-        except ChunkDecodeError as exc:
-            if exc.key is None and key is not None:
-                exc.key = key
-                exc.args = (f"chunk {key!r}: {exc.args[0]}",)
-            raise
-        except ZarrkitError:
-            raise
-        except Exception as exc:  # a codec library's own error on corrupt input
-            name = codec.written_name() if codec is not None else "?"
-            raise ChunkDecodeError(f"codec {name!r} failed to decode it (corrupt or truncated): "
-                                   f"{type(exc).__name__}: {exc}", key=key) from exc
+            try:
+                if codec.decode_into(data, dest, spec):
+                    return
+            except Exception as exc:
+                error = _decode_error(exc, key, codec)
+                if error is exc:
+                    raise
+                raise error from exc
+        dest[...] = self.decode(data, key)
+
+    def decode_scratch(self, data: Any, key: str | None = None) -> np.ndarray:
+        """The decoded chunk, in this thread's scratch buffer when the chain decodes in place:
+        valid only until this thread's next decode, for a caller that copies part of it out
+        at once (no chunk-sized allocation per chunk)."""
+        if not self.direct:
+            return self.decode(data, key)
+        dest = _scratch(self.spec.nbytes, self.spec.dtype).reshape(self.spec.shape)
+        self.decode_into(data, dest, key)
+        return dest
+
+    def _raw_chunk(self, data: Any, key: str | None) -> np.ndarray:
+        spec = self.spec
+        size = memoryview(data).nbytes
+        if size != spec.nbytes:
+            raise ChunkDecodeError(f"expected {spec.nbytes} bytes for a chunk of shape "
+                                   f"{spec.shape} {spec.dtype}, got {size} (truncated or "
+                                   f"corrupt)", key=key)
+        return np.frombuffer(data, dtype=spec.dtype).reshape(spec.shape)
+
+    def _decode_bytes(self, data: Any, current: list) -> Any:
+        bytes_spec = self.array_bytes[1]
+        for codec in reversed(self.bytes_bytes):
+            current[0] = codec
+            data = codec.decode(data, bytes_spec)
+        return data
+
+    def _decode_arrays(self, chunk: np.ndarray, current: list) -> np.ndarray:
+        for codec, spec in reversed(self.array_array):
+            current[0] = codec
+            chunk = codec.decode(chunk, spec)
+        return chunk
+
+    def _checked(self, chunk: np.ndarray, key: str | None) -> np.ndarray:
         if chunk.shape != self.spec.shape:
             raise ChunkDecodeError(f"decoded shape {chunk.shape} differs from the chunk shape "
                                    f"{self.spec.shape}", key=key)
         return chunk
+
+    def _inner_region(self, region: Region) -> Region:
+        for codec, spec in self.array_array:
+            mapped = codec.encoded_region(region, spec)
+            if mapped is None:
+                raise CodecChainError(f"codec {codec.written_name()!r} cannot map a region")
+            region = mapped
+        return region
+
+    def decode_partial(self, region: Region, key: str | None = None) -> RangeReads[np.ndarray | None]:
+        """The chunk with (at least) `region` decoded, reading only the byte ranges the
+        array->bytes codec asks for; None when the stored value does not exist. Only when
+        `can_decode_partial`."""
+        inner = self._inner_region(region)
+        codec, spec = self.array_bytes
+        with _decoding(key, codec) as current:
+            chunk = yield from codec.decode_partial(inner, spec)
+            if chunk is None:
+                return None
+            chunk = self._decode_arrays(chunk, current)
+        return self._checked(chunk, key)
+
+    def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
+                       key: str | None = None) -> Any:
+        """The new stored value of a chunk a write covers partly: the old value (None: absent)
+        is decoded only as far as the array->bytes codec needs. None: the chunk is all fill.
+        Only when `can_encode_partial`."""
+        ab, ab_spec = self.array_bytes
+        for codec, spec in self.array_array:
+            region = codec.encoded_region(region, spec)
+            update = _through_view(update, codec, spec)
+        with _decoding(key, ab) as current:
+            if old is not None:
+                old = self._decode_bytes(old, current)
+            current[0] = ab
+            data = ab.encode_partial(old, region, update, ab_spec)
+        if data is None:
+            return None
+        for codec in self.bytes_bytes:
+            data = codec.encode(data, ab_spec)
+        return data
+
+
+_local = threading.local()
+#: below this a codec library's per-call cost of decoding into a buffer outweighs the copy saved
+_DIRECT_MIN = 64 << 10
+#: larger chunks get a fresh buffer rather than one kept per thread
+_SCRATCH_MAX = 64 << 20
+
+
+def _scratch(nbytes: int, dtype: np.dtype) -> np.ndarray:
+    """A per-thread buffer of `nbytes` bytes viewed as `dtype`, reused from chunk to chunk (a
+    fresh chunk-sized allocation costs page faults every time)."""
+    if nbytes > _SCRATCH_MAX:
+        return np.empty(nbytes, dtype=np.uint8).view(dtype)
+    buf = getattr(_local, "buffer", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _local.buffer = np.empty(nbytes, dtype=np.uint8)
+    return buf[:nbytes].view(dtype)
+
+
+def _through_view(update: Callable[[np.ndarray], None], codec: Codec,
+                  spec: ChunkSpec) -> Callable[[np.ndarray], None]:
+    """`update` for the chunk on the encoded side of an array->array codec."""
+    return lambda encoded: update(codec.decoded_view(encoded, spec))
+
+
+@contextmanager
+def _decoding(key: str | None, first: Codec) -> Iterator[list]:
+    """Report any failure inside as a ChunkDecodeError naming the chunk and the codec at work
+    (`current[0]`, kept up to date by the caller)."""
+    current = [first]
+    try:
+        yield current
+    except Exception as exc:
+        error = _decode_error(exc, key, current[0])
+        if error is exc:
+            raise
+        raise error from exc
+
+
+def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Exception:
+    """The error to raise for a failure while decoding: a ChunkDecodeError naming the chunk and
+    the codec (a codec library's own error on corrupt input is wrapped); other zarrkit errors
+    unchanged."""
+    if isinstance(exc, ChunkDecodeError):
+        if exc.key is None and key is not None:
+            exc.key = key
+            exc.args = (f"chunk {key!r}: {exc.args[0]}",)
+        return exc
+    if isinstance(exc, ZarrkitError):
+        return exc
+    name = codec.written_name() if codec is not None else "?"
+    return ChunkDecodeError(f"codec {name!r} failed to decode it (corrupt or truncated): "
+                            f"{type(exc).__name__}: {exc}", key=key)
 
 
 class CodecChain:

@@ -51,6 +51,8 @@ class Settings:
         default_factory=lambda: _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
     )
     prefer: dict = field(default_factory=_env_prefer)
+    #: wrap every store opened by URL or path in the store registry's `metrics` wrapper
+    store_metrics: bool = field(default_factory=lambda: _env_bool("ZARRKIT_STORE_METRICS", False))
 
 
 _lock = threading.Lock()

@@ -7,19 +7,35 @@ branch on concrete types.
 
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .errors import MetadataError, ValueCastError
-from .extension import Extension
+from .extension import Extension, named_config
 from .names import V3
 
 
 class DataType(Extension):
+    """A Zarr data type: its numpy form, its JSON in each format, its fill values, its bytes.
+
+    Byte order. In v3 a data type has none (the `bytes` codec says). In v2 and the 2020 draft
+    the name carries it (`<f8`, `>i2`), so an instance built from such a name remembers it,
+    writes the same name back with `to_json(format)`, and reports it as `endian` ('little',
+    'big', or None when the type has no byte order or the format does not say). The v2/draft
+    array->bytes step lays chunks out with `encoded_dtype(endian or 'little')`.
+
+    Traits for array->bytes codecs, so that a new data type works with them untouched:
+    `has_endianness`, `encoded_dtype(endian)`, `to_encoded` / `from_encoded` (the conversion
+    between decoded and stored layout), and `bit_layout` (for bit-packing codecs).
+    """
+
     #: Keys of the static index from numpy dtypes to data types; see `native_keys()`.
     numpy_keys: ClassVar[tuple[str, ...]] = ()
+    #: Byte order remembered from a v2/draft name; see `endian`.
+    _endian: str | None = None
 
     @property
     def native(self) -> np.dtype:
@@ -32,13 +48,29 @@ class DataType(Extension):
         return cls()
 
     @property
+    def endian(self) -> str | None:
+        """'little' / 'big' as named in v2 or draft metadata; None in v3 or for byte-free types."""
+        return self._endian
+
+    def with_endian(self, endian: str | None) -> "DataType":
+        """A copy remembering `endian` (ignored for types without byte order)."""
+        if endian not in (None, "little", "big"):
+            raise ValueError(f"endian must be 'little', 'big' or None, got {endian!r}")
+        out = copy.copy(self)
+        out._endian = endian if self.has_endianness else None
+        return out
+
+    @property
     def item_size(self) -> int | None:
         """Bytes per element, or None for variable-length types."""
         return self.native.itemsize
 
     # -- JSON of the data type itself -------------------------------------------------------
     def to_json(self, format: str = V3) -> Any:
-        return self.written_name(format)
+        """The bare name, or `{"name", "configuration"}` when the type has a configuration."""
+        configuration = self.configuration(format)
+        name = self.written_name(format)
+        return named_config(name, configuration) if configuration else name
 
     # -- fill values --------------------------------------------------------------------------
     def default_fill(self) -> Any:
@@ -76,6 +108,50 @@ class DataType(Extension):
     def describe(self) -> str:
         return repr(self.to_json(V3))
 
+    # -- value semantics used when casting written values ----------------------------------
+    @property
+    def numeric_kind(self) -> str:
+        """The numpy kind the values behave as ('f' for bfloat16 even though numpy says 'V')."""
+        return self.native.kind
+
+    @property
+    def finite_max(self) -> float | None:
+        """The largest finite value of a float type (per component for complex), for range
+        checks on writes: formats without infinities saturate instead of overflowing."""
+        if self.native.kind in "fc":
+            part = self.native if self.native.kind == "f" else np.dtype(f"f{self.native.itemsize // 2}")
+            return float(np.finfo(part).max)
+        return None
+
+    @property
+    def int_range(self) -> tuple[int, int] | None:
+        """(min, max) of an integer type, for range checks on writes; None otherwise."""
+        if self.native.kind in "iu":
+            info = np.iinfo(self.native)
+            return int(info.min), int(info.max)
+        return None
+
+    def chunk_equals_fill(self, chunk: np.ndarray, fill: Any) -> bool:
+        """Whether every element of `chunk` is the fill value (such chunks are not stored).
+
+        Compared bytewise, so a NaN fill matches NaN elements with the same payload; types
+        whose elements are Python objects override this with an element comparison.
+        """
+        fill_bytes = np.asarray(fill, dtype=chunk.dtype).tobytes()
+        itemsize = len(fill_bytes)
+        if chunk.size == 0 or itemsize == 0:
+            return True
+        data = np.ascontiguousarray(chunk).reshape(-1).view(np.uint8)
+        if itemsize in (1, 2, 4, 8):
+            word = np.dtype(f"u{itemsize}")
+            return bool((data.view(word) == np.frombuffer(fill_bytes, dtype=word)[0]).all())
+        return bool((data.reshape(-1, itemsize) == np.frombuffer(fill_bytes, dtype=np.uint8)).all())
+
+    def default_serializer(self) -> Any:
+        """The JSON of the array->bytes codec a new array of this type needs when its creator
+        names none, or None to let the configured defaults decide (fixed-size types)."""
+        return None
+
     # -- traits for the bytes codec ----------------------------------------------------------
     @property
     def has_endianness(self) -> bool:
@@ -92,11 +168,41 @@ class DataType(Extension):
             return self.native
         return self.native.newbyteorder("<" if endian == "little" else ">")
 
+    def to_encoded(self, data: np.ndarray, endian: str | None) -> np.ndarray:
+        """`data` (of `native`) as an array of `encoded_dtype(endian)` holding the same values.
+
+        The default is a numpy cast; types numpy cannot byte-swap by casting (ml_dtypes'
+        bfloat16) override both this and `from_encoded` with views.
+        """
+        target = self.encoded_dtype(endian)
+        return data if data.dtype == target else data.astype(target)
+
+    def from_encoded(self, stored: np.ndarray, endian: str | None) -> np.ndarray:
+        """The inverse of `to_encoded`: stored values back as `native`."""
+        return stored if stored.dtype == self.native else stored.astype(self.native)
+
+    @property
+    def bit_layout(self) -> tuple[int, int, bool] | None:
+        """(bits per component, components per element, signed) for bit-packing codecs.
+
+        A component is laid out as its little-endian bytes; only the low `bits` carry the
+        value. None: this type cannot be bit-packed.
+        """
+        native = self.native
+        if native.fields or native.kind not in "biufc":
+            return None
+        if native.kind == "b":
+            return 1, 1, False
+        if native.kind == "c":
+            return native.itemsize * 4, 2, False
+        return native.itemsize * 8, 1, native.kind == "i"
+
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_json() == other.to_json()
+        return (type(self) is type(other) and self.to_json() == other.to_json()
+                and self.endian == other.endian)
 
     def __hash__(self) -> int:
-        return hash((type(self), repr(self.to_json())))
+        return hash((type(self), repr(self.to_json()), self.endian))
 
     def __repr__(self) -> str:
         return f"<data type {self.to_json()!r}>"
@@ -106,7 +212,7 @@ def cast_values(source: np.ndarray, data_type: DataType) -> np.ndarray:
     """`source` as the type's dtype, without numpy's warnings on lossy casts: the caller judges
     the result with `check_representable`, so a bad value is one clean ValueCastError."""
     target = data_type.native
-    if source.dtype.kind == "c" and target.kind not in "cOV":
+    if source.dtype.kind == "c" and data_type.numeric_kind not in "cOV":
         if np.any(source.imag):
             raise ValueCastError(f"complex values with a non-zero imaginary part cannot be "
                                  f"stored as {data_type.describe()}")
@@ -119,26 +225,38 @@ def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataTyp
     """Refuse casts that silently change values (int overflow, float->int truncation, ...).
 
     Casts numpy calls 'same_kind' between floats or complexes (float64 -> float32) are allowed:
-    losing precision there is what a user of that type expects.
+    losing precision there is what a user of that type expects. Kinds are the data type's
+    `numeric_kind`, so bfloat16 or int4 (numpy kind 'V') are judged as the floats and integers
+    they are.
     """
     target = cast.dtype
     src = source.dtype
+    tkind = data_type.numeric_kind
     if src == target or np.can_cast(src, target, "safe"):
         return
-    if (src.kind == target.kind and src.kind in "fc") or (src.kind in "biu" and target.kind == "f"):
-        # precision may go, magnitude may not: a finite value must not overflow to infinity
-        if target.kind in "fc" and source.size and np.any(np.isinf(cast) & np.isfinite(source)):
-            raise ValueCastError(f"values of dtype {src} cannot be stored as "
-                                 f"{data_type.describe()}: out of range (would become infinite)")
+    if (src.kind == tkind and src.kind in "fc") or (src.kind in "biuf" and tkind == "f"):
+        # precision may go, magnitude may not: a finite value must not overflow (to infinity,
+        # or to NaN in the formats without infinities)
+        if tkind in "fc" and source.size:
+            with np.errstate(invalid="ignore"):
+                finite = np.isfinite(source)
+                bad = (np.isinf(cast) | np.isnan(cast)) & finite
+                limit = data_type.finite_max
+                if limit is not None and src.kind in "biuf":
+                    bad |= finite & (np.abs(source.astype(np.float64)) > limit)
+            if np.any(bad):
+                raise ValueCastError(f"values of dtype {src} cannot be stored as "
+                                     f"{data_type.describe()}: out of range")
         return
-    if src.kind in "iu" and target.kind in "iu":
+    int_range = data_type.int_range
+    if src.kind in "iu" and int_range is not None:
         # a range check: a round trip hides wrapping between types of one size (int64 <-> uint64)
-        info = np.iinfo(target)
-        if source.size == 0 or (int(source.min()) >= info.min and int(source.max()) <= info.max):
+        low, high = int_range
+        if source.size == 0 or (int(source.min()) >= low and int(source.max()) <= high):
             return
         raise ValueCastError(
             f"values of dtype {src} cannot be stored as {data_type.describe()}: out of range "
-            f"{info.min}..{info.max}")
+            f"{low}..{high}")
     try:
         back = cast.astype(src)
         same = np.array_equal(back, source, equal_nan=src.kind in "fc")
@@ -151,11 +269,16 @@ def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataTyp
 
 
 def native_keys(dtype: np.dtype) -> tuple[str, ...]:
-    """Index keys of a numpy dtype, most specific first: 'f4' then 'f'; structured: 'V+fields'."""
+    """Index keys of a numpy dtype, most specific first: its name ('bfloat16', 'float32'),
+    then kind and size ('f4'), then kind ('f'); structured: 'V+fields'.
+
+    The name comes first so that dtypes from other libraries that numpy files under a generic
+    kind (ml_dtypes' bfloat16 is 'V2', float8_e5m2 is 'f1') find their own data type.
+    """
     dtype = np.dtype(dtype)
     if dtype.fields:
         return ("V+fields",)
-    return (f"{dtype.kind}{dtype.itemsize}", dtype.kind)
+    return (dtype.name, f"{dtype.kind}{dtype.itemsize}", dtype.kind)
 
 
 class _NativeIndex:
@@ -204,9 +327,17 @@ def data_type_from_native(dtype: Any) -> DataType:
         if not candidates:
             continue
         if len(candidates) > 1:
-            names = ", ".join(sorted(c.__module__ + "." + c.__qualname__ for c in candidates))
+            names = ", ".join(sorted(_label(c) for c in candidates))
             raise MetadataError(
-                f"numpy dtype {dtype} matches several data types ({names}); name the one you "
+                f"numpy dtype {dtype} matches several data types: {names}; name the one you "
                 f"want with its Zarr name", key="data_type")
         return candidates[0].from_native(dtype)
     raise MetadataError(f"no installed data type plugin handles numpy dtype {dtype}", key="data_type")
+
+
+def _label(cls: type) -> str:
+    """`'string' (module.Class)`: the Zarr name a user would type, and where it comes from."""
+    names = getattr(cls, "names", None)
+    written = names.written(V3) if names is not None else None
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    return f"{written!r} ({where})" if written else where

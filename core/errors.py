@@ -108,6 +108,25 @@ class ReadOnlyError(CapabilityError):
     """A write was attempted on a read-only array, group or store."""
 
 
+class InvalidKeyError(ZarrkitError, ValueError):
+    """A store key or prefix breaks the key rules, or would reach outside the store's root."""
+
+
+class StoreError(ZarrkitError):
+    """The storage behind a store failed (I/O error, network fault, server error, corrupt
+    container); `key` and `store` say where. Never turned into a missing key or a fill value."""
+
+    def __init__(self, message: str, *, key: str | None = None, store: object | None = None,
+                 operation: str | None = None):
+        self.key = key
+        self.store = store
+        self.operation = operation
+        what = operation or "access"
+        target = f" {key!r}" if key is not None else ""
+        where = f" in {store}" if store is not None else ""
+        super().__init__(f"cannot {what}{target}{where}: {message}")
+
+
 class ChunkDecodeError(ZarrkitError):
     """A stored chunk could not be decoded: corrupt, truncated, or a checksum mismatch."""
 

@@ -2,7 +2,10 @@
 
 Work is handed out in batches, one per thread, because a pool task costs tens of microseconds
 and chunks can be cheaper than that. The calling thread takes a batch itself, and a call made
-from inside a pool thread runs inline, so nested use can never deadlock the pool.
+while the pool is busy with an outer call (from a pool thread, or from the caller's own share)
+runs inline, so nested use can never deadlock the pool. A call whose outer call had a single
+item did not use the pool, so it spreads out: a read of one shard decodes its inner chunks on
+every thread.
 """
 
 from __future__ import annotations
@@ -51,10 +54,13 @@ def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T]) -> None
     pool = _get_pool(max(1, threads() - 1))
     futures = [pool.submit(work, batch) for batch in batches[1:]]
     error: BaseException | None = None
+    _local.worker = True  # the caller's share runs nested calls inline too, as workers do
     try:
         work(batches[0])
     except BaseException as exc:  # still wait for the others before raising
         error = exc
+    finally:
+        _local.worker = False
     for future in futures:
         try:
             future.result()

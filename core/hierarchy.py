@@ -52,7 +52,9 @@ def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None
 def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) -> "Array | Group":
     if isinstance(metadata, ArrayMetadata):
         return Array(store, path, metadata, read_only=read_only)
-    return Group(store, path, metadata, read_only=read_only)
+    from .formats.consolidated import group_for  # a group holding consolidated metadata
+
+    return group_for(store, path, metadata, read_only)
 
 
 def open_node(store: Any, path: str, *, read_only: bool) -> "Array | Group":
@@ -88,6 +90,8 @@ def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:
     elif overwrite and path:
         get_format(fmt).erase_node(store, path)
     format_module = get_format(fmt)
+    if getattr(format_module, "IMPLICIT_GROUPS", False):
+        return  # the format implies ancestors from their descendants (the 2020 draft)
     for ancestor in missing:
         format_module.write_metadata(store, ancestor, format_module.group_document(None))
 

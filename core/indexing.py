@@ -32,10 +32,12 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .chunk_grid import ChunkGrid
+from .codec import Region
 from .errors import SelectionError
 
 __all__ = [
     "ChunkProjection", "Indexer", "basic_indexer", "orthogonal_indexer", "vectorized_indexer",
+    "chunk_region",
 ]
 
 # Above this many chunks in the (touched part of the) grid, linear chunk ids could overflow int64,
@@ -67,6 +69,8 @@ class Indexer:
     """
 
     shape: tuple[int, ...]
+    #: every chunk_selection selects a product of per-dimension picks (not points)
+    orthogonal: bool = True
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         raise NotImplementedError
@@ -427,6 +431,11 @@ class _ProductIndexer(Indexer):
             yield ChunkProjection((), (), (), True)
             return
         drops, arrays = self._drops, self._arrays
+        if len(self._pieces) == 1 and not arrays:  # 1-D: no product to take apart
+            for i, chunk_sel, out_sel, complete in self._pieces[0]:
+                yield ChunkProjection((i,), (chunk_sel,), () if out_sel is None else (out_sel,),
+                                      complete)
+            return
         for combo in product(*self._pieces):
             coords, chunk_sel, out_sel, complete = zip(*combo)
             if drops:
@@ -500,6 +509,7 @@ class _PointIndexer(Indexer):
     """
 
     __slots__ = ("shape", "_projections")
+    orthogonal = False
 
     def __init__(self, shape: tuple[int, ...], projections: list[ChunkProjection]):
         self.shape = shape
@@ -650,3 +660,32 @@ def _point_projections(axes: list[_Axis], coords: list[np.ndarray], ids: list[np
         complete = _group_complete(chunk_sel, group_extents[g], distinct)
         projections.append(ChunkProjection(group_coords[g], chunk_sel, out_sel, complete))
     return projections
+
+
+# --------------------------------------------------------------------------------------------
+# Regions: what a codec that reads or writes part of a chunk is told
+
+
+def chunk_region(chunk_selection: tuple, chunk_shape: Sequence[int], orthogonal: bool) -> Region:
+    """The `Region` of a chunk that a projection's chunk_selection touches: per dimension a
+    step-1 slice or the sorted distinct positions. Exact for orthogonal selections; for points
+    (several coordinate arrays) it is the product of each dimension's positions, a superset."""
+    parts = []
+    for item, n in zip(chunk_selection, chunk_shape):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(n)
+            if step == 1:
+                parts.append(slice(start, max(start, stop)))
+                continue
+            item = np.arange(start, stop, step, dtype=np.int64)
+        elif not isinstance(item, np.ndarray):
+            i = operator.index(item)
+            parts.append(slice(i, i + 1))
+            continue
+        positions = np.unique(np.asarray(item, dtype=np.int64).ravel())
+        if positions.size and positions[-1] - positions[0] + 1 == positions.size:
+            parts.append(slice(int(positions[0]), int(positions[-1]) + 1))
+        else:
+            parts.append(positions)
+    points = not orthogonal and sum(isinstance(i, np.ndarray) for i in chunk_selection) > 1
+    return Region(tuple(parts), exact=not points)

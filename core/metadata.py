@@ -75,6 +75,11 @@ def freeze(doc: Any) -> Any:
     return doc
 
 
+def thaw(doc: Any) -> Any:
+    """Plain, mutable JSON again from a frozen view."""
+    return _thaw(doc)
+
+
 def _thaw(doc: Any) -> Any:
     if isinstance(doc, Mapping):
         return {k: _thaw(v) for k, v in doc.items()}

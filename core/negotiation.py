@@ -44,6 +44,36 @@ def unknown_fields(doc: Mapping[str, Any], known: Iterable[str], *, where: str) 
     return extra
 
 
+def extension_list(items: Any, *, key: str, where: str,
+                   understood: Iterable[str] = ()) -> list[Mapping[str, Any]]:
+    """The 2020 draft's `extensions` list (entry point and array metadata): objects naming a
+    protocol extension by URI with a `must_understand` flag. One this installation does not
+    understand is refused when it must be understood, else ignored; the ignored ones are
+    returned (they stay in the document as read)."""
+    if not isinstance(items, list):
+        raise MetadataError(f"expected a list of extension objects, got {items!r}", key=key,
+                            where=where)
+    understood = set(understood)
+    ignored = []
+    for i, item in enumerate(items):
+        at = f"{key}[{i}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("extension"), str):
+            raise MetadataError(f"expected an object with a string 'extension', got {item!r}",
+                                key=at, where=where)
+        flag = item.get("must_understand", True)
+        if not isinstance(flag, bool):
+            raise MetadataError(f"'must_understand' must be true or false, got {flag!r}",
+                                key=at, where=where)
+        if item["extension"] in understood:
+            continue
+        if flag:
+            raise MustUnderstandError(
+                f"this installation does not understand the extension {item['extension']!r}, "
+                'and it is not marked "must_understand": false', key=at, where=where)
+        ignored.append(item)
+    return ignored
+
+
 def resolve_extension(kind: str, doc: Any, format: str, *, key: str, where: str) -> Any:
     """Build an extension instance from its metadata JSON, or Skipped when allowed."""
     name, configuration, must_understand = parse_named_config(doc, key=key, where=where)

@@ -57,11 +57,11 @@ class Node:
             raise ReadOnlyError(f"{self._meta.node_type} {self.name!r} is open read-only")
         self._store.require("write", f"write to {self._meta.node_type} {self.name!r}")
 
-    def _rewrite_metadata(self, **fields: Any) -> None:
-        """Edit fields of the stored document and re-read it, so what is kept is what is read."""
+    def _rewrite_metadata(self, **changes: Any) -> None:
+        """Change the stored document (attributes, shape) and re-read it, so what is kept is
+        what is read; the format says how a change maps onto its documents."""
         self._check_writeable()
-        doc = self._meta.to_json()
-        doc.update(fields)
+        doc = self._format.edit_document(self._meta, **changes)
         metadata = self._format.parse_node(doc, self._where())
         self._format.write_metadata(self._store, self._path, doc)
         self._set_metadata(metadata)

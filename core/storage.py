@@ -2,6 +2,12 @@
 
 Stores are plugins found by URL scheme in the `zarrkit.stores` registry; a plain path is the
 `file` scheme. A URL no store claims goes to the `zarrkit_open_store` hook before failing.
+`storage_options` go to the store's `from_url` as keyword arguments.
+
+With the setting `store_metrics` (`ZARRKIT_STORE_METRICS=1`) every store returned is wrapped by
+the store registry's `metrics` entry: a wrapper class with `wrap(store)` and the class methods
+`summary()`, `report()` and `reset()` over what all its instances recorded. The kernel names
+no class: a site may register its own `metrics` wrapper.
 """
 
 from __future__ import annotations
@@ -10,13 +16,17 @@ import os
 import re
 from typing import Any
 
-from . import hooks, registry
+from . import config, hooks, registry
 from .errors import UnknownExtensionError
 from .store import MODES, Store, check_mode
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
-__all__ = ["MODES", "check_mode", "open_store", "scheme_of"]
+#: the store registry's name for the wrapper the `store_metrics` setting applies
+METRICS_WRAPPER = "metrics"
+
+__all__ = ["MODES", "check_mode", "open_store", "scheme_of", "metrics_summary",
+           "metrics_report", "reset_metrics"]
 
 
 def scheme_of(url: str) -> str:
@@ -25,6 +35,13 @@ def scheme_of(url: str) -> str:
 
 
 def open_store(store: Any, *, mode: str = "r", storage_options: dict | None = None) -> Store:
+    opened = _open(store, mode, storage_options)
+    if config.get().store_metrics:
+        opened = _metrics_wrapper().wrap(opened)
+    return opened
+
+
+def _open(store: Any, mode: str, storage_options: dict | None) -> Store:
     check_mode(mode)
     if isinstance(store, Store):
         return store
@@ -42,3 +59,23 @@ def open_store(store: Any, *, mode: str = "r", storage_options: dict | None = No
             return opened
         raise
     return cls.from_url(store, mode=mode, **options)
+
+
+# -- store metrics (what a CLI flag or a user switches on with `store_metrics`) -----------------
+def _metrics_wrapper() -> Any:
+    return registry.resolve("store", METRICS_WRAPPER)
+
+
+def metrics_summary() -> dict[str, dict[str, dict[str, Any]]]:
+    """What every metrics-wrapped store in this process recorded:
+    {store: {operation: {"calls", "keys", "bytes", "seconds", "errors"}}}."""
+    return _metrics_wrapper().summary()
+
+
+def metrics_report() -> str:
+    """The same as a table, for printing."""
+    return _metrics_wrapper().report()
+
+
+def reset_metrics() -> None:
+    _metrics_wrapper().reset()

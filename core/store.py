@@ -1,18 +1,20 @@
 """The store protocol of the specs: a key-value store that is readable, writeable and/or
 listable, each capability checked per operation so a missing one gives a clear error.
 
-Keys are '/'-separated; stores validate them with `check_key` so a key can never escape the
-store (no '..', no absolute paths). Batch calls (`get_many`, `set_many`) exist so a store that
-can do I/O concurrently does it for a whole selection at once.
+Keys follow the seed's rules (non-empty, '/'-separated, no trailing '/'; a prefix is '' or a
+key plus '/'), with v3's wider alphabet: any Unicode but NUL and '\\'. Stores validate them with
+`check_key`, which also refuses '.' and '..' segments, '//' and leading '/', so a key can never
+escape the store. Batch calls (`get_many`, `get_ranges`, `set_many`) exist so a store that can
+do I/O concurrently does it for a whole selection at once.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Iterator, Mapping
+from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence
 
-from .errors import CapabilityError, ReadOnlyError
+from .errors import CapabilityError, InvalidKeyError, ReadOnlyError
 from .names import Names
 
 
@@ -56,8 +58,8 @@ def check_key(key: str) -> str:
     if not isinstance(key, str):
         raise TypeError(f"store keys are strings, got {key!r}")
     if not key or _BAD_KEY.search(key) or key.endswith("/"):
-        raise ValueError(f"invalid store key {key!r}: not empty, no leading or trailing '/', "
-                         f"no '//', '.' or '..' segments")
+        raise InvalidKeyError(f"invalid store key {key!r}: not empty, no leading or trailing "
+                              f"'/', no '//', '.' or '..' segments, no '\\' or NUL")
     return key
 
 
@@ -65,7 +67,7 @@ def check_prefix(prefix: str) -> str:
     """A listing or erasing prefix: '' (everything) or a valid key followed by '/'."""
     if prefix:
         if not prefix.endswith("/"):
-            raise ValueError(f"invalid prefix {prefix!r}: must be '' or end with '/'")
+            raise InvalidKeyError(f"invalid prefix {prefix!r}: must be '' or end with '/'")
         check_key(prefix[:-1])
     return prefix
 
@@ -108,6 +110,13 @@ class Store:
                 out[key] = value
         return out
 
+    def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
+        """Many (key, byte range) reads at once, answers in request order (None: key absent).
+
+        The chunk engine and partial decoders send one call per selection; a store that can do
+        I/O concurrently (or coalesce nearby ranges of one key) overrides this."""
+        return [self.get(key, byte_range) for key, byte_range in requests]
+
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 
@@ -117,6 +126,7 @@ class Store:
         raise ReadOnlyError(f"{self} cannot be written")
 
     def set_many(self, items: Mapping[str, bytes]) -> None:
+        self.require("write", "set keys")
         for key in items:  # refuse a bad batch before writing any of it
             check_key(key)
         for key, value in items.items():
@@ -126,11 +136,13 @@ class Store:
         raise ReadOnlyError(f"{self} cannot be written")
 
     def erase_many(self, keys: Iterable[str]) -> None:
+        self.require("write", "erase keys")
         for key in keys:
             self.erase(key)
 
     def erase_prefix(self, prefix: str) -> None:
         """Erase every key starting with `prefix` (a '/'-terminated folder, or '' for all)."""
+        self.require("write", f"erase prefix {prefix!r}")
         check_prefix(prefix)
         self.erase_many(list(self.list_prefix(prefix)))
 

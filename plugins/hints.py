@@ -10,25 +10,44 @@ import re
 
 from zarrkit.hooks import hookimpl
 
+#: ml_dtypes formats zarrkit does not ship (the shipped ones say themselves, when ml_dtypes is
+#: missing, which extra to install)
 _ML_DTYPES = re.compile(r"bfloat16|float8_\w+|float6_\w+|float4_\w+|u?int[24]")
 
 _NOT_YET = {
-    "codec": {"sharding_indexed", "vlen-utf8", "vlen-bytes", "packbits", "bitround",
-              "scale_offset", "cast_value", "zfp", "pcodec", "squeeze"},
-    "data_type": {"numpy.datetime64", "numpy.timedelta64", "string", "bytes",
-                  "fixed_length_utf32", "struct", "structured", "complex_bfloat16",
-                  "complex_float16", "complex_float32", "complex_float64"},
+    "codec": {"sharding_indexed", "squeeze"},
+    #: complex numbers of ml_dtypes formats: numpy and ml_dtypes have no such type to decode to
+    "data_type": {"complex_bfloat16", "complex_float16"} | {
+        f"complex_{part}" for part in (
+            "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
+            "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn",
+            "float6_e2m3fn", "float6_e3m2fn")},
     "chunk_grid": {"rectilinear"},
 }
 
 
 @hookimpl
 def zarrkit_install_hint(kind: str, name: str, format: str) -> str | None:
-    if kind == "data_type" and _ML_DTYPES.fullmatch(name):
-        return ("it is one of the ml_dtypes types, which need the `ml_dtypes` package and a "
-                "zarrkit data type plugin that provides them")
-    if name in _NOT_YET.get(kind, ()) or (kind == "codec" and name.startswith("numcodecs.")):
+    if kind == "data_type" and _ML_DTYPES.fullmatch(name) and format == "v3":
+        return ("it looks like an ml_dtypes format that zarrkit does not ship; a data type "
+                "plugin (entry-point group 'zarrkit.data_types') backed by ml_dtypes adds it")
+    if kind == "codec" and _numcodecs_id(name, format) in _OPTIONAL_NUMCODECS:
+        extra = _OPTIONAL_NUMCODECS[_numcodecs_id(name, format)]
+        return (f"numcodecs provides {name!r} only when the {extra!r} package is installed: "
+                f"pip install 'zarrkit[{extra}]'")
+    if kind == "codec" and name.startswith("numcodecs."):
+        return (f"numcodecs has no codec {name[len('numcodecs.'):]!r} here; a package that "
+                f"registers it with numcodecs (or in 'zarrkit.codecs') adds it")
+    if name in _NOT_YET.get(kind, ()):
         return (f"{name!r} is a registered Zarr extension that this zarrkit version does not "
                 f"ship yet; a plugin package declaring it in the entry-point group "
                 f"'zarrkit.{kind}s' adds it")
     return None
+
+
+#: numcodecs ids whose codec numcodecs registers only when an optional package imports
+_OPTIONAL_NUMCODECS = {"pcodec": "pcodec", "zfpy": "zfp"}
+
+
+def _numcodecs_id(name: str, format: str) -> str:
+    return name[len("numcodecs."):] if format == "v3" and name.startswith("numcodecs.") else name

@@ -25,3 +25,11 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "memory":
         return f"memory://test-{uuid.uuid4().hex}"
     return str(tmp_path / "data.zarr")
+
+
+@pytest.fixture(scope="session")
+def zarr2() -> Any:
+    """zarr-python 2.18 in its own cached venv (see tests/zarr2_env.py)."""
+    from zarr2_env import Zarr2
+
+    return Zarr2.ensure()

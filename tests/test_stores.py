@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+import zarrkit as zk
 from zarrkit import registry
-from zarrkit.errors import ReadOnlyError
+from zarrkit.errors import InvalidKeyError, ReadOnlyError, StoreError, UnknownExtensionError, ZarrkitError
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.store import Store, SuffixRange
+from zarrkit.storage import open_store
+from zarrkit.store import Store, SuffixRange, check_key, check_prefix
 from zarrkit.testing.store_tests import StoreTests
 
 
@@ -225,3 +227,67 @@ def test_erase_prefix_everything_keeps_root(tmp_path: Path) -> None:
 @pytest.mark.parametrize("scheme,cls", [("file", LocalStore), ("memory", MemoryStore)])
 def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
     assert registry.resolve("store", scheme) is cls
+
+
+@pytest.mark.parametrize("scheme,module,cls_name", [
+    ("zip", "zip", "ZipStore"), ("lmdb", "lmdb", "LmdbStore"), ("http", "http", "HttpStore"),
+    ("https", "http", "HttpStore"), ("s3", "fsspec", "FsspecStore"),
+    ("gs", "fsspec", "FsspecStore"), ("gcs", "fsspec", "FsspecStore"),
+    ("fsspec+https", "fsspec", "FsspecStore"), ("fsspec+memory", "fsspec", "FsspecStore"),
+    ("cache", "cache", "CachingStore"), ("metrics", "metrics", "MetricsStore"),
+])
+def test_every_backend_resolves_by_url_scheme(scheme: str, module: str, cls_name: str) -> None:
+    cls = registry.resolve("store", scheme)
+    assert (cls.__module__, cls.__name__) == (f"zarrkit.plugins.stores.{module}", cls_name)
+
+
+def test_unknown_scheme_is_refused_by_name() -> None:
+    with pytest.raises(UnknownExtensionError) as info:
+        open_store("nosuchscheme://x")
+    assert (info.value.kind, info.value.name) == ("store", "nosuchscheme")
+
+
+THIRD_PARTY_STORE = '''
+from zarrkit.names import names
+from zarrkit.plugins.stores.memory import MemoryStore
+
+class VaultStore(MemoryStore):
+    """A third party's store: one entry point makes vault:// work everywhere."""
+    names = names("vault")
+
+    @classmethod
+    def from_url(cls, url, *, mode="r", **options):
+        store = cls(url[len("vault://"):], mode=mode)
+        store.options = options
+        return store
+'''
+
+
+def test_a_third_party_scheme_needs_one_entry_point(fake_distribution) -> None:
+    fake_distribution("zarrkit-vault", entry_points={"zarrkit.stores": {"vault": "vault_store:VaultStore"}},
+                      modules={"vault_store": THIRD_PARTY_STORE})
+    url = f"vault://{_unique_name()}"
+    array = zk.create_array(url, shape=(3,), dtype="i2", storage_options={"token": "t"})
+    array[:] = [1, 2, 3]
+    assert type(array.store).__name__ == "VaultStore" and array.store.options == {"token": "t"}
+    assert zk.open_array(url)[...].tolist() == [1, 2, 3]
+
+
+# -- keys ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("key", ["", "/a", "a/", "a//b", "../x", "a/./b", "a/../b", "a\\b", "a\x00b"])
+def test_invalid_keys_are_a_zarrkit_error_and_a_value_error(key: str) -> None:
+    with pytest.raises(InvalidKeyError) as info:
+        check_key(key)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, ZarrkitError)
+
+
+@pytest.mark.parametrize("prefix", ["a", "/a/", "../", "a//"])
+def test_invalid_prefixes_are_refused(prefix: str) -> None:
+    with pytest.raises(InvalidKeyError):
+        check_prefix(prefix)
+
+
+def test_store_error_names_key_store_and_operation() -> None:
+    error = StoreError("HTTP 503", key="c/0", store="S3Store('s3://b/x')", operation="read")
+    assert str(error) == "cannot read 'c/0' in S3Store('s3://b/x'): HTTP 503"
+    assert (error.key, error.operation) == ("c/0", "read")

@@ -33,6 +33,21 @@ def node_prefix(path: str) -> str:
     return f"{path}/" if path else ""
 
 
+def probe(store: Any, path: str) -> bool:
+    """A v3 node is at `path` when its zarr.json exists (the 2020 draft's root entry point is
+    also `zarr.json`, but only at the root, and with a URI as `zarr_format`)."""
+    key = metadata_key(path)
+    if path:
+        return store.exists(key)
+    raw = store.get(key)
+    if raw is None:
+        return False
+    try:
+        return json.loads(raw).get("zarr_format") == 3
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return True  # malformed: let read_metadata say what is wrong with it
+
+
 # -- reading ------------------------------------------------------------------------------
 def load_document(raw: bytes, where: str) -> dict[str, Any]:
     try:
@@ -162,6 +177,25 @@ def array_document(*, shape: Sequence[int], data_type: Any, chunk_grid: Any, chu
 
 def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"zarr_format": 3, "node_type": "group", "attributes": dict(attributes or {})}
+
+
+def creation_arguments(data_type: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """v3 takes no arguments beyond the canonical ones."""
+    if options:
+        raise TypeError(f"zarr format 3 takes no arguments {sorted(options)}; use codecs=, "
+                        f"chunk_key_encoding= and chunk_grid= instead")
+    return {}
+
+
+def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = None,
+                  shape: Sequence[int] | None = None) -> dict[str, Any]:
+    doc = metadata.to_json()
+    if attributes is not None:
+        doc["attributes"] = dict(attributes)
+    if shape is not None:
+        doc["shape"] = [int(n) for n in shape]
+        doc["chunk_grid"] = metadata.chunk_grid.resized(tuple(shape)).to_json(NAME)
+    return doc
 
 
 def encode_document(doc: Mapping[str, Any]) -> bytes:

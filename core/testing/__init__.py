@@ -1,6 +1,9 @@
 """Testing support for zarrkit plugin authors.
 
-- `StoreTests`: the conformance suite a store plugin's test class subclasses.
+- `StoreTests`: the conformance suite a store plugin's test class subclasses
+  (`ReadableStoreTests` for stores that cannot be written through themselves).
+- `DataTypeTests`: the same for a data type plugin.
+- `CodecTests`: the same for codecs.
 - `make_distribution` / `installed`: write and install a real fake distribution.
 - The pytest plugin (`zarrkit.testing.pytest_plugin`, loaded automatically) adds the fixtures
   `fake_distribution` and `zarrkit_register`.
@@ -14,6 +17,9 @@ from typing import Any
 
 _EXPORTS = {
     "StoreTests": "store_tests",
+    "ReadableStoreTests": "store_tests",
+    "DataTypeTests": "dtype_tests",
+    "CodecTests": "codec_tests",
     "make_distribution": "fake_dist",
     "installed": "fake_dist",
 }

@@ -1,4 +1,4 @@
-"""A conformance suite every store should pass: subclass it in a test module.
+"""Conformance suites every store should pass: subclass one in a test module.
 
     class TestMyStore(StoreTests):
         @pytest.fixture
@@ -9,19 +9,28 @@
             return MyStore(store.root, mode="r")    # read-only, same data
 
 `store` (a pytest fixture) is required. `store_reopen` is optional; without it the read-only
-tests are skipped. The class name does not start with "Test", so importing it into a test
-module does not run it a second time on its own.
+tests are skipped.
+
+A store that cannot be written through itself (HTTP, a read-only archive format) subclasses
+`ReadableStoreTests` instead and defines the fixture `store_with`: a function that puts the
+given {key: value} into the backend by other means and returns a store over them. Both suites
+check the capabilities a store declares: a non-writeable store must refuse writes with
+`ReadOnlyError`, a non-listable one must refuse listings with `CapabilityError`.
+
+The class names do not start with "Test", so importing them into a test module does not run
+them a second time on their own.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from typing import Callable, Mapping
 
 import numpy as np
 import pytest
 
-from zarrkit.errors import ReadOnlyError
+from zarrkit.errors import CapabilityError, ReadOnlyError
 from zarrkit.store import ByteRange, Range, Store, SuffixRange
 
 VALUE = bytes(range(100))
@@ -45,8 +54,138 @@ def _fill(store: Store, keys: list[str]) -> None:
         store.set(key, key.encode())
 
 
-class StoreTests:
-    """Behaviour a user relies on, whatever the backend."""
+StoreWith = Callable[[Mapping[str, bytes]], Store]
+
+
+class ReadableStoreTests:
+    """What every readable store does, whether or not it can be written through itself."""
+
+    @pytest.fixture
+    def store_with(self) -> StoreWith:
+        """A function: {key: value} -> a store holding exactly those. Subclasses define it."""
+        pytest.skip(f"{type(self).__name__} defines no store_with fixture")
+
+    # -- byte ranges -------------------------------------------------------------------------
+    @pytest.mark.parametrize("byte_range,expected", [
+        (ByteRange(10, 5), VALUE[10:15]),
+        (ByteRange(0, 0), b""),
+        (ByteRange(90), VALUE[90:]),
+        (ByteRange(0), VALUE),
+        (SuffixRange(7), VALUE[-7:]),
+        (ByteRange(95, 20), VALUE[95:]),  # past the end: clipped
+        (ByteRange(150, 5), b""),
+        (ByteRange(150), b""),
+        (SuffixRange(500), VALUE),
+        (SuffixRange(0), b""),
+    ], ids=repr)
+    def test_byte_range(self, store_with: StoreWith, byte_range: Range, expected: bytes) -> None:
+        store = store_with({"k": VALUE})
+        assert store.get("k", byte_range) == expected
+
+    def test_read_whole_values(self, store_with: StoreWith) -> None:
+        items = {"zarr.json": b"{}", "a/c/0": VALUE, "a/c/1": b"", "ключ/ü": b"x"}
+        store = store_with(items)
+        for key, value in items.items():
+            assert store.get(key) == value
+            assert store.exists(key)
+        assert store.get("a") is None and not store.exists("a")  # a prefix is not a key
+        assert store.get("missing") is None and not store.exists("missing")
+        assert store.get("missing", SuffixRange(3)) is None
+        assert store.get("missing", ByteRange(0, 0)) is None
+
+    # -- batches -----------------------------------------------------------------------------
+    def test_get_many_leaves_out_missing(self, store_with: StoreWith) -> None:
+        store = store_with({"a": b"1", "c/d": b"2"})
+        assert store.get_many(["a", "b", "c/d", "c"]) == {"a": b"1", "c/d": b"2"}
+        assert store.get_many([]) == {}
+
+    def test_get_ranges_answers_in_request_order(self, store_with: StoreWith) -> None:
+        big = os.urandom(300_000)
+        store = store_with({"k": VALUE, "big": big, "empty": b""})
+        requests: list[tuple[str, Range | None]] = [
+            ("big", ByteRange(200_000, 10)),
+            ("k", None),
+            ("missing", ByteRange(0, 4)),
+            ("big", ByteRange(5, 10)),        # neighbours of one key: a store may merge them
+            ("big", ByteRange(0, 8)),
+            ("big", ByteRange(5, 10)),        # the same range twice
+            ("big", SuffixRange(16)),
+            ("k", ByteRange(99, 50)),
+            ("big", ByteRange(299_990)),
+            ("empty", None),
+            ("missing", None),
+            ("k", ByteRange(500, 1)),
+        ]
+        expected = [big[200_000:200_010], VALUE, None, big[5:15], big[:8], big[5:15],
+                    big[-16:], VALUE[99:], big[299_990:], b"", None, b""]
+        assert store.get_ranges(requests) == expected
+        assert store.get_ranges([]) == []
+
+    def test_get_ranges_many_small_reads_of_one_key(self, store_with: StoreWith) -> None:
+        """The read pattern of inner chunks in a shard: dozens of adjacent ranges."""
+        value = os.urandom(64 * 100)
+        store = store_with({"shard": value})
+        requests = [("shard", ByteRange(i * 64, 64)) for i in range(99, -1, -3)]
+        answers = store.get_ranges(requests)
+        assert answers == [value[r.offset:r.offset + 64] for _, r in requests]  # type: ignore[union-attr]
+
+    # -- keys that could escape --------------------------------------------------------------
+    @pytest.mark.parametrize("key", INVALID_KEYS)
+    def test_invalid_key_refused_on_read(self, store_with: StoreWith, key: str) -> None:
+        store = store_with({"fine": b"1"})
+        for attempt in (
+            lambda: store.get(key),
+            lambda: store.get(key, SuffixRange(1)),
+            lambda: store.exists(key),
+            lambda: store.get_many(["fine", key]),
+            lambda: store.get_ranges([("fine", None), (key, None)]),
+        ):
+            with pytest.raises(ValueError):
+                attempt()
+
+    # -- capabilities --------------------------------------------------------------------------
+    def test_declared_capabilities_are_enforced(self, store_with: StoreWith) -> None:
+        store = store_with({"a/b": b"1"})
+        assert store.readable
+        if not store.writeable or store.read_only:
+            for attempt in (
+                lambda: store.set("a/b", b"2"),
+                lambda: store.set_many({"new": b"2"}),
+                lambda: store.erase("a/b"),
+                lambda: store.erase_prefix("a/"),
+                lambda: store.require("write", "write"),
+            ):
+                with pytest.raises(ReadOnlyError):
+                    attempt()
+            assert store.get("a/b") == b"1"
+        if not store.listable:
+            for attempt in (
+                lambda: list(store.list()),
+                lambda: list(store.list_prefix("a/")),
+                lambda: store.list_dir("a/"),
+                lambda: store.require("list", "list"),
+            ):
+                with pytest.raises(CapabilityError):
+                    attempt()
+        else:
+            assert list(store.list()) == ["a/b"]
+            assert store.list_dir("") == ([], ["a"])
+
+
+
+class StoreTests(ReadableStoreTests):
+    """Behaviour a user relies on, whatever the backend, for stores that can be written."""
+
+    #: (threads, writes per thread) of the concurrency test; a slow backend may ask for fewer
+    concurrent_writers: tuple[int, int] = (8, 50)
+
+    @pytest.fixture
+    def store_with(self, store: Store) -> StoreWith:
+        def fill(items: Mapping[str, bytes]) -> Store:
+            store.set_many(items)
+            return store
+
+        return fill
 
     def store_reopen(self, store: Store) -> Store:
         """A read-only store over the data of `store`; override to run the read-only tests."""
@@ -93,29 +232,7 @@ class StoreTests:
             value[0] = 99  # the caller reuses its buffer: what was stored must not change
         assert store.get("k") == expected
 
-    # -- byte ranges -------------------------------------------------------------------------
-    @pytest.mark.parametrize("byte_range,expected", [
-        (ByteRange(10, 5), VALUE[10:15]),
-        (ByteRange(0, 0), b""),
-        (ByteRange(90), VALUE[90:]),
-        (ByteRange(0), VALUE),
-        (SuffixRange(7), VALUE[-7:]),
-        (ByteRange(95, 20), VALUE[95:]),  # past the end: clipped
-        (ByteRange(150, 5), b""),
-        (ByteRange(150), b""),
-        (SuffixRange(500), VALUE),
-    ], ids=repr)
-    def test_byte_range(self, store: Store, byte_range: Range, expected: bytes) -> None:
-        store.set("k", VALUE)
-        assert store.get("k", byte_range) == expected
-
     # -- batches -----------------------------------------------------------------------------
-    def test_get_many_leaves_out_missing(self, store: Store) -> None:
-        store.set("a", b"1")
-        store.set("c/d", b"2")
-        assert store.get_many(["a", "b", "c/d", "c"]) == {"a": b"1", "c/d": b"2"}
-        assert store.get_many([]) == {}
-
     def test_set_many(self, store: Store) -> None:
         items = {f"c/{i}": bytes([i]) * i for i in range(10)}
         store.set_many(items)
@@ -223,7 +340,7 @@ class StoreTests:
 
     # -- threads -----------------------------------------------------------------------------
     def test_concurrent_sets_lose_nothing(self, store: Store) -> None:
-        threads, per_thread = 8, 50
+        threads, per_thread = self.concurrent_writers
         start = threading.Barrier(threads)
         failures: list[BaseException] = []
 

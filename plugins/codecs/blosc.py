@@ -6,7 +6,7 @@ user leaves it (or the shuffle) out, `evolve` fills it in from the data type.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from numcodecs import blosc
@@ -15,15 +15,18 @@ from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
+from zarrkit.plugins.codecs.spellings import draft_uri
 
 _SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+#: numcodecs (v2, the draft) writes the shuffle as an int; -1 means "by the element size"
+_SHUFFLE_CODES = {**_SHUFFLES, "auto": -1}
 _CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
 _HEADER_SIZE = 16  # version, versionlz, flags, typesize, then nbytes, blocksize, cbytes (u32 LE)
 
 
 @dataclass(frozen=True, eq=False)
 class BloscCodec(Codec):
-    names = names("blosc")
+    names = names("blosc", v2="blosc", draft=draft_uri("blosc"))
     kind = CodecKind.BYTES_BYTES
     releases_gil = True
     cname: str = "zstd"
@@ -31,9 +34,14 @@ class BloscCodec(Codec):
     shuffle: str | None = None
     typesize: int | None = None
     blocksize: int = 0
+    #: read from numcodecs' form (v2, the draft), where the element size of the chunk is the
+    #: typesize, so none has to be stored
+    numcodecs_form: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        if format != V3:
+            return cls._from_numcodecs(configuration)
         owner = "blosc codec"
         check_known_fields(configuration, {"cname", "clevel", "shuffle", "typesize", "blocksize"},
                            owner=owner)
@@ -52,16 +60,45 @@ class BloscCodec(Codec):
                                 f"{codec.typesize}", key="configuration.typesize")
         return codec
 
+    @classmethod
+    def _from_numcodecs(cls, configuration: Mapping[str, Any]) -> "BloscCodec":
+        """numcodecs' form: an int shuffle, its defaults (lz4, 5, shuffle), no typesize (the
+        element size of the chunk is used, as numcodecs takes it from the array it is given)."""
+        owner = "blosc codec"
+        check_known_fields(configuration, {"cname", "clevel", "shuffle", "blocksize", "typesize"},
+                           owner=owner)
+        codes = {code: label for label, code in _SHUFFLE_CODES.items()}
+        shuffle = config_value(configuration, "shuffle", int, owner=owner, choices=tuple(codes),
+                               default=1)
+        return cls(
+            cname=config_value(configuration, "cname", str, owner=owner, choices=_CNAMES,
+                               default="lz4"),
+            clevel=config_value(configuration, "clevel", int, owner=owner, choices=tuple(range(10)),
+                                default=5),
+            shuffle=codes[shuffle],
+            typesize=config_value(configuration, "typesize", (int, type(None)), owner=owner,
+                                  default=None),
+            blocksize=config_value(configuration, "blocksize", int, owner=owner, default=0),
+            numcodecs_form=True,
+        )
+
     def validate(self, spec: ChunkSpec) -> None:
         # a stored chain must say how it shuffles, and how wide the elements are; a new one
         # gets both from evolve()
         if self.shuffle is None:
             raise CodecChainError("blosc codec: 'shuffle' is required", key="codecs")
-        if self.shuffle != "noshuffle" and not self.typesize:
+        if self.shuffle not in ("noshuffle", "auto") and not self.typesize \
+                and not self.numcodecs_form:
             raise CodecChainError("blosc codec: 'typesize' is required unless shuffle is "
                                   "'noshuffle'", key="codecs")
 
     def configuration(self, format: str = V3) -> dict:
+        if format != V3:
+            # no typesize: numcodecs takes the element size from the array (and versions
+            # before 0.16 refuse the field)
+            return {"cname": self.cname, "clevel": self.clevel,
+                    "shuffle": _SHUFFLE_CODES[self.shuffle or "noshuffle"],
+                    "blocksize": self.blocksize}
         out = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle or "noshuffle"}
         if self.typesize is not None:
             out["typesize"] = self.typesize
@@ -71,21 +108,41 @@ class BloscCodec(Codec):
     def evolve(self, spec: ChunkSpec) -> "BloscCodec":
         item = spec.data_type.item_size or 1
         typesize = self.typesize or item
-        shuffle = self.shuffle or ("bitshuffle" if item == 1 else "shuffle")
+        shuffle = self.shuffle if self.shuffle not in (None, "auto") else _auto_shuffle(item)
         return BloscCodec(self.cname, self.clevel, shuffle, typesize, self.blocksize)
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return blosc.compress(data, self.cname.encode(), self.clevel,
-                              _SHUFFLES[self.shuffle or "noshuffle"], self.blocksize,
-                              typesize=self.typesize or 1)
+        item = self.typesize or spec.data_type.item_size or 1
+        shuffle = self.shuffle or "noshuffle"
+        if shuffle == "auto":
+            shuffle = _auto_shuffle(item)
+        return blosc.compress(data, self.cname.encode(), self.clevel, _SHUFFLES[shuffle],
+                              self.blocksize, typesize=item)
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
-        # blosc trusts the sizes in its 16-byte header and would read past a truncated buffer
-        view = as_bytes_view(data)
-        if len(view) < _HEADER_SIZE:
-            raise ChunkDecodeError(f"blosc: {len(view)} bytes is too short for a blosc header")
-        cbytes = int.from_bytes(view[12:16], "little")
-        if cbytes != len(view):
-            raise ChunkDecodeError(f"blosc: the header gives {cbytes} compressed bytes, the chunk "
-                                   f"has {len(view)} (truncated or corrupt)")
-        return blosc.decompress(view)
+        return blosc.decompress(_checked_header(data))
+
+    def decode_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
+        view = _checked_header(data)
+        if int.from_bytes(view[4:8], "little") != len(out):  # nbytes: the decoded size
+            return False
+        blosc.decompress(view, out)
+        return True
+
+
+def _checked_header(data: Any) -> memoryview:
+    """The chunk as bytes, refused when its header's sizes do not match it: blosc trusts them
+    and would read past a truncated buffer."""
+    view = as_bytes_view(data)
+    if len(view) < _HEADER_SIZE:
+        raise ChunkDecodeError(f"blosc: {len(view)} bytes is too short for a blosc header")
+    cbytes = int.from_bytes(view[12:16], "little")
+    if cbytes != len(view):
+        raise ChunkDecodeError(f"blosc: the header gives {cbytes} compressed bytes, the chunk "
+                               f"has {len(view)} (truncated or corrupt)")
+    return view
+
+
+def _auto_shuffle(item_size: int) -> str:
+    """numcodecs' AUTOSHUFFLE: bit shuffle for one-byte elements, byte shuffle otherwise."""
+    return "bitshuffle" if item_size == 1 else "shuffle"

@@ -46,10 +46,12 @@ class BytesCodec(Codec):
                 f"the bytes codec needs an 'endian' for {spec.data_type.describe()}", key="codecs")
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
-        target = spec.data_type.encoded_dtype(self.endian)
-        if data.dtype != target:
-            data = data.astype(target)
+        data = spec.data_type.to_encoded(data, self.endian)
         return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        stored = spec.data_type.encoded_dtype(self.endian)
+        return stored if stored == spec.dtype and spec.data_type.item_size else None
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         stored = spec.data_type.encoded_dtype(self.endian)
@@ -59,6 +61,4 @@ class BytesCodec(Codec):
             raise ChunkDecodeError(f"expected {expected} bytes for a chunk of shape {spec.shape} "
                                    f"{spec.dtype}, got {size} (truncated or corrupt)")
         out = np.frombuffer(data, dtype=stored).reshape(spec.shape)
-        if stored != spec.dtype:
-            out = out.astype(spec.dtype)
-        return out
+        return spec.data_type.from_encoded(out, self.endian)

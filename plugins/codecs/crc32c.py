@@ -4,20 +4,32 @@ and verifies it on decode, so corruption is reported instead of decoded."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from crc32c import crc32c
 
 from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
-from zarrkit.errors import ChunkDecodeError
-from zarrkit.names import names
+from zarrkit.errors import ChunkDecodeError, MetadataError
+from zarrkit.names import V3, names
+from zarrkit.plugins.codecs.spellings import draft_uri
 
 
 @dataclass(frozen=True, eq=False)
 class Crc32cCodec(Codec):
-    names = names("crc32c")
+    names = names("crc32c", v2="crc32c", draft=draft_uri("crc32c"))
     kind = CodecKind.BYTES_BYTES
     releases_gil = True
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        # numcodecs' CRC32C (v2) may say where its checksum goes; only "end" is this format
+        config = dict(configuration)
+        if format != V3 and config.get("location", "end") == "end":
+            config.pop("location", None)
+        if config:
+            raise MetadataError(f"crc32c codec: unsupported configuration {config!r} (only a "
+                                f"checksum at the end is this codec)", key="configuration")
+        return cls()
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
         view = as_bytes_view(data)

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, Region
 from zarrkit.errors import CodecChainError, MetadataError
 from zarrkit.extension import check_known_fields
 from zarrkit.names import V3, names
@@ -17,6 +17,8 @@ from zarrkit.names import V3, names
 class TransposeCodec(Codec):
     names = names("transpose")
     kind = CodecKind.ARRAY_ARRAY
+    supports_partial_decode = True
+    supports_partial_encode = True
     order: tuple[int, ...]
 
     @classmethod
@@ -48,3 +50,9 @@ class TransposeCodec(Codec):
 
     def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         return data.transpose(np.argsort(self.order))
+
+    def encoded_region(self, region: Region, spec: ChunkSpec) -> Region:
+        return region.permuted(self.order)
+
+    def decoded_view(self, encoded: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return encoded.transpose(np.argsort(self.order))

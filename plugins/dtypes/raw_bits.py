@@ -1,11 +1,15 @@
 """Raw bits `r<N>` (N a positive multiple of 8): opaque fixed-size values, numpy void `V<N/8>`.
 
 One class serves the whole family through a name pattern; its fill value is a list of N/8
-byte values.
+byte values. In v2 the family is numpy's void typestrings `|V<n>` (what zarr-python 3 writes
+for raw bytes, fill value base64); the 2020 draft names it `r8`, `r16`, ... as v3 does.
+(zarr-python 3's own v3 extension `raw_bytes` is a different name and is not read.)
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any, Mapping
 
@@ -13,13 +17,14 @@ import numpy as np
 
 from zarrkit.data_type import DataType
 from zarrkit.errors import MetadataError
-from zarrkit.names import V3, names
+from zarrkit.names import V2, V3, names
 
 _PATTERN = r"r([1-9][0-9]*)"
+_V2_PATTERN = r"\|V([1-9][0-9]*)"
 
 
 class RawBits(DataType):
-    names = names(pattern=_PATTERN, draft_pattern=_PATTERN)
+    names = names(pattern=_PATTERN, draft_pattern=_PATTERN, v2_pattern=_V2_PATTERN)
     numpy_keys = ("V",)
 
     def __init__(self, bits: int):
@@ -30,17 +35,24 @@ class RawBits(DataType):
 
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        if format == V2:
+            match = re.fullmatch(_V2_PATTERN, name)
+            return cls(8 * int(match.group(1))) if match and not configuration else cls._bad(name)
         match = re.fullmatch(_PATTERN, name)
         if match is None or configuration:
-            raise MetadataError(f"{name!r} is not a raw bits data type", key="data_type")
+            cls._bad(name)
         return cls(int(match.group(1)))
+
+    @staticmethod
+    def _bad(name: str):
+        raise MetadataError(f"{name!r} is not a raw bits data type", key="data_type")
 
     @classmethod
     def from_native(cls, dtype: np.dtype) -> "RawBits":
         return cls(dtype.itemsize * 8)
 
     def written_name(self, format: str = V3) -> str:
-        return f"r{self.bits}"
+        return f"|V{self.bits // 8}" if format == V2 else f"r{self.bits}"
 
     @property
     def native(self) -> np.dtype:
@@ -51,6 +63,12 @@ class RawBits(DataType):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         size = self.bits // 8
+        if isinstance(value, str):  # base64, as v2 writes it
+            try:
+                raw = base64.b64decode(value.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError):
+                raise MetadataError(f"{value!r} is not base64", key="fill_value") from None
+            value = list(raw)
         if (not isinstance(value, list) or len(value) != size
                 or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value)):
             raise MetadataError(
@@ -59,7 +77,8 @@ class RawBits(DataType):
         return np.frombuffer(bytes(value), dtype=self.native)[0]
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
-        return list(np.asarray(value, dtype=self.native).tobytes())
+        raw = np.asarray(value, dtype=self.native).tobytes()
+        return base64.b64encode(raw).decode("ascii") if format == V2 else list(raw)
 
     def fill_from_user(self, value: Any) -> Any:
         if isinstance(value, (bytes, bytearray)):

@@ -1,7 +1,16 @@
-"""JSON encodings of scalar fill values shared by the numeric data types (Zarr v3 rules).
+"""JSON encodings of scalar fill values shared by the numeric data types, per Zarr format.
 
-Floats are numbers, "NaN", "Infinity", "-Infinity", or "0x..." — the raw bits as a big-endian
-hex integer, which is how a NaN with a payload survives a round trip bit for bit.
+Floats, when read, are numbers, "NaN", "Infinity", "-Infinity", "+Infinity", "0x..." (the
+raw bits as a big-endian hex integer) or "0b..." (the bits in binary, 2020 draft). When
+written:
+
+- v3: a number, "NaN" (the canonical NaN), "Infinity"/"-Infinity", or "0x..." for a NaN
+  with a payload, so its bits survive a round trip;
+- v2: a number, "NaN", "Infinity"/"-Infinity" (v2 cannot keep a NaN payload);
+- 2020 draft: like v3, with "+Infinity" as the draft spells it.
+
+The bits are read through an unsigned integer view, so the same code serves numpy's floats and
+ml_dtypes' (bfloat16, float8_*, ...), which numpy cannot byte-swap by casting.
 """
 
 from __future__ import annotations
@@ -12,79 +21,106 @@ from typing import Any
 import numpy as np
 
 from zarrkit.errors import MetadataError
+from zarrkit.names import V2, V3, V3_DRAFT_2020
 
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf,
             "+Infinity": math.inf}
 
 
-def _uint_of(dtype: np.dtype) -> np.dtype:
-    return np.dtype(f">u{dtype.itemsize}")
+def _bits_of(scalar: Any, dtype: np.dtype) -> int:
+    return int(np.asarray(scalar, dtype=dtype).reshape(1).view(f"u{dtype.itemsize}")[0])
 
 
-def float_from_json(value: Any, dtype: np.dtype, key: str = "fill_value") -> np.floating:
+def _from_bits(bits: int, dtype: np.dtype) -> Any:
+    return np.array([bits], dtype=f"u{dtype.itemsize}").view(dtype)[0]
+
+
+def float_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
+                    format: str = V3, finite_max: float | None = None) -> Any:
     if isinstance(value, bool):
         raise MetadataError(f"{value!r} is not a floating point value", key=key)
     if isinstance(value, (int, float)):
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
             out = np.array(value, dtype=dtype)
-        if np.isinf(out) and math.isfinite(value):
+        finite = math.isfinite(value)
+        too_big = finite_max is not None and finite and abs(value) > finite_max
+        if finite and (np.isinf(out) or np.isnan(out) or too_big):
             raise MetadataError(f"{value!r} is out of range for {dtype}", key=key)
         return out[()]
     if isinstance(value, str):
         if value in _SPECIAL:
-            return dtype.type(_SPECIAL[value])
-        if value.startswith("0x"):
+            out = np.array(_SPECIAL[value], dtype=dtype)
+            if not (np.isnan(out) if value == "NaN" else np.isinf(out)):
+                raise MetadataError(f"{dtype} has no {value}", key=key)
+            return out[()]
+        if value.startswith(("0x", "0b")):
+            base, per_byte = (16, 2) if value[1] == "x" else (2, 8)
             digits = value[2:]
-            if len(digits) != 2 * dtype.itemsize:
-                raise MetadataError(
-                    f"hex fill value {value!r} needs {2 * dtype.itemsize} hex digits for {dtype}", key=key)
+            if len(digits) != per_byte * dtype.itemsize:
+                kind = "hex" if base == 16 else "binary"
+                raise MetadataError(f"{value!r} needs {per_byte * dtype.itemsize} {kind} digits "
+                                    f"for {dtype}", key=key)
             try:
-                raw = bytes.fromhex(digits)
+                bits = int(digits, base)
             except ValueError:
-                raise MetadataError(f"{value!r} is not a hex number", key=key) from None
-            return np.frombuffer(raw, dtype=dtype.newbyteorder(">")).astype(dtype)[0]
+                raise MetadataError(f"{value!r} is not a {'hex' if base == 16 else 'binary'} "
+                                    f"number", key=key) from None
+            return _from_bits(bits, dtype)
     raise MetadataError(
         f"{value!r} is not a number, 'NaN', 'Infinity', '-Infinity' or a '0x' hex string", key=key)
 
 
-def float_to_json(value: Any, dtype: np.dtype) -> Any:
+def float_to_json(value: Any, dtype: np.dtype, format: str = V3) -> Any:
     scalar = np.asarray(value, dtype=dtype)
     if np.isnan(scalar):
-        canonical = np.array(np.nan, dtype=dtype).view(_uint_of(dtype).newbyteorder("="))
-        bits = scalar.view(_uint_of(dtype).newbyteorder("="))
-        if bits == canonical:
+        if format == V2:
             return "NaN"
-        return "0x" + scalar.astype(dtype.newbyteorder(">")).tobytes().hex()
+        canonical = np.array(np.nan, dtype=dtype)
+        if _bits_of(scalar, dtype) == _bits_of(canonical, dtype):
+            return "NaN"
+        return "0x" + format_hex(_bits_of(scalar, dtype), dtype.itemsize)
     if np.isinf(scalar):
-        return "Infinity" if scalar > 0 else "-Infinity"
+        if scalar > 0:
+            return "+Infinity" if format == V3_DRAFT_2020 else "Infinity"
+        return "-Infinity"
     return float(scalar)
 
 
-def int_from_json(value: Any, dtype: np.dtype, key: str = "fill_value") -> np.integer:
+def format_hex(bits: int, size: int) -> str:
+    return f"{bits:0{2 * size}x}"
+
+
+def int_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
+                  int_range: tuple[int, int] | None = None) -> Any:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
             raise MetadataError(f"{value!r} is not an integer", key=key)
-    info = np.iinfo(dtype)
-    if not info.min <= value <= info.max:
-        raise MetadataError(f"{value} is out of range for {dtype} ({info.min}..{info.max})", key=key)
-    return dtype.type(value)
+    if int_range is None:
+        info = np.iinfo(dtype)
+        int_range = int(info.min), int(info.max)
+    low, high = int_range
+    if not low <= value <= high:
+        raise MetadataError(f"{value} is out of range for {dtype} ({low}..{high})", key=key)
+    return np.array(value).astype(dtype)[()]
 
 
-def complex_from_json(value: Any, dtype: np.dtype, key: str = "fill_value") -> np.complexfloating:
+def complex_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
+                      format: str = V3, part: np.dtype | None = None) -> Any:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise MetadataError(f"a complex fill value is a list [real, imaginary], got {value!r}", key=key)
-    part = np.dtype(f"f{dtype.itemsize // 2}")
-    real = float_from_json(value[0], part, key)
-    imag = float_from_json(value[1], part, key)
-    out = np.empty((), dtype=dtype)
-    out.real = real
-    out.imag = imag
-    return out[()]
+    part = part if part is not None else np.dtype(f"f{dtype.itemsize // 2}")
+    real = float_from_json(value[0], part, key, format)
+    imag = float_from_json(value[1], part, key, format)
+    pair = np.empty(2, dtype=part)
+    pair[0], pair[1] = real, imag  # same dtype: the bits (NaN payloads) are copied as they are
+    return pair.view(dtype)[0]
 
 
-def complex_to_json(value: Any, dtype: np.dtype) -> list:
+def complex_to_json(value: Any, dtype: np.dtype, format: str = V3) -> list:
     scalar = np.asarray(value, dtype=dtype)
     part = np.dtype(f"f{dtype.itemsize // 2}")
-    return [float_to_json(scalar.real, part), float_to_json(scalar.imag, part)]
+    # through views, so a NaN payload in either part is kept
+    pair = scalar.reshape(1).view(part)
+    return [float_to_json(pair[0], part, format), float_to_json(pair[1], part, format)]

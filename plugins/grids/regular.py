@@ -15,7 +15,9 @@ from zarrkit.names import V3, names
 
 @dataclass(frozen=True, eq=True)
 class RegularChunkGrid(ChunkGrid):
-    names = names("regular", draft="regular")
+    # v2 names no grid: its `chunks` field is this grid, so this plugin claims the v2 spelling
+    # "chunks" (what the v2 format resolves) and reads "regular" there too
+    names = names("regular", v2="chunks", v2_aliases=["regular"], draft="regular")
     chunk_shape_: tuple[int, ...]
 
     def __post_init__(self) -> None:

@@ -12,7 +12,9 @@ from zarrkit.names import V3, names
 
 @dataclass(frozen=True)
 class V2ChunkKeyEncoding(ChunkKeyEncoding):
-    names = names("v2")
+    # v2 names no key encoding: its `dimension_separator` field is this encoding (configuration
+    # {"separator": the field's value}), so this plugin claims that spelling; "v2" is read too
+    names = names("v2", v2="dimension_separator", v2_aliases=["v2"])
     separator: str = "."
 
     @classmethod

@@ -1,0 +1,147 @@
+"""The chunk engine's machinery that is not about one array: how many chunks a batch holds,
+per-key locks for read-modify-write, driving partial decodes, and coalescing byte ranges.
+
+Each thread of the pool takes a share of a batch and does its own store calls for it (one
+`get_many` / `get_ranges` / `set_many` per share and round), so I/O of a local store overlaps
+across threads as decoding does, and a remote store still sees whole batches.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from . import executor
+from .codec import RangeReads
+from .store import ByteRange, Range
+
+#: encoded plus decoded bytes a batch may hold per thread
+_BYTES_PER_THREAD = 16 << 20
+#: bounds on the chunks of one batch (per-batch overhead vs. memory and latency)
+_MIN_PER_THREAD = 2
+_MAX_BATCH = 4096
+
+
+def batch_size(chunk_nbytes: int) -> int:
+    """Chunks per batch: a working set of about `_BYTES_PER_THREAD` per thread, at least two
+    chunks per thread (so threads never idle) and at most `_MAX_BATCH` (so tiny chunks still
+    stream)."""
+    threads = executor.threads()
+    per_thread = max(_MIN_PER_THREAD, _BYTES_PER_THREAD // max(1, chunk_nbytes))
+    return int(min(_MAX_BATCH, per_thread * threads))
+
+
+#: chunk bytes a thread asks the store for at once, unless the store says otherwise
+_FETCH_BYTES = 1 << 20
+
+
+def fetch_size(store: Any, chunk_nbytes: int) -> int:
+    """Chunks per `get_many` within a thread's share. Small groups let the allocator reuse the
+    memory of the values just decoded (a whole share of fresh values costs page faults on
+    every batch: ~20% of a local read); a store whose calls are expensive (remote, high
+    latency) sets `preferred_fetch_bytes` higher to get whole shares at once."""
+    want = getattr(store, "preferred_fetch_bytes", None) or _FETCH_BYTES
+    return max(1, int(want) // max(1, chunk_nbytes))
+
+
+# -- per-key locks ---------------------------------------------------------------------------------
+_STRIPES = 1024
+_locks = [threading.Lock() for _ in range(_STRIPES)]
+
+
+@contextmanager
+def locked(keys: Sequence[str]) -> Iterator[None]:
+    """Hold the locks of `keys` (striped by hash) for a read-modify-write, so two threads of
+    this process writing different parts of one stored value cannot lose each other's update.
+    Locks are taken in one global order, so writers never deadlock. Per process only: writers
+    in other processes (or machines) must not write the same chunk or shard at once."""
+    stripes = sorted({hash(k) % _STRIPES for k in keys})
+    taken = []
+    try:
+        for s in stripes:
+            _locks[s].acquire()
+            taken.append(s)
+        yield
+    finally:
+        for s in reversed(taken):
+            _locks[s].release()
+
+
+# -- partial decodes --------------------------------------------------------------------------------
+def drive(store: Any, reads: Sequence[tuple[str, RangeReads[Any]]]) -> list[Any]:
+    """Run partial decodes of several stored values in lockstep: each round's byte ranges of
+    every value go to the store in one `get_ranges` call. Returns each decode's result."""
+    results: list[Any] = [None] * len(reads)
+    pending: list[tuple[int, list[Range]]] = []
+    for i, (_, gen) in enumerate(reads):
+        _step(gen, None, i, results, pending)
+    while pending:
+        requests = [(reads[i][0], r) for i, ranges in pending for r in ranges]
+        answers = fetch_ranges(store, requests)
+        current, pending, at = pending, [], 0
+        for i, ranges in current:
+            _step(reads[i][1], answers[at:at + len(ranges)], i, results, pending)
+            at += len(ranges)
+    return results
+
+
+def _step(gen: RangeReads[Any], answer: Any, i: int, results: list[Any],
+          pending: list[tuple[int, list[Range]]]) -> None:
+    try:
+        pending.append((i, gen.send(answer)))
+    except StopIteration as stop:
+        results[i] = stop.value
+
+
+def fetch_ranges(store: Any, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
+    """`store.get_ranges`, with adjacent or overlapping byte ranges of one key merged into one
+    read (inner chunks stored side by side in a shard come back in one request)."""
+    merged, parts = coalesce(requests)
+    if len(merged) == len(requests):
+        return store.get_ranges(list(requests))
+    answers = store.get_ranges(merged)
+    out: list[Any] = []
+    for which, start, length in parts:
+        data = answers[which]
+        if data is None or length is None:
+            out.append(data)
+        else:
+            out.append(memoryview(data)[start:start + length])
+    return out
+
+
+def coalesce(requests: Sequence[tuple[str, Range | None]]
+             ) -> tuple[list[tuple[str, Range | None]], list[tuple[int, int, int | None]]]:
+    """Merged requests, and for each original request (index into merged, start inside the
+    merged answer, length; length None: the whole answer)."""
+    merged: list[tuple[str, Range | None]] = []
+    parts: list[tuple[int, int, int | None]] = [(0, 0, None)] * len(requests)
+    bounded = []
+    for i, (key, rng) in enumerate(requests):
+        if isinstance(rng, ByteRange) and rng.length is not None:
+            bounded.append((key, rng.offset, rng.offset + rng.length, i))
+        else:
+            parts[i] = (len(merged), 0, None)
+            merged.append((key, rng))
+    bounded.sort()
+    run: list[tuple[str, int, int, int]] = []
+    end = 0
+    for item in bounded:
+        if run and (item[0] != run[0][0] or item[1] > end):
+            _close(run, merged, parts)
+            run = []
+        end = item[2] if not run else max(end, item[2])
+        run.append(item)
+    if run:
+        _close(run, merged, parts)
+    return merged, parts
+
+
+def _close(run: list[tuple[str, int, int, int]], merged: list, parts: list) -> None:
+    key, start = run[0][0], run[0][1]
+    stop = max(r[2] for r in run)
+    which = len(merged)
+    merged.append((key, ByteRange(start, stop - start)))
+    for _, a, b, i in run:
+        parts[i] = (which, a - start, b - a)

@@ -1,0 +1,583 @@
+"""The storage protocol of the 2020 draft of Zarr v3 (seed 001), as zarr-python 2.x's
+experimental v3 mode writes and reads it.
+
+A hierarchy has one entry point (`zarr.json` at the store root, see `draft_entry`); nodes are
+documents under `meta/root` (`foo/bar.array.json`, `foo.group.json`, the root as
+`meta/root.array.json` or `meta/root.group.json`); chunks live under `data/root/<path>/` (see
+`draft_keys`). A path with no document but with documents below it is an implicit group.
+
+The canonical chain of a draft array is `[filters] + [LayoutCodec(chunk_memory_layout, byte
+order of the data type)] + [compressor]`. Where zarr-python 2.x departs from the seed, zarrkit
+reads and writes what zarr-python 2.x does (docs/architecture.md lists each case): filters are
+numcodecs configurations in `attributes["filters"]`, a 0-d array's chunk is `c0`, a
+`dimension_separator` key may sit next to the grid's separator, numpy types outside the core are
+extension objects, and `+Infinity` is also read as `Infinity`.
+
+Creation defaults come from the `zarrkit_array_defaults` hook like every format's; the draft's
+answer speaks the draft: `{"compressor": ..., "chunk_grid": ...}`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+from .. import hooks, registry
+from ..codec import Codec, CodecKind
+from ..errors import MetadataError
+from ..memory_layout import MemoryLayout
+from ..metadata import ArrayMetadata, GroupMetadata, freeze
+from ..names import V2, V3_DRAFT_2020
+from ..negotiation import build, extension_list, unknown_fields
+from . import draft_entry
+from .draft_keys import (ENTRY_POINT_KEY, SEPARATORS, DraftChunkKeys, array_key, data_prefix,
+                         group_key, meta_base, meta_prefix, separator_of)
+from .draft_types import data_type_json, parse_data_type
+from .layout_codec import LayoutCodec, as_layout
+
+NAME = V3_DRAFT_2020
+#: the draft is a hierarchy with implicit groups: a new node's ancestors need no documents
+IMPLICIT_GROUPS = True
+
+ARRAY_FIELDS = ("shape", "data_type", "chunk_grid", "chunk_memory_layout", "fill_value",
+                "extensions", "attributes", "compressor",
+                # written by zarr-python 2.x, not in the seed
+                "dimension_separator", "storage_transformers")
+GROUP_FIELDS = ("attributes",)
+#: the attribute under which zarr-python 2.x keeps an array's filters
+FILTERS_ATTRIBUTE = "filters"
+CREATION_OPTIONS = ("compressor", "filters", "order", "chunk_memory_layout", "dimension_separator")
+
+
+# -- keys ---------------------------------------------------------------------------------
+def metadata_key(path: str) -> str:
+    """Names the node in errors: `meta/root/foo` + `.array.json` or `.group.json`."""
+    return f"{meta_base(path)}.{{array,group}}.json"
+
+
+def chunk_key(path: str, encoded: str) -> str:
+    return data_prefix(path) + encoded
+
+
+def _suffix(store: Any) -> str:
+    entry = draft_entry.read(store)
+    return entry.suffix if entry is not None else draft_entry.DEFAULT_SUFFIX
+
+
+# -- finding nodes --------------------------------------------------------------------------
+def probe(store: Any, path: str) -> bool:
+    """A draft node is at `path` when the store root holds the draft's entry point and the
+    seed's existence check finds an array, an explicit group or an implicit group there."""
+    raw = store.get(ENTRY_POINT_KEY)
+    if raw is None or not draft_entry.looks_like_draft(raw):
+        return False
+    try:
+        entry = draft_entry.parse(raw, f"{ENTRY_POINT_KEY} in {store}")
+    except MetadataError:
+        return True  # let read_metadata say what is wrong with it
+    return _find(store, path, entry.suffix) is not None
+
+
+def _find(store: Any, path: str, suffix: str) -> tuple[str, bytes | None] | None:
+    """The seed's order: the array document, the group document, then list_dir of the
+    path's folder under `meta/root` (non-empty: an implicit group). A store that cannot list
+    cannot tell an implicit group from nothing, so it gets a CapabilityError, not an answer."""
+    for kind, key in (("array", array_key(path, suffix)), ("group", group_key(path, suffix))):
+        raw = store.get(key)
+        if raw is not None:
+            return kind, raw
+    store.require("list", f"check for an implicit group at {path or '/'!r} (2020 draft)")
+    keys, prefixes = store.list_dir(meta_prefix(path))
+    return ("implicit", None) if keys or prefixes else None
+
+
+def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
+    entry = draft_entry.read(store)
+    if entry is None:
+        return None
+    found = _find(store, path, entry.suffix)
+    if found is None:
+        return None
+    kind, raw = found
+    if kind == "implicit":
+        return GroupMetadata(NAME, freeze({}), freeze({}), freeze({}))
+    key = array_key(path, entry.suffix) if kind == "array" else group_key(path, entry.suffix)
+    where = f"{key} in {store}"
+    doc = load_document(raw, where)
+    return parse_array(doc, where) if kind == "array" else parse_group(doc, where)
+
+
+# -- reading ------------------------------------------------------------------------------
+def load_document(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MetadataError(f"not valid JSON: {exc}", where=where) from None
+    if not isinstance(doc, dict):
+        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", where=where)
+    return doc
+
+
+def _is_array_document(doc: Mapping[str, Any]) -> bool:
+    """Draft documents carry no node type (the key does); array documents have a shape."""
+    return any(k in doc for k in ("shape", "data_type", "chunk_grid"))
+
+
+def parse_node(doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetadata:
+    return parse_array(doc, where) if _is_array_document(doc) else parse_group(doc, where)
+
+
+def parse_group(doc: Mapping[str, Any], where: str) -> GroupMetadata:
+    """An empty document is an implicit group's (it has none); `write_metadata` writes none
+    for it, so copying an implicit group keeps it implicit."""
+    extra = unknown_fields(doc, GROUP_FIELDS, where=where)
+    if doc and "attributes" not in doc:
+        raise MetadataError("required field is missing", key="attributes", where=where)
+    attributes = _attributes(doc, where)
+    return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
+
+
+def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
+    extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
+    for required in ("shape", "data_type", "chunk_grid", "chunk_memory_layout", "fill_value",
+                     "attributes"):
+        if required not in doc:
+            raise MetadataError("required field is missing", key=required, where=where)
+    extension_list(doc.get("extensions", []), key="extensions", where=where)
+    if doc.get("storage_transformers"):
+        raise MetadataError("zarr-python 2.x's experimental storage transformers (sharding) "
+                            "are not supported", key="storage_transformers", where=where)
+    shape = _shape(doc["shape"], where)
+    data_type = parse_data_type(doc["data_type"], where)
+    grid, keys = _grid(doc["chunk_grid"], shape, where)
+    _check_dimension_separator(doc, keys, where)
+    layout = _layout(doc["chunk_memory_layout"], where)
+    fill_value = _fill_value(data_type, doc["fill_value"], where)
+    attributes = _attributes(doc, where)
+    filters = _filters(attributes.get(FILTERS_ATTRIBUTE), where)
+    compressor = _compressor(doc.get("compressor"), where)
+    chain = _chain(filters, LayoutCodec(layout, data_type.endian), compressor)
+    return ArrayMetadata(
+        format=NAME,
+        shape=shape,
+        data_type=data_type,
+        chunk_grid=grid,
+        chunk_key_encoding=keys,
+        fill_value=fill_value,
+        codecs=tuple(chain),
+        attributes=freeze({k: v for k, v in attributes.items() if k != FILTERS_ATTRIBUTE}),
+        dimension_names=None,
+        extra_fields=freeze(extra),
+        document=freeze(dict(doc)),
+    )
+
+
+def _chain(filters: list[Codec], layout: LayoutCodec, compressor: Codec | None) -> list[Codec]:
+    """Filters that are array -> bytes (zarr-python's object codecs, which it lists first)
+    take the layout's place; the others run before it."""
+    serializers = [f for f in filters if f.kind is CodecKind.ARRAY_BYTES]
+    rest = [f for f in filters if f.kind is not CodecKind.ARRAY_BYTES]
+    chain = rest + (serializers[:1] if serializers else [layout])
+    return chain + ([compressor] if compressor is not None else [])
+
+
+def _shape(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value):
+        raise MetadataError(f"expected a list of non-negative integers, got {value!r}",
+                            key="shape", where=where)
+    return tuple(value)
+
+
+def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
+    attributes = doc.get("attributes", {})
+    if not isinstance(attributes, dict):
+        raise MetadataError(f"expected an object, got {attributes!r}", key="attributes",
+                            where=where)
+    return attributes
+
+
+def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChunkKeys]:
+    """`{"type": "regular", "chunk_shape": [...], "separator": "/"}`, or an extension grid
+    `{"extension": URI, "type": ..., ...}`. The separator is the format's (chunk keys); the
+    rest goes to the grid plugin as its configuration."""
+    if not isinstance(value, Mapping):
+        raise MetadataError(f"expected an object with 'type' and 'chunk_shape', got {value!r}",
+                            key="chunk_grid", where=where)
+    separator = value.get("separator", "/")
+    if separator not in SEPARATORS:
+        raise MetadataError(f"expected one of {list(SEPARATORS)}, got {separator!r}",
+                            key="chunk_grid.separator", where=where)
+    if "extension" in value:
+        name, config = value["extension"], {k: v for k, v in value.items()
+                                            if k not in ("extension", "separator")}
+    else:
+        name = value.get("type")
+        config = {k: v for k, v in value.items() if k not in ("type", "separator")}
+    if not isinstance(name, str):
+        raise MetadataError(f"expected a string 'type' (or 'extension'), got {name!r}",
+                            key="chunk_grid.type", where=where)
+    cls = registry.resolve("chunk_grid", name, NAME, where=where)
+    grid = build(cls, name, config, NAME, key="chunk_grid", where=where)
+    try:
+        grid.validate(shape)
+    except MetadataError as exc:
+        raise exc.locate("chunk_grid", where) from None
+    return grid, DraftChunkKeys(separator)
+
+
+def _check_dimension_separator(doc: Mapping[str, Any], keys: DraftChunkKeys, where: str) -> None:
+    """zarr-python 2.x writes `dimension_separator` when its creator gave one, and reads the
+    grid's separator; two different ones would leave the chunk keys ambiguous."""
+    if "dimension_separator" not in doc or doc["dimension_separator"] is None:
+        return
+    if doc["dimension_separator"] != keys.separator:
+        raise MetadataError(f"{doc['dimension_separator']!r} differs from the chunk grid's "
+                            f"separator {keys.separator!r}", key="dimension_separator",
+                            where=where)
+
+
+def _layout(value: Any, where: str) -> MemoryLayout:
+    """'C', 'F', or an extension object `{"extension": URI, "type": ..., ...}`."""
+    if isinstance(value, str):
+        name, config = value, {}
+    elif isinstance(value, Mapping) and isinstance(value.get("extension"), str):
+        name, config = value["extension"], {k: v for k, v in value.items() if k != "extension"}
+    else:
+        raise MetadataError(f"expected 'C', 'F' or an extension object, got {value!r}",
+                            key="chunk_memory_layout", where=where)
+    try:
+        cls = registry.resolve("memory_layout", name, NAME, where=where)
+    except MetadataError as exc:
+        raise exc.locate("chunk_memory_layout", where) from None
+    return build(cls, name, config, NAME, key="chunk_memory_layout", where=where)
+
+
+def _fill_value(data_type: Any, value: Any, where: str) -> Any:
+    """null: "the implementation may use any arbitrary value" — the type's default (zero);
+    the null stays in the document."""
+    if value is None:
+        return data_type.default_fill()
+    try:
+        return data_type.fill_from_json(value, NAME)
+    except MetadataError as exc:
+        raise exc.locate("fill_value", where) from None
+
+
+def _compressor(value: Any, where: str) -> Codec | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not isinstance(value.get("codec"), str):
+        raise MetadataError(f"expected an object with a codec URI 'codec', got {value!r}",
+                            key="compressor", where=where)
+    extra = set(value) - {"codec", "configuration"}
+    if extra:
+        raise MetadataError(f"unexpected fields {sorted(extra)}", key="compressor", where=where)
+    config = value.get("configuration") or {}
+    if not isinstance(config, Mapping):
+        raise MetadataError(f"'configuration' must be an object, got {config!r}",
+                            key="compressor.configuration", where=where)
+    uri = value["codec"]
+    try:
+        cls = registry.resolve("codec", uri, NAME, where=where)
+    except MetadataError as exc:
+        raise exc.locate("compressor", where) from None
+    codec = build(cls, uri, dict(config), NAME, key="compressor", where=where)
+    if codec.kind is not CodecKind.BYTES_BYTES:
+        raise MetadataError(f"{uri!r} is not a bytes -> bytes codec, so it cannot be the "
+                            f"compressor", key="compressor", where=where)
+    return codec
+
+
+def _filters(value: Any, where: str) -> list[Codec]:
+    """zarr-python 2.x keeps filters as numcodecs configurations (`{"id": ..., ...}`) in the
+    attributes, so they are resolved by their numcodecs ids: the codecs' v2 names."""
+    if value is None:
+        return []
+    key = f"attributes.{FILTERS_ATTRIBUTE}"
+    if not isinstance(value, list):
+        raise MetadataError(f"expected a list of numcodecs configurations, got {value!r}",
+                            key=key, where=where)
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
+            raise MetadataError(f"expected an object with a string 'id', got {item!r}",
+                                key=f"{key}[{i}]", where=where)
+        config = {k: v for k, v in item.items() if k != "id"}
+        try:
+            cls = registry.resolve("codec", item["id"], V2, where=where)
+        except MetadataError as exc:
+            raise exc.locate(f"{key}[{i}]", where) from None
+        codec = build(cls, item["id"], config, V2, key=f"{key}[{i}]", where=where)
+        if codec.kind is CodecKind.BYTES_BYTES:
+            raise MetadataError(f"{item['id']!r} is a bytes -> bytes codec; zarrkit runs "
+                                f"filters before the memory layout", key=f"{key}[{i}]",
+                                where=where)
+        out.append(codec)
+    return out
+
+
+# -- writing ------------------------------------------------------------------------------
+def array_document(*, shape: Sequence[int], data_type: Any, chunk_grid: Any,
+                   chunk_key_encoding: Any, fill_value: Any, codecs: Sequence[Any],
+                   attributes: Mapping[str, Any] | None,
+                   dimension_names: Sequence[str | None] | None,
+                   storage_transformers: Sequence[Any] = ()) -> dict[str, Any]:
+    """A draft array document from canonical pieces; MetadataError says what the draft cannot
+    express (storage transformers, dimension names, two compressors, a codec with no draft
+    name, a codec chain with no equivalent memory layout)."""
+    if storage_transformers:
+        raise MetadataError("the 2020 draft has no storage transformers",
+                            key="storage_transformers")
+    if dimension_names is not None and any(n is not None for n in dimension_names):
+        raise MetadataError(f"the 2020 draft cannot store dimension names "
+                            f"({list(dimension_names)})", key="dimension_names")
+    attributes = _plain(dict(attributes or {}))
+    if FILTERS_ATTRIBUTE in attributes:
+        raise MetadataError(f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python 2.x "
+                            f"keeps a draft array's filters; rename it",
+                            key=f"attributes.{FILTERS_ATTRIBUTE}")
+    filters, layout, compressor = _split_chain(list(codecs), len(shape))
+    if filters:
+        attributes[FILTERS_ATTRIBUTE] = [_filter_json(c) for c in filters]
+    endian = layout.endian if isinstance(layout, LayoutCodec) else None
+    doc: dict[str, Any] = {
+        "shape": [int(n) for n in shape],
+        "data_type": data_type_json(data_type, endian),
+        "chunk_grid": _grid_json(chunk_grid, separator_of(chunk_key_encoding)),
+        "chunk_memory_layout": _layout_json(layout),
+        "fill_value": data_type.fill_to_json(fill_value, NAME),
+        "extensions": [],
+        "attributes": attributes,
+    }
+    if compressor is not None:
+        doc["compressor"] = _codec_json(compressor, "compressor")
+    return doc
+
+
+def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], Any, Codec | None]:
+    """(filters, LayoutCodec or an object codec, compressor or None) of a canonical chain."""
+    at = next((i for i, c in enumerate(codecs) if c.kind is CodecKind.ARRAY_BYTES), None)
+    if at is None:
+        raise MetadataError("the codec chain has no array -> bytes codec", key="codecs")
+    tail = codecs[at + 1:]
+    if len(tail) > 1:
+        raise MetadataError(f"the 2020 draft has one compressor, the chain has {len(tail)} "
+                            f"bytes -> bytes codecs ({[c.to_json() for c in tail]})",
+                            key="codecs")
+    compressor = tail[0] if tail else None
+    serializer = codecs[at]
+    if isinstance(serializer, LayoutCodec):
+        return codecs[:at], serializer, compressor
+    # a v3 chain: find the longest tail of the array -> array codecs that, with the array ->
+    # bytes codec, is a memory layout (`bytes`; `transpose` + `bytes` for F); the rest are filters
+    for start in range(at + 1):
+        found = as_layout(codecs[start:at + 1], ndim, NAME)
+        if found is not None:
+            return codecs[:start], found[0], compressor
+    if _has_name(serializer, V2):
+        return codecs[:at] + [serializer], None, compressor  # an object codec, listed first
+    raise MetadataError(f"the array -> bytes step {serializer.to_json()!r} (with the codecs "
+                        f"before it) has no memory layout in the 2020 draft", key="codecs")
+
+
+def _has_name(ext: Any, fmt: str) -> bool:
+    try:
+        ext.to_json(fmt)
+    except MetadataError:
+        return False
+    return True
+
+
+def _grid_json(grid: Any, separator: str) -> dict[str, Any]:
+    name = grid.written_name(NAME) if type(grid).names.written(NAME) else None
+    if name is None:
+        raise MetadataError(f"the chunk grid {grid.to_json()!r} has no name in the 2020 draft",
+                            key="chunk_grid")
+    return {"type": name, **grid.configuration(NAME), "separator": separator}
+
+
+def _layout_json(layout: Any) -> Any:
+    if layout is None:  # an object codec does the array -> bytes step; zarr-python writes C
+        return "C"
+    name = type(layout.layout).names.written(NAME)
+    if name is None:
+        raise MetadataError(f"the memory layout {layout.to_json()!r} has no name in the 2020 "
+                            f"draft", key="chunk_memory_layout")
+    config = layout.layout.configuration(NAME)
+    return {"extension": name, **config} if config else name
+
+
+def _codec_json(codec: Codec, key: str) -> dict[str, Any]:
+    try:
+        return codec.to_json(NAME)
+    except MetadataError:
+        raise MetadataError(f"the codec {codec.to_json()!r} has no name (URI) in the 2020 "
+                            f"draft", key=key) from None
+
+
+def _filter_json(codec: Codec) -> dict[str, Any]:
+    try:
+        return codec.to_json(V2)
+    except MetadataError:
+        raise MetadataError(f"the codec {codec.to_json()!r} has no numcodecs id, which a "
+                            f"filter needs in the 2020 draft (zarr-python 2.x keeps filters as "
+                            f"numcodecs configurations)", key="codecs") from None
+
+
+def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"attributes": _plain(dict(attributes or {}))}
+
+
+def _plain(value: Any) -> Any:
+    """Attributes as plain JSON values (metadata objects hand out read-only views)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def creation_arguments(data_type: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """zarr-python 2.x's v3 arguments: `compressor` (None: none; default from the
+    `zarrkit_array_defaults` hook, Blosc like zarr-python 2.x), `filters`, `order` (alias
+    `chunk_memory_layout`; 'C', 'F' or a memory layout), `dimension_separator` ('/' default,
+    or '.'). The draft's chunk keys are its own, so a chunk key encoding always comes from here."""
+    unknown = set(options) - set(CREATION_OPTIONS)
+    if unknown:
+        raise TypeError(f"the 2020 draft takes no arguments {sorted(unknown)}; it takes "
+                        f"{', '.join(CREATION_OPTIONS)}")
+    if "order" in options and "chunk_memory_layout" in options:
+        raise TypeError("give order or chunk_memory_layout, not both")
+    separator = options.get("dimension_separator") or "/"
+    if separator not in SEPARATORS:
+        raise ValueError(f"dimension_separator must be one of {list(SEPARATORS)}, got "
+                         f"{separator!r}")
+    return {"chunk_key_encoding": DraftChunkKeys(separator),
+            "codecs": _default_chain(data_type, options)}
+
+
+def _default_chain(data_type: Any, options: Mapping[str, Any]) -> list[Codec]:
+    order = options.get("order", options.get("chunk_memory_layout")) or "C"
+    layout = order if isinstance(order, MemoryLayout) else _layout(order, "arguments")
+    if "compressor" in options:
+        compressor = options["compressor"]
+    else:
+        compressor = hooks.array_defaults(NAME, data_type, ()).get("compressor")
+    filters = [_codec_arg(f, f"filters[{i}]") for i, f in enumerate(options.get("filters") or ())]
+    chain = filters + [LayoutCodec(layout, data_type.endian)]
+    if compressor is not None:
+        chain.append(_codec_arg(compressor, "compressor"))
+    return chain
+
+
+def _codec_arg(value: Any, key: str) -> Codec:
+    """A codec from what a user of zarr-python 2.x would pass: a zarrkit codec, a numcodecs
+    codec object or configuration (`{"id": ...}`, resolved by numcodecs id), the draft's
+    `{"codec": URI, "configuration": ...}`, or a name with an optional configuration."""
+    if isinstance(value, Codec):
+        return value
+    if hasattr(value, "get_config") and not isinstance(value, Mapping):
+        value = value.get_config()
+    if isinstance(value, Mapping) and "id" in value:
+        name, config, fmt = value["id"], {k: v for k, v in value.items() if k != "id"}, V2
+    elif isinstance(value, Mapping) and "codec" in value:
+        name, config, fmt = value["codec"], dict(value.get("configuration") or {}), NAME
+    elif isinstance(value, Mapping) and "name" in value:
+        name, config, fmt = value["name"], dict(value.get("configuration") or {}), NAME
+    elif isinstance(value, str):
+        name, config, fmt = value, {}, NAME
+    else:
+        raise MetadataError(f"expected a codec, got {value!r}", key=key, where="arguments")
+    if not isinstance(name, str):
+        raise MetadataError(f"expected a codec name, got {name!r}", key=key, where="arguments")
+    try:
+        cls = registry.resolve("codec", name, fmt)
+    except MetadataError:
+        if fmt != NAME:
+            raise
+        cls, fmt = registry.resolve("codec", name, V2), V2  # a bare numcodecs id: 'gzip'
+    return build(cls, name, config, fmt, key=key, where="arguments")
+
+
+def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = None,
+                  shape: Sequence[int] | None = None) -> dict[str, Any]:
+    doc = metadata.to_json()
+    if attributes is not None:
+        attributes = dict(attributes)
+        if isinstance(metadata, ArrayMetadata):
+            if FILTERS_ATTRIBUTE in attributes:
+                raise MetadataError(f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python "
+                                    f"2.x keeps a draft array's filters; use another name",
+                                    key=f"attributes.{FILTERS_ATTRIBUTE}")
+            kept = doc.get("attributes", {})
+            if FILTERS_ATTRIBUTE in kept:
+                attributes[FILTERS_ATTRIBUTE] = kept[FILTERS_ATTRIBUTE]
+        doc["attributes"] = attributes
+    if shape is not None:
+        grid = metadata.chunk_grid.resized(tuple(shape))
+        doc["shape"] = [int(n) for n in shape]
+        doc["chunk_grid"] = _grid_json(grid, metadata.chunk_key_encoding.separator)
+    return doc
+
+
+def encode_document(doc: Mapping[str, Any]) -> bytes:
+    try:
+        return json.dumps(doc, indent=4, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise MetadataError(f"metadata is not representable as JSON: {exc}") from None
+
+
+# -- nodes in a store ---------------------------------------------------------------------
+def write_metadata(store: Any, path: str, doc: Mapping[str, Any]) -> None:
+    """Write a node's document; the hierarchy's entry point first, when there is none yet."""
+    entry = _entry_point_for_writing(store)
+    if not doc:
+        return  # an implicit group: nothing to write
+    key = (array_key if _is_array_document(doc) else group_key)(path, entry.suffix)
+    store.set(key, encode_document(doc))
+
+
+def _entry_point_for_writing(store: Any) -> draft_entry.EntryPoint:
+    raw = store.get(ENTRY_POINT_KEY)
+    if raw is None:
+        doc = draft_entry.default_document()
+        store.set(ENTRY_POINT_KEY, draft_entry.encode(doc))
+        return draft_entry.EntryPoint(doc["metadata_key_suffix"], doc)
+    where = f"{ENTRY_POINT_KEY} in {store}"
+    if not draft_entry.looks_like_draft(raw):
+        raise MetadataError("the store root holds a zarr v3 node, not the 2020 draft's entry "
+                            "point; a draft hierarchy needs a store of its own", where=where)
+    return draft_entry.parse(raw, where)
+
+
+def children(store: Any, path: str) -> list[str]:
+    """The seed's "discover children": list_dir of the group's folder under `meta/root`;
+    `x.array.json` / `x.group.json` are explicit children, a sub-folder an implicit group (or
+    the folder of an explicit one)."""
+    store.require("list", f"list the members of group {path or '/'!r} (2020 draft)")
+    suffix = _suffix(store)
+    keys, prefixes = store.list_dir(meta_prefix(path))
+    names = set(prefixes)
+    for key in keys:
+        for ending in (f".array{suffix}", f".group{suffix}"):
+            if key.endswith(ending) and len(key) > len(ending):
+                names.add(key[:-len(ending)])
+    return sorted(names)
+
+
+def erase_node(store: Any, path: str) -> None:
+    """The seed's erase: an array's document, then its chunks; an explicit group's document,
+    then every document and chunk below it; an implicit group's documents and chunks below.
+    The entry point stays (the hierarchy remains, even if empty)."""
+    store.require("list", f"erase {path or '/'!r} (2020 draft: erase_prefix needs listing)")
+    suffix = _suffix(store)
+    if store.get(array_key(path, suffix)) is not None:
+        store.erase(array_key(path, suffix))
+        store.erase_prefix(data_prefix(path))
+        return
+    if store.get(group_key(path, suffix)) is not None:
+        store.erase(group_key(path, suffix))
+    store.erase_prefix(meta_prefix(path))
+    store.erase_prefix(data_prefix(path))
+

@@ -1,0 +1,167 @@
+"""A conformance suite every codec should pass: subclass it in a test module.
+
+    class TestMyCodec(CodecTests):
+        dtypes = ("float32", "float64")        # the data types the codec claims
+        tolerance = 0.01                       # lossy codecs: largest absolute error; else None
+
+        @pytest.fixture
+        def codec(self):
+            return MyCodec(level=3)
+
+Everything runs through the kernel's own codec chain (the codec plus the default array ->
+bytes codec, from the `zarrkit_array_defaults` hook, when the chain needs one), so what is tested is what an array will do.
+Optional overrides: `shapes`, `sample(dtype, shape)` (data for the round trip), `fill_value`,
+`corrupt_detected` (False for a codec whose format cannot notice truncation, such as a raw
+zfp stream), `registered` (False to skip the checks that the registry resolves the names).
+The class name does not start with "Test", so importing it does not run it on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from zarrkit import registry
+from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.codec_chain import CodecChain, evolve
+from zarrkit.errors import ChunkDecodeError
+from zarrkit.extension import parse_named_config
+from zarrkit.names import V2, V3, V3_DRAFT_2020
+
+
+def json_of(codec: Codec, fmt: str) -> tuple[str, dict]:
+    """(name, configuration) of a codec as its format writes it."""
+    doc = codec.to_json(fmt)
+    if fmt == V2:
+        assert isinstance(doc, dict) and "id" in doc, f"v2 JSON must be numcodecs' dict: {doc!r}"
+        config = dict(doc)
+        return config.pop("id"), config
+    if fmt == V3_DRAFT_2020:
+        assert set(doc) <= {"codec", "configuration"}, f"draft JSON is codec/configuration: {doc!r}"
+        return doc["codec"], dict(doc.get("configuration") or {})
+    name, config, _ = parse_named_config(doc, key="codecs")
+    return name, config
+
+
+class CodecTests:
+    """Behaviour every codec owes the chain and its users."""
+
+    dtypes: ClassVar[tuple[str, ...]] = ("uint8", "int16", "int32", "float32", "float64")
+    shapes: ClassVar[tuple[tuple[int, ...], ...]] = ((1,), (37,), (6, 7), (2, 3, 5))
+    tolerance: ClassVar[float | None] = None
+    fill_value: ClassVar[Any] = 0
+    corrupt_detected: ClassVar[bool] = True
+    registered: ClassVar[bool] = True
+
+    # -- helpers a subclass may override --------------------------------------------------
+    def sample(self, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+        """Smooth-ish data with some repetition, so compressors and filters have work to do."""
+        rng = np.random.default_rng(sum(shape) + len(dtype))
+        n = int(np.prod(shape, dtype=np.int64))
+        dt = np.dtype(dtype)
+        if dt.kind == "b":
+            flat = rng.random(n) < 0.3
+        elif dt.kind in "iu":
+            info = np.iinfo(dt)
+            lo, hi = max(info.min, -1000), min(info.max, 1000)
+            flat = np.cumsum(rng.integers(-3, 4, n)) % (hi - lo) + lo
+        else:
+            flat = np.cumsum(rng.standard_normal(n)) * 10
+        return np.asarray(flat).astype(dt).reshape(shape)
+
+    def chain_for(self, codec: Codec, data_type: Any, shape: tuple[int, ...]) -> Any:
+        """The codec in the smallest valid chain, evolved as array creation would, bound."""
+        bytes_codec = _default_serializer(data_type, shape)
+        if codec.kind is CodecKind.ARRAY_ARRAY:
+            codecs = [codec, bytes_codec]
+        elif codec.kind is CodecKind.ARRAY_BYTES:
+            codecs = [codec]
+        else:
+            codecs = [bytes_codec, codec]
+        spec = ChunkSpec(shape, data_type, data_type.cast_scalar(self.fill_value))
+        codecs = list(evolve(codecs, spec))
+        return CodecChain(codecs, data_type, spec.fill_value).bind(shape)
+
+    # -- the contract ------------------------------------------------------------------------
+    def test_kind_and_gil_hint(self, codec: Codec) -> None:
+        assert isinstance(codec.kind, CodecKind)
+        assert isinstance(codec.releases_gil, bool)
+
+    def test_names_per_format(self, codec: Codec) -> None:
+        formats = type(codec).names.formats()
+        assert V3 in formats, "a codec must have a v3 name"
+        for fmt in formats:
+            name = codec.written_name(fmt)
+            assert isinstance(name, str) and name
+            if self.registered:
+                cls = registry.resolve("codec", name, fmt)
+                assert isinstance(codec, cls), f"{name!r} ({fmt}) resolves to {cls}, not {type(codec)}"
+
+    def test_json_round_trip(self, codec: Codec) -> None:
+        for fmt in type(codec).names.formats():
+            name, config = json_of(codec, fmt)
+            again = type(codec).from_json(name, config, fmt)
+            # what a format writes reads back as itself (a format may hold less than v3 does,
+            # e.g. numcodecs' blosc has no typesize, so only the v3 form must be the same codec)
+            assert again.to_json(fmt) == codec.to_json(fmt), f"{fmt}: {again!r}"
+            if fmt == V3:
+                assert again == codec, f"{codec.to_json(fmt)!r} reads back as {again!r}"
+
+    def test_round_trip(self, codec: Codec) -> None:
+        from zarrkit.api import resolve_data_type
+
+        for shape, dtype in itertools.product(self.shapes, self.dtypes):
+            data = self.sample(dtype, shape)
+            bound = self.chain_for(codec, resolve_data_type(dtype), shape)
+            encoded = bound.encode(data)
+            decoded = bound.decode(bytes(memoryview(encoded).cast("B")))
+            assert decoded.shape == data.shape and decoded.dtype == data.dtype, dtype
+            if self.tolerance is None:
+                np.testing.assert_array_equal(decoded, data, err_msg=f"{dtype} {shape}")
+            else:
+                wide = "c16" if data.dtype.kind == "c" else "f8"
+                np.testing.assert_allclose(decoded.astype(wide), data.astype(wide),
+                                           atol=self.tolerance, rtol=0, err_msg=f"{dtype} {shape}")
+
+    def test_corrupt_input_is_a_chunk_decode_error(self, codec: Codec) -> None:
+        from zarrkit.api import resolve_data_type
+
+        shape = self.shapes[-1]
+        dtype = self.dtypes[-1]
+        bound = self.chain_for(codec, resolve_data_type(dtype), shape)
+        encoded = bytes(memoryview(bound.encode(self.sample(dtype, shape))).cast("B"))
+        with pytest.raises(ChunkDecodeError):
+            bound.decode(b"", key="c/0")
+        if self.corrupt_detected:
+            with pytest.raises(ChunkDecodeError) as info:
+                bound.decode(encoded[: len(encoded) // 2], key="c/0")
+            assert "c/0" in str(info.value)
+
+    def test_encoded_size_is_true(self, codec: Codec) -> None:
+        if codec.kind is not CodecKind.BYTES_BYTES:
+            return
+        from zarrkit.api import resolve_data_type
+
+        data_type = resolve_data_type("uint8")
+        spec = ChunkSpec((100,), data_type, data_type.cast_scalar(0))
+        payload = np.arange(100, dtype="u1")
+        size = codec.encoded_size(100)
+        if size is not None:
+            assert len(memoryview(codec.encode(payload, spec)).cast("B")) == size
+
+
+def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> Codec:
+    """The array -> bytes codec a new array gets by default (the `zarrkit_array_defaults`
+    hook's answer), so the suite itself names no codec."""
+    from zarrkit import hooks
+    from zarrkit.api import resolve_extension_arg
+
+    for doc in hooks.array_defaults(V3, data_type, shape).get("codecs", []):
+        codec = resolve_extension_arg("codec", doc, V3, key="codecs")
+        if codec.kind is CodecKind.ARRAY_BYTES:
+            return codec
+    raise LookupError("no zarrkit_array_defaults answer names an array -> bytes codec")

@@ -1,0 +1,109 @@
+"""`packbits` (zarr-extensions, array -> bytes): only the meaningful bits of each element.
+
+Which bits a type has is the data type's `bit_layout` (bits per component, components,
+signed), so int4, float6_e2m3fn or a plugin's own sub-byte type work here without this codec
+naming them. Element i occupies bits [i*k, (i+1)*k) of the stream, least significant bit
+first; stream bit j is bit j % 8 of byte j // 8. Signed values are sign-extended on decode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
+from zarrkit.extension import check_known_fields, config_value
+from zarrkit.names import V3, names
+
+_PADDING = ("none", "first_byte", "last_byte")
+
+
+@dataclass(frozen=True, eq=False)
+class PackBitsCodec(Codec):
+    names = names("packbits")
+    kind = CodecKind.ARRAY_BYTES
+    padding_encoding: str = "none"
+    first_bit: int | None = None
+    last_bit: int | None = None
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        owner = "packbits codec"
+        check_known_fields(configuration, {"padding_encoding", "first_bit", "last_bit"}, owner=owner)
+        padding = config_value(configuration, "padding_encoding", str, owner=owner,
+                               default="none", choices=_PADDING)
+        first = config_value(configuration, "first_bit", (int, type(None)), owner=owner, default=None)
+        last = config_value(configuration, "last_bit", (int, type(None)), owner=owner, default=None)
+        if first is not None and first < 0 or last is not None and last < (first or 0):
+            raise MetadataError(f"{owner}: need 0 <= first_bit <= last_bit, got {first}, {last}",
+                                key="configuration")
+        return cls(padding, first, last)
+
+    def configuration(self, format: str = V3) -> dict:
+        out: dict[str, Any] = {"padding_encoding": self.padding_encoding}
+        if self.first_bit is not None:
+            out["first_bit"] = self.first_bit
+        if self.last_bit is not None:
+            out["last_bit"] = self.last_bit
+        return out
+
+    # -- layout ------------------------------------------------------------------------------
+    def _layout(self, spec: ChunkSpec) -> tuple[int, int, int, bool, int]:
+        """(first bit, bits kept per component, components, signed, bytes per component)."""
+        layout = spec.data_type.bit_layout
+        if layout is None or spec.data_type.item_size is None:
+            raise CodecChainError(f"the packbits codec cannot encode {spec.data_type.describe()}",
+                                  key="codecs")
+        bits, components, signed = layout
+        first = self.first_bit or 0
+        last = bits - 1 if self.last_bit is None else self.last_bit
+        if last >= bits:
+            raise CodecChainError(f"packbits: last_bit {last} is beyond the {bits} bits of "
+                                  f"{spec.data_type.describe()}", key="codecs")
+        return first, last - first + 1, components, signed, spec.data_type.item_size // components
+
+    def validate(self, spec: ChunkSpec) -> None:
+        self._layout(spec)
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
+        first, width, components, _signed, comp_bytes = self._layout(spec)
+        raw = np.ascontiguousarray(spec.data_type.to_encoded(data, "little"))
+        values = raw.reshape(-1).view(f"<u{comp_bytes}").astype(np.uint64)
+        values = (values >> np.uint64(first)) & np.uint64((1 << width) - 1)
+        shifts = np.arange(width, dtype=np.uint64)
+        bits = ((values[:, None] >> shifts) & np.uint64(1)).astype(np.uint8).reshape(-1)
+        packed = np.packbits(bits, bitorder="little")
+        padding = (-bits.size) % 8
+        if self.padding_encoding == "first_byte":
+            return np.concatenate([np.array([padding], np.uint8), packed])
+        if self.padding_encoding == "last_byte":
+            return np.concatenate([packed, np.array([padding], np.uint8)])
+        return packed
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        first, width, components, signed, comp_bytes = self._layout(spec)
+        count = int(np.prod(spec.shape, dtype=np.int64)) * components
+        view = np.frombuffer(as_bytes_view(data), dtype=np.uint8)
+        if self.padding_encoding == "first_byte":
+            view = view[1:]
+        elif self.padding_encoding == "last_byte":
+            view = view[:-1]
+        expected = -(-count * width // 8)
+        if view.size != expected:
+            raise ChunkDecodeError(f"packbits: expected {expected} bytes for {count} values of "
+                                   f"{width} bits, got {view.size} (truncated or corrupt)")
+        bits = np.unpackbits(view, bitorder="little")[:count * width].reshape(count, width)
+        values = (bits.astype(np.uint64) << np.arange(width, dtype=np.uint64)).sum(
+            axis=1, dtype=np.uint64)
+        values = values << np.uint64(first)
+        top = first + width
+        if signed and top < 64:  # sign-extend from the highest kept bit
+            sign = (values >> np.uint64(top - 1)) & np.uint64(1)
+            fill = np.uint64(((1 << 64) - 1) ^ ((1 << top) - 1))
+            values = np.where(sign == 1, values | fill, values)
+        stored = values.astype(f"<u{comp_bytes}")  # keeps the low bytes (two's complement)
+        stored = stored.view(spec.data_type.encoded_dtype("little")).reshape(spec.shape)
+        return spec.data_type.from_encoded(stored, "little")

@@ -1,0 +1,392 @@
+"""The `sharding_indexed` codec (array -> bytes): a chunk (a "shard") holds a grid of inner
+chunks, each encoded by its own codec chain, plus an index of where each inner chunk lies.
+
+The index is an array of shape (*chunks_per_shard, 2) of uint64 (offset, nbytes), encoded by
+`index_codecs`, at the start or the end of the shard. An inner chunk whose offset and nbytes
+are both 2**64-1 is absent and reads as the fill value.
+
+Partial access goes through the codec contract (`decode_partial` / `encode_partial`): a read
+fetches the index and then only the inner chunks its region needs; a write re-encodes only the
+inner chunks it touches (decoding only the partly covered ones) and copies the encoded bytes
+of every other inner chunk unchanged. An inner chain that can itself decode partially (nested
+sharding) is read the same way, its byte ranges shifted into the shard.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from zarrkit import config, executor
+from zarrkit.codec import (ChunkSpec, Codec, CodecKind, RangeReads, Region, as_bytes_view,
+                           lockstep, shift_range)
+from zarrkit.codec_chain import BoundChain, CodecChain, evolve
+from zarrkit.data_type import data_type_from_native
+from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
+from zarrkit.extension import check_known_fields, config_value
+from zarrkit.names import V3, names
+from zarrkit.negotiation import Skipped, resolve_extension
+from zarrkit.store import ByteRange, SuffixRange
+
+#: offset and nbytes of an absent inner chunk
+EMPTY = 2**64 - 1
+_LOCATIONS = ("start", "end")
+
+
+@dataclass(frozen=True, eq=False)
+class ShardingCodec(Codec):
+    names = names("sharding_indexed")
+    kind = CodecKind.ARRAY_BYTES
+    releases_gil = True
+    supports_partial_decode = True
+    supports_partial_encode = True
+
+    chunk_shape: tuple[int, ...]
+    codecs: tuple[Codec, ...]
+    index_codecs: tuple[Codec, ...]
+    index_location: str = "end"
+    _layouts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    # -- metadata ------------------------------------------------------------------------------
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+        owner = "sharding_indexed codec"
+        check_known_fields(configuration, {"chunk_shape", "codecs", "index_codecs",
+                                           "index_location"}, owner=owner)
+        shape = configuration.get("chunk_shape")
+        if (not isinstance(shape, list) or not shape
+                or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)):
+            raise MetadataError(f"{owner}: 'chunk_shape' must be a list of positive integers, "
+                                f"got {shape!r}", key="configuration.chunk_shape")
+        location = config_value(configuration, "index_location", str, owner=owner,
+                                choices=_LOCATIONS, default="end")
+        return cls(tuple(shape), _codec_list(configuration, "codecs", format),
+                   _codec_list(configuration, "index_codecs", format), location)
+
+    def configuration(self, format: str = V3) -> dict:
+        return {"chunk_shape": list(self.chunk_shape),
+                "codecs": [c.to_json(format) for c in self.codecs],
+                "index_codecs": [c.to_json(format) for c in self.index_codecs],
+                "index_location": self.index_location}
+
+    def evolve(self, spec: ChunkSpec) -> "ShardingCodec":
+        inner = evolve(self.codecs, spec.with_shape(self.chunk_shape))
+        index = evolve(self.index_codecs, _index_spec(self._per_shard(spec.shape)))
+        return ShardingCodec(self.chunk_shape, inner, index, self.index_location)
+
+    def validate(self, spec: ChunkSpec) -> None:
+        if len(spec.shape) != len(self.chunk_shape) or any(
+                s % c for s, c in zip(spec.shape, self.chunk_shape)):
+            raise CodecChainError(f"sharding_indexed: the shard shape {list(spec.shape)} is not "
+                                  f"a multiple of the inner chunk_shape {list(self.chunk_shape)}",
+                                  key="codecs")
+        self._layout(spec)
+
+    # -- layout of one kind of shard ----------------------------------------------------------
+    def _per_shard(self, shape: Sequence[int]) -> tuple[int, ...]:
+        return tuple(s // c for s, c in zip(shape, self.chunk_shape))
+
+    def _layout(self, spec: ChunkSpec) -> "_Layout":
+        found = self._layouts.get(id(spec))
+        if found is None or found[0] is not spec:
+            found = self._layouts[id(spec)] = (spec, _Layout.of(self, spec))
+        return found[1]
+
+    # -- whole shards ----------------------------------------------------------------------------
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        out = np.empty(spec.shape, dtype=spec.dtype)
+        self.decode_into(data, out, spec)
+        return out
+
+    def decode_into(self, data: Any, out: np.ndarray, spec: ChunkSpec) -> bool:
+        """Every inner chunk decoded straight into its place in `out` (a read's output when
+        the engine hands the shard's place in it)."""
+        layout = self._layout(spec)
+        view = as_bytes_view(data)
+        index = layout.read_index(view, len(view))
+        if index is None:
+            out[...] = spec.fill_value
+            return True
+        jobs = []
+        for coords, box in layout.boxes():
+            offset, nbytes = index[coords]
+            if offset == EMPTY:
+                out[box] = spec.fill_value
+            else:
+                jobs.append((view[offset:offset + nbytes], coords, box))
+        layout.decode_all(jobs, out)
+        return True
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
+        layout = self._layout(spec)
+        skip_fill = not config.get().write_empty_chunks
+        encoded = {}
+        for coords, box in layout.boxes():
+            inner = data[box]
+            if not (skip_fill and layout.is_fill(inner)):
+                encoded[coords] = layout.inner.encode(inner)
+        return layout.assemble(encoded, {}, None)
+
+    # -- partial access ---------------------------------------------------------------------------
+    def decode_partial(self, region: Region, spec: ChunkSpec) -> RangeReads[np.ndarray | None]:
+        layout = self._layout(spec)
+        index_bytes = (yield [layout.index_range()])[0]
+        if index_bytes is None:
+            return None
+        index = layout.decode_index(as_bytes_view(index_bytes))
+        out = np.empty(spec.shape, dtype=spec.dtype)
+        reads, boxes = [], []
+        for coords, box in layout.touched(region):
+            offset, nbytes = layout.entry(index, coords)
+            if offset == EMPTY:
+                out[box] = spec.fill_value
+                continue
+            bounds = tuple((s.start, s.stop) for s in box)
+            if layout.inner.can_decode_partial and not region.covers(bounds):
+                reads.append(_nested(layout.inner.decode_partial(region.within(bounds)),
+                                     offset, nbytes))
+            else:
+                reads.append(_whole(offset, nbytes, coords))
+            boxes.append((coords, box))
+        results = yield from lockstep(reads)
+        jobs = []
+        for (coords, box), result in zip(boxes, results):
+            if result is None:
+                out[box] = spec.fill_value
+            elif isinstance(result, np.ndarray):  # a nested partial decode's chunk
+                out[box] = result
+            else:  # an inner chunk's bytes
+                jobs.append((result, coords, box))
+        layout.decode_all(jobs, out)
+        return out
+
+    def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
+                       spec: ChunkSpec) -> Any:
+        layout = self._layout(spec)
+        view = None if old is None else as_bytes_view(old)
+        index = None if view is None else layout.read_index(view, len(view))
+        buffer = np.empty(spec.shape, dtype=spec.dtype)
+        touched = list(layout.touched(region))
+        for coords, box in touched:  # old values where the write does not cover an inner chunk
+            if region.covers(tuple((s.start, s.stop) for s in box)):
+                continue
+            offset, nbytes = (EMPTY, EMPTY) if index is None else index[coords]
+            if offset == EMPTY:
+                buffer[box] = spec.fill_value
+            else:
+                buffer[box] = layout.decode_inner(view[offset:offset + nbytes], coords)
+        update(buffer)
+        skip_fill = not config.get().write_empty_chunks
+        encoded: dict[tuple[int, ...], Any] = {}
+        for coords, box in touched:
+            inner = buffer[box]
+            encoded[coords] = (None if skip_fill and layout.is_fill(inner)
+                               else layout.inner.encode(inner))
+        return layout.assemble(encoded, {} if index is None else _kept(index, view), index)
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _codec_list(configuration: Mapping[str, Any], field_name: str, format: str) -> tuple[Codec, ...]:
+    items = configuration.get(field_name)
+    if not isinstance(items, list) or not items:
+        raise MetadataError(f"sharding_indexed codec: {field_name!r} must be a non-empty list of "
+                            f"codecs, got {items!r}", key=f"configuration.{field_name}")
+    out = []
+    for i, item in enumerate(items):
+        codec = resolve_extension("codec", item, format, key=f"configuration.{field_name}[{i}]",
+                                  where=None)
+        if isinstance(codec, Skipped):
+            raise MetadataError(f"sharding_indexed codec: the codec {codec.name!r} is not "
+                                f"understood; codecs inside a shard cannot be skipped",
+                                key=f"configuration.{field_name}[{i}]")
+        out.append(codec)
+    return tuple(out)
+
+
+def _outside(coords: tuple[int, ...], offset: int, nbytes: int, total: int | None) -> None:
+    size = f"the shard's {total} bytes" if total is not None else "any shard"
+    raise ChunkDecodeError(f"shard index: inner chunk {coords} at offset {offset} with {nbytes} "
+                           f"bytes lies outside {size} (corrupt index)")
+
+
+def _index_spec(per_shard: tuple[int, ...]) -> ChunkSpec:
+    return ChunkSpec((*per_shard, 2), data_type_from_native(np.uint64), np.uint64(EMPTY))
+
+
+def _kept(index: np.ndarray, view: memoryview) -> dict[tuple[int, ...], memoryview]:
+    """Encoded bytes of every stored inner chunk of an old shard, by coordinates."""
+    out = {}
+    for flat in np.flatnonzero(index[..., 0].reshape(-1) != EMPTY).tolist():
+        coords = np.unravel_index(flat, index.shape[:-1])
+        offset, nbytes = (int(v) for v in index[coords])
+        out[tuple(int(c) for c in coords)] = view[offset:offset + nbytes]
+    return out
+
+
+def _whole(offset: int, nbytes: int, coords: tuple[int, ...]) -> RangeReads[Any]:
+    """An inner chunk's encoded bytes, checked to be all there."""
+    data = (yield [ByteRange(offset, nbytes)])[0]
+    if data is None or len(data) != nbytes:
+        raise ChunkDecodeError(f"inner chunk {coords} at bytes {offset}..{offset + nbytes} lies "
+                               f"past the end of the shard (corrupt index or truncated shard)")
+    return memoryview(data)
+
+
+def _nested(reads: RangeReads[Any], offset: int, nbytes: int) -> RangeReads[Any]:
+    """A partial decode of an inner chunk, its byte ranges shifted to where it sits."""
+    answer = None
+    try:
+        while True:
+            requests = reads.send(answer)
+            answer = yield [shift_range(r, offset, nbytes) for r in requests]
+    except StopIteration as stop:
+        return stop.value
+
+
+@dataclass(frozen=True, eq=False)
+class _Layout:
+    """Everything fixed for one shard shape: the inner and index chains and the index size."""
+
+    shape: tuple[int, ...]
+    chunk_shape: tuple[int, ...]
+    per_shard: tuple[int, ...]
+    inner: BoundChain
+    index_chain: BoundChain
+    index_size: int
+    at_start: bool
+    spec: ChunkSpec
+
+    @classmethod
+    def of(cls, codec: ShardingCodec, spec: ChunkSpec) -> "_Layout":
+        per_shard = codec._per_shard(spec.shape)
+        inner = CodecChain(codec.codecs, spec.data_type, spec.fill_value).bind(codec.chunk_shape)
+        index_spec = _index_spec(per_shard)
+        index_chain = CodecChain(codec.index_codecs, index_spec.data_type,
+                                 index_spec.fill_value).bind(index_spec.shape)
+        size = index_spec.nbytes
+        for bb in index_chain.bytes_bytes:
+            size = bb.encoded_size(size)
+            if size is None:
+                raise CodecChainError(f"sharding_indexed: index codec {bb.written_name()!r} does "
+                                      f"not give a fixed-size index", key="codecs")
+        return cls(tuple(spec.shape), codec.chunk_shape, per_shard, inner, index_chain, size,
+                   codec.index_location == "start", spec)
+
+    def boxes(self) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+        for coords in itertools.product(*(range(n) for n in self.per_shard)):
+            yield coords, self.box(coords)
+
+    def box(self, coords: Sequence[int]) -> tuple[slice, ...]:
+        return tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, self.chunk_shape))
+
+    def touched(self, region: Region) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+        """Inner chunks holding at least one position of the region (along every dimension)."""
+        ids = []
+        for part, c in zip(region.parts, self.chunk_shape):
+            if isinstance(part, slice):
+                ids.append(range(part.start // c, -(-part.stop // c)) if part.stop > part.start
+                           else range(0))
+            else:
+                ids.append(np.unique(part // c).tolist())
+        for coords in itertools.product(*ids):
+            yield coords, self.box(coords)
+
+    # -- the index ------------------------------------------------------------------------------
+    def index_range(self) -> ByteRange | SuffixRange:
+        return ByteRange(0, self.index_size) if self.at_start else SuffixRange(self.index_size)
+
+    def read_index(self, data: memoryview, total: int) -> np.ndarray | None:
+        """The (offset, nbytes) table of a whole shard of `total` bytes, every entry checked;
+        None when every inner chunk is absent."""
+        if total < self.index_size:
+            raise ChunkDecodeError(f"shard of {total} bytes is shorter than its "
+                                   f"{self.index_size}-byte index (truncated)")
+        index = self.decode_index(data[:self.index_size] if self.at_start
+                                  else data[total - self.index_size:])
+        offsets, sizes = index[..., 0], index[..., 1]
+        empty = offsets == EMPTY
+        if bool(empty.all()):
+            return None
+        if bool(((sizes == EMPTY) != empty).any()):
+            raise ChunkDecodeError("shard index: an inner chunk has only one of offset and "
+                                   "nbytes marked absent (corrupt index)")
+        limit = np.uint64(total)
+        bad = ~empty & ((sizes > limit) | (offsets > limit - np.minimum(sizes, limit)))
+        if bool(bad.any()):
+            where = tuple(np.argwhere(bad)[0].tolist())
+            _outside(where, int(offsets[where]), int(sizes[where]), total)
+        return index
+
+    def decode_index(self, data: Any) -> np.ndarray:
+        """The index table from its encoded bytes (checksum checked by the index codecs)."""
+        if len(data) != self.index_size:
+            raise ChunkDecodeError(f"shard index: got {len(data)} bytes, expected "
+                                   f"{self.index_size} (truncated shard)")
+        try:
+            return np.asarray(self.index_chain.decode(data), dtype=np.uint64)
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(f"shard index: {exc}") from None
+
+    @staticmethod
+    def entry(index: np.ndarray, coords: tuple[int, ...]) -> tuple[int, int]:
+        """One entry of an index read on its own (a partial read checks only what it uses;
+        ranges past the end show when they are read)."""
+        offset, nbytes = (int(v) for v in index[coords])
+        if (offset == EMPTY) != (nbytes == EMPTY):
+            raise ChunkDecodeError("shard index: an inner chunk has only one of offset and "
+                                   "nbytes marked absent (corrupt index)")
+        if offset != EMPTY and offset + nbytes > 2**63:
+            _outside(coords, offset, nbytes, None)
+        return offset, nbytes
+
+    def decode_inner(self, data: Any, coords: tuple[int, ...]) -> np.ndarray:
+        try:
+            return self.inner.decode(data)
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(f"inner chunk {coords}: {exc}") from exc
+
+    def decode_all(self, jobs: Sequence[tuple[Any, tuple[int, ...], tuple[slice, ...]]],
+                   out: np.ndarray) -> None:
+        """Decode inner chunks (bytes, coordinates, place) straight into their places in
+        `out`, on the shared pool (inline when the pool is already busy with other shards)."""
+        def work(share: Sequence[tuple[Any, tuple[int, ...], tuple[slice, ...]]]) -> None:
+            for data, coords, box in share:
+                self.decode_inner_into(data, out[box], coords)
+        if jobs:
+            executor.run_batched(work, jobs)
+
+    def decode_inner_into(self, data: Any, dest: np.ndarray, coords: tuple[int, ...]) -> None:
+        try:
+            self.inner.decode_into(data, dest)
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(f"inner chunk {coords}: {exc}") from exc
+
+    def is_fill(self, chunk: np.ndarray) -> bool:
+        return self.spec.data_type.chunk_equals_fill(chunk, self.spec.fill_value)
+
+    # -- writing --------------------------------------------------------------------------------
+    def assemble(self, encoded: Mapping[tuple[int, ...], Any],
+                 kept: Mapping[tuple[int, ...], Any], old_index: np.ndarray | None) -> Any:
+        """A shard from new inner chunks (`encoded`; None: now absent) and the old encoded
+        bytes of the others (`kept`), inner chunks in C order; None when all are absent."""
+        index = np.full((*self.per_shard, 2), EMPTY, dtype=np.uint64)
+        parts: list[Any] = []
+        offset = self.index_size if self.at_start else 0
+        for coords in sorted(set(encoded) | set(kept)):
+            data = encoded[coords] if coords in encoded else kept[coords]
+            if data is None:
+                continue
+            n = memoryview(data).nbytes
+            index[coords] = (offset, n)
+            parts.append(data)
+            offset += n
+        if not parts:
+            return None
+        index_bytes = self.index_chain.encode(index)
+        parts = [index_bytes, *parts] if self.at_start else [*parts, index_bytes]
+        return b"".join(as_bytes_view(p) for p in parts)
+

@@ -1,0 +1,321 @@
+"""A store over any fsspec filesystem: `s3://`, `gs://`, `gcs://`, `az://`, `abfs://`, and any
+other fsspec URL spelled `fsspec+<protocol>://` (`fsspec+https://`, `fsspec+memory://`, ...).
+
+`zarrkit.open("s3://bucket/data.zarr", storage_options={...})` hands `storage_options` to fsspec
+(for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `retries`, ...). Plain
+`http(s)://` and `memory://` belong to zarrkit's own stores; the `fsspec+` spelling picks
+fsspec's instead.
+
+Batches go through fsspec's async interface in one gather on fsspec's I/O loop, at most
+`concurrency` requests at a time: `get_many`, `set_many`, `erase_many`, and `get_ranges`, whose
+nearby ranges of one key are first merged into one request (`ranges.plan`). A synchronous
+filesystem is wrapped in fsspec's `AsyncFileSystemWrapper`, which runs its calls in threads.
+
+Failures other than "no such key" (network faults, 5xx answers after the retries fsspec and the
+client library make, permission errors) raise `StoreError` naming the key and the store; they
+are never read as a missing key, so an array read never turns them into fill values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+
+from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError
+from zarrkit.names import names
+from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
+
+from . import ranges
+
+T = TypeVar("T")
+
+#: URL schemes given to fsspec as they are; any other fsspec protocol is `fsspec+<protocol>`
+SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
+_PREFIX = "fsspec+"
+_EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
+_MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+
+
+def _fsspec() -> Any:
+    try:
+        import fsspec
+    except ImportError as exc:
+        raise PluginLoadError("the fsspec store needs the 'fsspec' package: "
+                              "pip install 'zarrkit[s3]' (or fsspec and the filesystem "
+                              "package of your protocol)") from exc
+    return fsspec
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+class FsspecStore(Store):
+    names = names("s3", aliases=list(SCHEMES[1:]))
+
+    def __init__(self, fs: Any, path: str = "", *, mode: str = "r", concurrency: int = 64,
+                 url: str | None = None) -> None:
+        """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3)."""
+        self.read_only = check_mode(mode) == "r"
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if not fs.async_impl:
+            from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+
+            fs = AsyncFileSystemWrapper(fs)
+        self.fs = fs
+        self.root = path.rstrip("/")
+        self.concurrency = concurrency
+        self._url = url
+        protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+        if {"http", "https"} & set(protocols):  # fsspec's HTTP can neither write nor list keys
+            self.writeable = False
+            self.listable = False
+        # s3fs reads a whole object by asking its size first when concurrency > 1: one
+        # round trip per chunk for nothing, so whole-value reads ask for one stream
+        params = inspect.signature(fs._cat_file).parameters
+        self._whole = {"max_concurrency": 1} if "max_concurrency" in params else {}
+
+    @classmethod
+    def matches_name(cls, name: str, format: str) -> bool:
+        return name in SCHEMES or (name.startswith(_PREFIX) and len(name) > len(_PREFIX))
+
+    @classmethod
+    def from_url(cls, url: str, *, mode: str = "r", concurrency: int = 64,
+                 **storage_options: Any) -> "FsspecStore":
+        fsspec = _fsspec()
+        target = url[len(_PREFIX):] if url.startswith(_PREFIX) else url
+        scheme = target.split("://", 1)[0]
+        if scheme not in fsspec.available_protocols():
+            raise UnknownExtensionError("store", url.split("://", 1)[0],
+                                        hint=f"fsspec knows no protocol {scheme!r}")
+        try:
+            fs, path = fsspec.core.url_to_fs(target, **storage_options)
+        except ImportError as exc:
+            extra = _EXTRAS.get(scheme)
+            hint = f" (pip install 'zarrkit[{extra}]')" if extra else ""
+            raise PluginLoadError(f"fsspec cannot open {scheme}:// URLs here: {exc}{hint}") from exc
+        return cls(fs, path, mode=mode, concurrency=concurrency, url=url)
+
+    @property
+    def url(self) -> str:
+        if self._url is not None:
+            return self._url
+        protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
+        return f"{protocol}://{self.root}"
+
+    def _path(self, key: str) -> str:
+        return f"{self.root}/{check_key(key)}" if self.root else check_key(key)
+
+    def _dir(self, prefix: str) -> str:
+        return f"{self.root}/{prefix}".rstrip("/") if self.root else prefix.rstrip("/")
+
+    # -- running coroutines on fsspec's loop ---------------------------------------------------
+    def _run(self, make: Callable[[], Awaitable[T]]) -> T:
+        from fsspec.asyn import sync
+
+        async def run() -> T:
+            return await make()
+
+        return sync(self.fs.loop, run)
+
+    def _gather(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+        """Run every call concurrently, at most `concurrency` at a time, answers in order."""
+        if not calls:
+            return []
+
+        async def run() -> list[T]:
+            gate = asyncio.Semaphore(self.concurrency)
+            results: list[Any] = [None] * len(calls)
+
+            async def one(i: int, call: Callable[[], Awaitable[T]]) -> None:
+                async with gate:
+                    results[i] = await call()
+
+            try:  # the first failure cancels the rest: no orphan requests go on retrying
+                async with asyncio.TaskGroup() as group:
+                    for i, call in enumerate(calls):
+                        group.create_task(one(i, call))
+            except BaseExceptionGroup as failures:
+                raise _first_leaf(failures) from None
+            return results
+
+        return self._run(run)
+
+    def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return StoreError(detail, key=key, store=self, operation=operation)
+
+    # -- readable --------------------------------------------------------------------------------
+    async def _read(self, key: str, rng: Range | None) -> bytes | None:
+        path = self._path(key)
+        if ranges.is_empty_read(rng):
+            return b"" if await self._is_file(key, path) else None
+        try:
+            if rng is None:
+                return await self.fs._cat_file(path, **self._whole)
+            if isinstance(rng, SuffixRange):
+                return await self.fs._cat_file(path, start=-rng.length)
+            end = None if rng.length is None else rng.offset + rng.length
+            return await self.fs._cat_file(path, start=rng.offset, end=end)
+        except _MISSING:
+            return None
+        except Exception as exc:
+            # a range starting past the end is refused (HTTP 416) rather than answered empty
+            if isinstance(rng, ByteRange) and await self._size_at_most(path, rng.offset):
+                return b""
+            raise self._error(exc, key, "read") from exc
+
+    async def _size_at_most(self, path: str, offset: int) -> bool:
+        try:
+            info = await self.fs._info(path)
+        except Exception:
+            return False
+        return info.get("type") == "file" and info.get("size", offset + 1) <= offset
+
+    async def _is_file(self, key: str, path: str) -> bool:
+        try:
+            info = await self.fs._info(path)
+        except _MISSING:
+            return False
+        except Exception as exc:
+            raise self._error(exc, key, "read") from exc
+        return info.get("type") == "file"
+
+    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        check_key(key)
+        return self._run(lambda: self._read(key, byte_range))
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        keys = [check_key(k) for k in keys]
+        values = self._gather([lambda k=k: self._read(k, None) for k in keys])
+        return {k: v for k, v in zip(keys, values) if v is not None}
+
+    def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
+        for key, _ in requests:
+            check_key(key)
+        plan = ranges.plan(requests)
+        results = self._gather([lambda r=r: self._read(*r) for r in plan.reads])
+        return plan.answers(results)
+
+    def exists(self, key: str) -> bool:
+        path = self._path(key)
+        return self._run(lambda: self._is_file(key, path))
+
+    # -- writeable -------------------------------------------------------------------------------
+    async def _write(self, key: str, value: bytes) -> None:
+        try:
+            await self.fs._pipe_file(self._path(key), value)
+        except Exception as exc:
+            raise self._error(exc, key, "write") from exc
+
+    def set(self, key: str, value: Any) -> None:
+        self.set_many({key: value})
+
+    def set_many(self, items: Mapping[str, Any]) -> None:
+        """Each value is one PUT (atomic per key on object stores); all keys checked first."""
+        self.require("write", "set keys")
+        values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
+        self._gather([lambda kv=kv: self._write(*kv) for kv in values])
+
+    def erase(self, key: str) -> None:
+        self.erase_many([key])
+
+    def erase_many(self, keys: Iterable[str]) -> None:
+        self.require("write", "erase keys")
+        paths = [self._path(k) for k in keys]
+        if not paths:
+            return
+
+        async def erase() -> None:
+            try:
+                await self.fs._rm(paths)  # S3: one DeleteObjects per 1000 keys
+                return
+            except _MISSING:
+                pass
+            except Exception as exc:
+                raise self._error(exc, paths[0] if len(paths) == 1 else None, "erase") from exc
+            for path in paths:  # some were absent: erase the rest one by one
+                try:
+                    await self.fs._rm_file(path)
+                except _MISSING:
+                    continue
+                except Exception as exc:
+                    raise self._error(exc, path, "erase") from exc
+
+        self._run(erase)
+
+    def erase_prefix(self, prefix: str) -> None:
+        self.require("write", f"erase prefix {prefix!r}")
+        self.erase_many(list(self.list_prefix(check_prefix(prefix))))
+
+    # -- listable --------------------------------------------------------------------------------
+    def _relative(self, path: str) -> str | None:
+        """The key of a listed path (None for what is not a valid key, like a folder marker)."""
+        path = self.fs._strip_protocol(path)
+        root = self.fs._strip_protocol(self.root) if self.root else ""
+        if root:
+            if not path.startswith(root + "/"):
+                return None
+            path = path[len(root) + 1:]
+        try:
+            return check_key(path)
+        except ValueError:
+            return None
+
+    def list(self) -> Iterator[str]:
+        return self.list_prefix("")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        self.require("list", f"list keys under {prefix!r}")
+        folder = prefix[:prefix.rfind("/") + 1]
+        base = self._dir(folder)
+
+        async def find() -> list[str]:
+            self.fs.invalidate_cache(base)
+            try:
+                return await self.fs._find(base, withdirs=False)
+            except _MISSING:
+                return []
+            except Exception as exc:
+                raise self._error(exc, prefix or None, "list") from exc
+
+        keys = (self._relative(p) for p in self._run(find))
+        return iter(sorted(k for k in keys if k is not None and k.startswith(prefix)))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""
+        self.require("list", f"list {prefix!r}")
+        base = self._dir(check_prefix(prefix))
+
+        async def ls() -> list[dict]:
+            self.fs.invalidate_cache(base)
+            try:
+                return await self.fs._ls(base, detail=True)
+            except _MISSING:
+                return []
+            except Exception as exc:
+                raise self._error(exc, prefix or None, "list") from exc
+
+        keys: set[str] = set()
+        prefixes: set[str] = set()
+        for entry in self._run(ls):
+            key = self._relative(entry["name"].rstrip("/"))
+            if key is None or not key.startswith(prefix) or "/" in key[len(prefix):]:
+                continue
+            (prefixes if entry.get("type") == "directory" else keys).add(key[len(prefix):])
+        return sorted(keys), sorted(prefixes)
+
+    # -- identity --------------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FsspecStore):
+            return NotImplemented
+        return self.fs == other.fs and self.root == other.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"FsspecStore({self.url!r})"

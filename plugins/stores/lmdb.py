@@ -1,0 +1,295 @@
+"""A store in an LMDB environment (a real embedded B+tree database, the `lmdb` package):
+`lmdb:///path/data.lmdb` or `LmdbStore("data.lmdb", mode="a")`.
+
+Each `set_many` / `erase_many` / `erase_prefix` is one write transaction, so a batch of chunks
+is committed whole or not at all; a writer killed at any moment leaves every key its old or its
+new value (LMDB is copy-on-write and commits by switching one meta page). Readers never block
+writers or each other, in any number of threads and processes; a batch of reads
+(`get_many`, `get_ranges`, a listing) is one read transaction, so it sees one moment.
+
+The memory map is reserved large (1 TiB on 64-bit systems: address space, not disk) and doubled
+if a write still fills it. LMDB allows one open of an environment per process, so all handles on
+one path in a process share it; its settings (`sync`, `max_readers`) are the first opener's.
+Keys are at most 511 bytes of UTF-8 (LMDB's limit); a longer one is refused before writing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+
+from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
+from zarrkit.names import names
+from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
+
+T = TypeVar("T")
+
+DEFAULT_MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
+_AFTER_SLASH = b"0"  # the byte after '/': where a listing resumes past one child prefix
+
+
+def _lmdb() -> Any:
+    try:
+        import lmdb
+    except ImportError as exc:
+        raise PluginLoadError("the lmdb store needs the 'lmdb' package: "
+                              "pip install 'zarrkit[lmdb]'") from exc
+    return lmdb
+
+
+class LmdbStore(Store):
+    names = names("lmdb")
+
+    def __init__(self, path: str | os.PathLike[str], *, mode: str = "r",
+                 map_size: int | None = None, sync: bool = True, max_readers: int = 126) -> None:
+        self.read_only = check_mode(mode) == "r"
+        self.path = Path(path).absolute()
+        self._env = _Env.acquire(self.path, create=not self.read_only,
+                                 map_size=map_size or DEFAULT_MAP_SIZE, sync=sync,
+                                 max_readers=max_readers, store=self)
+        self._release = weakref.finalize(self, self._env.release)
+
+    @classmethod
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "LmdbStore":
+        """`lmdb://relative/dir` or `lmdb:///absolute/dir` (the environment's directory)."""
+        if not url.startswith("lmdb://") or url == "lmdb://":
+            raise ValueError(f"an LMDB store URL looks like lmdb:///path/to/data.lmdb, got {url!r}")
+        return cls(url[len("lmdb://"):], mode=mode, **options)
+
+    @property
+    def url(self) -> str:
+        return f"lmdb://{self.path}"
+
+    def close(self) -> None:
+        self._release()
+
+    # -- keys --------------------------------------------------------------------------------------
+    def _key(self, key: str) -> bytes:
+        raw = check_key(key).encode("utf-8")
+        if len(raw) > self._env.max_key_size:
+            raise InvalidKeyError(f"store key {key!r} is {len(raw)} bytes of UTF-8; "
+                                  f"LMDB keys are at most {self._env.max_key_size}")
+        return raw
+
+    # -- readable ----------------------------------------------------------------------------------
+    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        return self.get_ranges([(key, byte_range)])[0]
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        wanted = [(k, self._key(k)) for k in keys]
+
+        def read(txn: Any) -> dict[str, bytes]:
+            out = {}
+            for key, raw in wanted:
+                value = txn.get(raw)
+                if value is not None:
+                    out[key] = bytes(value)
+            return out
+
+        return self._env.read(read, self)
+
+    def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
+        wanted = [(self._key(k), r) for k, r in requests]
+
+        def read(txn: Any) -> list[bytes | None]:
+            out: list[bytes | None] = []
+            for raw, rng in wanted:
+                value = txn.get(raw)
+                if value is None:
+                    out.append(None)
+                else:
+                    out.append(bytes(value if rng is None else value[rng.slice(len(value))]))
+            return out
+
+        return self._env.read(read, self)
+
+    def exists(self, key: str) -> bool:
+        raw = self._key(key)
+        return self._env.read(lambda txn: txn.get(raw) is not None, self)
+
+    # -- writeable ---------------------------------------------------------------------------------
+    def set(self, key: str, value: Any) -> None:
+        self.set_many({key: value})
+
+    def set_many(self, items: Mapping[str, Any]) -> None:
+        """One transaction: every key is checked first, then all values commit together."""
+        self.require("write", "set keys")
+        puts = [(self._key(k), _buffer(v)) for k, v in items.items()]
+
+        def write(txn: Any) -> None:
+            for raw, value in puts:
+                txn.put(raw, value)
+
+        self._env.write(write, self)
+
+    def erase(self, key: str) -> None:
+        self.erase_many([key])
+
+    def erase_many(self, keys: Iterable[str]) -> None:
+        self.require("write", "erase keys")
+        doomed = [self._key(k) for k in keys]
+
+        def write(txn: Any) -> None:
+            for raw in doomed:
+                txn.delete(raw)
+
+        self._env.write(write, self)
+
+    def erase_prefix(self, prefix: str) -> None:
+        self.require("write", f"erase prefix {prefix!r}")
+        start = check_prefix(prefix).encode("utf-8")
+
+        def write(txn: Any) -> None:
+            cursor = txn.cursor()
+            found = cursor.set_range(start)
+            while found:
+                raw = bytes(cursor.key())
+                if not raw or not raw.startswith(start):  # b"": past the last record
+                    break
+                found = cursor.delete()  # and move to the next record
+
+        self._env.write(write, self)
+
+    # -- listable ----------------------------------------------------------------------------------
+    def list(self) -> Iterator[str]:
+        return self.list_prefix("")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Keys starting with `prefix`, in key order, from one read transaction."""
+        start = prefix.encode("utf-8")
+
+        def read(txn: Any) -> list[str]:
+            cursor = txn.cursor()
+            out = []
+            if cursor.set_range(start):
+                for raw in cursor.iternext(values=False):
+                    raw = bytes(raw)
+                    if not raw.startswith(start):
+                        break
+                    out.append(raw.decode("utf-8"))
+            return out
+
+        return iter(self._env.read(read, self))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """Walks the keys under `prefix`, jumping over each child prefix's keys in one seek."""
+        start = check_prefix(prefix).encode("utf-8")
+
+        def read(txn: Any) -> tuple[list[str], list[str]]:
+            cursor = txn.cursor()
+            keys: list[str] = []
+            prefixes: list[str] = []
+            found = cursor.set_range(start)
+            while found:
+                raw = bytes(cursor.key())
+                if not raw.startswith(start):
+                    break
+                child, slash, _ = raw[len(start):].partition(b"/")
+                if slash:
+                    prefixes.append(child.decode("utf-8"))
+                    found = cursor.set_range(start + child + _AFTER_SLASH)
+                else:
+                    keys.append(child.decode("utf-8"))
+                    found = cursor.next()
+            return keys, prefixes
+
+        return self._env.read(read, self)
+
+    # -- identity ----------------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LmdbStore):
+            return NotImplemented
+        return self._env is other._env
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __repr__(self) -> str:
+        return f"LmdbStore({str(self.path)!r})"
+
+
+def _buffer(value: Any) -> Any:
+    view = memoryview(value)
+    return view if view.c_contiguous else view.tobytes()
+
+
+class _Env:
+    """One open LMDB environment, shared by every handle on its path in this process."""
+
+    _open: dict[str, "_Env"] = {}
+    _open_lock = threading.Lock()
+
+    @classmethod
+    def acquire(cls, path: Path, *, create: bool, map_size: int, sync: bool, max_readers: int,
+                store: Store) -> "_Env":
+        real = os.path.realpath(path)
+        with cls._open_lock:
+            env = cls._open.get(real)
+            if env is None:
+                env = cls._open[real] = cls(real, create=create, map_size=map_size, sync=sync,
+                                            max_readers=max_readers, store=store)
+            env.handles += 1
+            return env
+
+    def __init__(self, path: str, *, create: bool, map_size: int, sync: bool, max_readers: int,
+                 store: Store) -> None:
+        lmdb = self.lmdb = _lmdb()
+        self.path = path
+        self.handles = 0
+        self.write_lock = threading.Lock()
+        if not create and not os.path.isdir(path):
+            raise StoreError("no LMDB environment there", store=store, operation="open")
+        # open read-only only where the directory cannot be written; a handle opened with
+        # mode "r" is refused writes by the store, and can share the environment with writers
+        readonly = os.path.isdir(path) and not os.access(path, os.W_OK)
+        try:
+            self.env = lmdb.open(path, subdir=True, create=create, readonly=readonly,
+                                 map_size=map_size, sync=sync, max_readers=max_readers,
+                                 max_dbs=0, lock=True)
+        except lmdb.Error as exc:
+            raise StoreError(str(exc), store=store, operation="open") from exc
+        self.max_key_size = self.env.max_key_size()
+
+    def release(self) -> None:
+        with _Env._open_lock:
+            self.handles -= 1
+            if self.handles:
+                return
+            del _Env._open[self.path]
+        with self.write_lock:
+            self.env.close()
+
+    def read(self, run: Callable[[Any], T], store: Store) -> T:
+        lmdb = self.lmdb
+        for attempt in range(2):
+            try:
+                with self.env.begin(buffers=True) as txn:
+                    return run(txn)
+            except lmdb.MapResizedError:  # another process grew the map: adopt its size
+                if attempt:
+                    raise
+                with self.write_lock:
+                    self.env.set_mapsize(0)
+            except lmdb.Error as exc:
+                raise StoreError(str(exc), store=store, operation="read") from exc
+        raise AssertionError("unreachable")
+
+    def write(self, run: Callable[[Any], None], store: Store) -> None:
+        """Run `run` in one write transaction, growing the map and retrying if it is full."""
+        lmdb = self.lmdb
+        with self.write_lock:
+            while True:
+                try:
+                    with self.env.begin(write=True) as txn:
+                        run(txn)
+                    return
+                except lmdb.MapFullError:
+                    self.env.set_mapsize(self.env.info()["map_size"] * 2)
+                except lmdb.MapResizedError:
+                    self.env.set_mapsize(0)
+                except lmdb.Error as exc:
+                    raise StoreError(str(exc), store=store, operation="write") from exc

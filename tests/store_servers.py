@@ -1,0 +1,275 @@
+"""Real servers on 127.0.0.1 for the store tests: a file server with Range support, a proxy in
+front of another server, both able to inject faults, and moto's S3 server.
+
+Each server records the requests it saw and how many were in flight at once, so tests can
+check what a user would notice (fewer round trips, concurrent reads) without mocking a client.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import os
+import re
+import socket
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Iterator
+from contextlib import contextmanager
+
+_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+#: what a fault does to one request: an HTTP status to answer, "truncate" (send half the body
+#: and hang up), or "drop" (close the connection without an answer)
+Fault = int | str
+
+
+@dataclass
+class Traffic:
+    """What a server saw; `faults` are applied to the next requests, first first."""
+
+    requests: list[tuple[str, str, str | None]] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    always: Fault | None = None  # applied to every request while set
+    delay: float = 0.0  # seconds each answer waits (to make concurrency visible)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    on_request: Callable[[int], None] | None = None  # called with the request's number
+
+    def begin(self, method: str, path: str, rng: str | None) -> Fault | None:
+        with self.lock:
+            self.requests.append((method, path, rng))
+            number = len(self.requests)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            fault = self.faults.pop(0) if self.faults else self.always
+        if self.on_request is not None:
+            self.on_request(number)
+        if self.delay:
+            time.sleep(self.delay)
+        return fault
+
+    def end(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def gets(self, needle: str = "") -> list[tuple[str, str, str | None]]:
+        with self.lock:
+            return [r for r in self.requests if r[0] == "GET" and needle in r[1]]
+
+    def reset(self) -> None:
+        with self.lock:
+            self.requests.clear()
+            self.faults.clear()
+            self.always = None
+            self.delay = 0.0
+            self.max_in_flight = 0
+            self.on_request = None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._serve(body=True)
+
+    def do_HEAD(self) -> None:
+        self._serve(body=False)
+
+    def do_PUT(self) -> None:
+        self._serve(body=True)
+
+    def do_POST(self) -> None:
+        self._serve(body=True)
+
+    def do_DELETE(self) -> None:
+        self._serve(body=True)
+
+    def _serve(self, body: bool) -> None:
+        traffic = self.server.traffic
+        fault = traffic.begin(self.command, self.path, self.headers.get("Range"))
+        try:
+            if fault == "drop":
+                self.close_connection = True
+                return
+            if isinstance(fault, int):
+                self._answer(fault, b"injected fault", {}, body)
+                return
+            status, data, headers = self.server.respond(self)
+            if fault == "truncate":
+                self._answer(status, data, headers, body, truncate=True)
+            else:
+                self._answer(status, data, headers, body)
+        finally:
+            traffic.end()
+
+    def _answer(self, status: int, data: bytes, headers: dict[str, str], body: bool,
+                truncate: bool = False) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if body and self.command != "HEAD":
+            self.wfile.write(data[:len(data) // 2] if truncate else data)
+        if truncate:
+            self.wfile.flush()
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    traffic: Traffic
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, client = super().get_request()
+        self.__dict__.setdefault("connections", set()).add(sock)
+        return sock, client
+
+    def shutdown_request(self, request: Any) -> None:
+        self.__dict__.setdefault("connections", set()).discard(request)
+        super().shutdown_request(request)
+
+    def hang_up(self) -> None:
+        """Close every kept-alive connection, as a server that goes away does."""
+        for sock in list(self.__dict__.get("connections", ())):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def respond(self, handler: _Handler) -> tuple[int, bytes, dict[str, str]]:
+        raise NotImplementedError
+
+
+class FileServer(_Server):
+    """Serves `root` read-only: GET with one Range (a-b, a-, -n), HEAD, 404, 416."""
+
+    def __init__(self, root: Path, ignore_range: bool = False) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.root = root.resolve()
+        self.ignore_range = ignore_range
+        self.traffic = Traffic()
+
+    def respond(self, handler: _Handler) -> tuple[int, bytes, dict[str, str]]:
+        from urllib.parse import unquote, urlsplit
+
+        if handler.command not in ("GET", "HEAD"):
+            return 405, b"", {}
+        path = (self.root / unquote(urlsplit(handler.path).path).lstrip("/")).resolve()
+        if not path.is_relative_to(self.root) or not path.is_file():
+            return 404, b"not found", {}
+        data = path.read_bytes()
+        rng = handler.headers.get("Range")
+        if rng is None or self.ignore_range:
+            return 200, data, {}
+        match = _RANGE.match(rng)
+        if match is None or match.groups() == ("", ""):
+            return 400, b"bad range", {}
+        first, last = match.groups()
+        size = len(data)
+        if first == "":  # suffix
+            start, stop = max(0, size - int(last)), size
+        else:
+            start = int(first)
+            stop = size if last == "" else min(size, int(last) + 1)
+        if start >= size:
+            return 416, b"", {"Content-Range": f"bytes */{size}"}
+        return 206, data[start:stop], {"Content-Range": f"bytes {start}-{stop - 1}/{size}"}
+
+
+class Proxy(_Server):
+    """Forwards every request to `upstream` (host:port) unchanged, unless a fault says else."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.upstream = upstream
+        self.traffic = Traffic()
+
+    def respond(self, handler: _Handler) -> tuple[int, bytes, dict[str, str]]:
+        length = int(handler.headers.get("Content-Length") or 0)
+        payload = handler.rfile.read(length) if length else None
+        conn = http.client.HTTPConnection(self.upstream, timeout=30)
+        try:
+            headers = {k: v for k, v in handler.headers.items()
+                       if k.lower() not in ("connection", "keep-alive")}
+            conn.request(handler.command, handler.path, body=payload, headers=headers)
+            answer = conn.getresponse()
+            data = answer.read()
+            kept = {k: v for k, v in answer.getheaders()
+                    if k.lower() not in ("content-length", "transfer-encoding", "connection",
+                                         "keep-alive", "server", "date")}
+            return answer.status, data, kept
+        except OSError:
+            return 502, b"upstream unreachable", {}
+        finally:
+            conn.close()
+
+
+@contextmanager
+def serving(server: _Server) -> Iterator[_Server]:
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.hang_up()
+        thread.join(10)
+
+
+def address(server: _Server) -> str:
+    host, port = server.server_address[:2]
+    return f"{host}:{port}"
+
+
+# -- moto's S3 server -------------------------------------------------------------------------------
+class Moto:
+    """moto's S3 API server in this process, on a free port of 127.0.0.1."""
+
+    def __init__(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self.server.start()
+        host, port = self.server.get_host_and_port()
+        self.address = f"{host}:{port}"
+        self.running = True
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.address}"
+
+    def create_bucket(self, name: str) -> None:
+        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        urllib.request.urlopen(request, timeout=10).read()
+
+    def stop(self) -> None:
+        """Stop serving and close the listening socket, so new connections are refused."""
+        if self.running:
+            self.running = False
+            self.server.stop()
+            self.server._server.server_close()  # type: ignore[union-attr]
+
+
+def s3_options(endpoint: str, *, attempts: int = 2, **extra: Any) -> dict[str, Any]:
+    """s3fs storage options for a test server: fixed credentials, few quick retries."""
+    return {
+        "key": "testing", "secret": "testing",
+        "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"},
+        "config_kwargs": {"retries": {"max_attempts": attempts, "mode": "standard"},
+                          "connect_timeout": 5, "read_timeout": 10},
+        **extra,
+    }

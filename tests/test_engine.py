@@ -1,0 +1,245 @@
+"""The chunk engine: batched store calls, the thread count, bounded memory, per-key locks for
+read-modify-write, byte-range coalescing, selection regions, and the partial-decode contract
+used by a codec that is not sharding (so the engine is seen to ask the chain, not the codec)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import zarrkit as zk
+from zarrkit import config, engine, registry
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, Region
+from zarrkit.indexing import basic_indexer, chunk_region, orthogonal_indexer, vectorized_indexer
+from zarrkit.names import names
+from zarrkit.plugins.stores.memory import MemoryStore
+from zarrkit.store import ByteRange, Store, SuffixRange
+
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+
+
+class Recording(Store):
+    """A real memory store that records each batch call."""
+
+    def __init__(self) -> None:
+        self.inner = MemoryStore()
+        self.calls: list[tuple[str, Any]] = []
+
+    def get(self, key, byte_range=None):
+        self.calls.append(("get", (key, byte_range)))
+        return self.inner.get(key, byte_range)
+
+    def get_many(self, keys):
+        keys = list(keys)
+        self.calls.append(("get_many", keys))
+        return self.inner.get_many(keys)
+
+    def get_ranges(self, requests):
+        self.calls.append(("get_ranges", list(requests)))
+        return self.inner.get_ranges(list(requests))
+
+    def set(self, key, value):
+        self.inner.set(key, value)
+
+    def set_many(self, items):
+        self.calls.append(("set_many", list(items)))
+        self.inner.set_many(items)
+
+    def erase(self, key):
+        self.inner.erase(key)
+
+    def erase_many(self, keys):
+        self.calls.append(("erase_many", list(keys)))
+        self.inner.erase_many(keys)
+
+    def list(self):
+        return self.inner.list()
+
+
+# -- batching and threads -------------------------------------------------------------------------
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_reads_and_writes_go_out_in_batches_whatever_the_thread_count(threads: int) -> None:
+    store = Recording()
+    data = np.arange(60 * 70, dtype=np.float64).reshape(60, 70)
+    with config.override(threads=threads):
+        a = zk.create_array(store, shape=(60, 70), chunks=(10, 10), dtype="float64",
+                            codecs=[BYTES, ZSTD])
+        store.calls.clear()
+        a[...] = data  # whole chunks: each thread stores every 8 chunks it has encoded
+        writes = [c for c in store.calls if c[0] == "set_many"]
+        assert sorted(k for _, keys in writes for k in keys) == sorted(store.inner.list())[:-1]
+        assert all(len(keys) <= 8 for _, keys in writes) and len(writes) <= 42 // 8 + threads
+        store.calls.clear()
+        np.testing.assert_array_equal(a[...], data)
+        reads = [c for c in store.calls if c[0] == "get_many"]
+        assert not [c for c in store.calls if c[0] == "get"]
+        assert 1 <= len(reads) <= threads  # one call per thread's share of the batch
+        assert sum(len(keys) for _, keys in reads) == 42
+        store.calls.clear()
+        a[5:15, 3:4] = -1  # partial chunks: old values in one call per share, one set_many
+        data[5:15, 3:4] = -1
+        assert [len(keys) for name, keys in store.calls if name == "set_many"] == [2]
+        assert 1 <= len([c for c in store.calls if c[0] == "get_many"]) <= threads
+        np.testing.assert_array_equal(a[...], data)
+
+
+def test_batch_size_follows_threads_and_chunk_size() -> None:
+    with config.override(threads=2):
+        assert engine.batch_size(256 << 10) == 2 * (16 << 20) // (256 << 10)
+        assert engine.batch_size(800) == 4096            # tiny chunks: capped
+        assert engine.batch_size(1 << 30) == 4           # huge chunks: two per thread
+    with config.override(threads=8):
+        assert engine.batch_size(256 << 10) == 8 * 64
+
+
+def test_whole_read_memory_stays_bounded(tmp_path: Path) -> None:
+    """Peak RSS of reading a 64 MiB array: the output plus a working set tied to the thread
+    count, not to the array (measured in a fresh process)."""
+    a = zk.create_array(str(tmp_path), shape=(4096, 4096), chunks=(256, 256), dtype="float32",
+                        codecs=[BYTES, ZSTD])
+    a[...] = np.random.default_rng(0).random((4096, 4096), dtype=np.float32)
+    script = textwrap.dedent(f"""
+        import resource, numpy as np, zarrkit as zk
+        a = zk.open_array({str(tmp_path)!r})
+        a[0:256, 0:256]  # load plugins and the pool first
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        out = a[...]
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print((after - before) * 1024 - out.nbytes)
+    """)
+    over = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              check=True).stdout)
+    assert over < 48 << 20, f"{over / 2**20:.0f} MiB over the output"
+
+
+# -- locks -------------------------------------------------------------------------------------------
+def test_threads_writing_parts_of_one_chunk_lose_nothing() -> None:
+    a = zk.create_array(MemoryStore(), shape=(8, 64), chunks=(8, 64), dtype="int32",
+                        codecs=[BYTES, ZSTD])
+    barrier = threading.Barrier(8)
+
+    def writer(t: int) -> None:
+        barrier.wait()
+        for j in range(8):
+            a[t, j * 8:(j + 1) * 8] = t * 100 + j + 1
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expected = (np.arange(8)[:, None] * 100 + np.repeat(np.arange(1, 9), 8)[None, :])
+    np.testing.assert_array_equal(a[...], expected)
+
+
+def test_locks_are_taken_in_one_order() -> None:
+    """Two writers locking overlapping key sets in opposite orders do not deadlock."""
+    keys = [f"k{i}" for i in range(50)]
+    done = []
+
+    def hold(order: list[str]) -> None:
+        for _ in range(200):
+            with engine.locked(order):
+                pass
+        done.append(1)
+
+    t1 = threading.Thread(target=hold, args=(keys,))
+    t2 = threading.Thread(target=hold, args=(keys[::-1],))
+    t1.start(), t2.start()
+    t1.join(10), t2.join(10)
+    assert done == [1, 1]
+
+
+# -- byte ranges --------------------------------------------------------------------------------------
+def test_coalescing_merges_adjacent_ranges_of_one_key() -> None:
+    store = Recording()
+    store.inner.set("a", bytes(range(100)))
+    store.inner.set("b", bytes(range(100, 200)))
+    requests = [("a", ByteRange(10, 5)), ("b", ByteRange(0, 3)), ("a", ByteRange(15, 5)),
+                ("a", SuffixRange(4)), ("a", ByteRange(12, 2)), ("a", ByteRange(50, 1)),
+                ("missing", ByteRange(0, 1)), ("b", None)]
+    got = engine.fetch_ranges(store, requests)
+    expected = [store.inner.get(k, r) for k, r in requests]
+    assert [None if g is None else bytes(g) for g in got] == expected
+    sent = store.calls[-1][1]
+    assert ("a", ByteRange(10, 10)) in sent  # 10..15, 15..20 and 12..14 in one read
+    assert len(sent) == 6
+
+
+# -- regions -----------------------------------------------------------------------------------------
+def test_chunk_regions_of_each_kind_of_selection() -> None:
+    from zarrkit.plugins.grids.regular import RegularChunkGrid
+
+    grid = RegularChunkGrid((10, 10))
+    (p,) = list(basic_indexer((slice(2, 5), 7), (10, 10), grid))
+    r = chunk_region(p.chunk_selection, (10, 10), True)
+    assert r.parts == (slice(2, 5), slice(7, 8)) and r.exact
+    assert r.covers([(2, 5), (7, 8)]) and not r.covers([(2, 6), (7, 8)])
+    (p,) = list(basic_indexer((slice(1, 9, 3), slice(None)), (10, 10), grid))
+    r = chunk_region(p.chunk_selection, (10, 10), True)
+    assert r.parts[0].tolist() == [1, 4, 7] and r.parts[1] == slice(0, 10)
+    assert r.overlap(0, 3, 8).tolist() == [1, 4] and r.overlap(0, 8, 10) is None
+    (p,) = list(orthogonal_indexer(([5, 3, 4], [9, 0]), (10, 10), grid))
+    r = chunk_region(p.chunk_selection, (10, 10), True)
+    assert r.parts[0] == slice(3, 6) and r.parts[1].tolist() == [0, 9] and r.exact
+    (p,) = list(vectorized_indexer(([1, 8], [2, 6]), (10, 10), grid))
+    r = chunk_region(p.chunk_selection, (10, 10), False)
+    assert not r.exact and r.parts[0].tolist() == [1, 8]  # a box around points, not exact
+    assert Region.whole((3, 4)).permuted((1, 0)).parts == (slice(0, 4), slice(0, 3))
+
+
+# -- the contract, with a codec that is not sharding -------------------------------------------------
+class RowsCodec(Codec):
+    """array->bytes: rows of the chunk stored one after another; can decode a range of rows."""
+
+    names = names("test.rows")
+    kind = CodecKind.ARRAY_BYTES
+    supports_partial_decode = True
+    decoded: list[str] = []
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
+        return np.ascontiguousarray(data, dtype=spec.dtype).tobytes()
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        RowsCodec.decoded.append("whole")
+        return np.frombuffer(data, dtype=spec.dtype).reshape(spec.shape)
+
+    def decode_partial(self, region: Region, spec: ChunkSpec):
+        RowsCodec.decoded.append("partial")
+        rows = region.parts[0]
+        lo, hi = (rows.start, rows.stop) if isinstance(rows, slice) else (rows[0], rows[-1] + 1)
+        row_bytes = int(np.prod(spec.shape[1:])) * spec.dtype.itemsize
+        (data,) = yield [ByteRange(lo * row_bytes, (hi - lo) * row_bytes)]
+        if data is None:
+            return None
+        out = np.empty(spec.shape, dtype=spec.dtype)
+        out[lo:hi] = np.frombuffer(data, dtype=spec.dtype).reshape(hi - lo, *spec.shape[1:])
+        return out
+
+
+def test_engine_uses_any_codec_that_declares_partial_decoding() -> None:
+    handle = registry.register("codec", RowsCodec)
+    try:
+        store = Recording()
+        a = zk.create_array(store, shape=(20, 6), chunks=(10, 6), dtype="int64",
+                            codecs=[{"name": "test.rows"}])
+        data = np.arange(120).reshape(20, 6)
+        a[...] = data
+        store.calls.clear()
+        RowsCodec.decoded.clear()
+        np.testing.assert_array_equal(a[12:14, 1:3], data[12:14, 1:3])
+        assert RowsCodec.decoded == ["partial"]
+        assert store.calls == [("get_ranges", [("c/1/0", ByteRange(2 * 48, 2 * 48))])]
+        RowsCodec.decoded.clear()
+        np.testing.assert_array_equal(a[10:20], data[10:20])  # a whole chunk: a whole read
+        assert RowsCodec.decoded == ["whole"]
+    finally:
+        registry.unregister(handle)

@@ -1,0 +1,91 @@
+"""The engine's fast paths inside codecs: gzip through ISA-L when installed (same format both
+ways with zlib), and decoding straight into the output (zstd and blosc), which must fall back
+to the checked path whenever the decoded size is not known up front or does not match."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrkit as zk
+from zarrkit.errors import ChunkDecodeError
+from zarrkit.plugins.codecs import gzip as gzip_plugin
+
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def test_gzip_output_is_plain_gzip_whichever_library_encodes(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    data = np.cumsum(np.random.default_rng(0).standard_normal((64, 64)), axis=1)
+    codecs = [BYTES, {"name": "gzip", "configuration": {"level": 1}}]
+    fast = zk.create_array(str(tmp_path / "fast"), shape=(64, 64), chunks=(32, 32),
+                           dtype="float64", codecs=codecs)
+    fast[...] = data
+    blob = (tmp_path / "fast" / "c" / "1" / "0").read_bytes()
+    assert np.array_equal(np.frombuffer(gzip.decompress(blob)).reshape(32, 32), data[32:, :32])
+    monkeypatch.setattr(gzip_plugin, "_fast", None)  # as without the isal package
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path / "fast"))[...], data)
+    slow = zk.create_array(str(tmp_path / "slow"), shape=(64, 64), chunks=(32, 32),
+                           dtype="float64", codecs=codecs)
+    slow[...] = data
+    monkeypatch.undo()
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path / "slow"))[...], data)
+    assert gzip_plugin._fast is not None, "the isal package (extra fast-gzip) is installed"
+
+
+def test_gzip_truncated_stream_is_a_decode_error(tmp_path: Path) -> None:
+    a = zk.create_array(str(tmp_path), shape=(100,), chunks=(100,), dtype="int32",
+                        codecs=[BYTES, {"name": "gzip", "configuration": {"level": 1}}])
+    a[...] = np.arange(100)
+    path = tmp_path / "c" / "0"
+    path.write_bytes(path.read_bytes()[:-12])
+    with pytest.raises(ChunkDecodeError, match="'c/0'"):
+        a[...]
+
+
+@pytest.mark.parametrize("codec", [
+    {"name": "zstd", "configuration": {"level": 1, "checksum": False}},
+    {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                        "typesize": 4, "blocksize": 0}},
+])
+def test_decoding_into_the_output_matches_and_checks_sizes(tmp_path: Path, codec: dict) -> None:
+    shape, chunks = (300, 520), (256, 256)  # 256 KiB chunks: decoded in place; edges copied
+    data = np.random.default_rng(1).random(shape, dtype=np.float32)
+    a = zk.create_array(str(tmp_path), shape=shape, chunks=chunks, dtype="float32",
+                        codecs=[BYTES, codec])
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(a[:256, 256:512], data[:256, 256:512])  # one whole chunk
+    np.testing.assert_array_equal(a[::-1, 7], data[::-1, 7])
+    # a chunk holding another chunk's bytes (so a wrong decoded size): refused, not misread
+    smaller = zk.create_array(str(tmp_path / "small"), shape=(10,), chunks=(10,),
+                              dtype="float32", codecs=[BYTES, codec])
+    smaller[...] = 1
+    (tmp_path / "c" / "0" / "1").write_bytes((tmp_path / "small" / "c" / "0").read_bytes())
+    with pytest.raises(ChunkDecodeError, match="'c/0/1'"):
+        a[...]
+
+
+def test_zstd_frames_without_a_content_size_decode_the_checked_way(tmp_path: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    a = zk.create_array(str(tmp_path), shape=(256, 256), chunks=(256, 256), dtype="float32",
+                        codecs=[BYTES, {"name": "zstd", "configuration": {"level": 1}}])
+    data = np.random.default_rng(2).random((256, 256), dtype=np.float32)
+    streamed = zstandard.ZstdCompressor(write_content_size=False).compress(data.tobytes())
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "0").mkdir()
+    (tmp_path / "c" / "0" / "0").write_bytes(streamed)
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_gzip_and_zlib_agree_on_every_level(tmp_path: Path) -> None:
+    payload = np.arange(5000, dtype=np.int32).tobytes()
+    for level in range(10):
+        codec = gzip_plugin.GzipCodec(level)
+        encoded = codec.encode(payload, None)
+        assert zlib.decompress(encoded, 31) == payload
+        assert bytes(codec.decode(encoded, None)) == payload
