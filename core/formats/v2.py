@@ -26,6 +26,7 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V2, V3
 from ..negotiation import build
+from .documents import dump_document, load_document
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V2
@@ -65,14 +66,6 @@ def probe(store: Any, path: str) -> bool:
 
 
 # -- reading ------------------------------------------------------------------------------
-def load_document(raw: bytes, where: str) -> dict[str, Any]:
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MetadataError(f"not valid JSON: {exc}", where=where) from None
-    if not isinstance(doc, dict):
-        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", where=where)
-    return doc
 
 
 def parse_node(doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetadata:
@@ -463,10 +456,7 @@ def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = 
 
 
 def encode_document(doc: Mapping[str, Any]) -> bytes:
-    try:
-        return json.dumps(doc, indent=2, allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
-        raise MetadataError(f"metadata is not representable as JSON: {exc}") from None
+    return dump_document(doc, indent=2)
 
 
 def split_document(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,9 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V3
 from ..negotiation import Skipped, resolve_extension, unknown_fields
+from .documents import check_attributes as _attributes
+from .documents import check_shape as _shape
+from .documents import dump_document, load_document
 
 NAME = V3
 METADATA_KEY = "zarr.json"
@@ -49,14 +52,6 @@ def probe(store: Any, path: str) -> bool:
 
 
 # -- reading ------------------------------------------------------------------------------
-def load_document(raw: bytes, where: str) -> dict[str, Any]:
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MetadataError(f"not valid JSON: {exc}", where=where) from None
-    if not isinstance(doc, dict):
-        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", where=where)
-    return doc
 
 
 def parse_node(doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetadata:
@@ -115,19 +110,8 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     )
 
 
-def _shape(value: Any, where: str) -> tuple[int, ...]:
-    if not isinstance(value, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value):
-        raise MetadataError(f"expected a list of non-negative integers, got {value!r}",
-                            key="shape", where=where)
-    return tuple(value)
 
 
-def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
-    attributes = doc.get("attributes", {})
-    if not isinstance(attributes, dict):
-        raise MetadataError(f"expected an object, got {attributes!r}", key="attributes", where=where)
-    return attributes
 
 
 def _dimension_names(value: Any, ndim: int, where: str) -> tuple[str | None, ...] | None:
@@ -199,10 +183,7 @@ def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = 
 
 
 def encode_document(doc: Mapping[str, Any]) -> bytes:
-    try:
-        return json.dumps(doc, indent=2, allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
-        raise MetadataError(f"metadata is not representable as JSON: {exc}") from None
+    return dump_document(doc, indent=2)
 
 
 # -- nodes in a store ---------------------------------------------------------------------

@@ -19,7 +19,6 @@ answer speaks the draft: `{"compressor": ..., "chunk_grid": ...}`.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping, Sequence
 
 from .. import hooks, registry
@@ -33,6 +32,9 @@ from . import draft_entry
 from .draft_keys import (ENTRY_POINT_KEY, SEPARATORS, DraftChunkKeys, array_key, data_prefix,
                          group_key, meta_base, meta_prefix, separator_of)
 from .draft_types import data_type_json, parse_data_type
+from .documents import check_attributes as _attributes
+from .documents import check_shape as _shape
+from .documents import dump_document, load_document
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V3_DRAFT_2020
@@ -108,14 +110,6 @@ def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None
 
 
 # -- reading ------------------------------------------------------------------------------
-def load_document(raw: bytes, where: str) -> dict[str, Any]:
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MetadataError(f"not valid JSON: {exc}", where=where) from None
-    if not isinstance(doc, dict):
-        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", where=where)
-    return doc
 
 
 def _is_array_document(doc: Mapping[str, Any]) -> bool:
@@ -181,20 +175,8 @@ def _chain(filters: list[Codec], layout: LayoutCodec, compressor: Codec | None) 
     return chain + ([compressor] if compressor is not None else [])
 
 
-def _shape(value: Any, where: str) -> tuple[int, ...]:
-    if not isinstance(value, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value):
-        raise MetadataError(f"expected a list of non-negative integers, got {value!r}",
-                            key="shape", where=where)
-    return tuple(value)
 
 
-def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
-    attributes = doc.get("attributes", {})
-    if not isinstance(attributes, dict):
-        raise MetadataError(f"expected an object, got {attributes!r}", key="attributes",
-                            where=where)
-    return attributes
 
 
 def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChunkKeys]:
@@ -522,10 +504,7 @@ def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = 
 
 
 def encode_document(doc: Mapping[str, Any]) -> bytes:
-    try:
-        return json.dumps(doc, indent=4, allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
-        raise MetadataError(f"metadata is not representable as JSON: {exc}") from None
+    return dump_document(doc, indent=4)
 
 
 # -- nodes in a store ---------------------------------------------------------------------
