@@ -233,8 +233,9 @@ class Array(Node):
                     else:
                         _place(out, proj, chunk)
 
+        threaded = engine.parallel(self._chunk_nbytes())
         for batch in _batches(indexer, self._batch_size()):
-            executor.run_batched(work, batch)
+            executor.run_batched(work, batch, parallel=threaded)
         return out[()] if out.shape == () else out
 
     def _write(self, indexer: Any, value: Any) -> None:
@@ -266,8 +267,12 @@ class Array(Node):
                     data = chain.encode_partial(existing.pop(key, None), region,
                                                 _updater(proj, value), key)
                 else:
-                    chunk = self._chunk_for_write(proj, key, chain, existing.pop(key, None))
-                    chunk[proj.chunk_selection] = value[proj.out_selection]
+                    if (chain.raw and proj.is_complete
+                            and _whole_chunk(proj.chunk_selection, chain.spec.shape)):
+                        chunk = value[proj.out_selection]  # the chunk as it is: no copy
+                    else:
+                        chunk = self._chunk_for_write(proj, key, chain, existing.pop(key, None))
+                        chunk[proj.chunk_selection] = value[proj.out_selection]
                     data = (None if not write_empty
                             and _maybe_fill(chunk, first_fill)
                             and meta.data_type.chunk_equals_fill(chunk, fill)
@@ -281,6 +286,7 @@ class Array(Node):
             else:
                 results.update(mine)
 
+        threaded = engine.parallel(self._chunk_nbytes())
         for batch in _batches(indexer, self._batch_size()):
             items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
             # nothing to decode, so nothing can fail half way: each thread stores as it goes,
@@ -288,7 +294,7 @@ class Array(Node):
             streaming = all(proj.is_complete for proj in batch)
             results: dict[str, Any] = {}
             with engine.locked([key for _, key in items]):
-                executor.run_batched(work, items)
+                executor.run_batched(work, items, parallel=threaded)
                 _store_results(store, results)
 
     def _chunk_for_write(self, proj: Any, key: str, chain: Any, blob: Any) -> np.ndarray:
@@ -472,7 +478,14 @@ def _maybe_fill(chunk: np.ndarray, first_fill: bytes | None) -> bool:
     is not the fill value (bytewise) is not all fill. Object types are always checked fully."""
     if first_fill is None or chunk.size == 0:
         return True
-    return chunk.reshape(-1)[:1].view(np.uint8).tobytes() == first_fill
+    return first_bytes(chunk) == first_fill
+
+
+def first_bytes(chunk: np.ndarray) -> bytes:
+    """The bytes of a chunk's first element, without copying a strided chunk (and not through
+    a numpy scalar, which drops the trailing NULs of fixed-size bytes)."""
+    one = chunk.reshape(1) if chunk.ndim == 0 else chunk[(slice(0, 1),) * chunk.ndim]
+    return one.tobytes()
 
 
 def _whole_chunk(chunk_selection: tuple, shape: tuple[int, ...]) -> bool:

@@ -65,21 +65,26 @@ class BoundChain:
     #: `decode_into` decodes the last bytes->bytes step straight into the destination (only
     #: for chunks large enough for that to pay)
     direct: bool = field(init=False)
-    #: the array->bytes codec's encoded value is the chunk's elements as they are
-    _raw: bool = field(init=False)
+    #: the array->bytes codec's encoded value is the chunk's elements as they are (so a chunk
+    #: handed to `encode` is only read, and may be a read-only view)
+    raw: bool = field(init=False)
     #: the array->bytes codec decodes into a given array itself (sharding: inner chunks land
     #: in their places in the output), with nothing before or after it in the chain
     _ab_into: bool = field(init=False)
     #: `decode_into` saves a copy (either way above)
     into: bool = field(init=False)
+    _nbytes: int | None = field(init=False)
+    _dtype: np.dtype = field(init=False)
 
     def __post_init__(self) -> None:
         aa = [c for c, _ in self.array_array]
         ab = self.array_bytes[0]
+        object.__setattr__(self, "_nbytes", self.spec.nbytes)
+        object.__setattr__(self, "_dtype", self.spec.dtype)
         raw_dtype = ab.raw_dtype(self.array_bytes[1])
         # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
         raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
-        object.__setattr__(self, "_raw", raw)
+        object.__setattr__(self, "raw", raw)
         object.__setattr__(self, "direct", raw and bool(self.bytes_bytes)
                            and self.spec.nbytes >= _DIRECT_MIN
                            and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into)
@@ -97,6 +102,8 @@ class BoundChain:
             chunk = codec.encode(chunk, spec)
         codec, spec = self.array_bytes
         data = codec.encode(chunk, spec)
+        if data is None:  # an array->bytes codec found nothing to store (a shard of fill)
+            return None
         for codec in self.bytes_bytes:
             data = codec.encode(data, spec)
         return data
@@ -106,7 +113,7 @@ class BoundChain:
         try:  # (not the _decoding context manager: this is the per-chunk hot path)
             data = self._decode_bytes(data, current)
             current[0] = self.array_bytes[0]
-            if self._raw:  # the elements as they are: no need to ask the codec
+            if self.raw:  # the elements as they are: no need to ask the codec
                 chunk = self._raw_chunk(data, key)
             else:
                 chunk = self.array_bytes[0].decode(data, self.array_bytes[1])
@@ -167,12 +174,12 @@ class BoundChain:
 
     def _raw_chunk(self, data: Any, key: str | None) -> np.ndarray:
         spec = self.spec
-        size = memoryview(data).nbytes
-        if size != spec.nbytes:
+        size = len(data) if type(data) is bytes else memoryview(data).nbytes
+        if size != self._nbytes:
             raise ChunkDecodeError(f"expected {spec.nbytes} bytes for a chunk of shape "
                                    f"{spec.shape} {spec.dtype}, got {size} (truncated or "
                                    f"corrupt)", key=key)
-        return np.frombuffer(data, dtype=spec.dtype).reshape(spec.shape)
+        return np.frombuffer(data, dtype=self._dtype).reshape(spec.shape)
 
     def _decode_bytes(self, data: Any, current: list) -> Any:
         bytes_spec = self.array_bytes[1]

@@ -44,9 +44,13 @@ def threads() -> int:
     return max(1, config.get().threads)
 
 
-def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T]) -> None:
-    """Run `work` over `items` split into one batch per thread; re-raise the first error."""
-    n = min(threads(), len(items))
+def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T], *,
+                parallel: bool = True) -> None:
+    """Run `work` over `items` split into one batch per thread; re-raise the first error.
+
+    `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
+    (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
+    n = min(threads(), len(items)) if parallel else 1
     if n <= 1 or getattr(_local, "worker", False):
         work(items)
         return

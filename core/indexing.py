@@ -24,10 +24,9 @@ Every `ChunkProjection` satisfies, for `out` of shape `indexer.shape` and `chunk
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from itertools import product
 from math import prod
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -45,13 +44,13 @@ __all__ = [
 _MAX_LINEAR = 2**62
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkProjection:
+class ChunkProjection(NamedTuple):
     """The part of a selection that falls in one chunk.
 
     `chunk_selection` is chunk-local (position minus the chunk's start); `is_complete` means the
     selection covers every element of the chunk that lies inside the array, so a write can replace
-    the chunk without reading it first.
+    the chunk without reading it first. (A named tuple: one is built per chunk, and a frozen
+    dataclass costs several times more to build.)
     """
 
     coords: tuple[int, ...]

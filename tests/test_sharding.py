@@ -444,3 +444,25 @@ def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
     np.testing.assert_array_equal(got, data)
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "peer"))[...], data)
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "peer"))[2:11, 3:5], data[2:11, 3:5])
+
+
+def test_write_empty_chunks_setting_keeps_fill_inner_chunks(tmp_path: Path) -> None:
+    from zarrkit import config
+
+    codecs = [sharding((4, 4), [BYTES], [BYTES, CRC]), CRC]
+    a = zk.create_array(str(tmp_path), shape=(8, 8), chunks=(8, 8), dtype="int32",
+                        codecs=codecs, fill_value=0)
+    data = np.zeros((8, 8), dtype=np.int32)
+    data[5, 5] = 3
+    a[...] = data
+    raw = (tmp_path / "c" / "0" / "0").read_bytes()[:-4]  # less the shard's own crc32c
+    assert (shard_index(raw, (2, 2))[..., 0] == EMPTY).sum() == 3
+    with config.override(write_empty_chunks=True):
+        a[...] = data
+        raw = (tmp_path / "c" / "0" / "0").read_bytes()[:-4]
+        assert (shard_index(raw, (2, 2))[..., 0] == EMPTY).sum() == 0
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path), mode="r")[...], data)
+    a[...] = data  # (a partial write keeps untouched inner chunks as stored, fill or not)
+    a[5, 5] = 0  # the last value leaves: the shard goes
+    assert not (tmp_path / "c" / "0" / "0").exists()
+    np.testing.assert_array_equal(a[...], np.zeros((8, 8), dtype=np.int32))

@@ -366,7 +366,16 @@ class _Layout:
             raise ChunkDecodeError(f"inner chunk {coords}: {exc}") from exc
 
     def is_fill(self, chunk: np.ndarray) -> bool:
+        # a first look at one element spares the full check (a copy of a strided inner chunk)
+        # for inner chunks holding data
+        if (chunk.size and not chunk.dtype.hasobject
+                and chunk[(slice(0, 1),) * chunk.ndim].tobytes() != self.first_fill):
+            return False
         return self.spec.data_type.chunk_equals_fill(chunk, self.spec.fill_value)
+
+    @property
+    def first_fill(self) -> bytes:
+        return np.asarray(self.spec.fill_value, dtype=self.spec.dtype).reshape(1).tobytes()
 
     # -- writing --------------------------------------------------------------------------------
     def assemble(self, encoded: Mapping[tuple[int, ...], Any],
