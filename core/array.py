@@ -249,7 +249,7 @@ class Array(Node):
         value = self._prepare_value(value, indexer.shape)
         meta = self._meta
         fill = meta.fill_value
-        write_empty = config.get().write_empty_chunks
+        write_empty = config.get().write_empty_chunks or meta.keep_fill_chunks
         store = self._chunk_store
         orthogonal = getattr(indexer, "orthogonal", False)
         first_fill = (None if meta.dtype.hasobject

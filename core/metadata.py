@@ -33,6 +33,10 @@ class ArrayMetadata:
     skipped: tuple[Skipped, ...] = ()
     extra_fields: Mapping[str, Any] = field(default_factory=dict)
     document: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    #: readers of this array do not read a missing chunk as the fill value (v2 with a `null`
+    #: fill value: zarr-python 2 leaves such chunks undefined), so chunks equal to the fill
+    #: value are stored rather than erased
+    keep_fill_chunks: bool = False
 
     node_type = "array"
 

@@ -294,3 +294,27 @@ def test_missing_node_is_not_found(store: Any) -> None:
     put(store, "a/.zattrs", {"only": "attributes"})
     with pytest.raises(NodeNotFoundError):
         zk.open(store, path="a")
+
+
+def test_null_fill_value_keeps_chunks_of_default_values(tmp_path) -> None:
+    """zarr-python 2 leaves missing chunks of a `fill_value: null` array undefined, so zarrkit
+    stores a chunk of zeros there instead of erasing it (with a real fill value it erases)."""
+    import json as _json
+
+    import numpy as _np
+
+    import zarrkit as _zk
+    from zarrkit.plugins.stores.local import LocalStore
+
+    for fill, kept in ((None, True), (0, False)):
+        url = tmp_path / f"fill-{fill}.zarr"
+        url.mkdir()
+        (url / ".zarray").write_text(_json.dumps({
+            "zarr_format": 2, "shape": [6], "chunks": [3], "dtype": "<i4", "fill_value": fill,
+            "order": "C", "compressor": None, "filters": None}))
+        arr = _zk.open_array(str(url), mode="r+")
+        arr[:] = _np.array([0, 0, 0, 1, 2, 3])
+        store = LocalStore(url)
+        assert store.exists("0") is kept and store.exists("1")
+        _np.testing.assert_array_equal(_zk.open_array(str(url))[...], [0, 0, 0, 1, 2, 3])
+        assert _json.loads((url / ".zarray").read_text())["fill_value"] == fill

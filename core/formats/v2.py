@@ -117,6 +117,7 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
         dimension_names=None,
         extra_fields=freeze(extra),
         document=freeze(dict(doc)),
+        keep_fill_chunks=doc["fill_value"] is None,
     )
 
 
