@@ -137,11 +137,13 @@ def test_interop(tmp_path: Path, case: str, direction: str) -> None:
         np.testing.assert_array_equal(a[sel], data[sel])
 
 
-@pytest.mark.parametrize("case", list(CASES))
+#: cases whose outermost codec is a plain shard (the index is parsed here independently)
+PLAIN = [c for c in CASES if not c.startswith(("transpose", "nested"))]
+
+
+@pytest.mark.parametrize("case", PLAIN)
 def test_absent_inner_chunks_are_not_stored(tmp_path: Path, case: str) -> None:
     shape, shards, codecs = CASES[case]
-    if case in ("transpose", "transpose-nonsquare", "nested", "nested-crc32c-after"):
-        pytest.skip("layout checked by the interop readers")
     a = zk.create_array(str(tmp_path), shape=shape, chunks=shards, dtype="int32", codecs=codecs,
                         fill_value=FILL)
     outer = codecs[-1]["configuration"]
