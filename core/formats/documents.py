@@ -40,3 +40,14 @@ def check_attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
         raise MetadataError(f"expected an object, got {attributes!r}", key="attributes",
                             where=where)
     return attributes
+
+
+def fill_value_or_default(data_type: Any, value: Any, fmt: str, where: str) -> Any:
+    """A fill value read in `fmt`; JSON `null` (v2, the draft: "any value") reads as the type's
+    default, while the document keeps the null so it is written back."""
+    if value is None:
+        return data_type.default_fill()
+    try:
+        return data_type.fill_from_json(value, fmt)
+    except MetadataError as exc:
+        raise exc.locate("fill_value", where) from None

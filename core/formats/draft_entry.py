@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import MetadataError
 from ..negotiation import extension_list, unknown_fields
+from .documents import load_document
 from .draft_keys import DEFAULT_SUFFIX, ENTRY_POINT_KEY
 
 #: the draft's core protocol URI (also the only metadata encoding it defines: JSON)
@@ -47,12 +48,7 @@ def looks_like_draft(raw: bytes) -> bool:
 
 
 def parse(raw: bytes, where: str) -> EntryPoint:
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise MetadataError(f"not valid JSON: {exc}", where=where) from None
-    if not isinstance(doc, dict):
-        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", where=where)
+    doc = load_document(raw, where)
     unknown_fields(doc, FIELDS, where=where)
     fmt = doc.get("zarr_format")
     if not isinstance(fmt, str) or not _CORE_PATTERN.fullmatch(fmt):

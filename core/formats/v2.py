@@ -26,7 +26,7 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V2, V3
 from ..negotiation import build
-from .documents import dump_document, load_document
+from .documents import dump_document, fill_value_or_default, load_document
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V2
@@ -111,7 +111,7 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
         data_type=data_type,
         chunk_grid=grid,
         chunk_key_encoding=key_encoding,
-        fill_value=_fill_value(doc["fill_value"], data_type, where),
+        fill_value=fill_value_or_default(data_type, doc["fill_value"], NAME, where),
         codecs=tuple(codecs),
         attributes=freeze(_attributes(doc, where)),
         dimension_names=None,
@@ -238,15 +238,6 @@ def _check_filter_order(filters: Sequence[Codec], layout_codec: LayoutCodec, dat
                             f"native C order", key="filters")
 
 
-def _fill_value(value: Any, data_type: Any, where: str) -> Any:
-    """`null` reads as the type's default, as zarr-python 3 reads it; the document keeps the
-    null, so it is written back."""
-    if value is None:
-        return data_type.default_fill()
-    try:
-        return data_type.fill_from_json(value, NAME)
-    except MetadataError as exc:
-        raise exc.locate("fill_value", where) from None
 
 
 # -- writing ------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from .draft_keys import (ENTRY_POINT_KEY, SEPARATORS, DraftChunkKeys, array_key,
 from .draft_types import data_type_json, parse_data_type
 from .documents import check_attributes as _attributes
 from .documents import check_shape as _shape
-from .documents import dump_document, load_document
+from .documents import dump_document, fill_value_or_default, load_document
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V3_DRAFT_2020
@@ -146,7 +146,7 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     grid, keys = _grid(doc["chunk_grid"], shape, where)
     _check_dimension_separator(doc, keys, where)
     layout = _layout(doc["chunk_memory_layout"], where)
-    fill_value = _fill_value(data_type, doc["fill_value"], where)
+    fill_value = fill_value_or_default(data_type, doc["fill_value"], NAME, where)
     attributes = _attributes(doc, where)
     filters = _filters(attributes.get(FILTERS_ATTRIBUTE), where)
     compressor = _compressor(doc.get("compressor"), where)
@@ -235,15 +235,6 @@ def _layout(value: Any, where: str) -> MemoryLayout:
     return build(cls, name, config, NAME, key="chunk_memory_layout", where=where)
 
 
-def _fill_value(data_type: Any, value: Any, where: str) -> Any:
-    """null: "the implementation may use any arbitrary value" — the type's default (zero);
-    the null stays in the document."""
-    if value is None:
-        return data_type.default_fill()
-    try:
-        return data_type.fill_from_json(value, NAME)
-    except MetadataError as exc:
-        raise exc.locate("fill_value", where) from None
 
 
 def _compressor(value: Any, where: str) -> Codec | None:

@@ -20,6 +20,9 @@ from zarrkit.errors import InvalidKeyError
 from zarrkit.names import names
 from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
 
+from .fileops import fsync_dir as _fsync_dir
+from .fileops import remove_quietly as _remove_quietly
+
 #: Opening a file without following a final symlink (0 where the platform cannot: then every
 #: read takes the fully checked path).
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -301,21 +304,3 @@ def _scan(directory: str, *, keep_partial: bool = False) -> list[os.DirEntry[str
             return [e for e in entries if keep_partial or not _PARTIAL.fullmatch(e.name)]
     except (FileNotFoundError, NotADirectoryError):
         return []
-
-
-def _remove_quietly(path: str) -> None:
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(directory: str) -> None:
-    """Make the rename itself durable; only POSIX can open a directory to sync it."""
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

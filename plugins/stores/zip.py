@@ -42,6 +42,9 @@ from zarrkit.errors import StoreError
 from zarrkit.names import names
 from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
 
+from .fileops import fsync_dir as _fsync_dir
+from .fileops import remove_quietly as _remove_quietly
+
 _COMPRESSION = {"stored": zipfile.ZIP_STORED, "deflate": zipfile.ZIP_DEFLATED,
                 "bzip2": zipfile.ZIP_BZIP2, "lzma": zipfile.ZIP_LZMA}
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
@@ -480,20 +483,3 @@ def _pread(fd: int, size: int, offset: int) -> bytes:
         size -= len(chunk)
         offset += len(chunk)
     return b"".join(chunks) if len(chunks) != 1 else chunks[0]
-
-
-def _remove_quietly(path: Path) -> None:
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(directory: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
