@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
+from numcodecs import zstd as numcodecs_zstd
 
 import zarrkit as zk
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.plugins.codecs import gzip as gzip_plugin
+from zarrkit.plugins.codecs import zstd as zstd_plugin
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
@@ -89,3 +92,81 @@ def test_gzip_and_zlib_agree_on_every_level(tmp_path: Path) -> None:
         encoded = codec.encode(payload, None)
         assert zlib.decompress(encoded, 31) == payload
         assert bytes(codec.decode(encoded, None)) == payload
+
+
+# -- zstd through zstandard (contexts per thread) or numcodecs (chunks of 32 KiB and more) -------
+ZSTD_SIZES = pytest.mark.parametrize("nbytes", [800, 256 << 10], ids=["800B", "256KiB"])
+
+
+def walk(nbytes: int, seed: int = 0) -> bytes:
+    return np.cumsum(np.random.default_rng(seed).standard_normal(nbytes // 4),
+                     dtype=np.float32).tobytes()
+
+
+@ZSTD_SIZES
+@pytest.mark.parametrize("checksum", [False, True])
+def test_zstd_frames_declare_their_size_and_checksum_whichever_library_encodes(
+        tmp_path: Path, nbytes: int, checksum: bool) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    shape = (nbytes // 4,)
+    data = np.frombuffer(walk(nbytes), dtype=np.float32)
+    a = zk.create_array(str(tmp_path), shape=shape, chunks=shape, dtype="float32", codecs=[
+        BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": checksum}}])
+    a[...] = data
+    frame = (tmp_path / "c" / "0").read_bytes()
+    header = zstandard.get_frame_parameters(frame)
+    assert (header.content_size, header.has_checksum) == (nbytes, checksum)
+    assert numcodecs_zstd.decompress(frame) == data.tobytes()
+    if checksum:  # a flipped bit in the checksum is caught
+        (tmp_path / "c" / "0").write_bytes(frame[:-1] + bytes([frame[-1] ^ 1]))
+        with pytest.raises(ChunkDecodeError, match="'c/0'"):
+            a[...]
+
+
+@ZSTD_SIZES
+def test_zstd_concatenated_frames_decode_as_one_chunk(tmp_path: Path, nbytes: int) -> None:
+    """A chunk may hold several frames (zstd streams may; numcodecs reads them all)."""
+    zstandard = pytest.importorskip("zstandard")
+    a = zk.create_array(str(tmp_path), shape=(nbytes // 4,), chunks=(nbytes // 4,),
+                        dtype="float32", codecs=[BYTES, {"name": "zstd"}])
+    payload = walk(nbytes)
+    cut = nbytes // 3
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "0").write_bytes(zstandard.ZstdCompressor().compress(payload[:cut])
+                                       + zstandard.ZstdCompressor().compress(payload[cut:]))
+    np.testing.assert_array_equal(a[...], np.frombuffer(payload, dtype=np.float32))
+
+
+@ZSTD_SIZES
+def test_zstd_without_the_zstandard_package_same_frames_both_ways(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nbytes: int) -> None:
+    shape = (nbytes // 4,)
+    data = np.frombuffer(walk(nbytes), dtype=np.float32)
+    codecs = [BYTES, {"name": "zstd", "configuration": {"level": 3, "checksum": True}}]
+    usual = zk.create_array(str(tmp_path / "usual"), shape=shape, chunks=shape, dtype="float32",
+                            codecs=codecs)
+    usual[...] = data
+    monkeypatch.setattr(zstd_plugin, "zstandard", None)  # as when it fails to import
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path / "usual"))[...], data)
+    alone = zk.create_array(str(tmp_path / "alone"), shape=shape, chunks=shape, dtype="float32",
+                            codecs=codecs)
+    alone[...] = data
+    monkeypatch.undo()
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path / "alone"))[...], data)
+
+
+def test_zstd_from_many_threads_at_once() -> None:
+    """zstandard's contexts are not thread-safe and release the GIL: each thread has its own,
+    so chunks encoded and decoded at once from many threads, with several configurations,
+    come back exact (shared contexts crash the process or garble frames)."""
+    payloads = [walk(n, seed) for seed, n in enumerate([64, 800, 5000, 30000] * 4)]
+    codecs = [zstd_plugin.ZstdCodec(level, checksum)
+              for level in (1, 3) for checksum in (False, True)]
+
+    def round_trips(i: int) -> bool:
+        codec, payload = codecs[i % len(codecs)], payloads[i % len(payloads)]
+        return all(bytes(codec.decode(codec.encode(payload, None), None)) == payload
+                   for _ in range(50))
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(round_trips, range(32)))
