@@ -9,6 +9,7 @@ fill value is erased rather than stored (unless `write_empty_chunks`).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -21,10 +22,6 @@ from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastErr
 from .metadata import ArrayMetadata
 from .node import Node
 
-#: chunks a thread encodes before storing them, when a batch is stored as it goes
-_STREAM_CHUNKS = 8
-
-
 class Array(Node):
 
     # -- metadata ----------------------------------------------------------------------------
@@ -35,6 +32,8 @@ class Array(Node):
         for transformer in metadata.storage_transformers:
             store = transformer.wrap(store, self._path)
         self._chunk_store = store
+        uniform = metadata.chunk_grid.uniform_chunk_shape  # (a guess for irregular grids)
+        self._nbytes = metadata.dtype.itemsize * (math.prod(uniform) if uniform else 1 << 20)
 
     def _codec_chain(self, metadata: ArrayMetadata) -> CodecChain:
         """The array's codec chain, validated now so a bad one is refused when the array is
@@ -183,8 +182,7 @@ class Array(Node):
         return self._chain.bind(self._meta.chunk_grid.chunk_shape(coords))
 
     def _chunk_nbytes(self) -> int:
-        shape = self._meta.chunk_grid.uniform_chunk_shape
-        return self.dtype.itemsize * (int(np.prod(shape, dtype=np.int64)) if shape else 1 << 20)
+        return self._nbytes
 
     def _batch_size(self) -> int:
         return engine.batch_size(self._chunk_nbytes())
@@ -202,21 +200,25 @@ class Array(Node):
 
         fetch = engine.fetch_size(store, self._chunk_nbytes())
 
+        path, encode_key = self._path, self._meta.chunk_key_encoding.encode
+        chunk_key = self._format.chunk_key
+
         def work(batch: Sequence[Any]) -> None:
             whole, partial = [], []
             for proj in batch:
-                key = self._chunk_key(proj.coords)
+                key = chunk_key(path, encode_key(proj.coords))
                 chain = single or self._bound(proj.coords)
                 if chain.can_decode_partial and not proj.is_complete:
                     region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape,
                                                    orthogonal)
-                    partial.append((proj, key, chain.decode_partial(region, key)))
+                    partial.append((proj, key, chain.decode_partial(region, key),
+                                    [lo for lo, _ in region.bounds()]))
                 else:
                     whole.append((proj, key, chain))
             for group in _groups(whole, fetch):
                 blobs = store.get_many([key for _, key, _ in group])
                 for proj, key, chain in group:
-                    blob = blobs.pop(key, None)
+                    blob = blobs.get(key)
                     if blob is None:
                         out[proj.out_selection] = fill
                     elif (chain.into and proj.is_complete
@@ -226,12 +228,13 @@ class Array(Node):
                         _place(out, proj, chain.decode_scratch(blob, key))
                 del blobs
             if partial:
-                chunks = engine.drive(store, [(key, gen) for _, key, gen in partial])
-                for (proj, _, _), chunk in zip(partial, chunks):
-                    if chunk is None:
+                boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial])
+                for (proj, _, _, origin), box in zip(partial, boxes):
+                    if box is None:
                         out[proj.out_selection] = fill
                     else:
-                        _place(out, proj, chunk)
+                        out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection,
+                                                                       origin)]
 
         threaded = engine.parallel(self._chunk_nbytes())
         for batch in _batches(indexer, self._batch_size()):
@@ -278,7 +281,7 @@ class Array(Node):
                             and meta.data_type.chunk_equals_fill(chunk, fill)
                             else chain.encode(chunk))
                 mine[key] = data
-                if streaming and len(mine) >= _STREAM_CHUNKS:
+                if streaming and len(mine) >= stream:
                     _store_results(store, mine)
                     mine = {}
             if streaming:
@@ -286,7 +289,8 @@ class Array(Node):
             else:
                 results.update(mine)
 
-        threaded = engine.parallel(self._chunk_nbytes())
+        threaded = engine.parallel_writes(self._chunk_nbytes(), store)
+        stream = engine.stream_size(self._chunk_nbytes())
         for batch in _batches(indexer, self._batch_size()):
             items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
             # nothing to decode, so nothing can fail half way: each thread stores as it goes,

@@ -167,6 +167,8 @@ class BoundChain:
         valid only until this thread's next decode, for a caller that copies part of it out
         at once (no chunk-sized allocation per chunk)."""
         if not self.direct:
+            if self.raw and not self.bytes_bytes:  # the stored bytes are the chunk: view them
+                return self._raw_chunk(data, key)
             return self.decode(data, key)
         dest = _scratch(self.spec.nbytes, self.spec.dtype).reshape(self.spec.shape)
         self.decode_into(data, dest, key)
@@ -209,17 +211,21 @@ class BoundChain:
         return region
 
     def decode_partial(self, region: Region, key: str | None = None) -> RangeReads[np.ndarray | None]:
-        """The chunk with (at least) `region` decoded, reading only the byte ranges the
-        array->bytes codec asks for; None when the stored value does not exist. Only when
-        `can_decode_partial`."""
+        """The box `region.bounds()` of the chunk with (at least) `region` decoded, reading
+        only the byte ranges the array->bytes codec asks for; None when the stored value does
+        not exist. Only when `can_decode_partial`."""
         inner = self._inner_region(region)
         codec, spec = self.array_bytes
         with _decoding(key, codec) as current:
-            chunk = yield from codec.decode_partial(inner, spec)
-            if chunk is None:
+            box = yield from codec.decode_partial(inner, spec)
+            if box is None:
                 return None
-            chunk = self._decode_arrays(chunk, current)
-        return self._checked(chunk, key)
+            box = self._decode_arrays(box, current)
+        shape = tuple(hi - lo for lo, hi in region.bounds())
+        if box.shape != shape:
+            raise ChunkDecodeError(f"partial decode gave shape {box.shape}, expected the box "
+                                   f"{shape} of the region", key=key)
+        return box
 
     def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
                        key: str | None = None) -> Any:

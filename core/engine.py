@@ -44,6 +44,23 @@ def parallel(chunk_nbytes: int) -> bool:
     return chunk_nbytes >= _PARALLEL_MIN_BYTES
 
 
+def parallel_writes(chunk_nbytes: int, store: Any) -> bool:
+    """`parallel`, or a store whose writes block long enough for threads to overlap them
+    (`Store.blocking_writes`)."""
+    return parallel(chunk_nbytes) or bool(getattr(store, "blocking_writes", False))
+
+
+#: encoded bytes a writing thread gathers before it stores them, and bounds on the chunks
+_STREAM_BYTES = 1 << 20
+_STREAM_MIN, _STREAM_MAX = 8, 64
+
+
+def stream_size(chunk_nbytes: int) -> int:
+    """Chunks a writing thread encodes between two `set_many` calls: few big ones (bounded
+    memory), more tiny ones (a store call has its own fixed cost)."""
+    return max(_STREAM_MIN, min(_STREAM_MAX, _STREAM_BYTES // max(1, chunk_nbytes)))
+
+
 #: chunk bytes a thread asks the store for at once, unless the store says otherwise
 _FETCH_BYTES = 1 << 20
 

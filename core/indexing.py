@@ -665,6 +665,22 @@ def _point_projections(axes: list[_Axis], coords: list[np.ndarray], ids: list[np
 # Regions: what a codec that reads or writes part of a chunk is told
 
 
+def shifted(chunk_selection: tuple, origin: Sequence[int]) -> tuple:
+    """A chunk selection made relative to `origin`, for indexing a box of the chunk that
+    starts there and holds every selected position (a partial decode's result)."""
+    out = []
+    for item, lo in zip(chunk_selection, origin):
+        if not lo:
+            out.append(item)
+        elif isinstance(item, slice):
+            start = None if item.start is None else item.start - lo
+            stop = None if item.stop is None or item.stop - lo < 0 else item.stop - lo
+            out.append(slice(start, stop, item.step))
+        else:  # an int or an integer array: positions inside the box
+            out.append(item - lo)
+    return tuple(out)
+
+
 def chunk_region(chunk_selection: tuple, chunk_shape: Sequence[int], orthogonal: bool) -> Region:
     """The `Region` of a chunk that a projection's chunk_selection touches: per dimension a
     step-1 slice or the sorted distinct positions. Exact for orthogonal selections; for points

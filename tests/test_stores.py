@@ -186,18 +186,28 @@ def escape(tmp_path: Path) -> tuple[LocalStore, Path]:
     lambda s: s.get("file_link", SuffixRange(2)),
     lambda s: s.exists("file_link"),
     lambda s: s.set("dir_link/new", b"x"),
-    lambda s: s.set("file_link", b"x"),
     lambda s: s.erase("file_link"),
     lambda s: s.erase_prefix("dir_link/"),
     lambda s: s.list_dir("dir_link/"),
     lambda s: s.list_prefix("dir_link/"),
-], ids=["get", "get-range", "exists", "set-through-dir", "set-file", "erase", "erase-prefix",
+], ids=["get", "get-range", "exists", "set-through-dir", "erase", "erase-prefix",
         "list-dir", "list-prefix"])
 def test_symlink_out_of_root_is_refused(escape: tuple[LocalStore, Path], operation) -> None:
     store, outside = escape
     with pytest.raises(ValueError, match="outside"):
         operation(store)
     assert _files_under(outside) == ["secret"]
+    assert (outside / "secret").read_bytes() == b"secret"
+
+
+def test_set_replaces_a_symlink_rather_than_writing_through_it(
+        escape: tuple[LocalStore, Path]) -> None:
+    """Writes are a rename over the key's name, so a symlinked key becomes a plain file and
+    the file it pointed to, outside the root, is untouched."""
+    store, outside = escape
+    store.set("file_link", b"x")
+    assert not (store.root / "file_link").is_symlink()
+    assert store.get("file_link") == b"x"
     assert (outside / "secret").read_bytes() == b"secret"
 
 

@@ -117,8 +117,8 @@ class ShardingCodec(Codec):
             if offset == EMPTY:
                 out[box] = spec.fill_value
             else:
-                jobs.append((view[offset:offset + nbytes], coords, box))
-        layout.decode_all(jobs, out)
+                jobs.append((view[offset:offset + nbytes], coords, out[box], None))
+        layout.decode_all(jobs)
         return True
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
@@ -138,30 +138,36 @@ class ShardingCodec(Codec):
         if index_bytes is None:
             return None
         index = layout.decode_index(as_bytes_view(index_bytes))
-        out = np.empty(spec.shape, dtype=spec.dtype)
-        reads, boxes = [], []
+        origin = region.bounds()
+        out = np.empty(tuple(hi - lo for lo, hi in origin), dtype=spec.dtype)
+        reads, places = [], []
         for coords, box in layout.touched(region):
+            bounds = tuple((s.start, s.stop) for s in box)
+            within = region.within(bounds)
+            # the part of the inner chunk the region's box needs, and where it goes in `out`
+            part = tuple(slice(lo, hi) for lo, hi in within.bounds())
+            dest = out[tuple(slice(b.start + p.start - lo, b.start + p.stop - lo)
+                             for b, p, (lo, _) in zip(box, part, origin))]
             offset, nbytes = layout.entry(index, coords)
             if offset == EMPTY:
-                out[box] = spec.fill_value
+                dest[...] = spec.fill_value
                 continue
-            bounds = tuple((s.start, s.stop) for s in box)
             if layout.inner.can_decode_partial and not region.covers(bounds):
-                reads.append(_nested(layout.inner.decode_partial(region.within(bounds)),
-                                     offset, nbytes))
+                reads.append(_nested(layout.inner.decode_partial(within), offset, nbytes))
             else:
                 reads.append(_whole(offset, nbytes, coords))
-            boxes.append((coords, box))
+            whole = all(p.start == 0 and p.stop == b.stop - b.start for p, b in zip(part, box))
+            places.append((coords, dest, None if whole else part))
         results = yield from lockstep(reads)
         jobs = []
-        for (coords, box), result in zip(boxes, results):
+        for (coords, dest, part), result in zip(places, results):
             if result is None:
-                out[box] = spec.fill_value
-            elif isinstance(result, np.ndarray):  # a nested partial decode's chunk
-                out[box] = result
+                dest[...] = spec.fill_value
+            elif isinstance(result, np.ndarray):  # a nested partial decode's box
+                dest[...] = result
             else:  # an inner chunk's bytes
-                jobs.append((result, coords, box))
-        layout.decode_all(jobs, out)
+                jobs.append((result, coords, dest, part))
+        layout.decode_all(jobs)
         return out
 
     def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
@@ -349,15 +355,25 @@ class _Layout:
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(f"inner chunk {coords}: {exc}") from exc
 
-    def decode_all(self, jobs: Sequence[tuple[Any, tuple[int, ...], tuple[slice, ...]]],
-                   out: np.ndarray) -> None:
-        """Decode inner chunks (bytes, coordinates, place) straight into their places in
-        `out`, on the shared pool (inline when the pool is already busy with other shards)."""
-        def work(share: Sequence[tuple[Any, tuple[int, ...], tuple[slice, ...]]]) -> None:
-            for data, coords, box in share:
-                self.decode_inner_into(data, out[box], coords)
+    def decode_all(self, jobs: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> None:
+        """Decode inner chunks (bytes, coordinates, destination, part) on the shared pool
+        (inline when the pool is already busy with other shards): straight into the
+        destination when it takes the whole inner chunk (part None), else through this
+        thread's scratch buffer, of which only `part` is copied."""
+        def work(share: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> None:
+            for data, coords, dest, part in share:
+                if part is None:
+                    self.decode_inner_into(data, dest, coords)
+                else:
+                    dest[...] = self.decode_inner_scratch(data, coords)[part]
         if jobs:
             executor.run_batched(work, jobs)
+
+    def decode_inner_scratch(self, data: Any, coords: tuple[int, ...]) -> np.ndarray:
+        try:
+            return self.inner.decode_scratch(data)
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(f"inner chunk {coords}: {exc}") from exc
 
     def decode_inner_into(self, data: Any, dest: np.ndarray, coords: tuple[int, ...]) -> None:
         try:

@@ -65,6 +65,10 @@ class StoreWrapper(Store):
     def read_only(self) -> bool:
         return self.inner.read_only
 
+    @property  # type: ignore[override]
+    def blocking_writes(self) -> bool:
+        return self.inner.blocking_writes
+
     def require(self, capability: str, operation: str) -> None:
         self.inner.require(capability, operation)
 
