@@ -205,6 +205,10 @@ class Array(Node):
 
         def work(batch: Sequence[Any]) -> None:
             whole, partial = [], []
+            if single is not None and not single.can_decode_partial:  # (the common case)
+                whole = [(proj, chunk_key(path, encode_key(proj.coords)), single)
+                         for proj in batch]
+                batch = ()
             for proj in batch:
                 key = chunk_key(path, encode_key(proj.coords))
                 chain = single or self._bound(proj.coords)
