@@ -33,12 +33,14 @@ CODECS = ["none", "zstd", "blosc-lz4-shuffle", "gzip-1"]
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    before = set(out_dir.glob("peers-*.json"))
+    started = time.time()
     cmd = [sys.executable, str(args.harness), "run", "--out-dir", str(out_dir),
            "--impls", args.impls, *rest]
     print("+", " ".join(cmd), flush=True)
     code = subprocess.call(cmd)
-    new = sorted(set(out_dir.glob("peers-*.json")) - before, key=os.path.getmtime)
+    # (a run of the same day overwrites the day's file, so look at times, not names)
+    new = sorted((p for p in out_dir.glob("peers-*.json") if os.path.getmtime(p) >= started),
+                 key=os.path.getmtime)
     if not new:
         print("the harness wrote no results", file=sys.stderr)
         return code or 1
