@@ -228,8 +228,10 @@ class Array(Node):
                     elif (chain.into and proj.is_complete
                           and _whole_chunk(proj.chunk_selection, chain.spec.shape)):
                         chain.decode_into(blob, out[proj.out_selection], key)
-                    else:
+                    elif proj.is_complete:
                         _place(out, proj, chain.decode_scratch(blob, key))
+                    else:
+                        _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
                 del blobs
             if partial:
                 boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial])

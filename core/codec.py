@@ -219,6 +219,15 @@ class Codec(Extension):
         spec's shape and dtype (maybe strided, e.g. the chunk's place in a read's output)."""
         return False
 
+    def decode_prefix_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
+        """bytes->bytes: decode only the first `len(out)` bytes of the decoded value into
+        `out` and return True, or return False (having written nothing). A streaming codec
+        can stop early: a read that needs the top rows of a C-order chunk (a window) then
+        skips decoding the rest. Only worth it, and so only done, when it saves work; a
+        checksum over the whole value cannot be checked on a prefix, so a codec that would
+        check one declines."""
+        return False
+
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """array->bytes: the dtype when the encoded value is exactly the chunk's elements in C
         order (so bytes decoded into an array's memory are the decoded chunk), else None."""

@@ -65,6 +65,9 @@ class BoundChain:
     #: `decode_into` decodes the last bytes->bytes step straight into the destination (only
     #: for chunks large enough for that to pay)
     direct: bool = field(init=False)
+    #: `decode_scratch(upto=...)` can decode just a prefix (the bytes->bytes codec nearest
+    #: the array can stop early; see `Codec.decode_prefix_into`)
+    prefix: bool = field(init=False)
     #: the array->bytes codec's encoded value is the chunk's elements as they are (so a chunk
     #: handed to `encode` is only read, and may be a read-only view)
     raw: bool = field(init=False)
@@ -91,6 +94,8 @@ class BoundChain:
         object.__setattr__(self, "_ab_into", not aa and not self.bytes_bytes
                            and type(ab).decode_into is not Codec.decode_into)
         object.__setattr__(self, "into", self.direct or self._ab_into)
+        object.__setattr__(self, "prefix", self.direct and type(self.bytes_bytes[0])
+                           .decode_prefix_into is not Codec.decode_prefix_into)
         object.__setattr__(self, "can_decode_partial", ab.supports_partial_decode
                            and all(c.supports_partial_decode for c in aa)
                            and all(c.preserves_ranges for c in self.bytes_bytes))
@@ -162,17 +167,48 @@ class BoundChain:
                 raise error from exc
         dest[...] = self.decode(data, key)
 
-    def decode_scratch(self, data: Any, key: str | None = None) -> np.ndarray:
+    def decode_scratch(self, data: Any, key: str | None = None,
+                       selection: tuple | None = None) -> np.ndarray:
         """The decoded chunk, in this thread's scratch buffer when the chain decodes in place:
         valid only until this thread's next decode, for a caller that copies part of it out
-        at once (no chunk-sized allocation per chunk)."""
+        at once (no chunk-sized allocation per chunk). Given the chunk `selection` the caller
+        will copy, a chain that can (`prefix`) decodes only the C-order prefix holding it:
+        the rest of the returned chunk is then undefined."""
         if not self.direct:
             if self.raw and not self.bytes_bytes:  # the stored bytes are the chunk: view them
                 return self._raw_chunk(data, key)
             return self.decode(data, key)
         dest = _scratch(self.spec.nbytes, self.spec.dtype).reshape(self.spec.shape)
+        if selection is not None and self.prefix and self._decode_prefix(data, dest, selection,
+                                                                         key):
+            return dest
         self.decode_into(data, dest, key)
         return dest
+
+    def _decode_prefix(self, data: Any, dest: np.ndarray, selection: tuple,
+                       key: str | None) -> bool:
+        """Decode into `dest` the rows of the chunk up to the last one `selection` touches."""
+        shape = self.spec.shape
+        if not shape or not selection:
+            return False
+        rows = _rows_needed(selection[0], shape[0])
+        if rows >= shape[0]:
+            return False
+        first = self.bytes_bytes[0]
+        current = [first]
+        try:
+            for codec in reversed(self.bytes_bytes[1:]):
+                current[0] = codec
+                data = codec.decode(data, self.array_bytes[1])
+            current[0] = first
+            nbytes = rows * (dest.nbytes // shape[0])
+            return first.decode_prefix_into(data, memoryview(dest.reshape(-1)).cast("B")[:nbytes],
+                                            self.array_bytes[1])
+        except Exception as exc:
+            error = _decode_error(exc, key, current[0])
+            if error is exc:
+                raise
+            raise error from exc
 
     def _raw_chunk(self, data: Any, key: str | None) -> np.ndarray:
         spec = self.spec
@@ -251,6 +287,18 @@ class BoundChain:
 _local = threading.local()
 #: below this a codec library's per-call cost of decoding into a buffer outweighs the copy saved
 _DIRECT_MIN = 64 << 10
+
+
+def _rows_needed(item: Any, n: int) -> int:
+    """How many leading positions of a dimension of length `n` a selection item reaches."""
+    if isinstance(item, slice):
+        start, stop, step = item.indices(n)
+        if step > 0:
+            return stop if stop > start else 0
+        return start + 1 if start > stop else 0
+    if isinstance(item, np.ndarray):
+        return int(item.max()) + 1 if item.size else 0
+    return int(item) + 1
 #: larger chunks get a fresh buffer rather than one kept per thread
 _SCRATCH_MAX = 64 << 20
 

@@ -170,3 +170,44 @@ def test_zstd_from_many_threads_at_once() -> None:
 
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(round_trips, range(32)))
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunks", "inner-chunks"])
+def test_zstd_reads_of_top_rows_decode_only_a_prefix(tmp_path: Path, sharded: bool) -> None:
+    """A selection within the top rows of a 256 KiB chunk stops decoding after the zstd block
+    that holds them; so with the chunk's tail cut off, the top rows still read and the bottom
+    rows are a decode error (the value as a whole is never taken for good)."""
+    data = np.cumsum(np.random.default_rng(3).standard_normal((256, 512)), axis=1).astype("float32")
+    inner = [BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
+    codecs = inner if not sharded else [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [256, 256], "codecs": inner,
+        "index_codecs": [BYTES, {"name": "crc32c"}], "index_location": "start"}}]
+    a = zk.create_array(str(tmp_path), shape=(256, 512), chunks=(256, 256) if not sharded
+                        else (256, 512), dtype="float32", codecs=codecs)
+    a[...] = data
+    for window in [(slice(0, 64), slice(10, 74)), (slice(90, 120), slice(200, 300)),
+                   (slice(100, 40, -3), [5, 300, 7]), (slice(200, 256), slice(0, 512))]:
+        np.testing.assert_array_equal(a.oindex[window], data[np.ix_(
+            *(np.arange(n)[w] if isinstance(w, slice) else w for w, n in zip(window, data.shape)))])
+    path = tmp_path / "c" / "0" / "0"
+    raw = path.read_bytes()
+    if not sharded:
+        path.write_bytes(raw[:-2000])  # the frame's last block loses its end
+        np.testing.assert_array_equal(a[0:64, 0:64], data[0:64, 0:64])
+        with pytest.raises(ChunkDecodeError):
+            a[200:256, 0:64]
+
+
+def test_zstd_with_a_checksum_is_always_decoded_whole(tmp_path: Path) -> None:
+    data = np.arange(256 * 256, dtype="float32").reshape(256, 256)
+    codecs = [BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": True}}]
+    a = zk.create_array(str(tmp_path), shape=(256, 256), chunks=(256, 256), dtype="float32",
+                        codecs=codecs)
+    a[...] = data
+    np.testing.assert_array_equal(a[0:10, 0:10], data[0:10, 0:10])
+    path = tmp_path / "c" / "0" / "0"
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 0xFF  # the checksum no longer matches
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ChunkDecodeError):
+        a[0:10, 0:10]

@@ -365,13 +365,14 @@ class _Layout:
                 if part is None:
                     self.decode_inner_into(data, dest, coords)
                 else:
-                    dest[...] = self.decode_inner_scratch(data, coords)[part]
+                    dest[...] = self.decode_inner_scratch(data, coords, part)[part]
         if jobs:
             executor.run_batched(work, jobs)
 
-    def decode_inner_scratch(self, data: Any, coords: tuple[int, ...]) -> np.ndarray:
+    def decode_inner_scratch(self, data: Any, coords: tuple[int, ...],
+                             part: tuple[slice, ...]) -> np.ndarray:
         try:
-            return self.inner.decode_scratch(data)
+            return self.inner.decode_scratch(data, selection=part)
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(f"inner chunk {coords}: {exc}") from exc
 

@@ -114,6 +114,28 @@ class ZstdCodec(Codec):
         _zstd.decompress(data, out)
         return True
 
+    def decode_prefix_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
+        # zstd decodes block by block (up to 128 KiB of output each), so stopping early saves
+        # only when at least a whole block is left undecoded (256 KiB chunks: a prefix of at
+        # most half costs half; measured 116 vs 235 µs). A checksummed frame is decoded whole
+        # so that its checksum is checked.
+        size = _content_size(data)
+        if (zstandard is None or self.checksum or size is None
+                or len(out) > size - _BLOCK_BYTES):
+            return False
+        reader = _decompressor().stream_reader(data, read_across_frames=False)
+        got = 0
+        while got < len(out):
+            n = reader.readinto(out[got:])
+            if not n:
+                raise ValueError(f"zstd frame ended after {got} bytes, before the {len(out)} "
+                                 f"needed of its declared {size} (truncated or corrupt)")
+            got += n
+        return True
+
+
+#: the most a zstd block decodes to
+_BLOCK_BYTES = 128 << 10
 
 _FCS_BYTES = (0, 2, 4, 8)
 _DICT_ID_BYTES = (0, 1, 2, 4)
