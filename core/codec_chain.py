@@ -137,24 +137,11 @@ class BoundChain:
         writes straight into it (or into a per-thread scratch buffer when `dest` is strided),
         so no chunk-sized buffer is allocated per chunk."""
         if self.direct:
-            first = self.bytes_bytes[0]
-            current = [first]
-            try:
-                for codec in reversed(self.bytes_bytes[1:]):
-                    current[0] = codec
-                    data = codec.decode(data, self.array_bytes[1])
-                current[0] = first
-                target = dest if dest.flags.c_contiguous else _scratch(dest.nbytes, dest.dtype)
-                if first.decode_into(data, memoryview(target.reshape(-1)).cast("B"),
-                                     self.array_bytes[1]):
-                    if target is not dest:
-                        dest[...] = target.reshape(dest.shape)
-                    return
-            except Exception as exc:
-                error = _decode_error(exc, key, current[0])
-                if error is exc:
-                    raise
-                raise error from exc
+            target = dest if dest.flags.c_contiguous else _scratch(dest.nbytes, dest.dtype)
+            if self._bytes_into(data, memoryview(target.reshape(-1)).cast("B"), key):
+                if target is not dest:
+                    dest[...] = target.reshape(dest.shape)
+                return
         elif self._ab_into:
             codec, spec = self.array_bytes
             try:
@@ -194,6 +181,15 @@ class BoundChain:
         rows = _rows_needed(selection[0], shape[0])
         if rows >= shape[0]:
             return False
+        nbytes = rows * (dest.nbytes // shape[0])
+        return self._bytes_into(data, memoryview(dest.reshape(-1)).cast("B")[:nbytes], key,
+                                prefix=True)
+
+    def _bytes_into(self, data: Any, buffer: memoryview, key: str | None,
+                    prefix: bool = False) -> bool:
+        """The bytes->bytes codecs decoded in turn, the last (nearest the array) writing into
+        `buffer`: the whole decoded value, or with `prefix` its first `len(buffer)` bytes.
+        False when that codec declines (nothing written to `buffer`)."""
         first = self.bytes_bytes[0]
         current = [first]
         try:
@@ -201,9 +197,8 @@ class BoundChain:
                 current[0] = codec
                 data = codec.decode(data, self.array_bytes[1])
             current[0] = first
-            nbytes = rows * (dest.nbytes // shape[0])
-            return first.decode_prefix_into(data, memoryview(dest.reshape(-1)).cast("B")[:nbytes],
-                                            self.array_bytes[1])
+            write = first.decode_prefix_into if prefix else first.decode_into
+            return write(data, buffer, self.array_bytes[1])
         except Exception as exc:
             error = _decode_error(exc, key, current[0])
             if error is exc:
