@@ -189,7 +189,7 @@ class Array(Node):
 
     def _read(self, indexer: Any) -> Any:
         """Each pool thread takes a share of a batch, fetches it (whole values in one
-        `get_many`; partial decodes, e.g. inside shards, as rounds of `get_ranges`), decodes
+        `read_many`; partial decodes, e.g. inside shards, as rounds of `get_ranges`), decodes
         it and copies each chunk's part into the output."""
         out = np.empty(indexer.shape, dtype=self._meta.dtype)
         fill = self._meta.fill_value
@@ -220,7 +220,7 @@ class Array(Node):
                 else:
                     whole.append((proj, key, chain))
             for group in _groups(whole, fetch):
-                blobs = store.get_many([key for _, key, _ in group])
+                blobs = store.read_many([key for _, key, _ in group])
                 for proj, key, chain in group:
                     blob = blobs.get(key)
                     if blob is None:
@@ -266,7 +266,7 @@ class Array(Node):
 
         def work(batch: Sequence[tuple[Any, str]]) -> None:
             partial = [key for proj, key in batch if not proj.is_complete]
-            existing = store.get_many(partial) if partial else {}
+            existing = store.read_many(partial) if partial else {}
             mine: dict[str, Any] = {}
             for proj, key in batch:
                 chain = self._bound(proj.coords)

@@ -2,7 +2,7 @@
 per-key locks for read-modify-write, driving partial decodes, and coalescing byte ranges.
 
 Each thread of the pool takes a share of a batch and does its own store calls for it (one
-`get_many` / `get_ranges` / `set_many` per share and round), so I/O of a local store overlaps
+`read_many` / `get_ranges` / `set_many` per share and round), so I/O of a local store overlaps
 across threads as decoding does, and a remote store still sees whole batches.
 """
 
@@ -66,7 +66,7 @@ _FETCH_BYTES = 1 << 20
 
 
 def fetch_size(store: Any, chunk_nbytes: int) -> int:
-    """Chunks per `get_many` within a thread's share. Small groups let the allocator reuse the
+    """Chunks per `read_many` within a thread's share. Small groups let the allocator reuse the
     memory of the values just decoded (a whole share of fresh values costs page faults on
     every batch: ~20% of a local read); a store whose calls are expensive (remote, high
     latency) sets `preferred_fetch_bytes` higher to get whole shares at once."""

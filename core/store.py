@@ -116,6 +116,14 @@ class Store:
                 out[key] = value
         return out
 
+    def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """`get_many` for values about to be decoded: they may come back as any read-only
+        bytes-like object, not only `bytes`, so a store can read into memory of its choosing
+        (the local store reads large files into numpy buffers, which get huge pages: a fresh
+        `bytes` of a 16 MiB shard is faulted in 4 KiB at a time). The chunk engine reads
+        through this; `get` and `get_many` keep returning `bytes`."""
+        return self.get_many(keys)
+
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         """Many (key, byte range) reads at once, answers in request order (None: key absent).
 

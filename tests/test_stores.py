@@ -111,6 +111,22 @@ def _files_under(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
+@pytest.mark.parametrize("sized_as", [-5000, 0, 7000], ids=["grew", "same", "shrank"])
+def test_buffered_read_takes_the_file_as_it_is_when_it_changed_size(
+    tmp_path: Path, sized_as: int
+) -> None:
+    """A file sized, then rewritten before it is read: the read gives what is there now."""
+    from zarrkit.plugins.stores.local import _read_into_buffer
+
+    value = os.urandom((4 << 20) + 11)
+    (tmp_path / "k").write_bytes(value)
+    fd = os.open(tmp_path / "k", os.O_RDONLY)
+    try:
+        assert bytes(_read_into_buffer(fd, len(value) + sized_as)) == value
+    finally:
+        os.close(fd)
+
+
 def test_writes_leave_no_temporary_files(tmp_path: Path) -> None:
     store = LocalStore(tmp_path, mode="w", fsync=True)
     for i in range(20):

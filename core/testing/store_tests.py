@@ -99,6 +99,18 @@ class ReadableStoreTests:
         assert store.get_many(["a", "b", "c/d", "c"]) == {"a": b"1", "c/d": b"2"}
         assert store.get_many([]) == {}
 
+    def test_read_many_gives_the_values_of_get_many(self, store_with: StoreWith) -> None:
+        """`read_many` (the engine's read) may hand out any bytes-like object; `get_many` and
+        `get` stay `bytes`. Values past 4 MiB are where the local store switches buffers."""
+        big, small = os.urandom((4 << 20) + 3), os.urandom(1000)
+        store = store_with({"big": big, "small": small, "empty": b""})
+        got = store.read_many(["small", "missing", "big", "empty"])
+        assert sorted(got) == ["big", "empty", "small"]
+        assert {k: bytes(memoryview(v)) for k, v in got.items()} == {
+            "big": big, "small": small, "empty": b""}
+        assert all(type(v) is bytes for v in store.get_many(["big", "small"]).values())
+        assert type(store.get("big")) is bytes
+
     def test_get_ranges_answers_in_request_order(self, store_with: StoreWith) -> None:
         big = os.urandom(300_000)
         store = store_with({"k": VALUE, "big": big, "empty": b""})

@@ -233,6 +233,20 @@ def _kept(index: np.ndarray, view: memoryview) -> dict[tuple[int, ...], memoryvi
     return out
 
 
+def _joined(parts: Sequence[Any], nbytes: int) -> memoryview:
+    """The parts one after another, in a numpy buffer: numpy asks the OS for huge pages for
+    large arrays, where a `bytes` of a shard's size is faulted in 4 KiB at a time on every
+    shard (written from pool threads, glibc hands that memory back after each one): 8-10 %
+    of a sharded zstd write here, ~2,700 page faults per 11 MB shard."""
+    out = np.empty(nbytes, dtype=np.uint8)
+    at = 0
+    for part in parts:
+        view = np.frombuffer(as_bytes_view(part), dtype=np.uint8)
+        out[at:at + view.size] = view
+        at += view.size
+    return memoryview(out).toreadonly()
+
+
 def _whole(offset: int, nbytes: int, coords: tuple[int, ...]) -> RangeReads[Any]:
     """An inner chunk's encoded bytes, checked to be all there."""
     data = (yield [ByteRange(offset, nbytes)])[0]
@@ -412,7 +426,7 @@ class _Layout:
             offset += n
         if not parts:
             return None
-        index_bytes = self.index_chain.encode(index)
+        index_bytes = as_bytes_view(self.index_chain.encode(index))
         parts = [index_bytes, *parts] if self.at_start else [*parts, index_bytes]
-        return b"".join(as_bytes_view(p) for p in parts)
+        return _joined(parts, offset + index_bytes.nbytes)
 
