@@ -317,6 +317,28 @@ def test_nested_partial_read_goes_through_both_indexes(tmp_path: Path) -> None:
     assert len(store.reads) >= 3
 
 
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_a_shard_holds_its_index_and_inner_chunks_back_to_back(tmp_path: Path,
+                                                              location: str) -> None:
+    """No byte of a written shard lies outside the index and the inner chunks it points to,
+    after a whole write and after a partial one (which keeps old inner chunks' bytes)."""
+    codecs = [sharding((4, 4), [BYTES, ZSTD], [BYTES, CRC], location)]
+    a = zk.create_array(str(tmp_path), shape=(16, 16), chunks=(16, 16), dtype="int32",
+                        codecs=codecs, fill_value=0)
+    a[...] = np.arange(256, dtype=np.int32).reshape(16, 16)
+    a[0:2, 5:7] = -1
+    a[8:12, 0:4] = 0  # an inner chunk becomes absent
+    raw = (tmp_path / "c" / "0" / "0").read_bytes()
+    index = shard_index(raw, (4, 4), location)
+    spans = sorted((int(o), int(o) + int(n)) for o, n in index.reshape(-1, 2) if o != EMPTY)
+    index_size = 16 * 16 + 4
+    start = index_size if location == "start" else 0
+    assert spans[0][0] == start
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # packed, in order
+    assert len(raw) == spans[-1][1] + (0 if location == "start" else index_size)
+    assert len(spans) == 15
+
+
 # -- partial writes ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("location", ["end", "start"])
 def test_partial_write_keeps_other_inner_chunks_bytes(tmp_path: Path, location: str) -> None:
