@@ -151,6 +151,66 @@ def test_failed_write_keeps_old_value_and_no_temporary_file(
     assert _files_under(tmp_path) == ["k"]
 
 
+@pytest.mark.parametrize("existing", [False, True], ids=["new-key", "existing-key"])
+def test_write_failing_midway_leaves_the_old_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
+) -> None:
+    store = LocalStore(tmp_path, mode="w")
+    if existing:
+        store.set("c/k", b"old")
+    real_write = os.write
+
+    def fails_after_a_few_bytes(fd: int, data) -> int:
+        real_write(fd, bytes(memoryview(data)[:3]))
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "write", fails_after_a_few_bytes)
+    with pytest.raises(OSError, match="disk full"):
+        store.set("c/k", b"new value")
+    monkeypatch.undo()
+    assert store.get("c/k") == (b"old" if existing else None)
+    assert _files_under(tmp_path) == (["c/k"] if existing else [])
+
+
+def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, mode="w")
+    store.set("a/k", b"x")
+    store.set("a/k", b"y")  # an overwrite takes the other way: linked beside, then renamed
+    (tmp_path / "plain").write_bytes(b"z")
+    expected = (tmp_path / "plain").stat().st_mode
+    assert (tmp_path / "a" / "k").stat().st_mode == expected
+    assert store.get("a/k") == b"y"
+
+
+@pytest.mark.skipif(not hasattr(os, "O_TMPFILE"), reason="no unnamed temporary files here")
+def test_writes_fall_back_to_renaming_where_unnamed_files_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without O_TMPFILE, and a folder pruned by a concurrent erase between
+    creating the unnamed file and naming it: the value is written the renaming way."""
+    import errno
+
+    from zarrkit.plugins.stores import local
+
+    store = LocalStore(tmp_path, mode="w")
+
+    def gone(fd: int, path: str) -> None:
+        raise FileNotFoundError(errno.ENOENT, "pruned", path)
+
+    monkeypatch.setattr(local, "_link_fd", gone)
+    store.set("c/0", b"first")
+    assert store.get("c/0") == b"first" and store._unnamed  # only this write went around
+
+    def unsupported(directory: str) -> int:
+        raise OSError(errno.EOPNOTSUPP, "not on this file system", directory)
+
+    monkeypatch.setattr(local, "_open_unnamed", unsupported)
+    store.set_many({"c/1": b"second", "c/0": b"third"})
+    assert not store._unnamed
+    assert store.get_many(["c/0", "c/1"]) == {"c/0": b"third", "c/1": b"second"}
+    assert _files_under(tmp_path) == ["c/0", "c/1"]
+
+
 def test_listings_skip_leftover_temporary_files(tmp_path: Path) -> None:
     store = LocalStore(tmp_path, mode="w")
     store.set("a/.zattrs", b"{}")

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import stat
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -42,6 +43,12 @@ _MAX_HINT = 4 << 20
 #: reading into a caller's buffer at an offset (not on Windows)
 _PREADV = hasattr(os, "preadv")
 
+#: Linux's unnamed temporary files (0 elsewhere), named through /proc once written; errors that
+#: say a file system does not have them
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0) if os.path.isdir("/proc/self/fd") else 0
+_PROC_FD = "/proc/self/fd"
+_NO_UNNAMED = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
+
 #: A concurrent erase may prune the directory a write has just created; retry that many times.
 _WRITE_ATTEMPTS = 100
 
@@ -65,6 +72,8 @@ class LocalStore(Store):
         self._inside = os.path.join(self._root, "")
         #: whether temporary files may live in the root (see `_write`)
         self._same_device = True
+        #: whether writes go through unnamed temporary files (see `_write_unnamed`)
+        self._unnamed = bool(_O_TMPFILE)
         #: bytes asked for when reading a whole file (see `_read_whole`)
         self._size_hint = 4096
 
@@ -217,7 +226,7 @@ class LocalStore(Store):
         """Check every key and value before writing any, so a bad one in a batch writes nothing."""
         self.require("write", "set keys")
         folders: dict[str, str] = {}
-        writes = [(self._write_path(k, folders), _contiguous(v)) for k, v in items.items()]
+        writes = [(self._write_path(k, folders), memoryview(v)) for k, v in items.items()]
         for path, data in writes:
             self._write(path, data)
 
@@ -241,11 +250,15 @@ class LocalStore(Store):
         return f"{real}{os.sep}{name}"
 
     def _write(self, path: str, data: memoryview) -> None:
-        """Write a temporary file in the root and rename it into place. The root stays small
-        (the temporary name is gone at once), so creating it is cheap, where the key's own
-        folder may hold thousands of chunks: measured on ext4 here, 45 µs per 800-byte chunk
-        against 60 µs for a temporary file beside the target. A folder on another file
-        system (a mount inside the root) gets its temporary file beside the target."""
+        """Write `data` to `path` so that readers see the old value or the new one, never a
+        part. Where the OS has unnamed temporary files (Linux's O_TMPFILE), the file is written
+        unnamed in the key's folder and then given its name (`_write_unnamed`). Otherwise
+        a temporary file in the root is renamed into place: the root stays small, so creating
+        it is cheap where the key's own folder may hold thousands of chunks (45 against 60 µs
+        per 800-byte chunk on ext4 here). A folder on another file system (a mount inside the
+        root) gets its temporary file beside the target."""
+        if self._unnamed and self._write_unnamed(path, data):
+            return
         parent = os.path.dirname(path)
         tmp, fd = _create_in(self._root if self._same_device else parent)
         try:
@@ -271,6 +284,46 @@ class LocalStore(Store):
             raise
         if self.fsync:
             _fsync_dir(parent)
+
+    def _write_unnamed(self, path: str, data: memoryview) -> bool:
+        """Write an unnamed file in the key's folder and link it in under the key; when the
+        key exists, link it beside the key and rename it over. No temporary name is created
+        and removed, and a crash leaves nothing behind: on a fresh ext4 file system here 29
+        against 43 µs per 800-byte chunk (a plain unprotected write: 27). False when this
+        platform or file system cannot (the caller then takes the renaming way)."""
+        parent = os.path.dirname(path)
+        try:
+            fd = _open_unnamed(parent)
+        except OSError as exc:
+            if exc.errno in _NO_UNNAMED:
+                self._unnamed = False
+                return False
+            raise
+        try:
+            _write_all(fd, data)
+            if self.fsync:
+                os.fsync(fd)
+            try:
+                _link_fd(fd, path)
+            except FileExistsError:
+                tmp = f"{path}.{os.urandom(8).hex()}.partial"
+                _link_fd(fd, tmp)
+                try:
+                    os.replace(tmp, path)
+                except BaseException:
+                    _remove_quietly(tmp)
+                    raise
+            except FileNotFoundError:
+                # the folder was pruned by a concurrent erase since (the renaming way
+                # recreates it), or there is no /proc to name the file through
+                if not os.path.isdir(_PROC_FD):
+                    self._unnamed = False
+                return False
+        finally:
+            os.close(fd)
+        if self.fsync:
+            _fsync_dir(parent)
+        return True
 
     def erase(self, key: str) -> None:
         self.require("write", f"erase {key!r}")
@@ -368,13 +421,53 @@ def _path_of_url(url: str) -> str:
     return url2pathname(parts.path)
 
 
-def _contiguous(value: Any) -> memoryview:
-    """Any buffer as bytes in C order, copying only when the layout demands it."""
-    view = memoryview(value)
-    return view if view.c_contiguous else memoryview(view.tobytes())
+_scratch = threading.local()
+
+
+def _c_order(view: memoryview) -> memoryview:
+    """A buffer's bytes in C order: itself when it is C-contiguous, else a copy in this
+    thread's scratch buffer (valid until its next write): a chunk written straight from a
+    strided view of the user's array (the `bytes` codec does not copy) would otherwise cost
+    a fresh allocation per chunk, faulted in page by page from pool threads."""
+    if view.c_contiguous:
+        return view
+    try:
+        source = np.asarray(view)
+    except (TypeError, ValueError):  # a buffer format numpy does not read
+        return memoryview(view.tobytes())
+    buffer = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.nbytes < source.nbytes:
+        buffer = _scratch.buffer = np.empty(source.nbytes, dtype=np.uint8)
+    flat = buffer[:source.nbytes]
+    np.copyto(flat.view(source.dtype).reshape(source.shape), source)
+    return memoryview(flat)
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _open_unnamed(directory: str) -> int:
+    """An unnamed file in `directory` (created if need be), open for writing."""
+    for _ in range(_WRITE_ATTEMPTS):
+        try:
+            return os.open(directory, _O_TMPFILE | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0),
+                           0o666)
+        except FileNotFoundError:  # no directory yet, or a concurrent erase pruned it
+            os.makedirs(directory, exist_ok=True)
+    raise OSError(f"could not create a file in {directory!r}: it keeps being removed")
+
+
+_root_fd: int | None = None
+
+
+def _link_fd(fd: int, path: str) -> None:
+    """Give the open, unnamed file `fd` the name `path` (linkat through /proc, following the
+    /proc link; a directory fd is passed so that Python calls linkat, which follows it, rather
+    than link, which does not)."""
+    global _root_fd
+    if _root_fd is None:
+        _root_fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    os.link(f"{_PROC_FD}/{fd}", path, src_dir_fd=_root_fd, follow_symlinks=True)
 
 
 def _create_in(directory: str) -> tuple[str, int]:
@@ -413,6 +506,7 @@ def _read_rest(fd: int, offset: int) -> bytes:
 
 
 def _write_all(fd: int, data: memoryview) -> None:
+    data = _c_order(data)
     view = data.cast("B") if data.format != "B" or data.ndim != 1 else data
     while view.nbytes:
         view = view[os.write(fd, view):]
