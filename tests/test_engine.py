@@ -244,3 +244,34 @@ def test_engine_uses_any_codec_that_declares_partial_decoding() -> None:
         assert RowsCodec.decoded == ["whole"]
     finally:
         registry.unregister(handle)
+
+
+class PassThroughCodec(Codec):
+    """bytes->bytes that hands its input back (a legal codec: the identity)."""
+
+    names = names("test.pass")
+    kind = CodecKind.BYTES_BYTES
+
+    def encode(self, data: Any, spec: ChunkSpec) -> Any:
+        return data
+
+    def decode(self, data: Any, spec: ChunkSpec) -> Any:
+        return data
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_codec_passing_its_input_on_still_stores_each_chunk(tmp_path: Path,
+                                                              threads: int) -> None:
+    """Written chunks are strided views of the value, put in C order in a per-thread buffer
+    before the bytes->bytes codecs; a codec returning that buffer must not make every chunk
+    the last one written."""
+    handle = registry.register("codec", PassThroughCodec)
+    try:
+        with config.override(threads=threads):
+            a = zk.create_array(str(tmp_path / "a"), shape=(256, 256), chunks=(128, 32),
+                                dtype="float32", codecs=[{"name": "bytes"}, {"name": "test.pass"}])
+            data = np.random.default_rng(3).random((256, 256), dtype=np.float32)
+            a[...] = data
+            np.testing.assert_array_equal(zk.open_array(str(tmp_path / "a"))[...], data)
+    finally:
+        registry.unregister(handle)
