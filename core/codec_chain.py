@@ -271,13 +271,20 @@ class BoundChain:
         """The box `region.bounds()` of the chunk with (at least) `region` decoded, reading
         only the byte ranges the array->bytes codec asks for; None when the stored value does
         not exist. Only when `can_decode_partial`."""
-        inner = self._inner_region(region)
+        inner = self._inner_region(region) if self.array_array else region
         codec, spec = self.array_bytes
-        with _decoding(key, codec) as current:
+        current = [codec]
+        try:  # (not the _decoding context manager: a window's read goes through here)
             box = yield from codec.decode_partial(inner, spec)
             if box is None:
                 return None
-            box = self._decode_arrays(box, current)
+            if self.array_array:
+                box = self._decode_arrays(box, current)
+        except Exception as exc:
+            error = _decode_error(exc, key, current[0])
+            if error is exc:
+                raise
+            raise error from exc
         shape = tuple(hi - lo for lo, hi in region.bounds())
         if box.shape != shape:
             raise ChunkDecodeError(f"partial decode gave shape {box.shape}, expected the box "

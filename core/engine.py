@@ -126,6 +126,8 @@ def _step(gen: RangeReads[Any], answer: Any, i: int, results: list[Any],
 def fetch_ranges(store: Any, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
     """`store.get_ranges`, with adjacent or overlapping byte ranges of one key merged into one
     read (inner chunks stored side by side in a shard come back in one request)."""
+    if len(requests) < 2:
+        return store.get_ranges(list(requests))
     merged, parts = coalesce(requests)
     if len(merged) == len(requests):
         return store.get_ranges(list(requests))
