@@ -211,6 +211,29 @@ def test_writes_fall_back_to_renaming_where_unnamed_files_fail(
     assert _files_under(tmp_path) == ["c/0", "c/1"]
 
 
+def test_an_overwrite_cut_short_leaves_nothing_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An overwrite that dies between naming its new file and renaming it over the key (here:
+    the rename fails and the clean-up is lost, as after a crash) leaves a name listings skip."""
+    from zarrkit.plugins.stores import local
+
+    store = LocalStore(tmp_path, mode="w")
+    store.set("a/k", b"old")
+
+    def crash(src: str, dst: str) -> None:
+        raise OSError("killed")
+
+    monkeypatch.setattr(os, "replace", crash)
+    monkeypatch.setattr(local, "_remove_quietly", lambda path: None)
+    with pytest.raises(OSError, match="killed"):
+        store.set("a/k", b"new")
+    monkeypatch.undo()
+    assert len(list((tmp_path / "a").iterdir())) == 2  # the key and the leftover
+    assert list(store.list()) == ["a/k"] and store.list_dir("a/") == (["k"], [])
+    assert store.get("a/k") == b"old"
+
+
 def test_listings_skip_leftover_temporary_files(tmp_path: Path) -> None:
     store = LocalStore(tmp_path, mode="w")
     store.set("a/.zattrs", b"{}")

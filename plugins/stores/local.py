@@ -306,7 +306,7 @@ class LocalStore(Store):
             try:
                 _link_fd(fd, path)
             except FileExistsError:
-                tmp = f"{path}.{os.urandom(8).hex()}.partial"
+                tmp = f"{parent}{os.sep}.{os.urandom(8).hex()}.partial"  # (listings skip it)
                 _link_fd(fd, tmp)
                 try:
                     os.replace(tmp, path)
