@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
@@ -151,10 +151,7 @@ class BoundChain:
             if self.array_array:
                 chunk = self._decode_arrays(chunk, current)
         except Exception as exc:
-            error = _decode_error(exc, key, current[0])
-            if error is exc:
-                raise
-            raise error from exc
+            _raise_decode_error(exc, key, current[0])
         return self._checked(chunk, key)
 
     def decode_into(self, data: Any, dest: np.ndarray, key: str | None = None) -> None:
@@ -174,10 +171,7 @@ class BoundChain:
                 if codec.decode_into(data, dest, spec):
                     return
             except Exception as exc:
-                error = _decode_error(exc, key, codec)
-                if error is exc:
-                    raise
-                raise error from exc
+                _raise_decode_error(exc, key, codec)
         dest[...] = self.decode(data, key)
 
     def decode_scratch(self, data: Any, key: str | None = None,
@@ -226,10 +220,7 @@ class BoundChain:
             write = first.decode_prefix_into if prefix else first.decode_into
             return write(data, buffer, self.array_bytes[1])
         except Exception as exc:
-            error = _decode_error(exc, key, current[0])
-            if error is exc:
-                raise
-            raise error from exc
+            _raise_decode_error(exc, key, current[0])
 
     def _raw_chunk(self, data: Any, key: str | None) -> np.ndarray:
         spec = self.spec
@@ -281,10 +272,7 @@ class BoundChain:
             if self.array_array:
                 box = self._decode_arrays(box, current)
         except Exception as exc:
-            error = _decode_error(exc, key, current[0])
-            if error is exc:
-                raise
-            raise error from exc
+            _raise_decode_error(exc, key, current[0])
         shape = tuple(hi - lo for lo, hi in region.bounds())
         if box.shape != shape:
             raise ChunkDecodeError(f"partial decode gave shape {box.shape}, expected the box "
@@ -367,10 +355,15 @@ def _decoding(key: str | None, first: Codec) -> Iterator[list]:
     try:
         yield current
     except Exception as exc:
-        error = _decode_error(exc, key, current[0])
-        if error is exc:
-            raise
-        raise error from exc
+        _raise_decode_error(exc, key, current[0])
+
+
+def _raise_decode_error(exc: Exception, key: str | None, codec: Codec | None) -> NoReturn:
+    """Raise what `_decode_error` makes of `exc`: itself, or a ChunkDecodeError from it."""
+    error = _decode_error(exc, key, codec)
+    if error is exc:
+        raise exc
+    raise error from exc
 
 
 def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Exception:
