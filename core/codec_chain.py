@@ -322,22 +322,24 @@ _SCRATCH_MAX = 64 << 20
 def _scratch(nbytes: int, dtype: np.dtype) -> np.ndarray:
     """A per-thread buffer of `nbytes` bytes viewed as `dtype`, reused from chunk to chunk (a
     fresh chunk-sized allocation costs page faults every time)."""
-    if nbytes > _SCRATCH_MAX:
-        return np.empty(nbytes, dtype=np.uint8).view(dtype)
-    buf = getattr(_local, "buffer", None)
-    if buf is None or buf.nbytes < nbytes:
-        buf = _local.buffer = np.empty(nbytes, dtype=np.uint8)
-    return buf[:nbytes].view(dtype)
+    return _thread_buffer("buffer", nbytes).view(dtype)
 
 
 def _encode_scratch(nbytes: int) -> np.ndarray:
     """A per-thread uint8 buffer for putting a chunk in C order before its bytes->bytes codecs
     (apart from `_scratch`, which reads use: valid until this thread's next encode)."""
+    return _thread_buffer("encode_buffer", nbytes)
+
+
+def _thread_buffer(name: str, nbytes: int) -> np.ndarray:
+    """`nbytes` of this thread's uint8 buffer `name`, grown as needed (fresh above
+    `_SCRATCH_MAX`, so one huge chunk does not stay allocated per thread)."""
     if nbytes > _SCRATCH_MAX:
         return np.empty(nbytes, dtype=np.uint8)
-    buf = getattr(_local, "encode_buffer", None)
+    buf = getattr(_local, name, None)
     if buf is None or buf.nbytes < nbytes:
-        buf = _local.encode_buffer = np.empty(nbytes, dtype=np.uint8)
+        buf = np.empty(nbytes, dtype=np.uint8)
+        setattr(_local, name, buf)
     return buf[:nbytes]
 
 
