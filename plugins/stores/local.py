@@ -161,7 +161,7 @@ class LocalStore(Store):
         below it are looked at; a symlink among them is resolved and checked by `_path`."""
         path = self._root
         for segment in folder.split("/") if folder else ():
-            path = os.path.join(path, segment)
+            path = f"{path}{os.sep}{segment}"  # (checked keys: plain segments, no separator)
             try:
                 if stat.S_ISLNK(os.lstat(path).st_mode):
                     return self._path(folder)
