@@ -98,6 +98,14 @@ class Store:
     #: on one thread, where threads would only take turns holding the GIL.
     blocking_writes: ClassVar[bool] = False
 
+    #: Chunk bytes the engine asks for per `read_many`, and gathers per thread before a
+    #: `set_many`, when writing whole chunks. None: the engine's defaults (1 MiB and 256 KiB),
+    #: which suit a local store, where small groups let malloc reuse the memory of values just
+    #: used. A store whose calls are expensive and that serves a batch concurrently (remote)
+    #: sets them higher, to get more of a batch per call.
+    preferred_fetch_bytes: ClassVar[int | None] = None
+    preferred_store_bytes: ClassVar[int | None] = None
+
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "Store":
         raise NotImplementedError

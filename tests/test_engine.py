@@ -74,7 +74,7 @@ def test_reads_and_writes_go_out_in_batches_whatever_the_thread_count(threads: i
                             codecs=[BYTES, ZSTD])
         store.calls.clear()
         a[...] = data  # whole chunks: each thread stores its chunks as it encodes them
-        stream = engine.stream_size(800)
+        stream = engine.stream_size(store, 800)
         writes = [c for c in store.calls if c[0] == "set_many"]
         assert sorted(k for _, keys in writes for k in keys) == sorted(store.inner.list())[:-1]
         assert all(len(keys) <= stream for _, keys in writes)
@@ -91,6 +91,25 @@ def test_reads_and_writes_go_out_in_batches_whatever_the_thread_count(threads: i
         assert [len(keys) for name, keys in store.calls if name == "set_many"] == [2]
         assert 1 <= len([c for c in store.calls if c[0] == "get_many"]) <= threads
         np.testing.assert_array_equal(a[...], data)
+
+
+@pytest.mark.parametrize("preferred", [None, 1 << 20])
+def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -> None:
+    """By default a big chunk is stored as soon as it is encoded (its memory is reused for the
+    next); a store that asks for more bytes per call gets groups, also through a wrapper."""
+    from zarrkit.plugins.stores.wrapper import StoreWrapper
+
+    store = Recording()
+    store.preferred_store_bytes = preferred
+    data = np.random.default_rng(1).random((512, 1024)).astype("float32")  # 8 of 256 KiB
+    with config.override(threads=1):
+        a = zk.create_array(StoreWrapper(store), shape=data.shape, chunks=(256, 256),
+                            dtype="float32", codecs=[BYTES, ZSTD])
+        store.calls.clear()
+        a[...] = data
+    groups = [len(keys) for name, keys in store.calls if name == "set_many"]
+    assert groups == ([1] * 8 if preferred is None else [4, 4])
+    np.testing.assert_array_equal(zk.open_array(store.inner)[...], data)
 
 
 def test_batch_size_follows_threads_and_chunk_size() -> None:

@@ -5,17 +5,12 @@ Why which library, measured on one machine (numcodecs 0.17.1 with libzstd 1.5.6,
 0.25 with libzstd 1.5.7; float32 random walk, level 1; µs per call, numcodecs vs zstandard):
 
 - numcodecs makes and frees a zstd context on every call, which is most of the cost of small
-  chunks (800 B: compress 9.1 vs 6.5, decompress 5.5 vs 3.2).
-- zstandard compresses larger chunks up to 20% slower (256 KiB: 277 vs 331) when most of a
-  chunk ends up as Huffman-coded literals (noisy floats; random nibbles alike), and a few percent
-  faster when matches dominate (an int32 ramp) or nothing compresses. Not how it is called:
-  it is as slow without the content size flag, with parameters derived from the source size
-  (`ZstdCompressionParameters.from_level(1, source_size=...)`) and through the one-shot
-  `ZSTD_compress2`; with libzstd 1.5.7's block pre-splitting off its frames are numcodecs'
-  byte for byte, and still slower. So it is the library as built (GCC 10 for zstandard's
-  wheels, GCC 14 for numcodecs') or its 1.5.7 code. The crossover is near 32 KiB (zstandard
-  ahead at 16 KiB, behind at 32 KiB; later at higher levels): chunks of `_NUMCODECS_FROM`
-  bytes and more are compressed by numcodecs, where the per-call saving is lost in the noise.
+  chunks (800 B: compress 9.1 vs 6.5, decompress 5.5 vs 3.2). For big chunks the context's
+  tables are fresh memory each time: writing 512 MiB in 256 KiB chunks faulted in 33,000 pages
+  through numcodecs and 100 through a kept context (~0.1 CPU-s).
+- Compressing a big chunk alone runs at the same speed in both (256 KiB of noisy floats:
+  ~440 MB/s per thread); an earlier measurement had zstandard up to 20% behind there, which
+  did not repeat.
 - zstandard decompresses as fast or faster at every size (256 KiB: 255 vs 256; 32 KiB to
   1 MiB within the noise or ahead). `decode_into` (chunks of 64 KiB and more) stays with
   numcodecs, which writes into the given buffer: zstandard cannot, and its output plus a copy
@@ -42,10 +37,6 @@ try:
     import zstandard
 except ImportError:  # numcodecs alone still reads and writes the same frames
     zstandard = None
-
-#: chunks of at least this many bytes are compressed by numcodecs (see the module docstring)
-_NUMCODECS_FROM = 32 << 10
-
 
 #: this thread's zstandard contexts: `decompressor`, and `compressors` by (level, checksum);
 #: made on first use, as they must not be shared between threads (calls release the GIL)
@@ -95,8 +86,7 @@ class ZstdCodec(Codec):
         return {"level": self.level, "checksum": self.checksum}
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        size = data.nbytes if hasattr(data, "nbytes") else len(data)  # ndarray, memoryview; bytes
-        if zstandard is not None and size < _NUMCODECS_FROM:
+        if zstandard is not None:
             return _compressor(self.level, self.checksum).compress(data)
         return _zstd.compress(data, self.level, self.checksum)
 

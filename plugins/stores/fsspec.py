@@ -54,6 +54,8 @@ def _first_leaf(group: BaseExceptionGroup) -> BaseException:
 
 class FsspecStore(Store):
     names = names("s3", aliases=list(SCHEMES[1:]))
+    #: a batch's requests run concurrently: the more of it per call, the more overlap
+    preferred_fetch_bytes = preferred_store_bytes = 16 << 20
 
     def __init__(self, fs: Any, path: str = "", *, mode: str = "r", concurrency: int = 64,
                  url: str | None = None) -> None:

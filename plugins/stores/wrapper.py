@@ -69,6 +69,14 @@ class StoreWrapper(Store):
     def blocking_writes(self) -> bool:
         return self.inner.blocking_writes
 
+    @property  # type: ignore[override]
+    def preferred_fetch_bytes(self) -> int | None:
+        return self.inner.preferred_fetch_bytes
+
+    @property  # type: ignore[override]
+    def preferred_store_bytes(self) -> int | None:
+        return self.inner.preferred_store_bytes
+
     def require(self, capability: str, operation: str) -> None:
         self.inner.require(capability, operation)
 
