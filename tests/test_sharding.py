@@ -339,6 +339,21 @@ def test_a_shard_holds_its_index_and_inner_chunks_back_to_back(tmp_path: Path,
     assert len(spans) == 15
 
 
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_a_shard_larger_than_its_decoded_size_is_whole(tmp_path: Path, location: str) -> None:
+    """Random bytes do not compress: every zstd frame is a little longer than its inner chunk,
+    so the shard outgrows the buffer sized for its decoded bytes and the buffer grows."""
+    data = np.random.default_rng(7).integers(0, 256, (64, 64), dtype=np.uint8)
+    codecs = [sharding((8, 8), [BYTES, ZSTD], [BYTES, CRC], location)]
+    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(64, 64), dtype="uint8",
+                        codecs=codecs, fill_value=0)
+    a[...] = data
+    raw = (tmp_path / "c" / "0" / "0").read_bytes()
+    assert len(raw) > data.nbytes + 64 * 16 + 4
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path), mode="r")[...], data)
+
+
 # -- partial writes ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("location", ["end", "start"])
 def test_partial_write_keeps_other_inner_chunks_bytes(tmp_path: Path, location: str) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -124,12 +124,10 @@ class ShardingCodec(Codec):
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         layout = self._layout(spec)
         skip_fill = not config.get().write_empty_chunks
-        encoded = {}
-        for coords, box in layout.boxes():
-            inner = data[box]
-            if not (skip_fill and layout.is_fill(inner)):
-                encoded[coords] = layout.inner.encode(inner)
-        return layout.assemble(encoded, {}, None)
+        encoded = ((coords, None if skip_fill and layout.is_fill(data[box])
+                    else layout.inner.encode(data[box]))
+                   for coords, box in layout.boxes())
+        return layout.written(encoded, capacity=data.nbytes + layout.index_size)
 
     # -- partial access ---------------------------------------------------------------------------
     def decode_partial(self, region: Region, spec: ChunkSpec) -> RangeReads[np.ndarray | None]:
@@ -233,18 +231,37 @@ def _kept(index: np.ndarray, view: memoryview) -> dict[tuple[int, ...], memoryvi
     return out
 
 
-def _joined(parts: Sequence[Any]) -> memoryview:
-    """The parts one after another, in a numpy buffer: numpy asks the OS for huge pages for
-    large arrays, where a `bytes` of a shard's size is faulted in 4 KiB at a time on every
-    shard (written from pool threads, glibc hands that memory back after each one): 8-10 %
-    of a sharded zstd write here, ~2,700 page faults per 11 MB shard."""
-    views = [np.frombuffer(as_bytes_view(part), dtype=np.uint8) for part in parts]
-    out = np.empty(sum(view.size for view in views), dtype=np.uint8)
-    at = 0
-    for view in views:
-        out[at:at + view.size] = view
-        at += view.size
-    return memoryview(out).toreadonly()
+class _Appender:
+    """Bytes appended to one numpy buffer, grown when needed. numpy asks the OS for huge pages
+    for large arrays, where a `bytes` of a shard's size is faulted in 4 KiB at a time on every
+    shard (glibc hands such memory back after each one, written from pool threads): 8-10 % of
+    a sharded zstd write here, ~2,700 page faults per 11 MB shard. Appending each inner chunk
+    as soon as it is encoded also lets its encoded value be freed before the next is made, so
+    malloc reuses that memory (64 values of a shard freed at once were faulted in afresh on
+    every shard: ~44,000 page faults per 512 MiB write)."""
+
+    def __init__(self, capacity: int, start: int = 0) -> None:
+        self.buffer = np.empty(max(capacity, start, 1), dtype=np.uint8)
+        self.size = start
+
+    def append(self, data: Any) -> tuple[int, int]:
+        """Where `data` went: (offset, nbytes)."""
+        view = np.frombuffer(as_bytes_view(data), dtype=np.uint8)
+        at, end = self.size, self.size + view.size
+        if end > self.buffer.size:
+            grown = np.empty(max(end, self.buffer.size * 3 // 2), dtype=np.uint8)
+            grown[:at] = self.buffer[:at]
+            self.buffer = grown
+        self.buffer[at:end] = view
+        self.size = end
+        return at, view.size
+
+    def put(self, at: int, data: Any) -> None:
+        view = np.frombuffer(as_bytes_view(data), dtype=np.uint8)
+        self.buffer[at:at + view.size] = view
+
+    def value(self) -> memoryview:
+        return memoryview(self.buffer[:self.size]).toreadonly()
 
 
 def _whole(offset: int, nbytes: int, coords: tuple[int, ...]) -> RangeReads[Any]:
@@ -413,20 +430,28 @@ class _Layout:
                  kept: Mapping[tuple[int, ...], Any], old_index: np.ndarray | None) -> Any:
         """A shard from new inner chunks (`encoded`; None: now absent) and the old encoded
         bytes of the others (`kept`), inner chunks in C order; None when all are absent."""
+        parts = ((coords, encoded[coords] if coords in encoded else kept[coords])
+                 for coords in sorted(set(encoded) | set(kept)))
+        size = sum(memoryview(v).nbytes for v in (*encoded.values(), *kept.values())
+                   if v is not None)
+        return self.written(parts, capacity=size + self.index_size)
+
+    def written(self, parts: Iterable[tuple[tuple[int, ...], Any]], capacity: int) -> Any:
+        """A shard of the encoded inner chunks `parts` yields in C order (None: absent), each
+        appended as it comes; None when all are absent. `capacity`: the expected size."""
         index = np.full((*self.per_shard, 2), EMPTY, dtype=np.uint64)
-        parts: list[Any] = []
-        offset = self.index_size if self.at_start else 0
-        for coords in sorted(set(encoded) | set(kept)):
-            data = encoded[coords] if coords in encoded else kept[coords]
-            if data is None:
-                continue
-            n = memoryview(data).nbytes
-            index[coords] = (offset, n)
-            parts.append(data)
-            offset += n
-        if not parts:
+        out = _Appender(capacity, self.index_size if self.at_start else 0)
+        stored = False
+        for coords, data in parts:
+            if data is not None:
+                index[coords] = out.append(data)
+                stored = True
+        if not stored:
             return None
-        index_bytes = as_bytes_view(self.index_chain.encode(index))
-        parts = [index_bytes, *parts] if self.at_start else [*parts, index_bytes]
-        return _joined(parts)
+        index_bytes = self.index_chain.encode(index)
+        if self.at_start:
+            out.put(0, index_bytes)
+        else:
+            out.append(index_bytes)
+        return out.value()
 
