@@ -2,7 +2,7 @@
 per-key locks for read-modify-write, driving partial decodes, and coalescing byte ranges.
 
 Each thread of the pool takes a share of a batch and does its own store calls for it (one
-`read_many` / `get_ranges` / `set_many` per share and round), so I/O of a local store overlaps
+`read_many` / `read_ranges` / `set_many` per share and round), so I/O of a local store overlaps
 across threads as decoding does, and a remote store still sees whole batches.
 """
 
@@ -130,14 +130,14 @@ def _step(gen: RangeReads[Any], answer: Any, i: int, results: list[Any],
 
 
 def fetch_ranges(store: Any, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
-    """`store.get_ranges`, with adjacent or overlapping byte ranges of one key merged into one
+    """`store.read_ranges`, with adjacent or overlapping byte ranges of one key merged into one
     read (inner chunks stored side by side in a shard come back in one request)."""
     if len(requests) < 2:
-        return store.get_ranges(list(requests))
+        return store.read_ranges(list(requests))
     merged, parts = coalesce(requests)
     if len(merged) == len(requests):
-        return store.get_ranges(list(requests))
-    answers = store.get_ranges(merged)
+        return store.read_ranges(list(requests))
+    answers = store.read_ranges(merged)
     out: list[Any] = []
     for which, start, length in parts:
         data = answers[which]

@@ -139,6 +139,12 @@ class Store:
         I/O concurrently (or coalesce nearby ranges of one key) overrides this."""
         return [self.get(key, byte_range) for key, byte_range in requests]
 
+    def read_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
+        """`get_ranges` for bytes about to be decoded, as `read_many` is for `get_many`: any
+        read-only bytes-like objects may come back (the local store reads a call's ranges into
+        one buffer). Partial decodes, e.g. inside shards, read through this."""
+        return self.get_ranges(requests)
+
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 

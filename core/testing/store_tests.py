@@ -133,6 +133,34 @@ class ReadableStoreTests:
         assert store.get_ranges(requests) == expected
         assert store.get_ranges([]) == []
 
+    def test_read_ranges_gives_the_values_of_get_ranges(self, store_with: StoreWith) -> None:
+        """`read_ranges` (the partial decoders' read) answers as `get_ranges` does, in any
+        bytes-like form; big ranges are where the local store reads into a reused buffer, so
+        answers still held must survive the next call unchanged."""
+        big, other = os.urandom(400_000), os.urandom(400_000)
+        store = store_with({"big": big, "other": other, "k": VALUE, "empty": b""})
+        requests: list[tuple[str, Range | None]] = [
+            ("big", ByteRange(200_000, 100_000)),
+            ("k", None),
+            ("missing", ByteRange(0, 70_000)),
+            ("big", ByteRange(5, 90_000)),
+            ("big", SuffixRange(16)),
+            ("big", ByteRange(390_000, 20_000)),  # past the end: what there is
+            ("empty", ByteRange(0, 100)),
+            ("k", ByteRange(99)),
+        ]
+        first = store.read_ranges(requests)
+        kept = [None if v is None else bytes(memoryview(v)) for v in first]
+        assert kept == store.get_ranges(requests)
+        second = store.read_ranges([("other", ByteRange(0, 100_000)),
+                                    ("other", ByteRange(100, 50_000))])
+        assert [bytes(memoryview(v)) for v in second] == [other[:100_000], other[100:50_100]]
+        assert [None if v is None else bytes(memoryview(v)) for v in first] == kept
+        del first, second
+        again = store.read_ranges([("other", ByteRange(5, 200_000)), ("big", ByteRange(7, 9))])
+        assert [bytes(memoryview(v)) for v in again] == [other[5:200_005], big[7:16]]
+        assert store.read_ranges([]) == []
+
     def test_get_ranges_many_small_reads_of_one_key(self, store_with: StoreWith) -> None:
         """The read pattern of inner chunks in a shard: dozens of adjacent ranges."""
         value = os.urandom(64 * 100)

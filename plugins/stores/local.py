@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -42,6 +43,8 @@ _MAX_HINT = 4 << 20
 
 #: reading into a caller's buffer at an offset (not on Windows)
 _PREADV = hasattr(os, "preadv")
+#: `LocalStore._open_in`'s answer for a key that is a symlink (checked the slow way)
+_SYMLINK = object()
 
 #: Linux's unnamed temporary files (0 elsewhere), named through /proc once written; errors that
 #: say a file system does not have them
@@ -176,14 +179,11 @@ class LocalStore(Store):
         without following a symlink, and a symlink goes the slow, fully checked way."""
         if not _NOFOLLOW:
             return self.get(key, byte_range)
-        try:
-            fd = os.open(self._where(key, folders), _OPEN_READ)
-        except (FileNotFoundError, NotADirectoryError):
+        fd = self._open_in(key, folders)
+        if fd is None:
             return None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:  # a symlink: check where it leads
-                return self.get(key, byte_range)
-            raise
+        if fd is _SYMLINK:  # check where it leads
+            return self.get(key, byte_range)
         try:
             if byte_range is None:
                 return self._read_whole(fd)
@@ -198,6 +198,60 @@ class LocalStore(Store):
             return None
         finally:
             os.close(fd)
+
+    def _open_in(self, key: str, folders: dict[str, str]) -> Any:
+        """The key's file open for reading (its folder resolved through `folders`, the file
+        itself not followed if a symlink); None: absent; `_SYMLINK`: the key is a symlink."""
+        try:
+            return os.open(self._where(key, folders), _OPEN_READ)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return _SYMLINK
+            raise
+
+    def read_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
+        """`get_ranges`, with the ranges of known length read into one buffer per call (each
+        key's file opened once), which this thread reuses once nothing holds a view of it.
+        Fresh `bytes` of a few hundred KiB per range were faulted in 4 KiB at a time on every
+        call, as malloc hands such memory back to the OS between calls: two inner chunks of
+        190 KB read from one shard took 158 µs, of which 120 were page faults."""
+        sized = [i for i, (_, r) in enumerate(requests)
+                 if type(r) is ByteRange and r.length is not None]
+        total = sum(requests[i][1].length for i in sized)
+        if total < _BUFFERED_FROM or not _NOFOLLOW or not _PREADV:
+            return self.get_ranges(requests)
+        out: list[Any] = [None] * len(requests)
+        buffer = memoryview(_ranges_buffer(total))[:total]
+        folders: dict[str, str] = {}
+        files: dict[str, Any] = {}
+        at = 0
+        try:
+            for i in sized:
+                key, byte_range = requests[i]
+                if key not in files:
+                    files[key] = self._open_in(key, folders)
+                fd = files[key]
+                if fd is _SYMLINK:
+                    out[i] = self.get(key, byte_range)
+                elif fd is not None:
+                    part = buffer[at:at + byte_range.length]
+                    at += byte_range.length
+                    try:
+                        out[i] = part[:os.preadv(fd, [part], byte_range.offset)].toreadonly()
+                    except IsADirectoryError:
+                        pass
+        finally:
+            for fd in files.values():
+                if type(fd) is int:
+                    os.close(fd)
+        if len(sized) < len(requests):
+            done = set(sized)
+            rest = [i for i in range(len(requests)) if i not in done]
+            for i, value in zip(rest, self.get_ranges([requests[i] for i in rest])):
+                out[i] = value
+        return out
 
     def _read_whole(self, fd: int, buffer: bool = False) -> Any:
         """A whole file, in one read when it is no larger than the files read before (chunks of
@@ -479,6 +533,25 @@ def _create_in(directory: str) -> tuple[str, int]:
         except FileNotFoundError:  # no directory yet, or a concurrent erase pruned it
             os.makedirs(directory, exist_ok=True)
     raise OSError(f"could not create a file in {directory!r}: it keeps being removed")
+
+
+#: range reads of at least this many bytes go into a reused buffer (`LocalStore.read_ranges`);
+#: a thread keeps one of at most `_KEPT_BUFFER` bytes
+_BUFFERED_FROM = 64 << 10
+_KEPT_BUFFER = 16 << 20
+_ranges = threading.local()
+
+
+def _ranges_buffer(size: int) -> np.ndarray:
+    """This thread's buffer for range reads when nothing holds a view of it any more (the
+    references are then only the thread's and this function's), else a new one."""
+    held = getattr(_ranges, "buffer", None)
+    if held is not None and held.size >= size and sys.getrefcount(held) == 3:
+        return held
+    fresh = np.empty(size, dtype=np.uint8)
+    if size <= _KEPT_BUFFER:
+        _ranges.buffer = fresh
+    return fresh
 
 
 def _read_into_buffer(fd: int, size: int) -> Any:
