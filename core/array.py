@@ -276,7 +276,7 @@ class Array(Node):
                     data = chain.encode_partial(existing.pop(key, None), region,
                                                 _updater(proj, value), key)
                 else:
-                    if (chain.raw and proj.is_complete
+                    if (chain.takes_views and proj.is_complete
                             and _whole_chunk(proj.chunk_selection, chain.spec.shape)):
                         chunk = value[proj.out_selection]  # the chunk as it is: no copy
                     else:

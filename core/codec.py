@@ -169,6 +169,10 @@ class Codec(Extension):
     supports_partial_encode: ClassVar[bool] = False
     #: bytes->bytes: byte i of the input is byte i of the output (so ranges pass through)
     preserves_ranges: ClassVar[bool] = False
+    #: array->array, array->bytes: `encode` only reads its input and takes it in any memory
+    #: layout, so a wholly written chunk can be handed over as a (strided, read-only) view of
+    #: the written value instead of a copy
+    reads_input_only: ClassVar[bool] = False
 
     def evolve(self, spec: ChunkSpec) -> "Codec":
         """Fill in what a user left out but the chunk spec determines (e.g. an endian).

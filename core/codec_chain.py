@@ -68,9 +68,11 @@ class BoundChain:
     #: `decode_scratch(upto=...)` can decode just a prefix (the bytes->bytes codec nearest
     #: the array can stop early; see `Codec.decode_prefix_into`)
     prefix: bool = field(init=False)
-    #: the array->bytes codec's encoded value is the chunk's elements as they are (so a chunk
-    #: handed to `encode` is only read, and may be a read-only view)
+    #: the array->bytes codec's encoded value is the chunk's elements as they are
     raw: bool = field(init=False)
+    #: a chunk handed to `encode` is only read, and may be a read-only strided view (raw
+    #: chains, and chains whose array codecs all say `reads_input_only`)
+    takes_views: bool = field(init=False)
     #: the array->bytes codec decodes into a given array itself (sharding: inner chunks land
     #: in their places in the output), with nothing before or after it in the chain
     _ab_into: bool = field(init=False)
@@ -88,6 +90,7 @@ class BoundChain:
         # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
         raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
         object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "takes_views", raw or all(c.reads_input_only for c in (*aa, ab)))
         object.__setattr__(self, "direct", raw and bool(self.bytes_bytes)
                            and self.spec.nbytes >= _DIRECT_MIN
                            and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into)

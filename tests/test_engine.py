@@ -294,3 +294,54 @@ def test_a_codec_passing_its_input_on_still_stores_each_chunk(tmp_path: Path,
             np.testing.assert_array_equal(zk.open_array(str(tmp_path / "a"))[...], data)
     finally:
         registry.unregister(handle)
+
+
+class NegateInPlaceCodec(Codec):
+    """array->array that negates its input in place and hands it on (legal: it does not say
+    `reads_input_only`), undone on decode."""
+
+    names = names("test.negate")
+    kind = CodecKind.ARRAY_ARRAY
+
+    def encode(self, data: Any, spec: ChunkSpec) -> Any:
+        np.negative(data, out=data)
+        return data
+
+    def decode(self, data: Any, spec: ChunkSpec) -> Any:
+        return -data
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_whole_chunks_are_handed_over_as_views_only_to_chains_that_just_read(
+        tmp_path: Path, sharded: bool) -> None:
+    """A chain whose array codecs only read (`bytes`, `transpose`, `sharding_indexed` over
+    them) encodes whole chunks straight from the written value; a codec that writes to its
+    input gets a copy, so the caller's array never changes."""
+    handle = registry.register("codec", NegateInPlaceCodec)
+    try:
+        inner = [{"name": "test.negate"}, {"name": "bytes"}]
+        codecs = ([{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [16, 16], "codecs": inner,
+            "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}] if sharded else inner)
+        a = zk.create_array(str(tmp_path / "neg"), shape=(64, 64), chunks=(32, 32),
+                            dtype="int32", codecs=codecs, fill_value=0)
+        assert not a._bound((0, 0)).takes_views
+        data = np.arange(64 * 64, dtype=np.int32).reshape(64, 64)
+        before = data.copy()
+        a[...] = data
+        np.testing.assert_array_equal(data, before)
+        np.testing.assert_array_equal(zk.open_array(str(tmp_path / "neg"))[...], before)
+
+        plain = [{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes"}]
+        b = zk.create_array(str(tmp_path / "views"), shape=(64, 64), chunks=(32, 32),
+                            dtype="int32", fill_value=0, codecs=[
+                                {"name": "sharding_indexed", "configuration": {
+                                    "chunk_shape": [16, 16], "codecs": plain,
+                                    "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]
+                            if sharded else plain)
+        assert b._bound((0, 0)).takes_views
+        b[...] = data[::-1]  # a strided, reversed view
+        np.testing.assert_array_equal(zk.open_array(str(tmp_path / "views"))[...], before[::-1])
+        np.testing.assert_array_equal(data, before)
+    finally:
+        registry.unregister(handle)

@@ -21,6 +21,7 @@ from zarrkit.names import V3, names
 class BytesCodec(Codec):
     names = names("bytes", aliases=("endian",))
     kind = CodecKind.ARRAY_BYTES
+    reads_input_only = True
     endian: str | None = None
 
     @classmethod

@@ -51,6 +51,12 @@ class ShardingCodec(Codec):
     index_location: str = "end"
     _layouts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
+    @property
+    def reads_input_only(self) -> bool:  # type: ignore[override]
+        """A shard's inner chunks are sliced out of it and encoded by the inner chain, which
+        only reads them when its array codecs do."""
+        return all(c.reads_input_only for c in self.codecs if c.kind is not CodecKind.BYTES_BYTES)
+
     # -- metadata ------------------------------------------------------------------------------
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):

@@ -17,6 +17,7 @@ from zarrkit.names import V3, names
 class TransposeCodec(Codec):
     names = names("transpose")
     kind = CodecKind.ARRAY_ARRAY
+    reads_input_only = True  # encode is a transposed view
     supports_partial_decode = True
     supports_partial_encode = True
     order: tuple[int, ...]
