@@ -103,11 +103,18 @@ class ReadableStoreTests:
         """`read_many` (the engine's read) may hand out any bytes-like object; `get_many` and
         `get` stay `bytes`. Values past 4 MiB are where the local store switches buffers."""
         big, small = os.urandom((4 << 20) + 3), os.urandom(1000)
-        store = store_with({"big": big, "small": small, "empty": b""})
+        other = os.urandom(4 << 20)
+        store = store_with({"big": big, "small": small, "empty": b"", "other": other})
         got = store.read_many(["small", "missing", "big", "empty"])
         assert sorted(got) == ["big", "empty", "small"]
         assert {k: bytes(memoryview(v)) for k, v in got.items()} == {
             "big": big, "small": small, "empty": b""}
+        # values still held survive the next read (the local store reuses its buffers only
+        # once nothing holds them)
+        assert bytes(memoryview(store.read_many(["other"])["other"])) == other
+        assert bytes(memoryview(got["big"])) == big
+        del got
+        assert bytes(memoryview(store.read_many(["big"])["big"])) == big
         assert all(type(v) is bytes for v in store.get_many(["big", "small"]).values())
         assert type(store.get("big")) is bytes
 
