@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import zarrkit as zk
+from zarrkit import config
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.store import ByteRange, Store, SuffixRange
@@ -529,8 +530,6 @@ def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
 
 
 def test_write_empty_chunks_setting_keeps_fill_inner_chunks(tmp_path: Path) -> None:
-    from zarrkit import config
-
     codecs = [sharding((4, 4), [BYTES], [BYTES, CRC]), CRC]
     a = zk.create_array(str(tmp_path), shape=(8, 8), chunks=(8, 8), dtype="int32",
                         codecs=codecs, fill_value=0)
@@ -548,3 +547,45 @@ def test_write_empty_chunks_setting_keeps_fill_inner_chunks(tmp_path: Path) -> N
     a[5, 5] = 0  # the last value leaves: the shard goes
     assert not (tmp_path / "c" / "0" / "0").exists()
     np.testing.assert_array_equal(a[...], np.zeros((8, 8), dtype=np.int32))
+
+
+class KeepsWhatItIsGiven(Store):
+    """A store that keeps the very buffers it is handed (allowed: values are any buffer)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def get(self, key, byte_range=None):
+        if key not in self.values:
+            return None
+        data = bytes(memoryview(self.values[key]))
+        return data if byte_range is None else data[byte_range.slice(len(data))]
+
+    def set(self, key, value):
+        self.values[key] = value
+
+    def set_many(self, items):
+        self.values.update(items)
+
+    def erase(self, key):
+        self.values.pop(key, None)
+
+    def erase_many(self, keys):
+        for key in keys:
+            self.erase(key)
+
+    def list(self):
+        return iter(list(self.values))
+
+
+def test_shards_kept_by_the_store_are_not_overwritten_by_later_shards() -> None:
+    """Shards are assembled in a buffer each thread reuses; one a store still holds must not
+    be reused for the next shard."""
+    store = KeepsWhatItIsGiven()
+    data = np.random.default_rng(11).random((64, 256)).astype("float32")
+    with config.override(threads=1):
+        a = zk.create_array(store, shape=data.shape, chunks=(64, 64), dtype="float32",
+                            codecs=[sharding((16, 16), [BYTES, ZSTD])], fill_value=0)
+        a[...] = data  # four shards, one after another on one thread
+    assert sum(1 for k in store.values if k.startswith("c/")) == 4
+    np.testing.assert_array_equal(a[...], data)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from zarrkit import config, executor
+from zarrkit.buffers import reusable
 from zarrkit.codec import (ChunkSpec, Codec, CodecKind, RangeReads, Region, as_bytes_view,
                            lockstep, shift_range)
 from zarrkit.codec_chain import BoundChain, CodecChain, evolve
@@ -247,7 +248,9 @@ class _Appender:
     every shard: ~44,000 page faults per 512 MiB write)."""
 
     def __init__(self, capacity: int, start: int = 0) -> None:
-        self.buffer = np.empty(max(capacity, start, 1), dtype=np.uint8)
+        # reused by this thread once the shard written from it is let go (W4 write: 7,000
+        # page faults of fresh shard buffers)
+        self.buffer = reusable("shard", max(capacity, start, 1))
         self.size = start
 
     def append(self, data: Any) -> tuple[int, int]:

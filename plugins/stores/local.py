@@ -13,13 +13,13 @@ import os
 import re
 import shutil
 import stat
-import sys
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from zarrkit.buffers import reusable
 from zarrkit.errors import InvalidKeyError
 from zarrkit.names import names
 from zarrkit.store import ByteRange, Range, Store, check_key, check_mode, check_prefix
@@ -223,7 +223,7 @@ class LocalStore(Store):
         if total < _BUFFERED_FROM or not _NOFOLLOW or not _PREADV:
             return self.get_ranges(requests)
         out: list[Any] = [None] * len(requests)
-        buffer = memoryview(_reused_buffer("ranges", total))[:total]
+        buffer = memoryview(reusable("ranges", total))[:total]
         folders: dict[str, str] = {}
         files: dict[str, Any] = {}
         at = 0
@@ -537,31 +537,13 @@ def _create_in(directory: str) -> tuple[str, int]:
 
 #: range reads of at least this many bytes go into a reused buffer (`LocalStore.read_ranges`)
 _BUFFERED_FROM = 64 << 10
-#: a thread keeps a buffer for reuse only up to this size
-_KEPT_BUFFER = 32 << 20
-_kept = threading.local()
-
-
-def _reused_buffer(use: str, size: int) -> np.ndarray:
-    """A buffer of at least `size` bytes: this thread's one for `use` ("ranges", "files") when
-    nothing holds a view of it any more (the references are then only the thread's and this
-    function's), else a new one (with room to spare: values of one array differ a little in
-    size), kept for next time. Fresh memory costs a page fault per 4 KiB page whenever malloc
-    has handed it back to the OS, which it does with big buffers freed between calls."""
-    held = getattr(_kept, use, None)
-    if held is not None and held.size >= size and sys.getrefcount(held) == 3:
-        return held
-    fresh = np.empty(size + size // 8, dtype=np.uint8)
-    if fresh.size <= _KEPT_BUFFER:
-        setattr(_kept, use, fresh)
-    return fresh
 
 
 def _read_into_buffer(fd: int, size: int) -> Any:
     """A file of about `size` bytes in a numpy buffer this thread reuses, for
     `LocalStore.read_many` (a whole read of 32 shards of 12 MB: 11,000 page faults in fresh
     buffers)."""
-    buffer = _reused_buffer("files", size)[:size]
+    buffer = reusable("files", size)[:size]
     got = 0
     while got < size:
         n = os.preadv(fd, [buffer[got:]], got)
