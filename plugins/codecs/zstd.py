@@ -7,7 +7,7 @@ Why which library, measured on one machine (numcodecs 0.17.1 with libzstd 1.5.6,
 - numcodecs makes and frees a zstd context on every call, which is most of the cost of small
   chunks (800 B: compress 9.1 vs 6.5, decompress 5.5 vs 3.2). For big chunks the context's
   tables are fresh memory each time: writing 512 MiB in 256 KiB chunks faulted in 33,000 pages
-  through numcodecs and 100 through a kept context (~0.1 CPU-s).
+  through numcodecs and 100 through a kept context (CPU time: within this machine's noise).
 - Compressing a big chunk alone runs at the same speed in both (256 KiB of noisy floats:
   ~440 MB/s per thread); an earlier measurement had zstandard up to 20% behind there, which
   did not repeat.
