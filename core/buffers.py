@@ -1,12 +1,14 @@
-"""Buffers a thread hands out and gets back: for values a plugin makes or reads and passes on
-(a store's read, a shard being assembled), where fresh memory each time would cost a page
-fault per 4 KiB page. glibc hands a big freed block back to the OS once the free space at the
+"""Buffers a thread keeps, so that chunk-sized work does not get fresh memory each time (a page
+fault per 4 KiB page: glibc hands a big freed block back to the OS once the free space at the
 top of a heap passes its trim threshold, so big values made and freed in turn keep coming back
-as fresh pages.
+as fresh pages). Two kinds:
 
-A buffer is reused only when nothing holds it any more, which its reference count tells: a
-memoryview, a slice or an array made from it all keep a reference to it. So a value handed out
-stays valid for as long as anyone keeps it.
+- `scratch`: valid until this thread next asks for the same use, for work done with it at once
+  (decoding a chunk before copying part of it out, putting a strided chunk in C order);
+- `reusable`: for values handed out and passed on (a store's read, a shard being assembled),
+  reused only when nothing holds it any more, which its reference count tells (a memoryview,
+  a slice or an array made from it all keep a reference), so a value stays valid for as long
+  as anyone keeps it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,22 @@ import numpy as np
 
 #: a thread keeps a buffer for reuse only up to this size
 KEPT_BYTES = 32 << 20
+#: larger scratch buffers are fresh each time, so one huge chunk does not stay allocated
+SCRATCH_MAX = 64 << 20
 
 _kept = threading.local()
+_scratch = threading.local()
+
+
+def scratch(use: str, nbytes: int) -> np.ndarray:
+    """`nbytes` of this thread's uint8 scratch buffer for `use`, grown as needed."""
+    if nbytes > SCRATCH_MAX:
+        return np.empty(nbytes, dtype=np.uint8)
+    buf = getattr(_scratch, use, None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = np.empty(nbytes, dtype=np.uint8)
+        setattr(_scratch, use, buf)
+    return buf[:nbytes]
 
 
 def reusable(use: str, size: int) -> np.ndarray:

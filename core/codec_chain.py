@@ -9,13 +9,13 @@ A bound chain also says whether it can decode part of a chunk from byte ranges
 
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
+from . import buffers
 from .codec import ChunkSpec, Codec, CodecKind, RangeReads, Region
 from .errors import ChunkDecodeError, CodecChainError, ZarrkitError
 
@@ -303,7 +303,6 @@ class BoundChain:
         return data
 
 
-_local = threading.local()
 #: below this a codec library's per-call cost of decoding into a buffer outweighs the copy saved
 _DIRECT_MIN = 64 << 10
 
@@ -318,32 +317,16 @@ def _rows_needed(item: Any, n: int) -> int:
     if isinstance(item, np.ndarray):
         return int(item.max()) + 1 if item.size else 0
     return int(item) + 1
-#: larger chunks get a fresh buffer rather than one kept per thread
-_SCRATCH_MAX = 64 << 20
-
-
 def _scratch(nbytes: int, dtype: np.dtype) -> np.ndarray:
     """A per-thread buffer of `nbytes` bytes viewed as `dtype`, reused from chunk to chunk (a
     fresh chunk-sized allocation costs page faults every time)."""
-    return _thread_buffer("buffer", nbytes).view(dtype)
+    return buffers.scratch("decode", nbytes).view(dtype)
 
 
 def _encode_scratch(nbytes: int) -> np.ndarray:
     """A per-thread uint8 buffer for putting a chunk in C order before its bytes->bytes codecs
     (apart from `_scratch`, which reads use: valid until this thread's next encode)."""
-    return _thread_buffer("encode_buffer", nbytes)
-
-
-def _thread_buffer(name: str, nbytes: int) -> np.ndarray:
-    """`nbytes` of this thread's uint8 buffer `name`, grown as needed (fresh above
-    `_SCRATCH_MAX`, so one huge chunk does not stay allocated per thread)."""
-    if nbytes > _SCRATCH_MAX:
-        return np.empty(nbytes, dtype=np.uint8)
-    buf = getattr(_local, name, None)
-    if buf is None or buf.nbytes < nbytes:
-        buf = np.empty(nbytes, dtype=np.uint8)
-        setattr(_local, name, buf)
-    return buf[:nbytes]
+    return buffers.scratch("encode", nbytes)
 
 
 def _through_view(update: Callable[[np.ndarray], None], codec: Codec,

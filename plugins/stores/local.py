@@ -13,13 +13,12 @@ import os
 import re
 import shutil
 import stat
-import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from zarrkit.buffers import reusable
+from zarrkit.buffers import reusable, scratch
 from zarrkit.errors import InvalidKeyError
 from zarrkit.names import names
 from zarrkit.store import ByteRange, Range, Store, check_key, check_mode, check_prefix
@@ -475,8 +474,6 @@ def _path_of_url(url: str) -> str:
     return url2pathname(parts.path)
 
 
-_scratch = threading.local()
-
 
 def _c_order(view: memoryview) -> memoryview:
     """A buffer's bytes in C order: itself when it is C-contiguous, else a copy in this
@@ -489,10 +486,7 @@ def _c_order(view: memoryview) -> memoryview:
         source = np.asarray(view)
     except (TypeError, ValueError):  # a buffer format numpy does not read
         return memoryview(view.tobytes())
-    buffer = getattr(_scratch, "buffer", None)
-    if buffer is None or buffer.nbytes < source.nbytes:
-        buffer = _scratch.buffer = np.empty(source.nbytes, dtype=np.uint8)
-    flat = buffer[:source.nbytes]
+    flat = scratch("c_order", source.nbytes)
     np.copyto(flat.view(source.dtype).reshape(source.shape), source)
     return memoryview(flat)
 
