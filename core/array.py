@@ -185,7 +185,7 @@ class Array(Node):
         return self._nbytes
 
     def _batch_size(self) -> int:
-        return engine.batch_size(self._chunk_nbytes())
+        return engine.batch_size(self._chunk_nbytes(), self._chunk_store)
 
     def _read(self, indexer: Any) -> Any:
         """Each pool thread takes a share of a batch, fetches it (whole values in one

@@ -20,16 +20,30 @@ from .store import ByteRange, Range
 _BYTES_PER_THREAD = 16 << 20
 #: bounds on the chunks of one batch (per-batch overhead vs. memory and latency)
 _MIN_PER_THREAD = 2
+_MAX_PER_THREAD = 64
+#: the most chunks of a batch for a store that asks for big calls (`preferred_fetch_bytes`)
 _MAX_BATCH = 4096
 
 
-def batch_size(chunk_nbytes: int) -> int:
+def batch_size(chunk_nbytes: int, store: Any = None) -> int:
     """Chunks per batch: a working set of about `_BYTES_PER_THREAD` per thread, at least two
-    chunks per thread (so threads never idle) and at most `_MAX_BATCH` (so tiny chunks still
-    stream)."""
+    and at most `_MAX_PER_THREAD` chunks per thread.
+
+    The upper bound is for small chunks. A batch's projections and keys (a handful of small
+    objects per chunk) live until the batch is done; thousands of them at once are walked and
+    promoted by the garbage collector, and a full collection then runs inside the read: 10,000
+    chunks of 800 bytes in batches of 4096 spent ~2 µs per chunk in the collector, in batches
+    of 128 almost nothing. A store whose calls are expensive (remote: `preferred_fetch_bytes`)
+    gets batches of up to that many bytes, at most `_MAX_BATCH` chunks, as each batch is a
+    round trip."""
     threads = executor.threads()
-    per_thread = max(_MIN_PER_THREAD, _BYTES_PER_THREAD // max(1, chunk_nbytes))
-    return int(min(_MAX_BATCH, per_thread * threads))
+    nbytes = max(1, chunk_nbytes)
+    per_thread = max(_MIN_PER_THREAD, min(_MAX_PER_THREAD, _BYTES_PER_THREAD // nbytes))
+    batch = per_thread * threads
+    wanted = getattr(store, "preferred_fetch_bytes", None)
+    if wanted:
+        batch = max(batch, min(_MAX_BATCH, int(wanted) // nbytes))
+    return int(batch)
 
 
 #: chunks smaller than this are read and written on one thread (see `parallel`)

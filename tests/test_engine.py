@@ -112,13 +112,47 @@ def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -
     np.testing.assert_array_equal(zk.open_array(store.inner)[...], data)
 
 
-def test_batch_size_follows_threads_and_chunk_size() -> None:
+class FarAway(MemoryStore):
+    """A store that asks for big calls, as a remote one does."""
+
+    preferred_fetch_bytes = 16 << 20
+
+
+def test_batch_size_follows_threads_chunk_size_and_store() -> None:
     with config.override(threads=2):
         assert engine.batch_size(256 << 10) == 2 * (16 << 20) // (256 << 10)
-        assert engine.batch_size(800) == 4096            # tiny chunks: capped
+        assert engine.batch_size(800) == 2 * 64          # small chunks: capped per thread
         assert engine.batch_size(1 << 30) == 4           # huge chunks: two per thread
+        assert engine.batch_size(800, MemoryStore()) == 2 * 64
+        assert engine.batch_size(800, FarAway()) == 4096  # a round trip per batch: big ones
+        assert engine.batch_size(1 << 20, FarAway()) == 2 * 16  # no smaller than for others
     with config.override(threads=8):
         assert engine.batch_size(256 << 10) == 8 * 64
+
+
+def test_reading_many_small_chunks_leaves_the_garbage_collector_idle(tmp_path: Path) -> None:
+    """A whole read of 10,000 small chunks: the objects the engine makes per chunk die young,
+    so the garbage collector has almost nothing to do (it used to run a full collection in
+    the middle of such a read)."""
+    import gc
+
+    data = np.arange(2_000_000, dtype="float32")
+    a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(200,), dtype="float32")
+    a[...] = data
+    runs: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            runs.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        out = a[...]
+    finally:
+        gc.callbacks.remove(count)
+    np.testing.assert_array_equal(out, data)
+    assert 2 not in runs and len(runs) < 20, runs
 
 
 def test_whole_read_memory_stays_bounded(tmp_path: Path) -> None:
