@@ -197,6 +197,11 @@ class Array(Node):
         orthogonal = getattr(indexer, "orthogonal", False)
         uniform = self._meta.chunk_grid.uniform_chunk_shape
         single = self._chain.bind(uniform) if uniform is not None else None
+        # chunks are decoded straight into the output only where out[out_selection] is a view
+        # (a fancy index makes a copy); whole_selection: the chunk selection of a whole regular
+        # chunk (one tuple compare instead of a loop)
+        plain = indexer.plain
+        whole_selection = tuple(slice(0, n) for n in uniform) if uniform and plain else None
 
         fetch = engine.fetch_size(store, self._chunk_nbytes())
 
@@ -225,8 +230,9 @@ class Array(Node):
                     blob = blobs.get(key)
                     if blob is None:
                         out[proj.out_selection] = fill
-                    elif (chain.into and proj.is_complete
-                          and _whole_chunk(proj.chunk_selection, chain.spec.shape)):
+                    elif (plain and chain.into and proj.is_complete
+                          and (proj.chunk_selection == whole_selection
+                               or _whole_chunk(proj.chunk_selection, chain.spec.shape))):
                         chain.decode_into(blob, out[proj.out_selection], key)
                     elif proj.is_complete:
                         _place(out, proj, chain.decode_scratch(blob, key))

@@ -220,7 +220,10 @@ class Codec(Extension):
 
         bytes->bytes: `out` is writable C-contiguous bytes; decode into it only when `data`
         decodes to exactly `len(out)` bytes. array->bytes: `out` is a writable array of the
-        spec's shape and dtype (maybe strided, e.g. the chunk's place in a read's output)."""
+        spec's shape and dtype (maybe strided, e.g. the chunk's place in a read's output).
+
+        It is asked for chunks of every size: where the library decodes small values into a
+        buffer slower than it makes new ones (a per-call set-up), decode and copy instead."""
         return False
 
     def decode_prefix_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:

@@ -62,8 +62,8 @@ class BoundChain:
     #: a partly covered chunk can be re-encoded from its old value without decoding all of it
     can_encode_partial: bool = field(init=False)
 
-    #: `decode_into` decodes the last bytes->bytes step straight into the destination (only
-    #: for chunks large enough for that to pay)
+    #: `decode_into` decodes the last bytes->bytes step straight into the destination (the
+    #: codec chooses how: for a tiny chunk a library's own decode plus a copy can be cheaper)
     direct: bool = field(init=False)
     #: `decode_scratch(upto=...)` can decode just a prefix (the bytes->bytes codec nearest
     #: the array can stop early; see `Codec.decode_prefix_into`)
@@ -92,7 +92,6 @@ class BoundChain:
         object.__setattr__(self, "raw", raw)
         object.__setattr__(self, "takes_views", raw or all(c.reads_input_only for c in (*aa, ab)))
         object.__setattr__(self, "direct", raw and bool(self.bytes_bytes)
-                           and self.spec.nbytes >= _DIRECT_MIN
                            and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into)
         object.__setattr__(self, "_ab_into", not aa and not self.bytes_bytes
                            and type(ab).decode_into is not Codec.decode_into)
@@ -163,10 +162,22 @@ class BoundChain:
         writes straight into it (or into a per-thread scratch buffer when `dest` is strided),
         so no chunk-sized buffer is allocated per chunk."""
         if self.direct:
-            target = dest if dest.flags.c_contiguous else _scratch(dest.nbytes, dest.dtype)
-            if self._bytes_into(data, memoryview(target.reshape(-1)).cast("B"), key):
+            try:
+                target, buffer = dest, dest.data.cast("B")
+            except (TypeError, ValueError):  # strided, or a dtype numpy gives no buffer format
+                target = buffers.scratch("decode-into", dest.nbytes)
+                buffer = memoryview(target)
+            if len(self.bytes_bytes) == 1:  # (`_bytes_into` inlined: tiny chunks feel each call)
+                codec = self.bytes_bytes[0]
+                try:
+                    done = codec.decode_into(data, buffer, self.array_bytes[1])
+                except Exception as exc:
+                    _raise_decode_error(exc, key, codec)
+            else:
+                done = self._bytes_into(data, buffer, key)
+            if done:
                 if target is not dest:
-                    dest[...] = target.reshape(dest.shape)
+                    dest[...] = target.view(dest.dtype).reshape(dest.shape)
                 return
         elif self._ab_into:
             codec, spec = self.array_bytes
@@ -301,10 +312,6 @@ class BoundChain:
         for codec in self.bytes_bytes:
             data = codec.encode(data, ab_spec)
         return data
-
-
-#: below this a codec library's per-call cost of decoding into a buffer outweighs the copy saved
-_DIRECT_MIN = 64 << 10
 
 
 def _rows_needed(item: Any, n: int) -> int:

@@ -70,6 +70,8 @@ class Indexer:
     shape: tuple[int, ...]
     #: every chunk_selection selects a product of per-dimension picks (not points)
     orthogonal: bool = True
+    #: every chunk_selection holds only ints and slices (so tuples of them compare cheaply)
+    plain: bool = False
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         raise NotImplementedError
@@ -448,7 +450,7 @@ class _ProductIndexer(Indexer):
     """The chunks of a selection that acts on each dimension independently: the Cartesian
     product of the per-dimension pieces."""
 
-    __slots__ = ("shape", "_pieces", "_drops", "_arrays")
+    __slots__ = ("shape", "_pieces", "_drops", "_arrays", "plain")
 
     def __init__(self, shape: tuple[int, ...], pieces: list[list[_Piece]],
                  drops: bool, arrays: bool):
@@ -456,6 +458,7 @@ class _ProductIndexer(Indexer):
         self._pieces = pieces
         self._drops = drops      # some dimension is an int: its None out_sel must be left out
         self._arrays = arrays    # some dimension is an array: selections may need ix_ form
+        self.plain = not arrays
 
     @property
     def n_chunks(self) -> int:

@@ -341,6 +341,36 @@ def test_selection_examples(store):
     assert_same(a.get_basic_selection((slice(None), 2)), ref[:, 2])
 
 
+@pytest.mark.parametrize("codecs", [
+    [{"name": "bytes"}, {"name": "zstd"}],
+    [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2, 8], "codecs": [{"name": "bytes"}, {"name": "zstd"}],
+        "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}],
+], ids=["zstd", "sharded"])
+def test_a_selection_taking_whole_chunks_in_another_order_reads_their_values(store, codecs):
+    """Every element of each chunk, in another order: decoding straight into the chunk's place
+    in the output cannot work there (with an index array, out[out_selection] is a copy)."""
+    ref = np.arange(4 * 16, dtype="float32").reshape(4, 16)
+    a = zk.create_array(store, shape=ref.shape, dtype="float32", chunks=(2, 16), codecs=codecs)
+    a[...] = ref
+    assert_same(a.oindex[[1, 0, 3, 2], :], ref[[1, 0, 3, 2]])
+    assert_same(a.oindex[[2, 3, 0, 1], ::-1], ref[[2, 3, 0, 1], ::-1])
+    assert_same(a.vindex[[1, 0], [5, 5]], ref[[1, 0], [5, 5]])
+    assert_same(a[1::-1], ref[1::-1])
+
+
+@pytest.mark.parametrize("n", [10, 20_000], ids=["small", "64KiB-and-more"])
+def test_datetime_chunks_decode_straight_into_the_output(store, n):
+    """numpy gives datetime arrays no buffer format, so they are decoded through a plain bytes
+    buffer; a big chunk used to fail to read ("cannot include dtype 'M' in a buffer")."""
+    ref = (np.arange(2 * n) * 1000).astype("M8[s]").reshape(2, n)
+    a = zk.create_array(store, shape=ref.shape, dtype=ref.dtype, chunks=ref.shape,
+                        codecs=[{"name": "bytes"}, {"name": "zstd"}])
+    a[...] = ref
+    assert_same(a[...], ref)
+    assert_same(a[:, 1:], ref[:, 1:])
+
+
 def test_selection_errors(store):
     a = zk.create_array(store, shape=(4, 5), dtype="int8", chunks=(2, 2))
     for sel in [4, (0, -6), (0, 0, 0), (Ellipsis, Ellipsis)]:

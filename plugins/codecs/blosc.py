@@ -126,8 +126,16 @@ class BloscCodec(Codec):
         view = _checked_header(data)
         if int.from_bytes(view[4:8], "little") != len(out):  # nbytes: the decoded size
             return False
-        blosc.decompress(view, out)
+        if len(out) < _INTO_FROM:  # 800 B: 6.3 µs into the buffer, 3.0 decoded and copied
+            out[:] = blosc.decompress(view)
+        else:
+            blosc.decompress(view, out)
         return True
+
+
+#: decoded sizes from which numcodecs' blosc decodes into the caller's buffer faster than it
+#: decodes and copies
+_INTO_FROM = 64 << 10
 
 
 def _checked_header(data: Any) -> memoryview:
