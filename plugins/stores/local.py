@@ -141,7 +141,7 @@ class LocalStore(Store):
             return self._read_paths(keys, buffers)
         folders: dict[str, Any] = {}
         out = {}
-        read_whole = self._read_whole
+        read_sized = self._read_sized
         try:
             for key in keys:  # (this loop is most of a tiny chunk's read)
                 folder, sep, name = key.rpartition("/") if type(key) is str else check_key(key)
@@ -162,8 +162,10 @@ class LocalStore(Store):
                         raise
                     value = self.get(key)  # a symlink: check where it leads
                 else:
-                    try:
-                        value = read_whole(fd, buffers)
+                    try:  # (`_read_whole` inlined)
+                        hint = self._size_hint
+                        if hint >= _MAX_HINT or len(value := os.read(fd, hint)) >= hint:
+                            value = read_sized(fd, buffers)
                     except IsADirectoryError:
                         value = None
                     finally:
@@ -321,8 +323,12 @@ class LocalStore(Store):
             data = os.read(fd, hint)
             if len(data) < hint:
                 return data
+        return self._read_sized(fd, buffer)
+
+    def _read_sized(self, fd: int, buffer: bool) -> Any:
+        """`_read_whole` after the size hint fell short (or is not used): size the file first."""
         size = os.fstat(fd).st_size
-        self._size_hint = min(_MAX_HINT, max(hint, size + size // 16 + 1))
+        self._size_hint = min(_MAX_HINT, max(self._size_hint, size + size // 16 + 1))
         if buffer and size >= _MAX_HINT and _PREADV:
             return _read_into_buffer(fd, size)
         data = os.pread(fd, size, 0)
