@@ -135,10 +135,8 @@ class LocalStore(Store):
         return self._read_files(keys, buffers=True)
 
     def _read_files(self, keys: Iterable[str], *, buffers: bool) -> dict[str, Any]:
-        if not _NOFOLLOW:
+        if not _NOFOLLOW or not _DIR_FD:  # (every POSIX system Python runs on has both)
             return super().get_many(keys)
-        if not _DIR_FD:
-            return self._read_paths(keys, buffers)
         folders: dict[str, Any] = {}
         out = {}
         read_sized = self._read_sized
@@ -188,30 +186,6 @@ class LocalStore(Store):
             where = _ABSENT
         folders[folder] = where
         return where
-
-    def _read_paths(self, keys: Iterable[str], buffers: bool) -> dict[str, Any]:
-        folders: dict[str, str] = {}
-        out = {}
-        where, read_whole = self._where, self._read_whole
-        for key in keys:
-            try:
-                fd = os.open(where(key, folders), _OPEN_READ)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:
-                if exc.errno != errno.ELOOP:
-                    raise
-                value = self.get(key)  # a symlink: check where it leads
-            else:
-                try:
-                    value = read_whole(fd, buffers)
-                except IsADirectoryError:
-                    value = None
-                finally:
-                    os.close(fd)
-            if value is not None:
-                out[key] = value
-        return out
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         folders: dict[str, str] = {}
