@@ -210,13 +210,14 @@ def _slice_pieces(axis: _Axis, start: int, step: int, n: int) -> list[_Piece]:
     return pieces
 
 
-def _run_pieces(size: int, length: int, start: int, stop: int) -> Sequence[_Piece]:
+def _run_pieces(size: int, length: int, start: int, stop: int) -> "_Run":
     """The common case, a contiguous run on a regular grid: one pass of int arithmetic."""
     return _Run(size, length, start, stop)
 
 
 class _Run:
-    """The pieces of a contiguous run, made one by one as they are iterated. Built all at once,
+    """The pieces of a contiguous run (sized, iterable: all a dimension's pieces are asked
+    for), made one by one as they are iterated. Built all at once,
     a run over many chunks holds a tuple and two slices per chunk for the whole read: 10,000
     tiny chunks made 30,000 objects that the garbage collector kept walking and promoting
     until a full collection ran in the middle of the read (~2 µs per chunk)."""
@@ -230,23 +231,6 @@ class _Run:
         if self._stop <= self._start:
             return 0
         return (self._stop - 1) // self._size - self._start // self._size + 1
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError("piece index out of range")
-        size, start = self._size, self._start
-        i = start // size + index
-        c0 = i * size
-        pos = max(start, c0)
-        c1 = min(c0 + size, self._length)
-        end = min(c1, self._stop)
-        return (i, slice(pos - c0, end - c0), slice(pos - start, end - start),
-                end - pos == c1 - c0)
 
     def __iter__(self) -> Iterator[_Piece]:
         size, length, start, stop = self._size, self._length, self._start, self._stop

@@ -14,7 +14,7 @@ import re
 import shutil
 import stat
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -142,13 +142,7 @@ class LocalStore(Store):
         read_sized = self._read_sized
         try:
             for key in keys:  # (this loop is most of a tiny chunk's read)
-                folder, sep, name = key.rpartition("/") if type(key) is str else check_key(key)
-                where = folders.get(folder)
-                if where is None or (sep and not folder):
-                    check_key(key)
-                    where = self._folder_fd(folder, folders)
-                elif name in _ODD_NAMES or "\\" in name or "\x00" in name:
-                    check_key(key)
+                where, name = self._locate(key, folders, self._folder_fd)
                 if where is _ABSENT:
                     continue
                 try:
@@ -328,16 +322,28 @@ class LocalStore(Store):
         return self._where(key, folders)
 
     def _where(self, key: str, folders: dict[str, str]) -> str:
-        """The file of `key`, its folder's real path looked up in (or added to) `folders`. A
-        key whose folder is known needs only its last segment checked."""
+        """The file of `key`, its folder's real path looked up in (or added to) `folders`."""
+        real, name = self._locate(key, folders, self._folder_path)
+        return f"{real}{os.sep}{name}"
+
+    def _folder_path(self, folder: str, folders: dict[str, Any]) -> str:
+        real = folders[folder] = self._folder(folder)
+        return real
+
+    @staticmethod
+    def _locate(key: str, folders: dict[str, Any],
+                resolve: Callable[[str, dict[str, Any]], Any]) -> tuple[Any, str]:
+        """The key's folder as `resolve` gives it (looked up in, or added to, `folders`) and
+        the key's last segment, the key checked. A key whose folder is known needs only its
+        last segment checked."""
         folder, sep, name = key.rpartition("/") if type(key) is str else check_key(key)
-        real = folders.get(folder)
-        if real is None or (sep and not folder):  # (a leading '/': the root's folder is "")
+        where = folders.get(folder)
+        if where is None or (sep and not folder):  # (a leading '/': the root's folder is "")
             check_key(key)
-            real = folders[folder] = self._folder(folder)
+            where = resolve(folder, folders)
         elif name in _ODD_NAMES or "\\" in name or "\x00" in name:
             check_key(key)
-        return f"{real}{os.sep}{name}"
+        return where, name
 
     def _write(self, path: str, data: memoryview) -> None:
         """Write `data` to `path` so that readers see the old value or the new one, never a
