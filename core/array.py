@@ -238,7 +238,9 @@ class Array(Node):
                         _place(out, proj, chain.decode_scratch(blob, key))
                     else:
                         _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
-                del blobs
+                # nothing may hold this group's values while the next group is read, so a
+                # store's reused read buffer (`buffers.reusable`) is free again for it
+                del blobs, blob
             if partial:
                 boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial])
                 for (proj, _, _, origin), box in zip(partial, boxes):

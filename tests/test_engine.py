@@ -155,6 +155,32 @@ def test_reading_many_small_chunks_leaves_the_garbage_collector_idle(tmp_path: P
     assert 2 not in runs and len(runs) < 20, runs
 
 
+def test_a_whole_read_of_big_chunks_reads_every_file_into_one_reused_buffer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big files (shards) are read into a buffer the thread reuses once nothing holds it; the
+    engine must let go of each chunk's value before reading the next, or every file comes in
+    fresh memory (page faults: ~140 MiB more of them in a whole read of 32 shards)."""
+    from zarrkit.plugins.stores import local
+
+    handed: list[int] = []
+    original = local.reusable
+
+    def spy(use: str, size: int) -> np.ndarray:
+        buffer = original(use, size)
+        handed.append(buffer.__array_interface__["data"][0])
+        return buffer
+
+    data = np.random.default_rng(2).random((4, 1024, 1280)).astype("float32")  # 4 of 5 MiB
+    with config.override(threads=1):
+        a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(1, 1024, 1280),
+                            dtype="float32", codecs=[BYTES])
+        a[...] = data
+        monkeypatch.setattr(local, "reusable", spy)
+        out = a[...]
+    np.testing.assert_array_equal(out, data)
+    assert len(handed) == 4 and len(set(handed)) == 1, handed
+
+
 def test_whole_read_memory_stays_bounded(tmp_path: Path) -> None:
     """Peak RSS of reading a 64 MiB array: the output plus a working set tied to the thread
     count, not to the array (measured in a fresh process)."""
