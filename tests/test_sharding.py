@@ -305,6 +305,27 @@ def test_partial_read_fetches_the_index_and_only_the_inner_chunks_needed(tmp_pat
     assert [(k, r) for k, r, _ in store.reads if k.startswith("c/")] == [("c/0/1", None)]
 
 
+def test_windows_read_again_see_a_shard_another_writer_changed(tmp_path: Path) -> None:
+    """A reader remembers the shard indexes its windows decoded; a shard rewritten through
+    another handle (its inner chunks moved, grown, removed) reads as it now is."""
+    codecs = [sharding((8, 8), [BYTES, ZSTD])]
+    writer = zk.create_array(str(tmp_path), shape=(32, 32), chunks=(32, 32), dtype="int32",
+                             codecs=codecs, fill_value=FILL)
+    data = np.arange(32 * 32, dtype=np.int32).reshape(32, 32) % 7
+    writer[...] = data
+    reader = zk.open_array(str(tmp_path))
+    windows = [np.s_[3:13, 5:20], np.s_[20:30, 1:9], np.s_[0:8, 24:32]]
+    for window in windows:
+        np.testing.assert_array_equal(reader[window], data[window])
+    rng = np.random.default_rng(3)
+    data[0:8, 0:16] = rng.integers(0, 2**31, size=(8, 16))  # inner chunks grow: others move
+    data[24:32, 24:32] = FILL                               # an inner chunk goes away
+    writer[0:8, 0:16] = data[0:8, 0:16]
+    writer[24:32, 24:32] = FILL
+    for window in windows + [np.s_[0:32, 0:32], np.s_[22:30, 20:32]]:
+        np.testing.assert_array_equal(reader[window], data[window], err_msg=str(window))
+
+
 def test_nested_partial_read_goes_through_both_indexes(tmp_path: Path) -> None:
     inner = LocalStore(tmp_path, mode="w")
     codecs = [sharding((16, 16), [sharding((4, 4), [BYTES])])]
