@@ -610,3 +610,16 @@ def test_shards_kept_by_the_store_are_not_overwritten_by_later_shards() -> None:
         a[...] = data  # four shards, one after another on one thread
     assert sum(1 for k in store.values if k.startswith("c/")) == 4
     np.testing.assert_array_equal(a[...], data)
+
+
+def test_sharded_strings_read_whole_and_in_windows(tmp_path: Path) -> None:
+    """Inner chunks of a type without a fixed size (strings) read like any other, whole shards
+    and windows alike."""
+    data = np.array([f"v{i}-" + "x" * (i % 7) for i in range(12 * 10)],
+                    dtype=object).reshape(12, 10)
+    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(6, 10), dtype="string",
+                        codecs=[sharding((3, 5), [{"name": "vlen-utf8"}, ZSTD])], fill_value="")
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    for window in (np.s_[1:5, 2:9], np.s_[4:11, 0:3], np.s_[7, 4:10]):
+        np.testing.assert_array_equal(a[window], data[window], err_msg=str(window))

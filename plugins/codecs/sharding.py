@@ -475,8 +475,9 @@ class _Layout:
                 else:
                     dest[...] = self.decode_inner_scratch(data, coords, part)[part]
         if jobs:
-            executor.run_batched(work, jobs, parallel=len(jobs) * self.inner.spec.nbytes
-                                 >= _SHARED_FROM_BYTES)
+            nbytes = self.inner.spec.nbytes  # (None: a type without a fixed size, strings)
+            executor.run_batched(work, jobs, parallel=nbytes is None
+                                 or len(jobs) * nbytes >= _SHARED_FROM_BYTES)
 
     def decode_inner_scratch(self, data: Any, coords: tuple[int, ...],
                              part: tuple[slice, ...]) -> np.ndarray:

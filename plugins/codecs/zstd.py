@@ -120,7 +120,7 @@ class ZstdCodec(Codec):
         # only when at least a whole block is left undecoded (256 KiB chunks: a prefix of at
         # most half costs half; measured 116 vs 235 µs). A checksummed frame is decoded whole
         # so that its checksum is checked.
-        if len(out) > spec.nbytes - _BLOCK_BYTES:  # (the usual answer for small chunks)
+        if spec.nbytes is not None and len(out) > spec.nbytes - _BLOCK_BYTES:  # small chunks
             return False
         size = _content_size(data)
         if (zstandard is None or self.checksum or size is None
