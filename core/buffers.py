@@ -64,7 +64,7 @@ def placed(nbytes: int) -> np.ndarray:
 def scratch(use: str, nbytes: int) -> np.ndarray:
     """`nbytes` of this thread's uint8 scratch buffer for `use`, grown as needed."""
     if nbytes > SCRATCH_MAX:
-        return placed(nbytes)
+        return np.empty(nbytes, dtype=np.uint8)
     buf = getattr(_scratch, use, None)
     if buf is None or buf.nbytes < nbytes:
         buf = placed(nbytes)
@@ -74,13 +74,17 @@ def scratch(use: str, nbytes: int) -> np.ndarray:
 
 def reusable(use: str, size: int) -> np.ndarray:
     """A uint8 buffer of at least `size` bytes: this thread's one for `use` (one per purpose,
-    so two purposes in flight at once do not take each other's) when nothing holds it, else a
-    new one with room to spare (values of one array differ a little in size), kept for next
-    time when no larger than `KEPT_BYTES`."""
+    so two purposes in flight at once do not take each other's) when nothing holds it. Else a
+    new one with room to spare (values of one array differ a little in size): the kept one
+    when there is none yet or it is too small (kept up to `KEPT_BYTES`); while the kept one is
+    in use, a one-off from numpy's allocator, which hands out memory freed before (a mapping
+    of its own would be fresh pages every time: writing 32 shards took 18 of them)."""
     held = getattr(_kept, use, None)
-    # references when free: the thread's, `held`, and getrefcount's argument
-    if held is not None and held.size >= size and sys.getrefcount(held) == 3:
-        return held
+    if held is not None and held.size >= size:
+        # references when free: the thread's, `held`, and getrefcount's argument
+        if sys.getrefcount(held) == 3:
+            return held
+        return np.empty(size + size // 8, dtype=np.uint8)
     fresh = placed(size + size // 8)
     if fresh.size <= KEPT_BYTES:
         setattr(_kept, use, fresh)
