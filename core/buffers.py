@@ -10,7 +10,8 @@ as fresh pages). Two kinds:
   a slice or an array made from it all keep a reference), so a value stays valid for as long
   as anyone keeps it.
 
-Big ones start 64 bytes past a page boundary, because copies run at a fraction of their speed
+The big ones a thread keeps (not the one-offs `reusable` hands out while its kept one is
+busy) start 64 bytes past a page boundary, because copies run at a fraction of their speed
 on this machine's CPU (AMD EPYC, `rep movsb`) when the destination lies 1-31 bytes past the
 source within a page: the kernel's copy of a file read (file data starts on a page) into a
 numpy array (which numpy puts 16 bytes past a page: the allocator's header) ran at 2.3 GB/s
