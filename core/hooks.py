@@ -7,7 +7,6 @@ imported on the first hook call, never at `import zarrkit`.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import threading
 import warnings
 from dataclasses import dataclass
@@ -98,8 +97,9 @@ def _load_hook_plugins(pm: pluggy.PluginManager) -> None:
     """
     _plugin_eps.clear()
     _failures.clear()
-    for ep in md.entry_points(group=GROUP):
-        dist = ep.dist.metadata["Name"] if ep.dist is not None else None
+    from .registry import installed_entry_points  # (the registries import this module)
+
+    for ep, dist, _version in installed_entry_points(GROUP):
         if pm.is_blocked(ep.name):
             continue
         if pm.has_plugin(ep.name):
@@ -130,6 +130,9 @@ def failures() -> list[HookPluginFailure]:
 def reset() -> None:
     """Forget loaded hook modules (after installing a distribution at runtime)."""
     global _manager, _extensions_registered
+    from .registry import forget_installed
+
+    forget_installed()
     with _lock:
         _manager = None
         _extensions_registered = False

@@ -44,6 +44,53 @@ def _normalize_dist(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+class _Installed:
+    """One reading of the installed distributions' entry points, shared by every registry until
+    a refresh, with each distribution's name and version parsed from its METADATA once. Read
+    per entry point instead (twice each: name, then version), the first array opened in a
+    process parsed 151 METADATA files: 0.13 of the 0.2 s its opening took."""
+
+    def __init__(self) -> None:
+        self._all = md.entry_points()
+        self._about: dict[int, tuple[str | None, str | None]] = {}  # by id of the distribution
+
+    def group(self, group: str) -> list[tuple[Any, str | None, str | None]]:
+        """(entry point, distribution name, version) of every entry point in `group`."""
+        out = []
+        for ep in self._all.select(group=group):
+            dist = getattr(ep, "dist", None)
+            if dist is None:
+                out.append((ep, None, None))
+                continue
+            about = self._about.get(id(dist))  # (the entry points keep each distribution alive)
+            if about is None:
+                meta = dist.metadata
+                about = self._about[id(dist)] = (meta["Name"], meta["Version"])
+            out.append((ep, *about))
+        return out
+
+
+_installed_now: _Installed | None = None
+_installed_lock = threading.Lock()
+
+
+def installed_entry_points(group: str) -> list[tuple[Any, str | None, str | None]]:
+    """(entry point, distribution name, version) of every installed entry point in `group`."""
+    global _installed_now
+    with _installed_lock:
+        if _installed_now is None:
+            _installed_now = _Installed()
+        installed = _installed_now
+    return installed.group(group)
+
+
+def forget_installed() -> None:
+    """Read the installed distributions afresh on the next lookup."""
+    global _installed_now
+    with _installed_lock:
+        _installed_now = None
+
+
 @dataclass(frozen=True)
 class Provider:
     """One declared provider of an extension: an entry point, a runtime registration or a hook."""
@@ -96,10 +143,7 @@ class Registry:
             if self._entries is None:
                 table: dict[str, list[Provider]] = {}
                 seen: set[tuple[str, str, str]] = set()
-                for ep in md.entry_points(group=self.group):
-                    dist = getattr(ep, "dist", None)
-                    dist_name = dist.metadata["Name"] if dist is not None else None
-                    version = dist.version if dist is not None else None
+                for ep, dist_name, version in installed_entry_points(self.group):
                     key = (ep.name, ep.value, _normalize_dist(dist_name or ""))
                     if key in seen:  # one distribution visible twice on sys.path
                         continue
@@ -112,6 +156,7 @@ class Registry:
 
     def refresh(self) -> None:
         """Forget what was scanned (after installing a distribution at runtime)."""
+        forget_installed()
         with self._lock:
             self._entries = None
             self._classes.clear()
