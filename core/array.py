@@ -155,14 +155,34 @@ class Array(Node):
     def vindex(self) -> "_Indexed":
         return _Indexed(self, indexing.vectorized_indexer)
 
-    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
-        return self[selection]
+    @property
+    def blocks(self) -> "_Indexed":
+        """Whole chunks by their grid positions: `a.blocks[1, 2:4]` (see `get_block_selection`)."""
+        return _Indexed(self, indexing.block_indexer)
 
-    def get_orthogonal_selection(self, selection: Any) -> Any:
-        return self.oindex[selection]
+    # The get_* methods take `out=`: an existing array of the selection's shape to read into
+    # (and return), so repeated reads reuse one buffer and chunks decode straight into it.
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
+                            ) -> Any:
+        return self._read(self._indexer(selection), out)
 
-    def get_coordinate_selection(self, selection: Any) -> Any:
-        return self.vindex[selection]
+    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(self.oindex._indexer(selection), out)
+
+    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(self.vindex._indexer(selection), out)
+
+    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> Any:
+        """The elements where `mask` (a boolean array of the array's shape) is True, in C
+        order, as a 1-D array."""
+        return self._read(self._mask_indexer(mask), out)
+
+    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        """Whole chunks by their grid positions: per dimension an int (one chunk; the
+        dimension stays) or a slice of step 1 over the chunk grid, clamped to the grid as
+        Python clamps slices (zarr-python 3.4 raises for a start beyond the grid). The chunks
+        of a sharded array are its shards, as in zarr-python."""
+        return self._read(self.blocks._indexer(selection), out)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self[selection] = value
@@ -172,6 +192,20 @@ class Array(Node):
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         self.vindex[selection] = value
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        self._write(self._mask_indexer(mask), value)
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        self.blocks[selection] = value
+
+    def _mask_indexer(self, mask: Any) -> Any:
+        m = np.asarray(mask)
+        if m.dtype != bool or m.shape != self.shape:
+            raise SelectionError(
+                f"a mask selection is a boolean array of the array's shape {self.shape}; got "
+                f"{'dtype ' + str(m.dtype) if m.dtype != bool else 'shape ' + str(m.shape)}")
+        return indexing.vectorized_indexer(m, self.shape, self._meta.chunk_grid)
 
     # -- the chunk engine --------------------------------------------------------------------
     def _chunk_key(self, coords: Sequence[int]) -> str:
@@ -187,11 +221,15 @@ class Array(Node):
     def _batch_size(self) -> int:
         return engine.batch_size(self._chunk_nbytes(), self._chunk_store)
 
-    def _read(self, indexer: Any) -> Any:
+    def _read(self, indexer: Any, out: np.ndarray | None = None) -> Any:
         """Each pool thread takes a share of a batch, fetches it (whole values in one
         `read_many`; partial decodes, e.g. inside shards, as rounds of `get_ranges`), decodes
-        it and copies each chunk's part into the output."""
-        out = np.empty(indexer.shape, dtype=self._meta.dtype)
+        it and copies each chunk's part into the output (`out`, when given)."""
+        given = out
+        if given is not None and _checked_out(given, indexer.shape).dtype != self._meta.dtype:
+            given[...] = self._read(indexer)  # another data type: cast as numpy assigns
+            return given
+        out = np.empty(indexer.shape, dtype=self._meta.dtype) if given is None else given
         fill = self._meta.fill_value
         store = self._chunk_store
         orthogonal = getattr(indexer, "orthogonal", False)
@@ -253,6 +291,8 @@ class Array(Node):
         threaded = engine.parallel(self._chunk_nbytes())
         for batch in _batches(indexer, self._batch_size()):
             executor.run_batched(work, batch, parallel=threaded)
+        if given is not None:
+            return given
         return out[()] if out.shape == () else out
 
     def _write(self, indexer: Any, value: Any) -> None:
@@ -475,6 +515,17 @@ def _advanced_apart(items: tuple, ndim: int) -> bool:
             positions.append(at)
         at += 1
     return bool(positions) and positions[-1] - positions[0] + 1 != len(positions)
+
+
+def _checked_out(out: Any, shape: Sequence[int]) -> np.ndarray:
+    """The caller's array for a read (`out=`), checked before anything is read."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out has shape {out.shape}; the selection's shape is {tuple(shape)}")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    return out
 
 
 def _store_results(store: Any, results: dict[str, Any]) -> None:

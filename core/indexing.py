@@ -506,6 +506,46 @@ def basic_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) -> Inde
     return _ProductIndexer(tuple(out_shape), pieces, drops, False)
 
 
+def block_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) -> Indexer:
+    """Whole chunks by their grid positions (`array.blocks[...]`): per dimension an int or a
+    slice of step 1 over the chunk grid, as zarr-python's block indexing. An int keeps its
+    dimension (it stands for that chunk's whole extent), so the answer has the array's rank;
+    edge chunks end at the array's edge."""
+    grid_shape = grid.grid_shape(shape)
+    items = _expand(selection, len(shape))
+    region = []
+    for dim, (item, n, length) in enumerate(zip(items, grid_shape, shape)):
+        if isinstance(item, slice):
+            if item.step not in (None, 1):
+                raise SelectionError(
+                    f"dimension {dim}: block selections take slices of step 1, got {item!r}")
+            lo, hi, _ = item.indices(n)
+            hi = max(lo, hi)
+        elif isinstance(item, (list, np.ndarray)) and np.ndim(item) > 0:
+            raise SelectionError(
+                f"dimension {dim}: block selections take ints and slices, not index arrays")
+        else:
+            try:
+                lo = _check_int(item, dim, n)
+            except SelectionError:
+                if isinstance(item, (int, np.integer)) and not _is_bool_scalar(item):
+                    raise SelectionError(
+                        f"dimension {dim}: block {item} is out of bounds: the dimension has {n} "
+                        f"chunk(s) (valid: {-n} to {n - 1})") from None
+                raise
+            hi = lo + 1
+        region.append(slice(_block_edge(grid, dim, lo, n, length),
+                            _block_edge(grid, dim, hi, n, length)))
+    return basic_indexer(tuple(region), shape, grid)
+
+
+def _block_edge(grid: ChunkGrid, dim: int, block: int, n: int, length: int) -> int:
+    """Where chunk `block` of a dimension starts (the array's end after the last chunk)."""
+    if block >= n:
+        return length
+    return min(length, int(grid.chunk_start(dim, np.asarray([block]))[0]))
+
+
 def orthogonal_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) -> Indexer:
     """Each dimension independently an int, a slice, a 1-D integer array/list (any order,
     duplicates and negatives allowed) or a 1-D boolean array of the dimension's length.

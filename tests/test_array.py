@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import (
-    ContainsNodeError, NodeNotFoundError, ReadOnlyError, ValueCastError, ZarrkitError,
+    ContainsNodeError, NodeNotFoundError, ReadOnlyError, SelectionError, ValueCastError,
+    ZarrkitError,
 )
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
@@ -402,6 +403,144 @@ def test_writes_spelled_out(store):
     a.set_orthogonal_selection(([1], [1]), [[12]])
     a.set_coordinate_selection(([2], [2]), [13])
     ref[0, 0], ref[1, 1], ref[2, 2] = 11, 12, 13
+    assert_same(a[...], ref)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading into the caller's array (out=), mask and block selections
+
+SHARDED_I4 = [{"name": "sharding_indexed", "configuration": {
+    "chunk_shape": [2, 3], "codecs": [{"name": "bytes"}, {"name": "zstd"}],
+    "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]
+
+
+@pytest.mark.parametrize("codecs", [None, [{"name": "bytes"}, {"name": "zstd"}], SHARDED_I4],
+                         ids=["bytes", "zstd", "sharded"])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_reads_into_out_land_in_the_given_array(store, codecs, layout):
+    """Every get_* method fills the given array and returns that very array, whatever its
+    memory layout; chunks never written read as the fill value there too."""
+    ref = np.arange(10 * 7, dtype="int32").reshape(10, 7)
+    kwargs = {"codecs": codecs} if codecs else {}
+    a = zk.create_array(store, shape=ref.shape, dtype="int32", chunks=(4, 6), fill_value=-9,
+                        **kwargs)
+    a[:8] = ref[:8]
+    ref[8:] = -9
+
+    def fresh(shape):
+        if layout == "C":
+            return np.full(shape, 77, dtype="int32")
+        if layout == "F":
+            return np.asfortranarray(np.full(shape, 77, dtype="int32"))
+        return np.full(tuple(2 * n for n in shape), 77, dtype="int32")[tuple(
+            slice(None, None, 2) for _ in shape)]
+
+    mask = ref % 4 == 1
+    cases = [
+        (a.get_basic_selection, Ellipsis, ref),
+        (a.get_basic_selection, (slice(1, 9), slice(None, None, -2)), ref[1:9, ::-2]),
+        (a.get_orthogonal_selection, ([9, 0, 4], slice(2, 7)), ref[[9, 0, 4], 2:7]),
+        (a.get_coordinate_selection, ([0, 9, 5], [6, 0, 3]), ref[[0, 9, 5], [6, 0, 3]]),
+        (a.get_mask_selection, mask, ref[mask]),
+        (a.get_block_selection, (slice(1, None), 1), ref[4:, 6:]),
+    ]
+    for method, selection, expected in cases:
+        out = fresh(expected.shape)
+        got = method(selection, out=out)
+        assert got is out, method.__name__
+        assert_same(out, expected)
+
+
+def test_read_into_out_of_another_dtype_casts_as_numpy_assigns(store):
+    ref = np.arange(12, dtype="int16").reshape(3, 4) - 6
+    a = zk.create_array(store, shape=ref.shape, dtype="int16", chunks=(2, 2))
+    a[...] = ref
+    out = np.zeros((3, 4), dtype="float64")
+    assert a.get_basic_selection(out=out) is out
+    assert_same(out, ref.astype("float64"))
+
+
+def test_a_wrong_out_is_refused_before_anything_is_read(store):
+    a = zk.create_array(store, shape=(4, 5), dtype="int8", chunks=(2, 2))
+    a[...] = 1
+    read_only = np.zeros((2, 5), dtype="int8")
+    read_only.flags.writeable = False
+    for out, error, says in [(np.zeros((5, 2), dtype="int8"), ValueError, r"\(5, 2\).*\(2, 5\)"),
+                             (np.zeros(10, dtype="int8"), ValueError, "shape"),
+                             ([[0] * 5] * 2, TypeError, "numpy array"),
+                             (read_only, ValueError, "read-only")]:
+        with pytest.raises(error, match=says):
+            a.get_basic_selection(slice(0, 2), out=out)
+        assert not np.any(np.asarray(out)), "a refused out= was written"
+
+
+def test_mask_selection_matches_numpy(store):
+    ref = np.arange(6 * 7, dtype="float32").reshape(6, 7)
+    a = zk.create_array(store, shape=ref.shape, dtype="float32", chunks=(4, 3))
+    a[...] = ref
+    mask = (ref % 5 == 0) | (ref > 38)
+    assert_same(a.get_mask_selection(mask), ref[mask])
+    a.set_mask_selection(mask, -1)
+    ref[mask] = -1
+    assert_same(a[...], ref)
+    a.set_mask_selection(~mask, np.arange(int((~mask).sum()), dtype="float32"))
+    ref[~mask] = np.arange(int((~mask).sum()))
+    assert_same(a[...], ref)
+    for bad, says in [(mask[:5], r"shape \(5, 7\)"), (mask.astype(int), "dtype int64")]:
+        with pytest.raises(SelectionError, match=says):
+            a.get_mask_selection(bad)
+        with pytest.raises(SelectionError, match=says):
+            a.set_mask_selection(bad, 0)
+    assert_same(a[...], ref)
+
+
+def _block_region(sel, shape, chunks):
+    """The array region of a block selection, worked out from the chunk shape alone."""
+    sel = sel if isinstance(sel, tuple) else (sel,)
+    if Ellipsis in sel:
+        at = sel.index(Ellipsis)
+        sel = sel[:at] + (slice(None),) * (len(shape) - len(sel) + 1) + sel[at + 1:]
+    sel = sel + (slice(None),) * (len(shape) - len(sel))
+    region = []
+    for item, n, c in zip(sel, shape, chunks):
+        nblocks = -(-n // c)
+        if isinstance(item, slice):
+            lo, hi, _ = item.indices(nblocks)
+            hi = max(lo, hi)
+        else:
+            lo = item + nblocks if item < 0 else item
+            hi = lo + 1
+        region.append(slice(min(n, lo * c), min(n, hi * c)))
+    return tuple(region)
+
+
+BLOCK_SELECTIONS = [0, -1, (1, 2), (slice(1, 3), -2), (slice(None), slice(2, None)),
+                    (slice(-2, None), 0), (slice(5, 9),), (slice(2, 1), 1), Ellipsis,
+                    (Ellipsis, 1)]
+
+
+def test_block_selection_reads_and_writes_whole_chunks(store):
+    """`blocks` and get/set_block_selection against numpy on the chunks' regions; an int
+    keeps its dimension, edge chunks end at the array's edge."""
+    shape, chunks = (10, 11), (4, 3)
+    ref = np.arange(110, dtype="int32").reshape(shape)
+    a = zk.create_array(store, shape=shape, dtype="int32", chunks=chunks)
+    a[...] = ref
+    for sel in BLOCK_SELECTIONS:
+        region = _block_region(sel, shape, chunks)
+        assert_same(a.blocks[sel], ref[region])
+        assert_same(a.get_block_selection(sel), ref[region])
+    a.blocks[1, -1] = -7
+    ref[4:8, 9:] = -7
+    a.set_block_selection((slice(2, None), slice(0, 2)), 5)
+    ref[8:, :6] = 5
+    assert_same(a[...], ref)
+    for bad, says in [(slice(None, None, 2), "step 1"), (3, "block 3 is out of bounds"),
+                      (([0, 1],), "index arrays"), ((0, 0, 0), "too many")]:
+        with pytest.raises(SelectionError, match=says):
+            a.blocks[bad]
+        with pytest.raises(SelectionError, match=says):
+            a.blocks[bad] = 0
     assert_same(a[...], ref)
 
 

@@ -236,6 +236,35 @@ def test_chunk_rewritten_to_fill_is_removed(tmp_path: Path, direction: str) -> N
     assert_same(read(direction, tmp_path, "a"), np.array([0, 1, 2, 9, 9, 9], dtype="uint16"))
 
 
+# -- block and mask selections ---------------------------------------------------------------
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunks", "shards"])
+def test_block_and_mask_selections_agree_with_zarr_python(tmp_path: Path, sharded: bool) -> None:
+    """`blocks`, get_block_selection and get_mask_selection pick the same elements as
+    zarr-python's on the same stored array (blocks of a sharded array are its shards), and a
+    block written by one is what the other reads there."""
+    shape = (10, 13)
+    data = sample("int32", shape, seed=8)
+    kwargs = {"shards": (4, 6), "chunks": (2, 3)} if sharded else {"chunks": (4, 6)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.create_array(store=str(tmp_path), name="a", shape=shape, dtype="int32", **kwargs)
+    z[...] = data
+    a = zk.open_array(str(tmp_path), path="a", mode="r+")
+    for sel in [0, -1, (1, 2), (slice(1, 3), -1), (slice(None), slice(2, None)),
+                (slice(-2, None), 0), (slice(2, 9),), (Ellipsis, 1)]:
+        assert_same(a.blocks[sel], np.asarray(z.blocks[sel]))
+        assert_same(a.get_block_selection(sel), np.asarray(z.get_block_selection(sel)))
+    mask = data % 3 == 0
+    assert_same(a.get_mask_selection(mask), np.asarray(z.get_mask_selection(mask)))
+    a.blocks[1, 1] = -5
+    z.set_block_selection((2, 0), -6)
+    expected = data.copy()
+    expected[4:8, 6:12] = -5
+    expected[8:10, 0:6] = -6
+    assert_same(np.asarray(zarr.open_array(str(tmp_path), path="a", mode="r")[...]), expected)
+    assert_same(zk.open_array(str(tmp_path), path="a")[...], expected)
+
+
 # -- fill values ----------------------------------------------------------------------------
 #: zarr-python 3.4.2 writes any NaN fill value as "NaN", dropping its payload
 _ZARR_DROPS_NAN_PAYLOAD = {"float32-nan-payload", "float64-nan-payload", "float16-nan-payload"}
