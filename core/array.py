@@ -202,9 +202,9 @@ class Array(Node):
     def _mask_indexer(self, mask: Any) -> Any:
         m = np.asarray(mask)
         if m.dtype != bool or m.shape != self.shape:
-            raise SelectionError(
-                f"a mask selection is a boolean array of the array's shape {self.shape}; got "
-                f"{'dtype ' + str(m.dtype) if m.dtype != bool else 'shape ' + str(m.shape)}")
+            got = f"dtype {m.dtype}" if m.dtype != bool else f"shape {m.shape}"
+            raise SelectionError(f"a mask selection is a boolean array of the array's shape "
+                                 f"{self.shape}; got {got}")
         return indexing.vectorized_indexer(m, self.shape, self._meta.chunk_grid)
 
     # -- the chunk engine --------------------------------------------------------------------
@@ -225,11 +225,12 @@ class Array(Node):
         """Each pool thread takes a share of a batch, fetches it (whole values in one
         `read_many`; partial decodes, e.g. inside shards, as rounds of `get_ranges`), decodes
         it and copies each chunk's part into the output (`out`, when given)."""
-        given = out
-        if given is not None and _checked_out(given, indexer.shape).dtype != self._meta.dtype:
-            given[...] = self._read(indexer)  # another data type: cast as numpy assigns
-            return given
-        out = np.empty(indexer.shape, dtype=self._meta.dtype) if given is None else given
+        given = out is not None
+        if not given:
+            out = np.empty(indexer.shape, dtype=self._meta.dtype)
+        elif _checked_out(out, indexer.shape).dtype != self._meta.dtype:
+            out[...] = self._read(indexer)  # another data type: cast as numpy assigns
+            return out
         fill = self._meta.fill_value
         store = self._chunk_store
         orthogonal = getattr(indexer, "orthogonal", False)
@@ -291,9 +292,7 @@ class Array(Node):
         threaded = engine.parallel(self._chunk_nbytes())
         for batch in _batches(indexer, self._batch_size()):
             executor.run_batched(work, batch, parallel=threaded)
-        if given is not None:
-            return given
-        return out[()] if out.shape == () else out
+        return out[()] if out.shape == () and not given else out
 
     def _write(self, indexer: Any, value: Any) -> None:
         """Per batch, holding its keys' locks: each pool thread reads the old values of the
