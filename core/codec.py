@@ -235,6 +235,23 @@ class Codec(Extension):
         check one declines."""
         return False
 
+    # -- decoding many at once (optional) ------------------------------------------------------
+    def batch_decodes(self, spec: ChunkSpec) -> bool:
+        """bytes->bytes: whether `decode_batch` is worth asking for values of chunks of `spec`
+        (asked once per chunk shape)."""
+        return False
+
+    def decode_batch(self, items: Sequence[Any], spec: ChunkSpec) -> list[Any] | None:
+        """bytes->bytes: decode the stored values of many chunks of one spec in one call, or
+        return None (nothing decoded) so the caller decodes them one by one. A list may hold
+        None for an item the codec leaves to `decode`: one it cannot vouch for decoding whole
+        and alone, so that every error is still reported by the usual path, per chunk.
+
+        For tiny chunks a library's per-call cost is most of a decode; one call for all of
+        them that releases the GIL once lets the engine decode a group on a pool thread while
+        the caller reads the next group (per-chunk calls would hand the GIL back and forth)."""
+        return None
+
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """array->bytes: the dtype when the encoded value is exactly the chunk's elements in C
         order (so bytes decoded into an array's memory are the decoded chunk), else None."""

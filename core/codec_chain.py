@@ -78,6 +78,9 @@ class BoundChain:
     _ab_into: bool = field(init=False)
     #: `decode_into` saves a copy (either way above)
     into: bool = field(init=False)
+    #: `decode_many_into` decodes a group of chunks in one call of the outermost bytes->bytes
+    #: codec (`Codec.decode_batch`)
+    batched: bool = field(init=False)
     _nbytes: int | None = field(init=False)
     _dtype: np.dtype = field(init=False)
 
@@ -103,6 +106,10 @@ class BoundChain:
                            and all(c.preserves_ranges for c in self.bytes_bytes))
         object.__setattr__(self, "can_encode_partial", ab.supports_partial_encode
                            and all(c.supports_partial_encode for c in aa))
+        outer = self.bytes_bytes[-1] if self.bytes_bytes else None
+        object.__setattr__(self, "batched", outer is not None
+                           and type(outer).decode_batch is not Codec.decode_batch
+                           and outer.batch_decodes(self.array_bytes[1]))
 
     def encode(self, chunk: np.ndarray) -> Any:
         if self.raw:  # the elements as they are: no need to ask the array->bytes codec
@@ -187,6 +194,40 @@ class BoundChain:
             except Exception as exc:
                 _raise_decode_error(exc, key, codec)
         dest[...] = self.decode(data, key)
+
+    def decode_many_into(self, blobs: Sequence[Any], dests: Sequence[np.ndarray],
+                         keys: Sequence[str | None]) -> None:
+        """`decode_into` for each chunk, the outermost bytes->bytes codec decoding them all in
+        one call when it can (`batched`); what it leaves, or all when it declines, goes the
+        usual way, which reports any error per chunk."""
+        outer = self.bytes_bytes[-1] if self.batched else None
+        decoded = outer.decode_batch(blobs, self.array_bytes[1]) if outer is not None else None
+        if decoded is None:
+            for blob, dest, key in zip(blobs, dests, keys):
+                self.decode_into(blob, dest, key)
+            return
+        rest = self._rest()
+        copy = rest.raw and not rest.bytes_bytes  # the decoded bytes are the chunk
+        nbytes = self._nbytes
+        for blob, value, dest, key in zip(blobs, decoded, dests, keys):
+            if value is None:
+                self.decode_into(blob, dest, key)
+            elif copy and len(value) == nbytes and dest.flags.c_contiguous:
+                try:
+                    dest.data.cast("B")[:] = value
+                except (TypeError, ValueError):  # a dtype numpy gives no buffer format
+                    rest.decode_into(value, dest, key)
+            else:
+                rest.decode_into(value, dest, key)
+
+    def _rest(self) -> "BoundChain":
+        """This chain without its outermost bytes->bytes codec (what `decode_batch` leaves)."""
+        rest = self.__dict__.get("_rest_chain")
+        if rest is None:
+            rest = BoundChain(self.array_array, self.array_bytes, self.bytes_bytes[:-1],
+                              self.spec)
+            object.__setattr__(self, "_rest_chain", rest)
+        return rest
 
     def decode_scratch(self, data: Any, key: str | None = None,
                        selection: tuple | None = None) -> np.ndarray:

@@ -465,3 +465,88 @@ def test_whole_chunks_are_handed_over_as_views_only_to_chains_that_just_read(
         np.testing.assert_array_equal(data, before)
     finally:
         registry.unregister(handle)
+
+
+# -- batch decodes (`Codec.decode_batch`) ----------------------------------------------------------
+class XorBatchCodec(Codec):
+    """bytes->bytes: every byte xor 0x5A. Decodes groups in one call, leaving every third item
+    to the per-chunk `decode` (as a codec does with values it cannot vouch for)."""
+
+    names = names("test.xor")
+    kind = CodecKind.BYTES_BYTES
+    calls: list[tuple[str, int, str]] = []
+
+    def encode(self, data: Any, spec: ChunkSpec) -> Any:
+        return (np.frombuffer(memoryview(data).cast("B"), np.uint8) ^ 0x5A).tobytes()
+
+    def decode(self, data: Any, spec: ChunkSpec) -> Any:
+        self.calls.append(("one", 1, threading.current_thread().name))
+        return (np.frombuffer(data, np.uint8) ^ 0x5A).tobytes()
+
+    def batch_decodes(self, spec: ChunkSpec) -> bool:
+        return True
+
+    def decode_batch(self, items: Any, spec: ChunkSpec) -> Any:
+        self.calls.append(("batch", len(items), threading.current_thread().name))
+        return [None if i % 3 == 2 else (np.frombuffer(x, np.uint8) ^ 0x5A).tobytes()
+                for i, x in enumerate(items)]
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_codec_that_decodes_in_batches_gets_whole_groups(tmp_path: Path, threads: int,
+                                                           sharded: bool) -> None:
+    """Any bytes->bytes codec may decode many chunks (or inner chunks) in one call; what it
+    leaves is decoded one by one. Tiny chunks read on one thread are batch-decoded on a pool
+    thread while the next group is read."""
+    handle = registry.register("codec", XorBatchCodec)
+    try:
+        inner = [{"name": "bytes"}, {"name": "test.xor"}]
+        codecs = ([{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [4], "codecs": inner,
+            "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}] if sharded else inner)
+        data = np.arange(5000, dtype=np.int32)
+        with config.override(threads=threads):
+            a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(1000 if sharded else 4,),
+                                dtype="int32", codecs=codecs, fill_value=0)
+            a[...] = data
+            XorBatchCodec.calls.clear()
+            np.testing.assert_array_equal(zk.open_array(str(tmp_path))[...], data)
+        kinds = [(kind, n) for kind, n, _ in XorBatchCodec.calls]
+        batches = [n for kind, n in kinds if kind == "batch"]
+        assert sum(batches) == 1250 and max(batches) > 1
+        assert kinds.count(("one", 1)) == sum(len(range(2, n, 3)) for n in batches)
+        on_pool = {name.startswith("zarrkit") for kind, _, name in XorBatchCodec.calls
+                   if kind == "batch"}
+        if threads == 1 or not sharded:  # (a shard's inner chunks: on whichever thread)
+            assert on_pool == {threads == 2}
+    finally:
+        registry.unregister(handle)
+
+
+def test_overlapped_jobs_run_in_order_and_their_errors_surface() -> None:
+    from zarrkit.executor import Overlap
+
+    seen: list[int] = []
+    with config.override(threads=2):
+        with Overlap() as overlap:
+            for i in range(20):
+                overlap.submit(seen.append, i)
+        assert seen == list(range(20))
+
+        def fail(i: int) -> None:
+            raise ValueError(f"job {i}")
+
+        overlap = Overlap()
+        overlap.submit(fail, 1)
+        with pytest.raises(ValueError, match="job 1"):
+            overlap.submit(seen.append, 99)  # the error of the job before
+        with pytest.raises(ValueError, match="job 2"), Overlap() as overlap:
+            overlap.submit(fail, 2)
+        with pytest.raises(KeyError), Overlap() as overlap:  # the caller's error wins
+            overlap.submit(fail, 3)
+            raise KeyError("caller")
+    with config.override(threads=1):
+        overlap = Overlap()
+        with pytest.raises(ValueError, match="job 4"):  # one thread: inline, at once
+            overlap.submit(fail, 4)

@@ -14,9 +14,13 @@ import pytest
 from numcodecs import zstd as numcodecs_zstd
 
 import zarrkit as zk
+from zarrkit import config
+from zarrkit.api import resolve_data_type
+from zarrkit.codec import ChunkSpec
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.plugins.codecs import gzip as gzip_plugin
 from zarrkit.plugins.codecs import zstd as zstd_plugin
+from zarrkit.plugins.stores.memory import MemoryStore
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
@@ -153,6 +157,99 @@ def test_zstd_without_the_zstandard_package_same_frames_both_ways(
     alone[...] = data
     monkeypatch.undo()
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "alone"))[...], data)
+
+
+# -- zstd: tiny chunks decoded in batches -----------------------------------------------------
+def test_zstd_batch_decode_takes_only_values_that_are_one_whole_frame() -> None:
+    """zstandard's batch decode stops after each value's first frame without saying where:
+    values holding more than that one frame, or a frame it cannot size or check, are left
+    (None) to the per-chunk decode, which reads them all or reports them; the rest come back
+    decoded, in order."""
+    zstandard = pytest.importorskip("zstandard")
+    payload, other = walk(800, 1), walk(800, 2)
+    plain = zstandard.ZstdCompressor(level=1, write_content_size=True)
+    checked = zstandard.ZstdCompressor(level=1, write_content_size=True, write_checksum=True)
+    unsized = zstandard.ZstdCompressor(level=1, write_content_size=False)
+    half = plain.compress(payload[:400])
+    items = {
+        "one frame": plain.compress(payload),
+        "with checksum": checked.compress(other),
+        "two frames": half + plain.compress(payload[400:]),
+        "a frame and garbage": plain.compress(payload) + b"tail",
+        "no declared size": unsized.compress(payload),
+        "an empty frame after": plain.compress(payload) + plain.compress(b""),
+        "several blocks": plain.compress(walk(300 << 10, 3)),
+        "truncated": plain.compress(payload)[:-3],
+        "not zstd": b"\x00" * 40,
+    }
+    codec = zstd_plugin.ZstdCodec(1, False)
+    spec = ChunkSpec((200,), resolve_data_type("float32"), 0.0)
+    got = dict(zip(items, codec.decode_batch(list(items.values()), spec)))
+    assert bytes(got.pop("one frame")) == payload
+    assert bytes(got.pop("with checksum")) == other
+    assert got == dict.fromkeys(got)  # every other one left to the per-chunk decode
+    # a checksum that does not match fails the batch: all go the per-chunk way
+    bad = bytearray(checked.compress(other))
+    bad[-1] ^= 1
+    assert codec.decode_batch([plain.compress(payload), bytes(bad)], spec) is None
+
+
+def test_tiny_zstd_chunks_read_in_batches_whatever_each_one_holds(tmp_path: Path) -> None:
+    """Thousands of 200-byte chunks, some stored as frames the batch decode must leave to the
+    per-chunk decode (two frames, no declared size), some absent: every value comes back."""
+    zstandard = pytest.importorskip("zstandard")
+    data = np.cumsum(np.random.default_rng(4).standard_normal(3000 * 50)).astype(np.float32)
+    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(50,), dtype="float32",
+                        fill_value=-1.0, codecs=[BYTES, {"name": "zstd"}])
+    a[...] = data
+    assert a._chain.bind((50,)).batched  # (the chain these reads go through)
+    chunk = (tmp_path / "c").joinpath
+    for i in range(7, 3000, 97):  # two frames
+        raw = data[i * 50:(i + 1) * 50].tobytes()
+        chunk(str(i)).write_bytes(zstandard.ZstdCompressor().compress(raw[:80])
+                                  + zstandard.ZstdCompressor().compress(raw[80:]))
+    for i in range(11, 3000, 89):  # no declared size
+        raw = data[i * 50:(i + 1) * 50].tobytes()
+        chunk(str(i)).write_bytes(
+            zstandard.ZstdCompressor(write_content_size=False).compress(raw))
+    expected = data.copy()
+    for i in range(5, 3000, 101):  # absent: the fill value
+        chunk(str(i)).unlink()
+        expected[i * 50:(i + 1) * 50] = -1
+    for threads in (1, 2):
+        with config.override(threads=threads):
+            np.testing.assert_array_equal(zk.open_array(str(tmp_path))[...], expected)
+            np.testing.assert_array_equal(zk.open_array(str(tmp_path))[1234:98765],
+                                          expected[1234:98765])
+
+
+@pytest.mark.parametrize("damage", ["checksum", "garbage after the frame", "truncated"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_bad_tiny_zstd_chunk_among_many_is_named(tmp_path: Path, damage: str,
+                                                   threads: int) -> None:
+    data = np.arange(2000 * 50, dtype=np.float32)
+    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(50,), dtype="float32",
+                        codecs=[BYTES, {"name": "zstd", "configuration": {"checksum": True}}])
+    a[...] = data
+    path = tmp_path / "c" / "1234"
+    frame = path.read_bytes()
+    path.write_bytes({"checksum": frame[:-1] + bytes([frame[-1] ^ 1]),
+                      "garbage after the frame": frame + b"\x01\x02\x03",
+                      "truncated": frame[:-6]}[damage])
+    with config.override(threads=threads), pytest.raises(ChunkDecodeError, match="'c/1234'"):
+        zk.open_array(str(tmp_path))[...]
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path))[:1234 * 50], data[:1234 * 50])
+
+
+def test_big_zstd_chunks_are_not_batched() -> None:
+    """From 64 KiB a chunk decodes straight into the output; a batch would add a copy."""
+    codecs = [BYTES, {"name": "zstd"}]
+    small = zk.create_array(MemoryStore(), shape=(1 << 20,), chunks=(1 << 10,),
+                            dtype="float32", codecs=codecs)
+    big = zk.create_array(MemoryStore(), shape=(1 << 20,), chunks=(1 << 14,),
+                          dtype="float32", codecs=codecs)
+    assert small._chain.bind((1 << 10,)).batched
+    assert not big._chain.bind((1 << 14,)).batched
 
 
 def test_zstd_from_many_threads_at_once() -> None:

@@ -516,6 +516,27 @@ def test_index_half_empty_entry_and_truncated_shard(tmp_path: Path) -> None:
     _assert_refused(tmp_path, shard, "truncated")
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_bad_tiny_inner_chunk_among_many_is_named(tmp_path: Path, threads: int) -> None:
+    """Tiny inner chunks are decoded in batches; a bad one still fails the read with the
+    shard's key and the inner chunk's coordinates, and the other shards still read."""
+    zstd = {"name": "zstd", "configuration": {"level": 1, "checksum": True}}
+    a = zk.create_array(str(tmp_path), shape=(64, 128), chunks=(64, 64), dtype="int32",
+                        codecs=[sharding((8, 8), [BYTES, zstd])], fill_value=FILL)
+    data = np.arange(64 * 128, dtype=np.int32).reshape(64, 128)
+    a[...] = data
+    shard = tmp_path / "c" / "0" / "1"
+    raw = bytearray(shard.read_bytes())
+    offset, nbytes = (int(v) for v in shard_index(bytes(raw), (8, 8))[1, 2])
+    raw[offset + nbytes - 1] ^= 1  # the inner chunk's zstd checksum
+    shard.write_bytes(bytes(raw))
+    with config.override(threads=threads):
+        with pytest.raises(ChunkDecodeError, match=r"inner chunk \(1, 2\)") as info:
+            zk.open_array(str(tmp_path))[...]
+        assert info.value.key == "c/0/1"
+        np.testing.assert_array_equal(zk.open_array(str(tmp_path))[:, :64], data[:, :64])
+
+
 @pytest.mark.parametrize("peer", ["zarr-python", "tensorstore"])
 def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
     """All-NaN inner chunks are absent (NaN fill compares bytewise) and read back as NaN."""

@@ -471,6 +471,10 @@ class _Layout:
         (part None), else through this thread's scratch buffer, of which only `part` is
         copied."""
         def work(share: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> None:
+            if self.inner.batched:  # whole inner chunks in one batch decode (tiny ones)
+                whole = [job for job in share if job[3] is None]
+                if len(whole) > 1 and self._decode_many(whole):
+                    share = [job for job in share if job[3] is not None]
             for data, coords, dest, part in share:
                 if part is None:
                     self.decode_inner_into(data, dest, coords)
@@ -480,6 +484,16 @@ class _Layout:
             nbytes = self.inner.spec.nbytes  # (None: a type without a fixed size, strings)
             executor.run_batched(work, jobs, parallel=nbytes is None
                                  or len(jobs) * nbytes >= _SHARED_FROM_BYTES)
+
+    def _decode_many(self, jobs: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> bool:
+        """Whole inner chunks through the inner chain's batch decode; False when one of them
+        fails, so that they are decoded one by one and the error names that inner chunk."""
+        try:
+            self.inner.decode_many_into([job[0] for job in jobs], [job[2] for job in jobs],
+                                        [None] * len(jobs))
+        except ChunkDecodeError:
+            return False
+        return True
 
     def decode_inner_scratch(self, data: Any, coords: tuple[int, ...],
                              part: tuple[slice, ...]) -> np.ndarray:
