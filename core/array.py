@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -266,32 +265,21 @@ class Array(Node):
                     whole.append((proj, key, chain))
             for group in _groups(whole, fetch):
                 blobs = store.read_many([key for _, key, _ in group])
-                many: tuple[list, list, list] = ([], [], [])  # for `single.decode_many_into`
                 for proj, key, chain in group:
                     blob = blobs.get(key)
                     if blob is None:
                         out[proj.out_selection] = fill
-                    elif (plain and (chain.into or batched) and proj.is_complete
+                    elif (plain and chain.into and proj.is_complete
                           and (proj.chunk_selection == whole_selection
                                or _whole_chunk(proj.chunk_selection, chain.spec.shape))):
-                        if batched and chain is single:
-                            many[0].append(blob)
-                            many[1].append(out[proj.out_selection])
-                            many[2].append(key)
-                        else:
-                            chain.decode_into(blob, out[proj.out_selection], key)
+                        chain.decode_into(blob, out[proj.out_selection], key)
                     elif proj.is_complete:
                         _place(out, proj, chain.decode_scratch(blob, key))
                     else:
                         _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
-                if many[0] and overlap is not None:  # decoded beside the next group's reads
-                    overlap.submit(single.decode_many_into, *many)
-                elif many[0]:
-                    single.decode_many_into(*many)
                 # nothing may hold this group's values while the next group is read, so a
-                # store's reused read buffer (`buffers.reusable`) is free again for it (values
-                # a batch decode still holds make it hand out another: slower, never wrong)
-                del blobs, blob, many
+                # store's reused read buffer (`buffers.reusable`) is free again for it
+                del blobs, blob
             if partial:
                 boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial])
                 for (proj, _, _, origin), box in zip(partial, boxes):
@@ -302,12 +290,8 @@ class Array(Node):
                                                                        origin)]
 
         threaded = engine.parallel(self._chunk_nbytes())
-        batched = single is not None and single.batched
-        # chunks read on one thread (tiny ones) are batch-decoded on another, beside the reads
-        overlap = executor.Overlap() if batched and not threaded else None
-        with overlap or nullcontext():
-            for batch in _batches(indexer, self._batch_size()):
-                executor.run_batched(work, batch, parallel=threaded)
+        for batch in _batches(indexer, self._batch_size()):
+            executor.run_batched(work, batch, parallel=threaded)
         return out[()] if out.shape == () and not given else out
 
     def _write(self, indexer: Any, value: Any) -> None:

@@ -247,9 +247,9 @@ class Codec(Extension):
         None for an item the codec leaves to `decode`: one it cannot vouch for decoding whole
         and alone, so that every error is still reported by the usual path, per chunk.
 
-        For tiny chunks a library's per-call cost is most of a decode; one call for all of
-        them that releases the GIL once lets the engine decode a group on a pool thread while
-        the caller reads the next group (per-chunk calls would hand the GIL back and forth)."""
+        Sharding asks it for each thread's share of a shard's inner chunks: one call that
+        releases the GIL once lets two threads decode tiny inner chunks side by side, where
+        per-chunk calls hand the GIL back and forth on every chunk."""
         return None
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:

@@ -206,6 +206,9 @@ class BoundChain:
             for blob, dest, key in zip(blobs, dests, keys):
                 self.decode_into(blob, dest, key)
             return
+        if len(decoded) != len(blobs):
+            raise CodecChainError(f"codec {outer.written_name()!r}: decode_batch gave "
+                                  f"{len(decoded)} values for {len(blobs)} chunks")
         rest = self._rest()
         copy = rest.raw and not rest.bytes_bytes  # the decoded bytes are the chunk
         nbytes = self._nbytes

@@ -11,7 +11,7 @@ every thread.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
 
 from . import config
@@ -72,41 +72,3 @@ def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T], *,
             error = error or exc
     if error is not None:
         raise error
-
-
-class Overlap:
-    """Jobs run one at a time on a pool thread beside the caller, each handed over once the one
-    before it is done, so the caller prepares the next job (reads the next group of chunks)
-    while one runs. Meant for jobs that release the GIL for most of their time (a group's
-    batch decode): per-chunk work on two threads would take turns with the GIL on every chunk.
-    Jobs run inline when there is one thread or when the caller is a pool thread (nested use
-    must not wait for the pool). A job's error is raised by the next `submit` or by `wait`."""
-
-    def __init__(self) -> None:
-        self._inline = threads() <= 1 or getattr(_local, "worker", False)
-        self._pending: Future[None] | None = None
-
-    def submit(self, job: Callable[..., None], *args: object) -> None:
-        if self._inline:
-            job(*args)
-            return
-        self.wait()
-        self._pending = _get_pool(max(1, threads() - 1)).submit(job, *args)
-
-    def wait(self) -> None:
-        """Wait for the job in flight, if any; re-raise its error."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
-
-    def __enter__(self) -> "Overlap":
-        return self
-
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
-        if kind is None:
-            self.wait()
-            return
-        try:  # the caller failed: its error wins, but no job may outlive the call
-            self.wait()
-        except BaseException:
-            pass
