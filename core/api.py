@@ -83,6 +83,42 @@ def _chunk_shape(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> tuple[
     return tuple(int(c) if c not in (None, -1) else max(1, n) for c, n in zip(chunks, shape))
 
 
+def _shards_arg(shards: Any, shape: tuple[int, ...]) -> tuple[tuple[int, ...], dict]:
+    """The shard shape and the options of `shards` (a shape, or a dict with "shape" and what
+    the sharding plugin takes, e.g. "index_location"), checked against the array's shape."""
+    options: dict = {}
+    if isinstance(shards, Mapping):
+        options = dict(shards)
+        if "shape" not in options:
+            raise MetadataError(f"shards {shards!r} needs a 'shape'", key="shards")
+        shards = options.pop("shape")
+    try:
+        shard_shape = tuple(int(n) for n in shards)
+    except (TypeError, ValueError):
+        raise MetadataError(f"shards must be a shape (a sequence of positive integers) or a "
+                            f"dict with one, got {shards!r}", key="shards") from None
+    if len(shard_shape) != len(shape) or any(n <= 0 for n in shard_shape):
+        raise MetadataError(f"shards {shard_shape} must be {len(shape)} positive lengths, one "
+                            f"per dimension of shape {shape}", key="shards")
+    return shard_shape, options
+
+
+def _sharded(fmt: str, codecs: list[Codec], data_type: DataType, fill: Any,
+             shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...], options: dict) -> Any:
+    """The codec chain storing chunks of `chunk_shape` (encoded with `codecs`) in shards of
+    `shard_shape`, as the installed plugin that shards for this format writes it."""
+    inner = codec_chain.evolve(codecs, ChunkSpec(chunk_shape, data_type, fill))
+    if any(s % c for s, c in zip(shard_shape, chunk_shape)):
+        raise MetadataError(f"shards {shard_shape} must be a multiple of the chunks "
+                            f"{chunk_shape} in every dimension", key="shards")
+    answer = hooks.shard_codecs(fmt, shard_shape, chunk_shape, list(inner), options)
+    if answer is None:
+        raise MetadataError(f"zarr format {fmt} arrays cannot have shards here: no installed "
+                            f"plugin stores chunks in shards for it (hook "
+                            f"zarrkit_shard_codecs)", key="shards")
+    return answer
+
+
 def _default(defaults: dict, field: str, fmt: str) -> Any:
     """A default the installed plugins chose (`zarrkit_array_defaults`), or a clear refusal."""
     if field not in defaults:
@@ -97,6 +133,16 @@ def _guess_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     while math.prod(chunk) * itemsize > _TARGET_CHUNK_BYTES and max(chunk) > 1:
         i = chunk.index(max(chunk))
         chunk[i] = -(-chunk[i] // 2)
+    return tuple(chunk)
+
+
+def _guess_inner_chunks(shard_shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """`_guess_chunks` for chunks inside a shard: each step divides the largest dimension by
+    its smallest prime factor, so every chunk dimension still divides the shard's."""
+    chunk = [max(1, n) for n in shard_shape]
+    while math.prod(chunk) * itemsize > _TARGET_CHUNK_BYTES and max(chunk) > 1:
+        i = chunk.index(max(chunk))
+        chunk[i] //= next(p for p in range(2, chunk[i] + 1) if chunk[i] % p == 0)
     return tuple(chunk)
 
 
@@ -128,14 +174,18 @@ def create_array(store: Any, *, path: str = "", shape: Sequence[int] | int, dtyp
                  dimension_names: Sequence[str | None] | None = None,
                  attributes: Mapping[str, Any] | None = None, zarr_format: Any = 3,
                  overwrite: bool = False, chunk_grid: Any = None,
+                 shards: Sequence[int] | Mapping[str, Any] | None = None,
                  storage_options: dict | None = None, **format_options: Any) -> Array:
     """Create an array (and any missing ancestor groups) and return it open for writing.
 
-    `format_options` are arguments only one format has (v2: `compressor`, `filters`, `order`,
-    `dimension_separator`); the format turns them into codecs and a chunk key encoding."""
+    `shards` (a shape, or a dict with "shape" and e.g. "index_location") stores the `chunks`,
+    encoded with `codecs`, together in one value per shard, as zarr-python's `shards=` does
+    (v3: the `sharding_indexed` codec, written by its plugin). `format_options` are arguments
+    only one format has (v2: `compressor`, `filters`, `order`, `dimension_separator`); the
+    format turns them into codecs and a chunk key encoding."""
     opened = open_store(store, mode="a", storage_options=storage_options)
     return _create_array_in(opened, normalize_path(path), shape=shape, dtype=dtype, chunks=chunks,
-                            codecs=codecs, fill_value=fill_value,
+                            codecs=codecs, fill_value=fill_value, shards=shards,
                             chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
                             attributes=attributes, zarr_format=zarr_format, overwrite=overwrite,
                             chunk_grid=chunk_grid, **format_options)
@@ -144,7 +194,7 @@ def create_array(store: Any, *, path: str = "", shape: Sequence[int] | int, dtyp
 def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: Any = None,
                      codecs: Any = None, fill_value: Any = None, chunk_key_encoding: Any = None,
                      dimension_names: Any = None, attributes: Any = None, zarr_format: Any = 3,
-                     overwrite: bool = False, chunk_grid: Any = None,
+                     overwrite: bool = False, chunk_grid: Any = None, shards: Any = None,
                      **format_options: Any) -> Array:
     fmt = _format_name(zarr_format)
     format_module = get_format(fmt)
@@ -162,8 +212,15 @@ def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: A
         chunk_key_encoding = translated.get("chunk_key_encoding")
     if chunk_grid is not None and chunks is not None:
         raise ValueError("give either chunks or chunk_grid, not both")
-    defaults = hooks.array_defaults(fmt, data_type, () if chunk_grid is not None
-                                    else _chunk_shape(chunks, shape, data_type))
+    if chunk_grid is not None and shards is not None:
+        raise ValueError("give either shards or chunk_grid, not both")
+    if shards is not None:  # the grid's chunks are the shards; `chunks` go inside them
+        grid_shape, shard_options = _shards_arg(shards, shape)
+        inner_shape = (_chunk_shape(chunks, grid_shape, data_type) if chunks is not None
+                       else _guess_inner_chunks(grid_shape, data_type.item_size or 16))
+    else:
+        grid_shape = () if chunk_grid is not None else _chunk_shape(chunks, shape, data_type)
+    defaults = hooks.array_defaults(fmt, data_type, grid_shape)
     grid = resolve_extension_arg("chunk_grid", chunk_grid or _default(defaults, "chunk_grid", fmt),
                                  fmt, key="chunk_grid")
     key_encoding = resolve_extension_arg(
@@ -171,6 +228,9 @@ def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: A
         fmt, key="chunk_key_encoding")
     fill = data_type.default_fill() if fill_value is None else data_type.fill_from_user(fill_value)
     codec_list = _codecs(_default(defaults, "codecs", fmt) if codecs is None else codecs, fmt)
+    if shards is not None:
+        codec_list = _codecs(_sharded(fmt, codec_list, data_type, fill, grid_shape, inner_shape,
+                                      shard_options), fmt)
     chunk_shape = grid.uniform_chunk_shape or grid.chunk_shape((0,) * len(shape))
     codec_list = codec_chain.evolve(codec_list, ChunkSpec(chunk_shape, data_type, fill))
     if dimension_names is not None:

@@ -34,6 +34,19 @@ class Array(Node):
         self._chunk_store = store
         uniform = metadata.chunk_grid.uniform_chunk_shape  # (a guess for irregular grids)
         self._nbytes = metadata.dtype.itemsize * (math.prod(uniform) if uniform else 1 << 20)
+        self._inner = self._inner_chunks(uniform)
+
+    def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        """The chunks inside each chunk of a regular grid, when the array->bytes codec stores
+        them so (sharding) and no array->array codec before it changes their coordinates."""
+        if uniform is None:
+            return None
+        bound = self._chain.bind(uniform)
+        if bound.array_array:
+            return None
+        codec, spec = bound.array_bytes
+        inner = codec.inner_chunk_shape(spec)
+        return tuple(inner) if inner is not None else None
 
     def _codec_chain(self, metadata: ArrayMetadata) -> CodecChain:
         """The array's codec chain, validated now so a bad one is refused when the array is
@@ -76,10 +89,21 @@ class Array(Node):
 
     @property
     def chunks(self) -> tuple[int, ...] | None:
-        return self._meta.chunk_grid.uniform_chunk_shape
+        """The shape of the chunks values are encoded in: for a sharded array the inner
+        chunks (see `shards`), else the grid's chunks; None for an irregular grid."""
+        return self._inner or self._meta.chunk_grid.uniform_chunk_shape
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shape of the stored values (the grid's chunks) when each holds several encoded
+        chunks (sharding), else None."""
+        return self._meta.chunk_grid.uniform_chunk_shape if self._inner else None
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
+        """Chunks per dimension (inner chunks for a sharded array, as in zarr-python)."""
+        if self._inner:
+            return tuple(-(-n // c) for n, c in zip(self.shape, self._inner))
         return self._meta.chunk_grid.grid_shape(self.shape)
 
     @property
@@ -482,6 +506,7 @@ class ArrayInfo:
     shape: tuple[int, ...]
     data_type: Any
     chunks: tuple[int, ...] | None
+    shards: tuple[int, ...] | None
     fill_value: Any
     codecs: list[Any]
     dimension_names: Any
@@ -493,6 +518,7 @@ class ArrayInfo:
     def of(cls, array: Array) -> "ArrayInfo":
         meta = array.metadata
         return cls(array.name, array.shape, meta.data_type.to_json(meta.format), array.chunks,
+                   array.shards,
                    meta.data_type.fill_to_json(meta.fill_value, meta.format),
                    [c.to_json(meta.format) for c in meta.codecs], array.dimension_names,
                    str(array.store), array.nbytes, array.read_only)

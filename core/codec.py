@@ -252,6 +252,12 @@ class Codec(Extension):
         per-chunk calls hand the GIL back and forth on every chunk."""
         return None
 
+    def inner_chunk_shape(self, spec: ChunkSpec) -> tuple[int, ...] | None:
+        """array->bytes: the shape of the smaller chunks this codec stores each chunk of the
+        grid as (sharding's inner chunks), or None. With it, an array reports those as its
+        `chunks` and the grid's as its `shards`, as zarr-python does."""
+        return None
+
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """array->bytes: the dtype when the encoded value is exactly the chunk's elements in C
         order (so bytes decoded into an array's memory are the decoded chunk), else None."""

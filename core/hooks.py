@@ -46,6 +46,16 @@ class HookSpecs:
         the spec's JSON form. The first non-None answer wins; the kernel itself names none."""
 
     @hookspec(firstresult=True)
+    def zarrkit_shard_codecs(self, format: str, shard_shape: tuple[int, ...],
+                             chunk_shape: tuple[int, ...], codecs: list,
+                             options: dict) -> list | None:
+        """The codec chain (the spec's JSON form, or codec objects) that stores chunks of
+        `chunk_shape`, encoded with `codecs` (codec objects, defaults filled in), together in
+        each chunk of a grid of `shard_shape`: what `create_array(shards=...)` writes.
+        `options` are the rest of a `shards` dict (e.g. "index_location"); refuse ones you do
+        not know. None: not this plugin, or not this format."""
+
+    @hookspec(firstresult=True)
     def zarrkit_open_store(self, url: str, options: dict) -> Any:
         """Open a store for a URL no store plugin claims by scheme; the first non-None wins."""
 
@@ -182,6 +192,13 @@ def array_defaults(format: str, data_type: Any, chunk_shape: tuple[int, ...]) ->
     answer = manager().hook.zarrkit_array_defaults(format=format, data_type=data_type,
                                                    chunk_shape=tuple(chunk_shape))
     return answer or {}
+
+
+def shard_codecs(format: str, shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...],
+                 codecs: list, options: dict) -> list | None:
+    return manager().hook.zarrkit_shard_codecs(format=format, shard_shape=tuple(shard_shape),
+                                               chunk_shape=tuple(chunk_shape), codecs=codecs,
+                                               options=options)
 
 
 def open_store(url: str, options: dict) -> Any:

@@ -278,7 +278,7 @@ def test_null_fill_value_reads_as_zero_and_is_kept():
 
 # -- creation arguments and what the draft cannot express ------------------------------------
 def test_creation_arguments():
-    with pytest.raises(TypeError, match="shards"):
+    with pytest.raises(MetadataError, match="v3-draft-2020 arrays cannot have shards"):
         zk.create_array(new_store(), shape=(2,), dtype="<i4", zarr_format=DRAFT, shards=(1,))
     with pytest.raises(ValueError, match="dimension_separator"):
         zk.create_array(new_store(), shape=(2,), dtype="<i4", zarr_format=DRAFT,

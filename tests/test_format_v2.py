@@ -147,7 +147,9 @@ def test_byte_order_comes_from_the_dtype(store: Any) -> None:
 
 
 def test_unknown_creation_argument_is_refused(store: Any) -> None:
-    with pytest.raises(TypeError, match="shards"):
+    with pytest.raises(TypeError, match="shard_layout"):
+        zk.create_array(store, shape=(2,), dtype="<i4", zarr_format=2, shard_layout="x")
+    with pytest.raises(MetadataError, match="zarr format v2 arrays cannot have shards"):
         zk.create_array(store, shape=(2,), dtype="<i4", zarr_format=2, shards=(1,))
     with pytest.raises(TypeError, match="conflicts"):
         zk.create_array(store, shape=(2,), dtype="<i4", zarr_format=2, order="C",

@@ -84,3 +84,38 @@ def test_array_defaults_come_from_plugins_and_a_site_plugin_can_change_them(fake
     assert doc["codecs"][1] == {"name": "gzip", "configuration": {"level": 9}}
     assert (tmp_path / "site.zarr/1").exists()  # v2 key encoding: chunk 1 is "1"
     assert zk.open_array(str(tmp_path / "site.zarr"))[:].tolist() == [1, 2, 3, 4]
+
+
+SITE_SHARDS = textwrap.dedent('''
+    from zarrkit.hooks import hookimpl
+
+    @hookimpl
+    def zarrkit_shard_codecs(format, shard_shape, chunk_shape, codecs, options):
+        # this site keeps shard indexes at the start, for readers that fetch the head first
+        return [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(chunk_shape), "codecs": [c.to_json() for c in codecs],
+            "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+            "index_location": options.get("index_location", "start")}}]
+''')
+
+
+def test_shards_come_from_a_plugin_and_a_site_plugin_can_change_them(fake_distribution, tmp_path):
+    import json
+
+    def index_location(name):
+        doc = json.loads((tmp_path / name / "zarr.json").read_text())
+        return doc["codecs"][0]["configuration"]["index_location"]
+
+    data = np.arange(64, dtype="uint8").reshape(8, 8)
+    zk.create_array(str(tmp_path / "plain"), shape=(8, 8), chunks=(2, 2), shards=(4, 4),
+                    dtype="uint8")[...] = data
+    assert index_location("plain") == "end"
+    fake_distribution("site-zarr-shards", entry_points={"zarrkit.plugins": {"site": "site_shards"}},
+                      modules={"site_shards": SITE_SHARDS})
+    zk.create_array(str(tmp_path / "site"), shape=(8, 8), chunks=(2, 2), shards=(4, 4),
+                    dtype="uint8")[...] = data
+    assert index_location("site") == "start"
+    for name in ("plain", "site"):
+        a = zk.open_array(str(tmp_path / name))
+        assert (a.chunks, a.shards) == ((2, 2), (4, 4))
+        np.testing.assert_array_equal(a[...], data)

@@ -644,3 +644,83 @@ def test_sharded_strings_read_whole_and_in_windows(tmp_path: Path) -> None:
     np.testing.assert_array_equal(a[...], data)
     for window in (np.s_[1:5, 2:9], np.s_[4:11, 0:3], np.s_[7, 4:10]):
         np.testing.assert_array_equal(a[window], data[window], err_msg=str(window))
+
+
+# -- `shards=` when creating, and what a sharded array reports ---------------------------------------
+def _report(a: Any) -> tuple:
+    return tuple(a.chunks), a.shards and tuple(a.shards), tuple(a.cdata_shape), a.nchunks
+
+
+@pytest.mark.parametrize("shards", [(20, 30), {"shape": (20, 30), "index_location": "start"}],
+                         ids=["shape", "dict"])
+def test_shards_argument_writes_what_zarr_python_writes(tmp_path: Path, shards: Any) -> None:
+    """`create_array(shards=...)` as in zarr-python 3: the same document from the same
+    arguments, values each side reads from the other's and tensorstore reads too, and the same
+    chunks / shards / cdata_shape / nchunks reported on both sides."""
+    data = np.arange(100 * 90, dtype=np.float32).reshape(100, 90)
+    ours = zk.create_array(str(tmp_path / "zk"), shape=(100, 90), chunks=(10, 15),
+                           shards=shards, dtype="float32", fill_value=-1)
+    ours[...] = data
+    theirs = zarr.create_array(str(tmp_path / "zp"), shape=(100, 90), chunks=(10, 15),
+                               shards=shards, dtype="float32", fill_value=-1)
+    theirs[...] = data
+    doc = json.loads((tmp_path / "zk" / "zarr.json").read_text())
+    peer = json.loads((tmp_path / "zp" / "zarr.json").read_text())
+    assert peer.pop("storage_transformers", []) == []  # (zarr-python writes the empty list)
+    assert doc == peer
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "zk"), mode="r")[...], data)
+    np.testing.assert_array_equal(read_with("tensorstore", tmp_path / "zk"), data)
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path / "zp"))[...], data)
+    expected = ((10, 15), (20, 30), (10, 6), 60)
+    assert _report(zk.open_array(str(tmp_path / "zp"))) == _report(theirs) == expected
+    assert _report(zk.open_array(str(tmp_path / "zk"))) == expected
+    assert zk.open_array(str(tmp_path / "zk")).info.shards == (20, 30)
+
+
+def test_unsharded_arrays_report_no_shards_as_zarr_python_does(tmp_path: Path) -> None:
+    zarr.create_array(str(tmp_path / "plain"), shape=(100, 90), chunks=(10, 15), dtype="int32")
+    zarr.create_array(str(tmp_path / "transposed"), shape=(100, 90), chunks=(20, 30),
+                      dtype="int32", filters=[{"name": "transpose",
+                                               "configuration": {"order": [1, 0]}}],
+                      serializer=sharding((10, 10), [BYTES]), compressors=None)
+    for name in ("plain", "transposed"):
+        # (inner chunks of a transposed shard are not the array's chunks: no shards either)
+        assert zk.open_array(str(tmp_path / name)).shards is None
+        assert zarr.open_array(str(tmp_path / name)).shards is None
+    a = zk.open_array(str(tmp_path / "plain"))
+    assert _report(a) == ((10, 15), None, (10, 6), 60)
+    assert zk.open_array(str(tmp_path / "transposed")).chunks == (20, 30)
+
+
+def test_shards_without_chunks_split_each_shard_and_keep_other_codecs(tmp_path: Path) -> None:
+    a = zk.create_array(str(tmp_path / "a"), shape=(4096, 4096), shards=(2048, 2048),
+                        dtype="float64", codecs=[BYTES, GZIP])
+    inner = a.chunks
+    assert all(2048 % n == 0 for n in inner) and np.prod(inner) * 8 <= 1 << 20
+    config_ = json.loads((tmp_path / "a" / "zarr.json").read_text())["codecs"][0]["configuration"]
+    assert config_["codecs"] == [BYTES, GZIP] and config_["chunk_shape"] == list(inner)
+    odd = zk.create_array(str(tmp_path / "odd"), shape=(3000, 2000), shards=(999, 1001),
+                          dtype="float32")  # (halving would not divide these)
+    assert all(s % n == 0 for s, n in zip((999, 1001), odd.chunks))
+    assert np.prod(odd.chunks) * 4 <= 1 << 20 and odd.shards == (999, 1001)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"shards": (20, 31)}, "shards .* must be a multiple of the chunks"),
+    ({"shards": (20,)}, "must be 2 positive lengths"),
+    ({"shards": (20, 0)}, "must be 2 positive lengths"),
+    ({"shards": "big"}, "must be a shape"),
+    ({"shards": {"index_location": "start"}}, "needs a 'shape'"),
+    ({"shards": {"shape": (20, 30), "index": "end"}}, r"unknown option\(s\) \['index'\]"),
+    ({"shards": {"shape": (20, 30), "index_location": "middle"}}, "index_location"),
+    ({"shards": (20, 30), "zarr_format": 2}, "zarr format v2 arrays cannot have shards"),
+])
+def test_bad_shards_are_refused_before_anything_is_written(tmp_path: Path, kwargs: dict,
+                                                           match: str) -> None:
+    with pytest.raises(MetadataError, match=match):
+        zk.create_array(str(tmp_path / "a"), shape=(100, 90), chunks=(10, 15), dtype="int32",
+                        **kwargs)
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(ValueError, match="either shards or chunk_grid"):
+        zk.create_array(str(tmp_path / "a"), shape=(100, 90), shards=(20, 30), dtype="int32",
+                        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [20, 30]}})

@@ -30,6 +30,7 @@ from zarrkit.codec_chain import BoundChain, CodecChain, evolve
 from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
 from zarrkit.extension import check_known_fields, config_value
+from zarrkit.hooks import hookimpl
 from zarrkit.names import V3, names
 from zarrkit.negotiation import Skipped, resolve_extension
 from zarrkit.store import ByteRange, SuffixRange
@@ -107,6 +108,9 @@ class ShardingCodec(Codec):
                                   f"a multiple of the inner chunk_shape {list(self.chunk_shape)}",
                                   key="codecs")
         self._layout(spec)
+
+    def inner_chunk_shape(self, spec: ChunkSpec) -> tuple[int, ...]:
+        return self.chunk_shape
 
     # -- layout of one kind of shard ----------------------------------------------------------
     def _per_shard(self, shape: Sequence[int]) -> tuple[int, ...]:
@@ -550,3 +554,25 @@ class _Layout:
             out.append(index_bytes)
         return out.value()
 
+
+# -- `create_array(shards=...)` -------------------------------------------------------------------
+#: the index codecs zarr-python writes for `shards=`
+_INDEX_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"})
+_SHARD_OPTIONS = frozenset({"index_location", "index_codecs"})
+
+
+@hookimpl(trylast=True)  # (a site plugin answering the same hook comes first)
+def zarrkit_shard_codecs(format: str, shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...],
+                         codecs: list, options: dict) -> list | None:
+    """v3 stores shards as this codec (the 2020 draft had a storage transformer instead, which
+    zarrkit does not write; v2 has none). The index as zarr-python writes it unless given."""
+    if format != V3:
+        return None
+    unknown = sorted(set(options) - _SHARD_OPTIONS)
+    if unknown:
+        raise MetadataError(f"shards: unknown option(s) {unknown}; sharding_indexed takes "
+                            f"{sorted(_SHARD_OPTIONS)}", key="shards")
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(chunk_shape), "codecs": [c.to_json(V3) for c in codecs],
+        "index_codecs": list(options.get("index_codecs", _INDEX_CODECS)),
+        "index_location": options.get("index_location", "end")}}]
