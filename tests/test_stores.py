@@ -8,6 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import zarrkit as zk
@@ -170,6 +171,30 @@ def test_write_failing_midway_leaves_the_old_state(
     monkeypatch.undo()
     assert store.get("c/k") == (b"old" if existing else None)
     assert _files_under(tmp_path) == (["c/k"] if existing else [])
+
+
+def test_short_writes_are_carried_on_until_the_value_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write the OS cuts short (a signal, a pipe-like file system) is continued, for every
+    kind of value the engine hands over: bytes, a 2-D array, a strided view of one."""
+    store = LocalStore(tmp_path, mode="w")
+    whole = np.arange(32 * 32, dtype="<f4").reshape(32, 32)
+    values = {"bytes": bytes(range(200)), "array": whole, "view": whole[8:24, 4:20],
+              "transposed": whole.T}
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(memoryview(data)[:7])))
+    store.set_many(values)
+    monkeypatch.undo()
+    assert store.get_many(list(values)) == {k: np.ascontiguousarray(v).tobytes()
+                                            for k, v in values.items()}
+
+
+def test_a_value_that_is_no_buffer_stops_the_batch_before_any_write(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, mode="w")
+    with pytest.raises(TypeError):
+        store.set_many({"a/k": b"fine", "b/k": object()})  # type: ignore[dict-item]
+    assert list(store.list()) == []
 
 
 def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:

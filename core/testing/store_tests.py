@@ -272,7 +272,9 @@ class StoreTests(ReadableStoreTests):
         np.arange(6, dtype="<i4"),
         np.arange(12, dtype="u1").reshape(3, 4)[:, ::2],  # not contiguous
         np.arange(24, dtype=">f8").reshape(4, 6)[::2, 1::2],
-    ], ids=["bytearray", "memoryview", "numpy", "numpy-strided", "numpy-strided-big-endian"])
+        np.arange(12, dtype="<u2").reshape(3, 4).T,  # Fortran order: stored in C order
+    ], ids=["bytearray", "memoryview", "numpy", "numpy-strided", "numpy-strided-big-endian",
+            "numpy-transposed"])
     def test_any_buffer(self, store: Store, value: object) -> None:
         expected = memoryview(value).tobytes()
         store.set("k", value)  # type: ignore[arg-type]
