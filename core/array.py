@@ -367,7 +367,9 @@ class Array(Node):
                 results.update(mine)
 
         threaded = engine.parallel_writes(self._chunk_nbytes(), store)
-        stream = engine.stream_size(store, self._chunk_nbytes())
+        uniform = meta.chunk_grid.uniform_chunk_shape
+        stream = engine.stream_size(store, self._chunk_nbytes(), views=uniform is not None
+                                    and self._chain.bind(uniform).passes_views)
         for batch in _batches(indexer, self._batch_size()):
             items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
             # nothing to decode, so nothing can fail half way: each thread stores as it goes,

@@ -73,6 +73,9 @@ class BoundChain:
     #: a chunk handed to `encode` is only read, and may be a read-only strided view (raw
     #: chains, and chains whose array codecs all say `reads_input_only`)
     takes_views: bool = field(init=False)
+    #: `encode` hands a chunk on as it is (raw, nothing after the array->bytes codec): what is
+    #: stored for a view of the written array is that view, no new memory
+    passes_views: bool = field(init=False)
     #: the array->bytes codec decodes into a given array itself (sharding: inner chunks land
     #: in their places in the output), with nothing before or after it in the chain
     _ab_into: bool = field(init=False)
@@ -94,6 +97,7 @@ class BoundChain:
         raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
         object.__setattr__(self, "raw", raw)
         object.__setattr__(self, "takes_views", raw or all(c.reads_input_only for c in (*aa, ab)))
+        object.__setattr__(self, "passes_views", raw and not self.bytes_bytes)
         object.__setattr__(self, "direct", raw and bool(self.bytes_bytes)
                            and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into)
         object.__setattr__(self, "_ab_into", not aa and not self.bytes_bytes

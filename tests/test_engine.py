@@ -113,6 +113,24 @@ def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -
     np.testing.assert_array_equal(zk.open_array(store.inner)[...], data)
 
 
+@pytest.mark.parametrize("preferred", [None, 1 << 20])
+def test_uncompressed_whole_chunks_are_stored_in_big_groups(preferred) -> None:
+    """An uncompressed chain stores views of the written array, which hold no memory: they
+    go to the store in groups (a file store looks each folder up once per group); a store
+    that asks for a size still gets that. Edge chunks (copies) are among them."""
+    store = Recording()
+    store.preferred_store_bytes = preferred
+    data = np.random.default_rng(2).random((512, 1000)).astype("float32")  # 8 of 256 KiB
+    with config.override(threads=1):
+        a = zk.create_array(store, shape=data.shape, chunks=(256, 256), dtype="float32",
+                            codecs=[BYTES])
+        store.calls.clear()
+        a[...] = data
+    groups = [len(keys) for name, keys in store.calls if name == "set_many"]
+    assert groups == ([8] if preferred is None else [4, 4])
+    np.testing.assert_array_equal(zk.open_array(store.inner)[...], data)
+
+
 class FarAway(MemoryStore):
     """A store that asks for big calls, as a remote one does."""
 
