@@ -324,7 +324,8 @@ class Array(Node):
         can re-encodes only the touched part, e.g. the touched inner chunks of a shard); then
         the whole batch is stored in one `set_many` / `erase_many`, so a chunk that fails to
         decode leaves the batch unwritten. A batch of wholly written chunks has nothing to
-        decode; there each thread stores what it encoded every few chunks."""
+        decode; there each thread stores what it encoded every few chunks, through one
+        `store.writes()` per share (a store may keep lookups from one call to the next)."""
         self._check_writeable()
         value = self._prepare_value(value, indexer.shape)
         meta = self._meta
@@ -336,6 +337,14 @@ class Array(Node):
                       else np.asarray(fill, dtype=meta.dtype).reshape(1).view(np.uint8).tobytes())
 
         def work(batch: Sequence[tuple[Any, str]]) -> None:
+            if not streaming:
+                encode(batch, None)
+                return
+            with store.writes() as target:
+                encode(batch, target)
+
+        def encode(batch: Sequence[tuple[Any, str]], target: Any) -> None:
+            """Encode a share of a batch; with a `target`, store it there as it goes."""
             partial = [key for proj, key in batch if not proj.is_complete]
             existing = store.read_many(partial) if partial else {}
             mine: dict[str, Any] = {}
@@ -358,11 +367,11 @@ class Array(Node):
                             and meta.data_type.chunk_equals_fill(chunk, fill)
                             else chain.encode(chunk))
                 mine[key] = data
-                if streaming and len(mine) >= stream:
-                    _store_results(store, mine)
+                if target is not None and len(mine) >= stream:
+                    _store_results(target, mine)
                     mine = {}
-            if streaming:
-                _store_results(store, mine)
+            if target is not None:
+                _store_results(target, mine)
             else:
                 results.update(mine)
 

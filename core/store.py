@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
+from typing import Any, ClassVar, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 from .errors import CapabilityError, InvalidKeyError, ReadOnlyError
 from .names import Names
@@ -159,6 +160,14 @@ class Store:
             check_key(key)
         for key, value in items.items():
             self.set(key, value)
+
+    def writes(self) -> ContextManager[Any]:
+        """What one thread stores a run of batches through (its `set_many` and `erase_many`)
+        while the block lasts. A store may keep what it looked up for one batch for the next:
+        the local store keeps the folders it has checked, which it otherwise checks again on
+        every call (two `lstat`s per chunk when compressed chunks go one per call). Not for
+        use by several threads at once. Default: the store itself."""
+        return nullcontext(self)
 
     def erase(self, key: str) -> None:
         raise ReadOnlyError(f"{self} cannot be written")

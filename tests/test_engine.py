@@ -113,6 +113,28 @@ def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -
     np.testing.assert_array_equal(zk.open_array(store.inner)[...], data)
 
 
+def test_a_threads_share_of_whole_chunks_is_one_run_of_writes(tmp_path: Path,
+                                                             monkeypatch) -> None:
+    """Compressed chunks go to the store one per call, all of a thread's share through one
+    `store.writes()`, so a file store checks each key folder once per share, not per chunk
+    (each check an `lstat` per folder level, a release of the GIL the other thread waits on)."""
+    import os
+
+    from zarrkit.plugins.stores import local
+
+    data = np.random.default_rng(3).random((512, 1024)).astype("float32")  # 2 x 4 chunks
+    with config.override(threads=1):
+        a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(256, 256),
+                            dtype="float32", codecs=[BYTES, ZSTD])
+        folders = []
+        real_lstat = os.lstat
+        monkeypatch.setattr(local.os, "lstat", lambda p: folders.append(p) or real_lstat(p))
+        a[...] = data
+        monkeypatch.undo()
+    assert len(folders) <= 2 * 2  # 'c' and 'c/i' of two rows of chunks, once each
+    np.testing.assert_array_equal(zk.open_array(tmp_path / "a")[...], data)
+
+
 @pytest.mark.parametrize("preferred", [None, 1 << 20])
 def test_uncompressed_whole_chunks_are_stored_in_big_groups(preferred) -> None:
     """An uncompressed chain stores views of the written array, which hold no memory: they

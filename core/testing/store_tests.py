@@ -296,6 +296,20 @@ class StoreTests(ReadableStoreTests):
         store.set_many(items)
         assert store.get_many(items) == items
 
+    def test_a_run_of_writes(self, store: Store) -> None:
+        """`writes()`, what the engine stores a thread's chunks through: values of several
+        calls read back, an erase that empties a folder does not keep the next write of that
+        folder from landing, and a batch with a bad key writes nothing of that batch."""
+        with store.writes() as target:
+            target.set_many({"c/0/0": b"a", "c/0/1": b"b"})
+            target.set_many({"c/1/0": np.arange(4, dtype="<u2")})
+            target.erase_many(["c/0/0", "c/0/1"])
+            target.set_many({"c/0/1": b"again"})
+            with pytest.raises(ValueError):  # (InvalidKeyError is one)
+                target.set_many({"c/2/0": b"x", "c/../out": b"y"})
+        assert store.get_many(["c/0/0", "c/0/1", "c/1/0", "c/2/0"]) == {
+            "c/0/1": b"again", "c/1/0": np.arange(4, dtype="<u2").tobytes()}
+
     # -- erasing -----------------------------------------------------------------------------
     def test_erase(self, store: Store) -> None:
         store.set("a/b", b"1")
