@@ -287,8 +287,14 @@ class Array(Node):
                                     [lo for lo, _ in region.bounds()]))
                 else:
                     whole.append((proj, key, chain))
+            with store.reading() as source:
+                read(whole, partial, source)
+
+        def read(whole: list, partial: list, source: Any) -> None:
+            """Read and decode a share: whole chunks from `source` a group at a time, chunks
+            read in part through partial decodes."""
             for group in _groups(whole, fetch):
-                blobs = store.read_many([key for _, key, _ in group])
+                blobs = source.read_many([key for _, key, _ in group])
                 for proj, key, chain in group:
                     blob = blobs.get(key)
                     if blob is None:
@@ -325,7 +331,7 @@ class Array(Node):
         the whole batch is stored in one `set_many` / `erase_many`, so a chunk that fails to
         decode leaves the batch unwritten. A batch of wholly written chunks has nothing to
         decode; there each thread stores what it encoded every few chunks, through one
-        `store.writes()` per share (a store may keep lookups from one call to the next)."""
+        `store.writing()` per share (a store may keep lookups from one call to the next)."""
         self._check_writeable()
         value = self._prepare_value(value, indexer.shape)
         meta = self._meta
@@ -340,7 +346,7 @@ class Array(Node):
             if not streaming:
                 encode(batch, None)
                 return
-            with store.writes() as target:
+            with store.writing() as target:
                 encode(batch, target)
 
         def encode(batch: Sequence[tuple[Any, str]], target: Any) -> None:

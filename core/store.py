@@ -149,6 +149,13 @@ class Store:
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 
+    def reading(self) -> ContextManager[Any]:
+        """What one thread reads a run of groups of chunks through (its `read_many`) while the
+        block lasts, as `writing` is for writes: the local store keeps each key folder it has
+        opened until the block ends, where it otherwise opens and checks it again on every
+        call. Not for use by several threads at once. Default: the store itself."""
+        return nullcontext(self)
+
     # -- writeable ---------------------------------------------------------------------------
     def set(self, key: str, value: Any) -> None:
         """Store `value` (any bytes-like buffer) at `key`."""
@@ -161,7 +168,7 @@ class Store:
         for key, value in items.items():
             self.set(key, value)
 
-    def writes(self) -> ContextManager[Any]:
+    def writing(self) -> ContextManager[Any]:
         """What one thread stores a run of batches through (its `set_many` and `erase_many`)
         while the block lasts. A store may keep what it looked up for one batch for the next:
         the local store keeps the folders it has checked, which it otherwise checks again on

@@ -296,11 +296,22 @@ class StoreTests(ReadableStoreTests):
         store.set_many(items)
         assert store.get_many(items) == items
 
+    def test_a_run_of_reads(self, store: Store) -> None:
+        """`reading()`, what the engine reads a thread's chunks through: each call answers as
+        `read_many` does, absent keys (and folders) left out, one folder read several times."""
+        items = {"c/0/0": b"a", "c/0/1": b"bc", "c/1/0": bytes(range(256)) * 64}
+        store.set_many(items)
+        with store.reading() as source:
+            first = source.read_many(["c/0/0", "c/0/9", "c/9/0"])
+            second = source.read_many(["c/0/1", "c/1/0", "c/0/0"])
+        assert {k: bytes(v) for k, v in first.items()} == {"c/0/0": b"a"}
+        assert {k: bytes(v) for k, v in second.items()} == items
+
     def test_a_run_of_writes(self, store: Store) -> None:
-        """`writes()`, what the engine stores a thread's chunks through: values of several
+        """`writing()`, what the engine stores a thread's chunks through: values of several
         calls read back, an erase that empties a folder does not keep the next write of that
         folder from landing, and a batch with a bad key writes nothing of that batch."""
-        with store.writes() as target:
+        with store.writing() as target:
             target.set_many({"c/0/0": b"a", "c/0/1": b"b"})
             target.set_many({"c/1/0": np.arange(4, dtype="<u2")})
             target.erase_many(["c/0/0", "c/0/1"])

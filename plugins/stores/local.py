@@ -135,10 +135,17 @@ class LocalStore(Store):
         pages instead of 96,000."""
         return self._read_files(keys, buffers=True)
 
-    def _read_files(self, keys: Iterable[str], *, buffers: bool) -> dict[str, Any]:
+    def reading(self) -> ContextManager[Any]:
+        """A run of reads that opens each key folder once for the whole run (see `_Reads`)."""
+        return _Reads(self)
+
+    def _read_files(self, keys: Iterable[str], *, buffers: bool,
+                    kept: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The files of `keys`, each opened relative to its folder, opened once per call or,
+        with `kept`, once per run of calls (whose owner closes them)."""
         if not _NOFOLLOW or not _DIR_FD:  # (every POSIX system Python runs on has both)
             return super().get_many(keys)
-        folders: dict[str, Any] = {}
+        folders: dict[str, Any] = {} if kept is None else kept
         out = {}
         read_sized = self._read_sized
         try:
@@ -166,9 +173,8 @@ class LocalStore(Store):
                 if value is not None:
                     out[key] = value
         finally:
-            for where in folders.values():
-                if type(where) is int:
-                    os.close(where)
+            if kept is None:
+                _close_folders(folders)
         return out
 
     def _folder_fd(self, folder: str, folders: dict[str, Any]) -> Any:
@@ -311,7 +317,7 @@ class LocalStore(Store):
         """Check every key and value before writing any, so a bad one in a batch writes nothing."""
         self._set_many(items, {})
 
-    def writes(self) -> ContextManager[Any]:
+    def writing(self) -> ContextManager[Any]:
         """A run of writes that checks each key folder once for the whole run (see `_Writes`)."""
         return nullcontext(_Writes(self))
 
@@ -513,8 +519,41 @@ class LocalStore(Store):
         return f"LocalStore({self._root!r})"
 
 
+class _Reads:
+    """One thread's run of reads from a `LocalStore` (`LocalStore.reading`): a key folder is
+    opened (and checked) once for the run and kept open until it ends, where each `read_many`
+    would open it again: the engine reads chunks of 256 KiB four to a call, so this saves
+    three syscalls per call, each a release of the GIL that the other reading thread waits on
+    (whole reads of 512 MiB in 256 KiB chunks, each in a fresh process, memory file system:
+    uncompressed 0.136 -> 0.116 s, median of 8; blosc 0.177 -> 0.167 s, median of 12; zstd,
+    decode-bound, unchanged). Files are opened relative to the open folder, so a folder
+    swapped for a symlink meanwhile is not followed."""
+
+    __slots__ = ("_store", "_folders")
+
+    def __init__(self, store: LocalStore) -> None:
+        self._store = store
+        self._folders: dict[str, Any] = {}
+
+    def __enter__(self) -> "_Reads":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        folders, self._folders = self._folders, {}
+        _close_folders(folders)
+
+    def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        return self._store._read_files(keys, buffers=True, kept=self._folders)
+
+
+def _close_folders(folders: dict[str, Any]) -> None:
+    for where in folders.values():
+        if type(where) is int:
+            os.close(where)
+
+
 class _Writes:
-    """One thread's run of writes to a `LocalStore` (`LocalStore.writes`): a key folder is
+    """One thread's run of writes to a `LocalStore` (`LocalStore.writing`): a key folder is
     checked once for the run rather than on every `set_many`, as one `set_many` checks it once
     for its batch. The engine stores compressed chunks one per call (see `engine.stream_size`),
     so this saves two `lstat`s per chunk, each a release of the GIL that the other writing
