@@ -314,14 +314,38 @@ def escape(tmp_path: Path) -> tuple[LocalStore, Path]:
     lambda s: s.erase_prefix("dir_link/"),
     lambda s: s.list_dir("dir_link/"),
     lambda s: s.list_prefix("dir_link/"),
+    lambda s: _in_run(s.reading(), lambda r: r.read_many(["k", "dir_link/secret"])),
+    lambda s: _in_run(s.writing(), lambda w: w.set_many({"k": b"1", "dir_link/new": b"x"})),
 ], ids=["get", "get-range", "exists", "set-through-dir", "erase", "erase-prefix",
-        "list-dir", "list-prefix"])
+        "list-dir", "list-prefix", "run-of-reads", "run-of-writes"])
 def test_symlink_out_of_root_is_refused(escape: tuple[LocalStore, Path], operation) -> None:
     store, outside = escape
     with pytest.raises(ValueError, match="outside"):
         operation(store)
     assert _files_under(outside) == ["secret"]
     assert (outside / "secret").read_bytes() == b"secret"
+
+
+def _in_run(run, operation):
+    with run as target:
+        return operation(target)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files in /proc")
+def test_a_run_of_reads_keeps_few_folders_open(tmp_path: Path) -> None:
+    """A run of reads keeps the key folders it opened for its next calls, but not without
+    bound: a share spread over many folders must not run the process out of files."""
+    store = LocalStore(tmp_path, mode="w")
+    store.set_many({f"c/{i}/0": bytes([i]) for i in range(200)})
+    before = len(os.listdir("/proc/self/fd"))
+    most = 0
+    with store.reading() as source:
+        for start in range(0, 200, 4):
+            keys = [f"c/{i}/0" for i in range(start, start + 4)]
+            assert sorted(source.read_many(keys)) == sorted(keys)
+            most = max(most, len(os.listdir("/proc/self/fd")) - before)
+    assert 4 <= most <= 32 + 4 + 1
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_set_replaces_a_symlink_rather_than_writing_through_it(

@@ -306,6 +306,13 @@ class StoreTests(ReadableStoreTests):
             second = source.read_many(["c/0/1", "c/1/0", "c/0/0"])
         assert {k: bytes(v) for k, v in first.items()} == {"c/0/0": b"a"}
         assert {k: bytes(v) for k, v in second.items()} == items
+        many = {f"m/{i}/v": bytes([i]) for i in range(100)}  # more folders than a run keeps
+        store.set_many(many)
+        with store.reading() as source:
+            for start in range(0, 100, 7):
+                part = [f"m/{i}/v" for i in range(start, min(100, start + 7))]
+                assert {k: bytes(v) for k, v in source.read_many(part).items()} == {
+                    k: many[k] for k in part}
 
     def test_a_run_of_writes(self, store: Store) -> None:
         """`writing()`, what the engine stores a thread's chunks through: values of several

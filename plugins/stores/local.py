@@ -519,6 +519,10 @@ class LocalStore(Store):
         return f"LocalStore({self._root!r})"
 
 
+#: the most key folders a run of reads keeps open between calls (`_Reads`)
+_KEPT_FOLDERS = 32
+
+
 class _Reads:
     """One thread's run of reads from a `LocalStore` (`LocalStore.reading`): a key folder is
     opened (and checked) once for the run and kept open until it ends, where each `read_many`
@@ -543,7 +547,11 @@ class _Reads:
         _close_folders(folders)
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
-        return self._store._read_files(keys, buffers=True, kept=self._folders)
+        try:
+            return self._store._read_files(keys, buffers=True, kept=self._folders)
+        finally:
+            if len(self._folders) > _KEPT_FOLDERS:  # a share over many folders: stay small
+                self.__exit__()
 
 
 def _close_folders(folders: dict[str, Any]) -> None:
