@@ -158,7 +158,11 @@ class ZipStore(Store):
 # == the archive and its pending changes, shared by the handles of one process ====================
 class _Archive:
     _open: dict[Path, "_Archive"] = {}
-    _open_lock = threading.Lock()
+    #: reentrant: a handle the garbage collector finalizes releases its archive from whatever
+    #: the thread was doing, and that may be `acquire` or `release` with this lock held (a
+    #: plain lock hung the test run there: a handle left in a cycle by a failed open, collected
+    #: while the next store was being opened)
+    _open_lock = threading.RLock()
 
     @classmethod
     def acquire(cls, path: Path) -> "_Archive":
