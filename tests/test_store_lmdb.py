@@ -66,6 +66,32 @@ def test_reader_processes_see_each_batch_whole(tmp_path: Path) -> None:
     assert all(int(out[1]) > 10 and int(out[2]) > 1 for out in outputs), outputs  # raced writes
 
 
+def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> None:
+    """The garbage collector may finalize a forgotten store (its last handle closes the
+    environment) at any allocation, also while this thread opens another store and holds the
+    lock of the open environments: that must not deadlock."""
+    import gc
+    import threading
+
+    from zarrkit.plugins.stores.lmdb import _Env
+
+    forgotten = LmdbStore(tmp_path / "a", mode="w")
+    forgotten.set("k", b"kept")
+    forgotten.cycle = forgotten  # only the garbage collector can free it
+    del forgotten
+
+    def open_while_collecting() -> None:
+        with _Env._open_lock:  # as inside `acquire`, where the collector can strike
+            gc.collect()
+            LmdbStore(tmp_path / "b", mode="w").close()
+
+    worker = threading.Thread(target=open_while_collecting, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "finalizing an LMDB store while opening another deadlocked"
+    assert LmdbStore(tmp_path / "a").get("k") == b"kept"
+
+
 def test_memory_map_grows_when_full(tmp_path: Path) -> None:
     store = LmdbStore(tmp_path / "db", mode="w", map_size=64 * 1024)
     value = bytes(range(256)) * 1024  # 256 KiB, more than the map

@@ -221,7 +221,10 @@ class _Env:
     """One open LMDB environment, shared by every handle on its path in this process."""
 
     _open: dict[str, "_Env"] = {}
-    _open_lock = threading.Lock()
+    #: reentrant: a handle the garbage collector finalizes releases its environment from
+    #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
+    #: store's twin of this lock hung a test run there)
+    _open_lock = threading.RLock()
 
     @classmethod
     def acquire(cls, path: Path, *, create: bool, map_size: int, sync: bool, max_readers: int,
