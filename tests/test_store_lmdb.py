@@ -70,8 +70,7 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     """The garbage collector may finalize a forgotten store (its last handle closes the
     environment) at any allocation, also while this thread opens another store and holds the
     lock of the open environments: that must not deadlock."""
-    import gc
-    import threading
+    from store_finalizing import opens_while_collecting
 
     from zarrkit.plugins.stores.lmdb import _Env
 
@@ -79,16 +78,9 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     forgotten.set("k", b"kept")
     forgotten.cycle = forgotten  # only the garbage collector can free it
     del forgotten
-
-    def open_while_collecting() -> None:
-        with _Env._open_lock:  # as inside `acquire`, where the collector can strike
-            gc.collect()
-            LmdbStore(tmp_path / "b", mode="w").close()
-
-    worker = threading.Thread(target=open_while_collecting, daemon=True)
-    worker.start()
-    worker.join(timeout=30)
-    assert not worker.is_alive(), "finalizing an LMDB store while opening another deadlocked"
+    assert opens_while_collecting(_Env._open_lock,
+                                  lambda: LmdbStore(tmp_path / "b", mode="w").close()), \
+        "finalizing an LMDB store while opening another deadlocked"
     assert LmdbStore(tmp_path / "a").get("k") == b"kept"
 
 

@@ -220,8 +220,7 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     closes its archive) at any allocation, also while this thread opens another store and
     holds the lock of the open archives: that must not deadlock, and the collected store's
     pending write must still reach its archive."""
-    import gc
-    import threading
+    from store_finalizing import opens_while_collecting
 
     from zarrkit.plugins.stores.zip import _Archive
 
@@ -229,16 +228,9 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     forgotten.set("k", b"pending")
     forgotten.cycle = forgotten  # only the garbage collector can free it
     del forgotten
-
-    def open_while_collecting() -> None:
-        with _Archive._open_lock:  # as inside `acquire`, where the collector can strike
-            gc.collect()
-            ZipStore(tmp_path / "b.zip", mode="w").close()
-
-    worker = threading.Thread(target=open_while_collecting, daemon=True)
-    worker.start()
-    worker.join(timeout=30)
-    assert not worker.is_alive(), "finalizing a zip store while opening another deadlocked"
+    assert opens_while_collecting(_Archive._open_lock,
+                                  lambda: ZipStore(tmp_path / "b.zip", mode="w").close()), \
+        "finalizing a zip store while opening another deadlocked"
     assert ZipStore(tmp_path / "a.zip").get("k") == b"pending"
 
 
