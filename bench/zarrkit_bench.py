@@ -5,6 +5,7 @@ and the engine's per-chunk overhead measured without a file system.
     python bench/zarrkit_bench.py run [--quick] [harness options...]   # harness + targets
     python bench/zarrkit_bench.py run --both-orders [...]              # and again, reversed
     python bench/zarrkit_bench.py targets RESULTS.json [MORE.json]     # judge finished runs
+    python bench/zarrkit_bench.py tally RESULTS.json...                # met in how many passes
     python bench/zarrkit_bench.py overhead                             # µs per chunk, memory store
 
 `run` drives the shared harness (`../shared/bench/peers_bench.py`, or `--harness PATH`), which
@@ -25,9 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +140,34 @@ def _fmt(x: float | None, unit: str = "x") -> str:
     return f"{x:.2f}{unit}" if unit == "x" else f"{x:.0f}{unit}" if x >= 100 else f"{x:.1f}{unit}"
 
 
-def targets(result: dict) -> list[tuple[str, str, str, bool | None]]:
-    """(target, measured, detail, met) for every target of issue 3 that this run measured."""
+@dataclass(frozen=True)
+class Target:
+    """One target of issue 3 as one run measured it (`value` in `unit`; None: not measured)."""
+    name: str
+    value: float | None
+    unit: str
+    detail: str
+    met: bool | None
+
+    @property
+    def measured(self) -> str:
+        return _shown(self.value, self.unit)
+
+
+def _shown(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "%":
+        return f"{value:.0%}"
+    if unit == " MiB":
+        return f"{value:+.0f} MiB"
+    return _fmt(value, unit)
+
+
+def targets(result: dict) -> list[Target]:
+    """Every target of issue 3 that this run measured, met or not."""
     rows = _rows(result)
-    out: list[tuple[str, str, str, bool | None]] = []
+    out: list[Target] = []
 
     def speed(wl: str, codec: str, impl: str) -> float | None:
         us, them = rows.get((wl, codec, US)), rows.get((wl, codec, impl))
@@ -148,8 +175,8 @@ def targets(result: dict) -> list[tuple[str, str, str, bool | None]]:
             return None
         return them["median_s"] / us["median_s"]
 
-    def add(name: str, ratio: float | None, need: float, detail: str = "") -> None:
-        out.append((name, _fmt(ratio), detail, None if ratio is None else ratio >= need))
+    def add(name: str, ratio: float | None, need: float) -> None:
+        out.append(Target(name, ratio, "x", "", None if ratio is None else ratio >= need))
 
     workloads = sorted({(r["wl"], r["codec"]) for r in result["summary"] if r["impl"] == US})
     for wl, codec in workloads:
@@ -165,22 +192,22 @@ def targets(result: dict) -> list[tuple[str, str, str, bool | None]]:
             us = _per(result, rows.get((wl, codec, US)), "chunk")
             if us is not None:
                 ts_us = _per(result, rows.get((wl, codec, TS)), "chunk")
-                out.append((f"{wl} {codec}: <= {limit:.0f} µs/chunk", _fmt(us, " µs"),
-                            f"tensorstore {_fmt(ts_us, ' µs')}", us <= limit))
+                out.append(Target(f"{wl} {codec}: <= {limit:.0f} µs/chunk", us, " µs",
+                                  f"tensorstore {_fmt(ts_us, ' µs')}", us <= limit))
     w2 = rows.get(("W2", "zstd", US))
     raw = result.get("limits", {}).get("codecs", {}).get("zstd", {}).get("decode_2t_MBps")
     if w2 and raw:
         share = w2["MBps"] / raw["median"]
-        out.append(("W2 zstd: >= 60% of raw numcodecs 2-thread decode", f"{share:.0%}",
-                    f"{w2['MBps']:.0f} of {raw['median']:.0f} MB/s", share >= 0.6))
+        out.append(Target("W2 zstd: >= 60% of raw numcodecs 2-thread decode", share, "%",
+                          f"{w2['MBps']:.0f} of {raw['median']:.0f} MB/s", share >= 0.6))
     sizes = result["meta"]["sizes"]
     output_mib = sizes["big_shape"][0] * sizes["big_shape"][1] * 4 / 2**20
     peaks = [r["op_peak_extra_mib"] for (wl, _c, impl), r in rows.items()
              if wl == "W2" and impl == US and r.get("op_peak_extra_mib") is not None]
     if peaks:
         over = max(peaks) - output_mib
-        out.append(("W2 full read: peak RSS <= output + 128 MiB", f"+{over:.0f} MiB",
-                    f"worst codec, output {output_mib:.0f} MiB", over <= 128))
+        out.append(Target("W2 full read: peak RSS <= output + 128 MiB", over, " MiB",
+                          f"worst codec, output {output_mib:.0f} MiB", over <= 128))
     return out
 
 
@@ -189,9 +216,51 @@ def targets_markdown(result: dict, name: str = "") -> str:
              f"({'quick' if result['meta'].get('quick') else 'full'} sizes, "
              f"reps={result['meta'].get('reps')}); x = how many times faster zarrkit is:", "",
              "| target | measured | detail | met |", "|---|---|---|---|"]
-    for target, measured, detail, met in targets(result):
-        lines.append(f"| {target} | {measured} | {detail} | "
-                     f"{'yes' if met else 'no' if met is not None else 'n/a'} |")
+    for t in targets(result):
+        lines.append(f"| {t.name} | {t.measured} | {t.detail} | "
+                     f"{'yes' if t.met else 'no' if t.met is not None else 'n/a'} |")
+    return "\n".join(lines)
+
+
+# -- tally --------------------------------------------------------------------------------------
+def tally(paths: list[Path]) -> str:
+    """How often each target was met over many passes, each judged on its own: which misses
+    are a run's bad luck and which hold from run to run. Quick runs, and runs that measured
+    fewer targets than the fullest of them (some workloads or codecs only), are left out and
+    named."""
+    measured = [(path.name, json.loads(path.read_text())) for path in paths]
+    measured = [(name, result, targets(result)) for name, result in measured]
+    every = max((len(found) for _, _, found in measured), default=0)
+    judged: list[tuple[str, list[Target]]] = []
+    left_out: list[str] = []
+    for name, result, found in measured:
+        if (result["meta"].get("quick") or len(found) < every
+                or any(t.met is None for t in found)):
+            left_out.append(name)
+        else:
+            judged.append((name, found))
+    if not judged:
+        return "no full run among these results measured every target"
+    names = list(dict.fromkeys(t.name for _, found in judged for t in found))
+    lines = [f"Targets of issue 3 over {len(judged)} passes, each judged on its own "
+             f"(targets met per pass: {', '.join(str(sum(t.met for t in f)) for _, f in judged)} "
+             f"of {len(names)}; every target in one pass: "
+             f"{sum(all(t.met for t in f) for _, f in judged)} of {len(judged)}):", "",
+             "| target | met in | worst | median | best |", "|---|---|---|---|---|"]
+    rows = []
+    for name in names:
+        got = [t for _, found in judged for t in found if t.name == name]
+        unit, values = got[0].unit, sorted(t.value for t in got)
+        if unit in (" µs", " MiB"):  # lower is better
+            values.reverse()
+        met = sum(bool(t.met) for t in got)
+        rows.append((met / len(got), f"| {name} | {met} of {len(got)} | "
+                     f"{_shown(values[0], unit)} | {_shown(statistics.median(values), unit)} | "
+                     f"{_shown(values[-1], unit)} |"))
+    lines += [row for _, row in sorted(rows, key=lambda r: r[0])]
+    if left_out:
+        lines += ["", "Left out (quick sizes, or not every target measured): "
+                  + ", ".join(left_out)]
     return "\n".join(lines)
 
 
@@ -245,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("targets", help="judge the targets on results JSON of the harness "
                                        "(several: their reps together)")
     t.add_argument("results", nargs="+")
+    a = sub.add_parser("tally", help="how often each target was met over many results JSON "
+                                     "(each pass judged on its own)")
+    a.add_argument("results", nargs="+")
     o = sub.add_parser("overhead", help="per-chunk cost of the engine on a memory store")
     o.add_argument("--chunks", type=int, default=10_000)
     args, rest = parser.parse_known_args(argv)
@@ -254,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognised arguments: {rest}")
     if args.command == "targets":
         print(judge([Path(p) for p in args.results]))
+        return 0
+    if args.command == "tally":
+        print(tally([Path(p) for p in args.results]))
         return 0
     return overhead(args)
 
