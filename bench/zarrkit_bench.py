@@ -228,8 +228,8 @@ def tally(paths: list[Path]) -> str:
     are a run's bad luck and which hold from run to run. Quick runs, and runs that measured
     fewer targets than the fullest of them (some workloads or codecs only), are left out and
     named."""
-    measured = [(path.name, json.loads(path.read_text())) for path in paths]
-    measured = [(name, result, targets(result)) for name, result in measured]
+    results = [(path.name, json.loads(path.read_text())) for path in paths]
+    measured = [(name, result, targets(result)) for name, result in results]
     every = max((len(found) for _, _, found in measured), default=0)
     judged: list[tuple[str, list[Target]]] = []
     left_out: list[str] = []
