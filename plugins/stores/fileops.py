@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 
 
-def remove_quietly(path: str | os.PathLike) -> None:
+def remove_quietly(path: str | os.PathLike, *, dir_fd: int | None = None) -> None:
+    """Remove a file if it is there (`dir_fd`: `path` is a name in that open folder)."""
     try:
-        os.remove(path)
+        os.remove(path, dir_fd=dir_fd)
     except FileNotFoundError:
         pass
 

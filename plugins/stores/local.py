@@ -1,9 +1,26 @@
 """A store over a directory: each key is a file under the root, '/' its path separator.
 
+What is guaranteed, where the OS opens files relative to an open folder (every POSIX system):
+no operation reads, creates, changes or removes anything outside the root, even while another
+process renames folders or swaps them for symlinks during the operation. Every path is opened
+one segment at a time relative to a handle of the folder before it, without following a
+symlink (see `beneath`), and each file is then opened, linked, renamed or removed relative to
+its folder's handle; the handles runs of reads or writes keep open are handles of real folders,
+so a folder swapped away after it was opened is never followed either. Symlinks the store
+meets inside the root are followed, by hand, only while they lead to folders and files inside
+it, as zarr-python's LocalStore follows links (a key that is a symlink reads as its target);
+a symlink that leads out is refused with `InvalidKeyError`. Writes and erases act on the names
+in the root: a write replaces a symlink at the key with the written file, an erase removes the
+symlink, neither touches what it points to. Listings neither follow nor show symlinks. The root
+itself is trusted: it is the folder its path names when an operation starts (resolved once,
+when the store is made).
+
+Where the OS cannot open files relative to a folder (Windows), each path is checked before it
+is used (symlinks resolved, and refused when they lead out of the root), so a static symlink
+cannot lead out; a folder swapped for a symlink between that check and the use is followed.
+
 Writes go to a temporary file beside the target and are renamed over it, so a reader (in this
-process or another) sees the old value or the new one, never a torn file. Keys whose real path
-(symlinks resolved) leaves the root are refused, so a store cannot be tricked into touching
-files outside it.
+process or another) sees the old value or the new one, never a torn file.
 """
 
 from __future__ import annotations
@@ -14,7 +31,6 @@ import re
 import shutil
 import stat
 from pathlib import Path
-from contextlib import nullcontext
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -24,17 +40,19 @@ from zarrkit.errors import InvalidKeyError
 from zarrkit.names import names
 from zarrkit.store import ByteRange, Range, Store, check_key, check_mode, check_prefix
 
+from . import beneath
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
 
-#: Opening a file without following a final symlink (0 where the platform cannot: then every
-#: read takes the fully checked path).
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_OPEN_READ = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-#: opening files relative to an open folder (not on Windows), and how such a folder is opened
-_DIR_FD = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
-_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+#: Opening files relative to an open folder, without following symlinks (not on Windows,
+#: where every operation takes the checked-path way, `_path`).
+_DIR_FD = (all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.unlink, os.rmdir,
+                                                 os.rename, os.link, os.readlink, os.stat))
+           and os.scandir in os.supports_fd
+           and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW"))
+_OPEN_READ = beneath.OPEN_READ
+#: the root, whose path is trusted (symlinks in it followed)
+_OPEN_ROOT = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 #: `LocalStore._folder_fd`'s answer for a folder that does not exist
 _ABSENT = object()
 
@@ -49,8 +67,6 @@ _MAX_HINT = 4 << 20
 
 #: reading into a caller's buffer at an offset (not on Windows)
 _PREADV = hasattr(os, "preadv")
-#: `LocalStore._open_in`'s answer for a key that is a symlink (checked the slow way)
-_SYMLINK = object()
 
 #: Linux's unnamed temporary files (0 elsewhere), named through /proc once written; errors that
 #: say a file system does not have them
@@ -63,8 +79,8 @@ _WRITE_ATTEMPTS = 100
 
 
 class LocalStore(Store):
-    """Files under `root`. Listings do not follow symlinks (so they stay inside the root and
-    cannot loop); keys reached through a symlink that stays inside the root are readable."""
+    """Files under `root`. Nothing outside the root is ever read or written (see the module's
+    docstring for what that covers); symlinks inside the root that stay inside are followed."""
 
     names = names("file")
     blocking_writes = True  # a file create plus a rename per write
@@ -79,7 +95,7 @@ class LocalStore(Store):
         self.fsync = fsync
         self._root = str(self.root)
         self._inside = os.path.join(self._root, "")
-        #: whether temporary files may live in the root (see `_write`)
+        #: whether temporary files may live in the root (see `_write_renaming`)
         self._same_device = True
         #: whether writes go through unnamed temporary files (see `_write_unnamed`)
         self._unnamed = bool(_O_TMPFILE)
@@ -95,9 +111,39 @@ class LocalStore(Store):
     def url(self) -> str:
         return self.root.as_uri()
 
-    # -- paths -------------------------------------------------------------------------------
+    # -- folders -----------------------------------------------------------------------------
+    def _open_root(self, create: bool) -> int | None:
+        """A handle of the root (made first if `create`), None when there is none."""
+        try:
+            return os.open(self._root, _OPEN_ROOT)
+        except (FileNotFoundError, NotADirectoryError):
+            if not create:
+                return None
+        os.makedirs(self._root, exist_ok=True)
+        return os.open(self._root, _OPEN_ROOT)
+
+    def _folder_fd(self, folder: str, folders: "_Folders", create: bool = False) -> Any:
+        """The key folder's handle (or `_ABSENT`), opened beneath the root and remembered in
+        `folders`: files opened relative to it skip the walk of every path segment."""
+        root = folders.root
+        if root is None:
+            root = self._open_root(create)
+            if root is None:
+                folders[folder] = _ABSENT
+                return _ABSENT
+            folders.root = root
+        where = beneath.open_folder(root, folder, self._inside, create=create) if folder else root
+        folders[folder] = _ABSENT if where is None else where
+        return folders[folder]
+
+    def _chain(self, root: int, folder: str, create: bool = False) -> beneath.Chain | None:
+        return beneath.resolve(root, folder.split("/") if folder else [], self._inside,
+                               create=create)
+
+    # -- checked paths (where the OS cannot open relative to a folder) ------------------------
     def _path(self, key: str) -> str:
-        """The real path of `key`, refusing one that symlinks lead out of the root."""
+        """The real path of `key`, refusing one that symlinks lead out of the root (checked
+        before it is used: see the module's docstring)."""
         real = os.path.realpath(os.path.join(self._root, check_key(key)))
         if not real.startswith(self._inside):
             raise InvalidKeyError(f"store key {key!r} resolves to {real!r}, outside {self}")
@@ -110,6 +156,15 @@ class LocalStore(Store):
 
     # -- readable ----------------------------------------------------------------------------
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        if not _DIR_FD:
+            return self._get_by_path(key, byte_range)
+        folders = _Folders()
+        try:
+            return self._get_in(key, byte_range, folders)
+        finally:
+            folders.close()
+
+    def _get_by_path(self, key: str, byte_range: Range | None) -> bytes | None:
         path = self._path(key)
         try:
             with open(path, "rb") as f:
@@ -118,15 +173,26 @@ class LocalStore(Store):
                 part = byte_range.slice(os.fstat(f.fileno()).st_size)
                 f.seek(part.start)
                 return f.read(max(0, part.stop - part.start))
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
             return None
 
     def exists(self, key: str) -> bool:
-        return os.path.isfile(self._path(key))
+        if not _DIR_FD:
+            return os.path.isfile(self._path(key))
+        folders = _Folders()
+        try:
+            fd = self._open_in(key, folders)
+            if fd is None:
+                return False
+            try:
+                return stat.S_ISREG(os.fstat(fd).st_mode)
+            finally:
+                os.close(fd)
+        finally:
+            folders.close()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        """Like `get` per key, but each folder's real path is resolved once per call: the
-        per-key realpath (a stat per path segment) was most of the cost of small chunks."""
+        """Like `get` per key, but each folder is opened once per call."""
         return self._read_files(keys, buffers=False)
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
@@ -140,12 +206,12 @@ class LocalStore(Store):
         return _Reads(self)
 
     def _read_files(self, keys: Iterable[str], *, buffers: bool,
-                    kept: dict[str, Any] | None = None) -> dict[str, Any]:
+                    kept: "_Folders | None" = None) -> dict[str, Any]:
         """The files of `keys`, each opened relative to its folder, opened once per call or,
         with `kept`, once per run of calls (whose owner closes them)."""
-        if not _NOFOLLOW or not _DIR_FD:  # (every POSIX system Python runs on has both)
+        if not _DIR_FD:
             return super().get_many(keys)
-        folders: dict[str, Any] = {} if kept is None else kept
+        folders = _Folders() if kept is None else kept
         out = {}
         read_sized = self._read_sized
         try:
@@ -160,63 +226,42 @@ class LocalStore(Store):
                 except OSError as exc:
                     if exc.errno != errno.ELOOP:
                         raise
-                    value = self.get(key)  # a symlink: check where it leads
-                else:
-                    try:  # (`_read_whole` inlined)
-                        hint = self._size_hint
-                        if hint >= _MAX_HINT or len(value := os.read(fd, hint)) >= hint:
-                            value = read_sized(fd, buffers)
-                    except IsADirectoryError:
-                        value = None
-                    finally:
-                        os.close(fd)
-                if value is not None:
-                    out[key] = value
+                    fd = self._open_link(key, folders)  # a symlink: followed inside the root
+                    if fd is None:
+                        continue
+                try:  # (`_read_whole` inlined)
+                    hint = self._size_hint
+                    if hint >= _MAX_HINT or len(value := os.read(fd, hint)) >= hint:
+                        value = read_sized(fd, buffers)
+                except IsADirectoryError:
+                    continue
+                finally:
+                    os.close(fd)
+                out[key] = value
         finally:
             if kept is None:
-                _close_folders(folders)
+                folders.close()
         return out
 
-    def _folder_fd(self, folder: str, folders: dict[str, Any]) -> Any:
-        """The key folder's directory, open (or `_ABSENT`), remembered in `folders`: files
-        opened relative to it skip the walk of every path segment (800-byte chunks: 5.2 µs
-        per open, read and close, 6.9 through the full path)."""
-        try:
-            where = os.open(self._folder(folder), _OPEN_DIR)
-        except (FileNotFoundError, NotADirectoryError):
-            where = _ABSENT
-        folders[folder] = where
-        return where
+    def _open_link(self, key: str, folders: "_Folders") -> int | None:
+        """The file a symlinked key leads to, open (None: absent); refused when it leads out
+        of the root. The slow way: the whole key is walked again from the root."""
+        return beneath.open_file(folders.root, key.split("/"), self._inside)
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
-        folders: dict[str, str] = {}
-        return [self._get_in(key, byte_range, folders) for key, byte_range in requests]
+        if not _DIR_FD:
+            return [self._get_by_path(key, byte_range) for key, byte_range in requests]
+        folders = _Folders()
+        try:
+            return [self._get_in(key, byte_range, folders) for key, byte_range in requests]
+        finally:
+            folders.close()
 
-    def _folder(self, folder: str) -> str:
-        """The real path of a key's folder: the root is already real, so only the segments
-        below it are looked at; a symlink among them is resolved and checked by `_path`."""
-        path = self._root
-        for segment in folder.split("/") if folder else ():
-            path = f"{path}{os.sep}{segment}"  # (checked keys: plain segments, no separator)
-            try:
-                if stat.S_ISLNK(os.lstat(path).st_mode):
-                    return self._path(folder)
-            except (FileNotFoundError, NotADirectoryError):
-                # nothing from here down exists, so no symlink either: a read finds no key, a
-                # write creates the folders
-                return os.path.join(self._root, folder)
-        return path
-
-    def _get_in(self, key: str, byte_range: Range | None, folders: dict[str, str]) -> bytes | None:
-        """`get` with the key's folder resolved through `folders`; the file itself is opened
-        without following a symlink, and a symlink goes the slow, fully checked way."""
-        if not _NOFOLLOW:
-            return self.get(key, byte_range)
+    def _get_in(self, key: str, byte_range: Range | None, folders: "_Folders") -> bytes | None:
+        """`get` with the key's folder opened through `folders`."""
         fd = self._open_in(key, folders)
         if fd is None:
             return None
-        if fd is _SYMLINK:  # check where it leads
-            return self.get(key, byte_range)
         try:
             if byte_range is None:
                 return self._read_whole(fd)
@@ -232,16 +277,19 @@ class LocalStore(Store):
         finally:
             os.close(fd)
 
-    def _open_in(self, key: str, folders: dict[str, str]) -> Any:
-        """The key's file open for reading (its folder resolved through `folders`, the file
-        itself not followed if a symlink); None: absent; `_SYMLINK`: the key is a symlink."""
+    def _open_in(self, key: str, folders: "_Folders") -> int | None:
+        """The key's file open for reading (its folder opened through `folders`, a symlink
+        followed only inside the root); None: absent."""
+        where, name = self._locate(key, folders, self._folder_fd)
+        if where is _ABSENT:
+            return None
         try:
-            return os.open(self._where(key, folders), _OPEN_READ)
+            return os.open(name, _OPEN_READ, dir_fd=where)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                return _SYMLINK
+                return self._open_link(key, folders)
             raise
 
     def read_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
@@ -253,11 +301,11 @@ class LocalStore(Store):
         sized = [i for i, (_, r) in enumerate(requests)
                  if type(r) is ByteRange and r.length is not None]
         total = sum(requests[i][1].length for i in sized)
-        if total < _BUFFERED_FROM or not _NOFOLLOW or not _PREADV:
+        if total < _BUFFERED_FROM or not _DIR_FD or not _PREADV:
             return self.get_ranges(requests)
         out: list[Any] = [None] * len(requests)
         buffer = memoryview(reusable("ranges", total))[:total]
-        folders: dict[str, str] = {}
+        folders = _Folders()
         files: dict[str, Any] = {}
         at = 0
         try:
@@ -266,24 +314,23 @@ class LocalStore(Store):
                 if key not in files:
                     files[key] = self._open_in(key, folders)
                 fd = files[key]
-                if fd is _SYMLINK:
-                    out[i] = self.get(key, byte_range)
-                elif fd is not None:
+                if fd is not None:
                     part = buffer[at:at + byte_range.length]
                     at += byte_range.length
                     try:
                         out[i] = part[:os.preadv(fd, [part], byte_range.offset)].toreadonly()
                     except IsADirectoryError:
                         pass
+            if len(sized) < len(requests):
+                done = set(sized)
+                for i in range(len(requests)):
+                    if i not in done:
+                        out[i] = self._get_in(*requests[i], folders)
         finally:
             for fd in files.values():
-                if type(fd) is int:
+                if fd is not None:
                     os.close(fd)
-        if len(sized) < len(requests):
-            done = set(sized)
-            rest = [i for i in range(len(requests)) if i not in done]
-            for i, value in zip(rest, self.get_ranges([requests[i] for i in rest])):
-                out[i] = value
+            folders.close()
         return out
 
     def _read_whole(self, fd: int, buffer: bool = False) -> Any:
@@ -315,38 +362,302 @@ class LocalStore(Store):
 
     def set_many(self, items: Mapping[str, bytes]) -> None:
         """Check every key and value before writing any, so a bad one in a batch writes nothing."""
-        self._set_many(items, {})
+        folders = _Folders()
+        try:
+            self._set_many(items, folders)
+        finally:
+            folders.close()
 
     def writing(self) -> ContextManager[Any]:
-        """A run of writes that checks each key folder once for the whole run (see `_Writes`)."""
-        return nullcontext(_Writes(self))
+        """A run of writes that opens each key folder once for the whole run (see `_Writes`)."""
+        return _Writes(self)
 
-    def _set_many(self, items: Mapping[str, bytes], folders: dict[str, str]) -> None:
-        """`set_many`, with the real paths of the key folders already checked in `folders`."""
+    def _set_many(self, items: Mapping[str, bytes], folders: "_Folders") -> None:
+        """`set_many`, with the key folders opened once through `folders`. A symlink at the
+        key itself is replaced by the written file, not followed: the link (or rename) that
+        makes a write atomic replaces whatever name is there."""
         self.require("write", "set keys")
-        writes = [(self._write_path(k, folders), _buffer(v)) for k, v in items.items()]
+        if not _DIR_FD:
+            self._set_by_path(items)
+            return
+        batch = []
+        for key, value in items.items():  # (all checked before anything is written)
+            folder, sep, name = key.rpartition("/") if type(key) is str else check_key(key)
+            if (folder not in folders or (sep and not folder) or name in _ODD_NAMES
+                    or "\\" in name or "\x00" in name):
+                check_key(key)
+            batch.append((folder, name, _buffer(value)))
+        for folder, name, data in batch:
+            where = folders.get(folder)
+            if where is None or where is _ABSENT:
+                where = self._folder_fd(folder, folders, create=True)
+            self._write(folders, folder, where, name, data)
+
+    def _write(self, folders: "_Folders", folder: str, where: int, name: str, data: Any) -> None:
+        """Write `data` as `name` in the folder `where` so that readers see the old value or
+        the new one, never a part. Where the OS has unnamed temporary files (Linux's
+        O_TMPFILE), the file is written unnamed in the key's folder and then given its name
+        (`_write_unnamed`); otherwise a temporary file is renamed into place. A folder
+        removed since it was opened (pruned by a concurrent erase) is made again."""
+        for _ in range(_WRITE_ATTEMPTS):
+            try:
+                if not (self._unnamed and self._write_unnamed(where, name, data)):
+                    self._write_renaming(folders.root, where, name, data)
+                return
+            except FileNotFoundError:
+                folders.close()  # (the root too: it may be the one removed)
+                where = self._folder_fd(folder, folders, create=True)
+        raise OSError(errno.ENOENT, "the folder of a write keeps being removed",
+                      os.path.join(self._root, folder, name))
+
+    def _write_renaming(self, root: int, where: int, name: str, data: Any) -> None:
+        """A temporary file in the root renamed into place: the root stays small, so creating
+        it is cheap where the key's own folder may hold thousands of chunks (45 against 60 µs
+        per 800-byte chunk on ext4 here). A folder on another file system (a mount inside the
+        root) gets its temporary file beside the target."""
+        place = root if self._same_device else where
+        tmp = f".{os.urandom(8).hex()}.partial"  # (listings skip it)
+        fd = os.open(tmp, _CREATE, 0o666, dir_fd=place)
+        try:
+            _write_all(fd, data)
+            if self.fsync:
+                os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.replace(tmp, name, src_dir_fd=place, dst_dir_fd=where)
+        except OSError as exc:
+            if fd >= 0:
+                os.close(fd)
+            _remove_quietly(tmp, dir_fd=place)
+            if exc.errno != errno.EXDEV:
+                raise
+            self._same_device = False  # a mount below the root: stay beside the target
+            self._write_renaming(root, where, name, data)
+            return
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            _remove_quietly(tmp, dir_fd=place)
+            raise
+        if self.fsync:
+            os.fsync(where)
+
+    def _write_unnamed(self, where: int, name: str, data: Any) -> bool:
+        """Write an unnamed file in the folder `where` and link it in as `name`; when the key
+        exists, link it beside the key and rename it over. No temporary name is created and
+        removed, and a crash leaves nothing behind: on a fresh ext4 file system here 29
+        against 43 µs per 800-byte chunk (a plain unprotected write: 27). False when this
+        platform or file system cannot, or the file could not be named (the caller then
+        takes the renaming way)."""
+        try:
+            fd = _open_unnamed(where)
+        except OSError as exc:
+            if exc.errno in _NO_UNNAMED:
+                self._unnamed = False
+                return False
+            raise
+        try:
+            _write_all(fd, data)
+            if self.fsync:
+                os.fsync(fd)
+            try:
+                _link_fd(fd, where, name)
+            except FileExistsError:
+                tmp = f".{os.urandom(8).hex()}.partial"  # (listings skip it)
+                _link_fd(fd, where, tmp)
+                try:
+                    os.replace(tmp, name, src_dir_fd=where, dst_dir_fd=where)
+                except BaseException:
+                    _remove_quietly(tmp, dir_fd=where)
+                    raise
+            except FileNotFoundError:
+                # the folder was removed since it was opened (the renaming way tells), or
+                # there is no /proc to name the file through
+                if not os.path.isdir(_PROC_FD):
+                    self._unnamed = False
+                return False
+        finally:
+            os.close(fd)
+        if self.fsync:
+            os.fsync(where)
+        return True
+
+    def erase(self, key: str) -> None:
+        """Remove the key's file (a symlink at the key: the link, not what it points to) and
+        the folders that leaves empty."""
+        self.require("write", f"erase {key!r}")
+        folder, _, name = check_key(key).rpartition("/")
+        if not _DIR_FD:
+            self._erase_by_path(key)
+            return
+        root = self._open_root(create=False)
+        if root is None:
+            return
+        try:
+            chain = self._chain(root, folder)
+            if chain is None:
+                return
+            try:
+                if beneath.remove_file(chain[-1][0] if chain else root, name):
+                    beneath.prune(root, chain)
+            finally:
+                beneath.close_chain(chain)
+        finally:
+            os.close(root)
+
+    def erase_prefix(self, prefix: str) -> None:
+        """Remove whole directory trees rather than key by key."""
+        self.require("write", f"erase prefix {prefix!r}")
+        if not _DIR_FD:
+            self._erase_prefix_by_path(prefix)
+            return
+        folder = check_prefix(prefix)[:-1]
+        root = self._open_root(create=False)
+        if root is None:
+            return
+        try:
+            chain = self._chain(root, folder)
+            if chain is None:
+                return
+            try:
+                if not chain:  # (the whole store, or a symlink to the root)
+                    beneath.clear(root)
+                    return
+                fd, name = chain.pop()
+                os.close(fd)
+                beneath.remove_tree(chain[-1][0] if chain else root, name)
+                beneath.prune(root, chain)
+            finally:
+                beneath.close_chain(chain)
+        finally:
+            os.close(root)
+
+    # -- listable ----------------------------------------------------------------------------
+    def list(self) -> Iterator[str]:
+        return self._keys("", "")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Descend only into the directories the prefix can match ('a/b' reads 'a/' once)."""
+        folder, slash, start = prefix.rpartition("/")
+        if slash:
+            check_prefix(folder + slash)
+        return self._keys(folder, start)
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        keys: list[str] = []
+        prefixes: list[str] = []
+        if not _DIR_FD:
+            entries = _scan(self._dir(prefix))
+        else:
+            entries = self._entries(check_prefix(prefix)[:-1])
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                prefixes.append(entry.name)
+            elif entry.is_file(follow_symlinks=False):
+                keys.append(entry.name)
+        return sorted(keys), sorted(prefixes)
+
+    def _entries(self, folder: str) -> list[os.DirEntry[str]]:
+        """The entries of a key folder (none when it is absent), temporary files left out."""
+        folders = _Folders()
+        try:
+            where = self._folder_fd(folder, folders)
+            if where is _ABSENT:
+                return []
+            # (`is_dir` and `is_file` look at the type the listing gave: no folder needed)
+            return [e for e in beneath.scan(where) if not _PARTIAL.fullmatch(e.name)]
+        finally:
+            folders.close()
+
+    def _keys(self, folder: str, start: str) -> Iterator[str]:
+        """Keys below the key folder `folder` whose names there start with `start`; the
+        folder is opened (or refused) now, its files listed as the keys are taken."""
+        prefix = f"{folder}/" if folder else ""
+        if not _DIR_FD:
+            return self._walk(self._dir(prefix), prefix, start)
+        folders = _Folders()
+        try:
+            where = self._folder_fd(folder, folders)
+        except BaseException:
+            folders.close()
+            raise
+        if where is _ABSENT:
+            folders.close()
+            return iter(())
+        return _closing(beneath.walk_files(where, prefix, start, _PARTIAL.fullmatch), folders)
+
+    # -- the checked-path way (no opening relative to a folder: Windows) ---------------------
+    def _in_folder(self, key: str) -> str:
+        """The path of `key` in its folder's real path: a symlink at the key itself is not
+        resolved (a write replaces it, an erase removes it)."""
+        folder, _, name = check_key(key).rpartition("/")
+        return os.path.join(self._dir(f"{folder}/" if folder else ""), name)
+
+    def _set_by_path(self, items: Mapping[str, bytes]) -> None:
+        writes = [(self._in_folder(k), _buffer(v)) for k, v in items.items()]
         for path, data in writes:
-            self._write(path, data)
+            parent = os.path.dirname(path)
+            os.makedirs(parent, exist_ok=True)
+            tmp = f"{parent}{os.sep}.{os.urandom(8).hex()}.partial"
+            try:
+                with open(tmp, "xb") as f:
+                    f.write(_c_order(data))
+                    if self.fsync:
+                        os.fsync(f.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                _remove_quietly(tmp)
+                raise
+            if self.fsync:
+                _fsync_dir(parent)
 
-    def _write_path(self, key: str, folders: dict[str, str]) -> str:
-        """Where a write of `key` lands, each folder resolved once per batch (see `_folder`).
-        A symlink at the key itself is replaced by the written file, not followed: the rename
-        that makes a write atomic replaces whatever name is there, and so a write can never
-        land outside the root (checking the key itself would cost a stat per chunk)."""
-        return self._where(key, folders)
+    def _erase_by_path(self, key: str) -> None:
+        path = self._in_folder(key)
+        try:
+            os.remove(path)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            return
+        self._prune_by_path(os.path.dirname(path))
 
-    def _where(self, key: str, folders: dict[str, str]) -> str:
-        """The file of `key`, its folder's real path looked up in (or added to) `folders`."""
-        real, name = self._locate(key, folders, self._folder_path)
-        return f"{real}{os.sep}{name}"
+    def _erase_prefix_by_path(self, prefix: str) -> None:
+        directory = self._dir(prefix)
+        if directory == self._root:
+            for entry in _scan(self._root, keep_partial=True):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.remove(entry.path)
+            return
+        try:
+            shutil.rmtree(directory)
+        except (FileNotFoundError, NotADirectoryError):  # nothing under the prefix
+            return
+        self._prune_by_path(os.path.dirname(directory))
 
-    def _folder_path(self, folder: str, folders: dict[str, Any]) -> str:
-        real = folders[folder] = self._folder(folder)
-        return real
+    def _prune_by_path(self, directory: str) -> None:
+        while directory.startswith(self._inside):
+            try:
+                os.rmdir(directory)
+            except OSError:  # not empty (or pruned by someone else): stop here
+                return
+            directory = os.path.dirname(directory)
 
+    def _walk(self, directory: str, prefix: str, start: str = "") -> Iterator[str]:
+        pending = [(directory, prefix, start)]
+        while pending:
+            directory, prefix, start = pending.pop()
+            for entry in _scan(directory):
+                if not entry.name.startswith(start):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, f"{prefix}{entry.name}/", ""))
+                elif entry.is_file(follow_symlinks=False):
+                    yield prefix + entry.name
+
+    # -- shared ------------------------------------------------------------------------------
     @staticmethod
     def _locate(key: str, folders: dict[str, Any],
-                resolve: Callable[[str, dict[str, Any]], Any]) -> tuple[Any, str]:
+                resolve: Callable[[str, Any], Any]) -> tuple[Any, str]:
         """The key's folder as `resolve` gives it (looked up in, or added to, `folders`) and
         the key's last segment, the key checked. A key whose folder is known needs only its
         last segment checked."""
@@ -358,153 +669,6 @@ class LocalStore(Store):
         elif name in _ODD_NAMES or "\\" in name or "\x00" in name:
             check_key(key)
         return where, name
-
-    def _write(self, path: str, data: Any) -> None:
-        """Write `data` to `path` so that readers see the old value or the new one, never a
-        part. Where the OS has unnamed temporary files (Linux's O_TMPFILE), the file is written
-        unnamed in the key's folder and then given its name (`_write_unnamed`). Otherwise
-        a temporary file in the root is renamed into place: the root stays small, so creating
-        it is cheap where the key's own folder may hold thousands of chunks (45 against 60 µs
-        per 800-byte chunk on ext4 here). A folder on another file system (a mount inside the
-        root) gets its temporary file beside the target."""
-        if self._unnamed and self._write_unnamed(path, data):
-            return
-        parent = os.path.dirname(path)
-        tmp, fd = _create_in(self._root if self._same_device else parent)
-        try:
-            _write_all(fd, data)
-            if self.fsync:
-                os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            _rename_into(tmp, path)
-        except OSError as exc:
-            if fd >= 0:
-                os.close(fd)
-            _remove_quietly(tmp)
-            if exc.errno != errno.EXDEV:
-                raise
-            self._same_device = False  # a mount below the root: stay beside the target
-            self._write(path, data)
-            return
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            _remove_quietly(tmp)
-            raise
-        if self.fsync:
-            _fsync_dir(parent)
-
-    def _write_unnamed(self, path: str, data: Any) -> bool:
-        """Write an unnamed file in the key's folder and link it in under the key; when the
-        key exists, link it beside the key and rename it over. No temporary name is created
-        and removed, and a crash leaves nothing behind: on a fresh ext4 file system here 29
-        against 43 µs per 800-byte chunk (a plain unprotected write: 27). False when this
-        platform or file system cannot (the caller then takes the renaming way)."""
-        parent = path.rpartition(os.sep)[0]  # (an absolute path below the root: never "")
-        try:
-            fd = _open_unnamed(parent)
-        except OSError as exc:
-            if exc.errno in _NO_UNNAMED:
-                self._unnamed = False
-                return False
-            raise
-        try:
-            _write_all(fd, data)
-            if self.fsync:
-                os.fsync(fd)
-            try:
-                _link_fd(fd, path)
-            except FileExistsError:
-                tmp = f"{parent}{os.sep}.{os.urandom(8).hex()}.partial"  # (listings skip it)
-                _link_fd(fd, tmp)
-                try:
-                    os.replace(tmp, path)
-                except BaseException:
-                    _remove_quietly(tmp)
-                    raise
-            except FileNotFoundError:
-                # the folder was pruned by a concurrent erase since (the renaming way
-                # recreates it), or there is no /proc to name the file through
-                if not os.path.isdir(_PROC_FD):
-                    self._unnamed = False
-                return False
-        finally:
-            os.close(fd)
-        if self.fsync:
-            _fsync_dir(parent)
-        return True
-
-    def erase(self, key: str) -> None:
-        self.require("write", f"erase {key!r}")
-        path = self._path(key)
-        try:
-            os.remove(path)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):  # no such key
-            return
-        self._prune(os.path.dirname(path))
-
-    def erase_prefix(self, prefix: str) -> None:
-        """Remove whole directory trees rather than key by key."""
-        self.require("write", f"erase prefix {prefix!r}")
-        directory = self._dir(prefix)
-        if directory == self._root:
-            self._clear_root()
-            return
-        try:
-            shutil.rmtree(directory)
-        except (FileNotFoundError, NotADirectoryError):  # nothing under the prefix
-            return
-        self._prune(os.path.dirname(directory))
-
-    def _clear_root(self) -> None:
-        for entry in _scan(self._root, keep_partial=True):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.remove(entry.path)
-
-    def _prune(self, directory: str) -> None:
-        """Remove emptied directories up to the root, so listings show no prefix without keys."""
-        while directory.startswith(self._inside):
-            try:
-                os.rmdir(directory)
-            except OSError:  # not empty (or pruned by someone else): stop here
-                return
-            directory = os.path.dirname(directory)
-
-    # -- listable ----------------------------------------------------------------------------
-    def list(self) -> Iterator[str]:
-        return self._walk(self._root, "")
-
-    def list_prefix(self, prefix: str) -> Iterator[str]:
-        """Descend only into the directories the prefix can match ('a/b' reads 'a/' once)."""
-        folder, slash, start = prefix.rpartition("/")
-        folder += slash
-        return self._walk(self._dir(folder), folder, start)
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        keys: list[str] = []
-        prefixes: list[str] = []
-        for entry in _scan(self._dir(prefix)):
-            if entry.is_dir(follow_symlinks=False):
-                prefixes.append(entry.name)
-            elif entry.is_file(follow_symlinks=False):
-                keys.append(entry.name)
-        return sorted(keys), sorted(prefixes)
-
-    def _walk(self, directory: str, prefix: str, start: str = "") -> Iterator[str]:
-        """Keys under `directory` (whose key prefix is `prefix`) with names starting `start`."""
-        pending = [(directory, prefix, start)]
-        while pending:
-            directory, prefix, start = pending.pop()
-            for entry in _scan(directory):
-                if not entry.name.startswith(start):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((entry.path, f"{prefix}{entry.name}/", ""))
-                elif entry.is_file(follow_symlinks=False):
-                    yield prefix + entry.name
 
     # -- identity ----------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -519,69 +683,96 @@ class LocalStore(Store):
         return f"LocalStore({self._root!r})"
 
 
-#: the most key folders a run of reads keeps open between calls (`_Reads`)
+class _Folders(dict):
+    """Key folders opened beneath the root for one call or one run: folder -> handle (or
+    `_ABSENT`), the root's handle (the folder "") in `root`. Handles of real folders, so one
+    kept while its path is swapped for a symlink still names the folder it was opened as."""
+
+    __slots__ = ("root",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root: int | None = None
+
+    def close(self) -> None:
+        fds = {fd for fd in self.values() if type(fd) is int}
+        if self.root is not None:
+            fds.add(self.root)
+        self.clear()
+        self.root = None
+        for fd in fds:
+            os.close(fd)
+
+
+#: the most key folders a run of reads or writes keeps open between calls
 _KEPT_FOLDERS = 32
 
 
 class _Reads:
     """One thread's run of reads from a `LocalStore` (`LocalStore.reading`): a key folder is
-    opened (and checked) once for the run and kept open until it ends, where each `read_many`
-    would open it again: the engine reads chunks of 256 KiB four to a call, so this saves
-    four syscalls per call (two `lstat`s, the folder's open and close), each a release of the
-    GIL that the other reading thread waits on
-    (whole reads of 512 MiB in 256 KiB chunks, each in a fresh process, memory file system:
-    uncompressed 0.136 -> 0.116 s, median of 8; blosc 0.177 -> 0.167 s, median of 12; zstd,
-    decode-bound, unchanged). Files are opened relative to the open folder, so a folder
-    swapped for a symlink meanwhile is not followed."""
+    opened (beneath the root) once for the run and kept open until it ends, where each
+    `read_many` would open it again: the engine reads chunks of 256 KiB four to a call, so
+    this saves the folder's walk, open and close per call, each a release of the GIL that
+    the other reading thread waits on."""
 
     __slots__ = ("_store", "_folders")
 
     def __init__(self, store: LocalStore) -> None:
         self._store = store
-        self._folders: dict[str, Any] = {}
+        self._folders = _Folders()
 
     def __enter__(self) -> "_Reads":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        folders, self._folders = self._folders, {}
-        _close_folders(folders)
+        self._folders.close()
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
         try:
             return self._store._read_files(keys, buffers=True, kept=self._folders)
         finally:
             if len(self._folders) > _KEPT_FOLDERS:  # a share over many folders: stay small
-                self.__exit__()
-
-
-def _close_folders(folders: dict[str, Any]) -> None:
-    for where in folders.values():
-        if type(where) is int:
-            os.close(where)
+                self._folders.close()
 
 
 class _Writes:
     """One thread's run of writes to a `LocalStore` (`LocalStore.writing`): a key folder is
-    checked once for the run rather than on every `set_many`, as one `set_many` checks it once
-    for its batch. The engine stores compressed chunks one per call (see `engine.stream_size`),
-    so this saves two `lstat`s per chunk, each a release of the GIL that the other writing
-    thread waits on. A folder a symlink has replaced since it was checked is followed, as it
-    would be within one batch; the run is one thread's share of a write's batch, milliseconds
-    long."""
+    opened (beneath the root) once for the run rather than on every `set_many`, as one
+    `set_many` opens it once for its batch. The engine stores compressed chunks one per call
+    (see `engine.stream_size`), so this saves the folder's walk per chunk. A folder swapped
+    for a symlink after it was opened is not followed: the run writes into the folder it
+    opened."""
 
     __slots__ = ("_store", "_folders")
 
     def __init__(self, store: LocalStore) -> None:
         self._store = store
-        self._folders: dict[str, str] = {}
+        self._folders = _Folders()
+
+    def __enter__(self) -> "_Writes":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._folders.close()
 
     def set_many(self, items: Mapping[str, bytes]) -> None:
-        self._store._set_many(items, self._folders)
+        try:
+            self._store._set_many(items, self._folders)
+        finally:
+            if len(self._folders) > _KEPT_FOLDERS:
+                self._folders.close()
 
     def erase_many(self, keys: Iterable[str]) -> None:
-        self._folders.clear()  # (an erase may remove emptied folders)
+        self._folders.close()  # (an erase may remove emptied folders)
         self._store.erase_many(keys)
+
+
+def _closing(keys: Iterator[str], folders: _Folders) -> Iterator[str]:
+    """`keys`, then the folders closed (also when the listing is left unfinished)."""
+    try:
+        yield from keys
+    finally:
+        folders.close()
 
 
 def _path_of_url(url: str) -> str:
@@ -594,7 +785,6 @@ def _path_of_url(url: str) -> str:
     if parts.netloc not in ("", "localhost"):
         raise ValueError(f"{url!r} names host {parts.netloc!r}; a file URL must be local")
     return url2pathname(parts.path)
-
 
 
 def _buffer(value: Any) -> Any:
@@ -630,38 +820,17 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | g
 _UNNAMED = _O_TMPFILE | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
 
 
-def _open_unnamed(directory: str) -> int:
-    """An unnamed file in `directory` (created if need be), open for writing."""
-    for _ in range(_WRITE_ATTEMPTS):
-        try:
-            return os.open(directory, _UNNAMED, 0o666)
-        except FileNotFoundError:  # no directory yet, or a concurrent erase pruned it
-            os.makedirs(directory, exist_ok=True)
-    raise OSError(f"could not create a file in {directory!r}: it keeps being removed")
 
 
-_root_fd: int | None = None
+def _open_unnamed(where: int) -> int:
+    """An unnamed file in the folder `where`, open for writing."""
+    return os.open(".", _UNNAMED, 0o666, dir_fd=where)
 
 
-def _link_fd(fd: int, path: str) -> None:
-    """Give the open, unnamed file `fd` the name `path` (linkat through /proc, following the
-    /proc link; a directory fd is passed so that Python calls linkat, which follows it, rather
-    than link, which does not)."""
-    global _root_fd
-    if _root_fd is None:
-        _root_fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    os.link(f"{_PROC_FD}/{fd}", path, src_dir_fd=_root_fd, follow_symlinks=True)
-
-
-def _create_in(directory: str) -> tuple[str, int]:
-    """A new temporary file in `directory` (created if need be), open for writing."""
-    for _ in range(_WRITE_ATTEMPTS):
-        tmp = f"{directory}{os.sep}.{os.urandom(8).hex()}.partial"
-        try:
-            return tmp, os.open(tmp, _CREATE, 0o666)
-        except FileNotFoundError:  # no directory yet, or a concurrent erase pruned it
-            os.makedirs(directory, exist_ok=True)
-    raise OSError(f"could not create a file in {directory!r}: it keeps being removed")
+def _link_fd(fd: int, where: int, name: str) -> None:
+    """Give the open, unnamed file `fd` the name `name` in the folder `where` (linkat through
+    /proc, following the /proc link)."""
+    os.link(f"{_PROC_FD}/{fd}", name, dst_dir_fd=where, follow_symlinks=True)
 
 
 #: range reads of at least this many bytes go into a reused buffer (`LocalStore.read_ranges`)
@@ -702,20 +871,6 @@ def _write_all(fd: int, data: Any) -> None:
         view = memoryview(data).cast("B")[done:]
         while view.nbytes:
             view = view[os.write(fd, view):]
-
-
-def _rename_into(tmp: str, path: str) -> None:
-    """`os.replace`, creating the target's folder when it is missing (or was just pruned by a
-    concurrent erase)."""
-    for _ in range(_WRITE_ATTEMPTS):
-        try:
-            os.replace(tmp, path)
-            return
-        except FileNotFoundError:
-            if not os.path.exists(tmp):
-                raise
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-    raise OSError(f"could not rename into {path!r}: its folder keeps being removed")
 
 
 def _scan(directory: str, *, keep_partial: bool = False) -> list[os.DirEntry[str]]:
