@@ -14,6 +14,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.errors import ZarrkitError
+from zarrkit.plugins.stores import beneath, local
 from zarrkit.plugins.stores.local import LocalStore
 
 #: how long each race runs
@@ -149,5 +150,18 @@ def erase(store: LocalStore, array: Any) -> None:
                          ids=lambda f: f.__name__)
 def test_no_operation_reaches_outside_the_root_while_folders_are_swapped(
         tmp_path: Path, operation: Callable[[LocalStore, Any], None]) -> None:
+    swaps, done, refused = _race(tmp_path, operation)
+    assert refused > 0, "no operation met a swapped folder: the race proves nothing"
+
+
+@pytest.mark.skipif(beneath.openat2_read is None, reason="no openat2 here: already walked")
+@pytest.mark.parametrize("operation", [write_whole, read], ids=lambda f: f.__name__)
+def test_the_walk_one_folder_at_a_time_holds_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        operation: Callable[[LocalStore, Any], None]) -> None:
+    """Where the kernel has no openat2 (before Linux 5.6, other POSIX systems), each path
+    segment is opened with openat and O_NOFOLLOW: that way is forced here."""
+    monkeypatch.setattr(beneath, "_openat2", None)
+    monkeypatch.setattr(local, "_openat2_read", None)
     swaps, done, refused = _race(tmp_path, operation)
     assert refused > 0, "no operation met a swapped folder: the race proves nothing"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from typing import Callable, Iterator
 
 from zarrkit.errors import InvalidKeyError
@@ -39,8 +40,15 @@ Chain = list[tuple[int, str]]
 
 def open_folder(root: int, folder: str, inside: str, *, create: bool) -> int | None:
     """A new handle of the folder `folder` ('/'-separated, not empty) below the handle `root`,
-    made when missing if `create`; None when missing (or a file). One `openat` per segment
-    when no symlink is on the way; anything else is left to `resolve`."""
+    made when missing if `create`; None when missing (or a file). One `openat2` that refuses
+    any symlink on the way (Linux 5.6+), else one `openat` per segment; a symlink on the way,
+    or a folder to make, is left to `resolve`."""
+    if _openat2 is not None:
+        try:
+            return _openat2(root, folder)
+        except OSError:
+            pass
+        return _resolved(root, folder, inside, create)
     fd = root
     try:
         for name in folder.split("/"):
@@ -52,6 +60,11 @@ def open_folder(root: int, folder: str, inside: str, *, create: bool) -> int | N
     except OSError:
         if fd != root:
             os.close(fd)
+    return _resolved(root, folder, inside, create)
+
+
+def _resolved(root: int, folder: str, inside: str, create: bool) -> int | None:
+    """`open_folder` the slow way."""
     chain = resolve(root, folder.split("/"), inside, create=create)
     if chain is None:
         return None
@@ -293,3 +306,55 @@ def _link_target(folder: int, name: str) -> str | None:
 def _shown(inside: str, chain: Chain, name: str) -> str:
     """A path below the root as an error message shows it."""
     return inside + "/".join([n for _, n in chain] + [name])
+
+
+def _openat2_of_this_system(flags: int) -> Callable[[int, str], int] | None:
+    """`openat2(root, path, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` through ctypes
+    (Python has no binding), or None where the kernel, libc or a sandbox lacks it. It opens
+    a path any segments deep in one system call where the walk takes one `openat` and one
+    `close` per segment, failing (ELOOP, EXDEV) wherever a symlink is on the way, the last
+    segment included."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        syscall = libc.syscall
+    except (OSError, AttributeError):
+        return None
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                    ("resolve", ctypes.c_uint64)]
+
+    how = OpenHow(flags & ~getattr(os, "O_NOFOLLOW", 0), 0, 0x08 | 0x04)
+    call = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_long, ctypes.c_int, ctypes.c_char_p,
+                            ctypes.c_void_p, ctypes.c_size_t, use_errno=True)(
+        ctypes.cast(syscall, ctypes.c_void_p).value)
+    get_errno, size, where = ctypes.get_errno, ctypes.sizeof(how), ctypes.addressof(how)
+    number = 437  # (SYS_openat2: one number on every architecture Linux has it on)
+    fsencode, strerror = os.fsencode, os.strerror
+
+    def openat2(root: int, path: str) -> int:
+        fd = call(number, root, fsencode(path), where, size)
+        if fd < 0:
+            code = get_errno()
+            raise OSError(code, strerror(code), path)
+        return fd
+
+    probe = os.open("/", OPEN_DIR)
+    try:
+        os.close(openat2(probe, "."))
+    except OSError:  # ENOSYS (before 5.6), EPERM (a seccomp filter), ...
+        return None
+    finally:
+        os.close(probe)
+    openat2.keep = (how, call)  # type: ignore[attr-defined]
+    return openat2
+
+
+#: a folder, and a file for reading, below a handle in one call where the kernel can (None
+#: elsewhere): `open_folder` and `LocalStore` use them, and walk when they are None
+_openat2 = _openat2_of_this_system(OPEN_DIR)
+openat2_read = _openat2 if _openat2 is None else _openat2_of_this_system(OPEN_READ)

@@ -51,6 +51,7 @@ _DIR_FD = (all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.unlink, o
            and os.scandir in os.supports_fd
            and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW"))
 _OPEN_READ = beneath.OPEN_READ
+_openat2_read = beneath.openat2_read
 #: the root, whose path is trusted (symlinks in it followed)
 _OPEN_ROOT = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 #: `LocalStore._folder_fd`'s answer for a folder that does not exist
@@ -278,8 +279,24 @@ class LocalStore(Store):
             os.close(fd)
 
     def _open_in(self, key: str, folders: "_Folders") -> int | None:
-        """The key's file open for reading (its folder opened through `folders`, a symlink
-        followed only inside the root); None: absent."""
+        """The key's file open for reading (in one `openat2` from the root where the kernel
+        has it, else relative to its folder opened through `folders`; a symlink followed
+        only inside the root); None: absent."""
+        if _openat2_read is not None:
+            check_key(key)
+            root = folders.root
+            if root is None:
+                root = folders.root = self._open_root(create=False)
+                if root is None:
+                    return None
+            try:
+                return _openat2_read(root, key)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EXDEV):
+                    raise
+                return beneath.open_file(root, key.split("/"), self._inside)
         where, name = self._locate(key, folders, self._folder_fd)
         if where is _ABSENT:
             return None
