@@ -503,22 +503,38 @@ class LocalStore(Store):
         """Remove the key's file (a symlink at the key: the link, not what it points to) and
         the folders that leaves empty."""
         self.require("write", f"erase {key!r}")
-        folder, _, name = check_key(key).rpartition("/")
+        self._erase([key])
+
+    def erase_many(self, keys: Iterable[str]) -> None:
+        """`erase` per key, each folder opened and pruned once (the engine erases the chunks
+        that hold only the fill value this way)."""
+        self.require("write", "erase keys")
+        self._erase(keys)
+
+    def _erase(self, keys: Iterable[str]) -> None:
+        by_folder: dict[str, list[str]] = {}
+        for key in keys:  # (all checked before any is erased)
+            folder, _, name = check_key(key).rpartition("/")
+            by_folder.setdefault(folder, []).append(name)
         if not _DIR_FD:
-            self._erase_by_path(key)
+            for folder, names in by_folder.items():
+                for name in names:
+                    self._erase_by_path(f"{folder}/{name}" if folder else name)
             return
-        root = self._open_root(create=False)
+        root = self._open_root(create=False) if by_folder else None
         if root is None:
             return
         try:
-            chain = self._chain(root, folder)
-            if chain is None:
-                return
-            try:
-                if beneath.remove_file(chain[-1][0] if chain else root, name):
-                    beneath.prune(root, chain)
-            finally:
-                beneath.close_chain(chain)
+            for folder, names in by_folder.items():
+                chain = self._chain(root, folder)
+                if chain is None:
+                    continue
+                try:
+                    where = chain[-1][0] if chain else root
+                    if sum(beneath.remove_file(where, name) for name in names):
+                        beneath.prune(root, chain)
+                finally:
+                    beneath.close_chain(chain)
         finally:
             os.close(root)
 
@@ -561,28 +577,15 @@ class LocalStore(Store):
         return self._keys(folder, start)
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        keys: list[str] = []
-        prefixes: list[str] = []
         if not _DIR_FD:
-            entries = _scan(self._dir(prefix))
-        else:
-            entries = self._entries(check_prefix(prefix)[:-1])
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                prefixes.append(entry.name)
-            elif entry.is_file(follow_symlinks=False):
-                keys.append(entry.name)
-        return sorted(keys), sorted(prefixes)
-
-    def _entries(self, folder: str) -> list[os.DirEntry[str]]:
-        """The entries of a key folder (none when it is absent), temporary files left out."""
+            return _sorted_entries(_scan(self._dir(prefix)))
         folders = _Folders()
-        try:
-            where = self._folder_fd(folder, folders)
+        try:  # (the entries' types are read while their folder is open: `is_dir` may stat)
+            where = self._folder_fd(check_prefix(prefix)[:-1], folders)
             if where is _ABSENT:
-                return []
-            # (`is_dir` and `is_file` look at the type the listing gave: no folder needed)
-            return [e for e in beneath.scan(where) if not _PARTIAL.fullmatch(e.name)]
+                return [], []
+            return _sorted_entries(e for e in beneath.scan(where)
+                                   if not _PARTIAL.fullmatch(e.name))
         finally:
             folders.close()
 
@@ -782,6 +785,19 @@ class _Writes:
     def erase_many(self, keys: Iterable[str]) -> None:
         self._folders.close()  # (an erase may remove emptied folders)
         self._store.erase_many(keys)
+
+
+def _sorted_entries(entries: Iterable[os.DirEntry[str]]) -> tuple[list[str], list[str]]:
+    """The names of the files and of the folders among `entries`, each sorted; symlinks
+    are neither."""
+    keys: list[str] = []
+    prefixes: list[str] = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            prefixes.append(entry.name)
+        elif entry.is_file(follow_symlinks=False):
+            keys.append(entry.name)
+    return sorted(keys), sorted(prefixes)
 
 
 def _closing(keys: Iterator[str], folders: _Folders) -> Iterator[str]:
