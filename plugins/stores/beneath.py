@@ -1,7 +1,9 @@
 """Folders and files opened beneath a root folder's handle, one path segment at a time, each
 segment opened relative to the folder before it and without following a symlink (`openat` with
-`O_NOFOLLOW`). A symlink met on the way is read and followed by hand, and only while it leads
-to a folder inside the root; `..` climbs the handles opened so far, never above the root.
+`O_NOFOLLOW`), or where Linux has it in one `openat2` that refuses any symlink on the way
+(`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`). A symlink met on the way is read and followed by
+hand, and only while it leads inside the root; `..` climbs the handles opened so far, never
+above the root.
 
 What this gives: whatever another process renames or swaps for a symlink while a path is
 being opened, every handle obtained is one of a real folder or file that was inside the root
