@@ -116,46 +116,46 @@ def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -
 def test_a_threads_share_of_whole_chunks_is_one_run_of_writes(tmp_path: Path,
                                                              monkeypatch) -> None:
     """Compressed chunks go to the store one per call, all of a thread's share through one
-    `store.writing()`, so a file store checks each key folder once per share, not per chunk
-    (each check an `lstat` per folder level, a release of the GIL the other thread waits on)."""
-    import os
-
-    from zarrkit.plugins.stores import local
+    `store.writing()`, so a file store opens each key folder once per share, not per chunk
+    (each open a walk of the folder's path, a release of the GIL the other thread waits on)."""
+    from zarrkit.plugins.stores import beneath
 
     data = np.random.default_rng(3).random((512, 1024)).astype("float32")  # 2 x 4 chunks
     with config.override(threads=1):
         a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(256, 256),
                             dtype="float32", codecs=[BYTES, ZSTD])
-        folders = []
-        real_lstat = os.lstat
-        monkeypatch.setattr(local.os, "lstat", lambda p: folders.append(p) or real_lstat(p))
+        folders: list[str] = []
+        real_open = beneath.open_folder
+        monkeypatch.setattr(beneath, "open_folder",
+                            lambda root, folder, *a, **k: folders.append(folder)
+                            or real_open(root, folder, *a, **k))
         a[...] = data
         monkeypatch.undo()
-    assert len(folders) <= 2 * 2  # 'c' and 'c/i' of two rows of chunks, once each
+    assert sorted(folders) == ["c/0", "c/1"]  # two rows of chunks, each folder opened once
     np.testing.assert_array_equal(zk.open_array(tmp_path / "a")[...], data)
 
 
 def test_a_threads_share_of_chunks_is_read_in_one_run(tmp_path: Path, monkeypatch) -> None:
     """A thread reads its share a few chunks per `read_many` (1 MiB), all through one
-    `store.reading()`, so a file store opens and checks each key folder once per share."""
-    import os
-
-    from zarrkit.plugins.stores import local
+    `store.reading()`, so a file store opens each key folder once per share."""
+    from zarrkit.plugins.stores import beneath
 
     data = np.random.default_rng(4).random((256, 2048)).astype("float32")  # 8 chunks, 1 folder
     a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(256, 256), dtype="float32",
                         codecs=[BYTES, ZSTD])
     a[...] = data
     with config.override(threads=1):
-        folders = []
-        real_lstat = os.lstat
-        monkeypatch.setattr(local.os, "lstat", lambda p: folders.append(p) or real_lstat(p))
+        folders: list[str] = []
+        real_open = beneath.open_folder
+        monkeypatch.setattr(beneath, "open_folder",
+                            lambda root, folder, *a, **k: folders.append(folder)
+                            or real_open(root, folder, *a, **k))
         b = zk.open_array(tmp_path / "a")
         folders.clear()
         got = b[...]
         monkeypatch.undo()
     np.testing.assert_array_equal(got, data)
-    assert len(folders) == 2  # 'c' and 'c/0', once, though read in two calls of four chunks
+    assert folders == ["c/0"]  # once, though read in two calls of four chunks
 
 
 @pytest.mark.parametrize("preferred", [None, 1 << 20])
