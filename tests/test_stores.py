@@ -259,6 +259,22 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
     assert store.get("a/k") == b"old"
 
 
+@pytest.mark.parametrize("removed", ["c/0", "c", "."], ids=["folder", "parent", "root"])
+def test_a_run_of_writes_makes_again_a_folder_removed_under_it(tmp_path: Path,
+                                                               removed: str) -> None:
+    """A run keeps its folders open; one removed meanwhile (an erase elsewhere pruned it)
+    is made again rather than written into while deleted (where ext4 refuses a new file
+    with EPERM and tmpfs takes it, to be lost)."""
+    import shutil
+
+    store = LocalStore(tmp_path / "root", mode="w")
+    with store.writing() as target:
+        target.set_many({"c/0/a": b"1", "top": b"t"})
+        shutil.rmtree(tmp_path / "root" / removed)
+        target.set_many({"c/0/b": b"2", "top": b"u"})
+    assert store.get_many(["c/0/b", "top"]) == {"c/0/b": b"2", "top": b"u"}
+
+
 def test_listings_skip_leftover_temporary_files(tmp_path: Path) -> None:
     store = LocalStore(tmp_path, mode="w")
     store.set("a/.zattrs", b"{}")

@@ -472,6 +472,9 @@ class LocalStore(Store):
             if exc.errno in _NO_UNNAMED:
                 self._unnamed = False
                 return False
+            if exc.errno == errno.EPERM and os.fstat(where).st_nlink == 0:
+                # (ext4's answer for a folder removed since it was opened)
+                raise FileNotFoundError(errno.ENOENT, "the folder was removed") from exc
             raise
         try:
             _write_all(fd, data)
