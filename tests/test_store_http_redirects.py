@@ -96,6 +96,24 @@ def test_cross_origin_redirects_never_carry_credentials(www: Path, origin: Hosti
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("spelling", ["upper-case", "scheme-relative", "user-info", "host-case"])
+def test_every_spelling_of_another_origin_is_another_origin(www: Path, origin: HostileServer,
+                                                            other: HostileServer, backend: str,
+                                                            spelling: str) -> None:
+    """Locations written to slip past a naive comparison: `HTTP://`, `//host:port/`, user info
+    naming the caller's origin before the '@', and the same IP by another name."""
+    name = _arrays(www)
+    port = other.server_address[1]
+    here = f"127.0.0.1:{origin.server_address[1]}"
+    origin.redirects["/"] = {"upper-case": f"HTTP://127.0.0.1:{port}/",
+                             "scheme-relative": f"//127.0.0.1:{port}/",
+                             "user-info": f"http://{here}@127.0.0.1:{port}/",
+                             "host-case": f"http://LOCALHOST:{port}/"}[spelling]
+    _reads(_open(backend, f"{origin.origin}/{name}", "plain"))
+    assert other.paths() and other.credentials_seen() == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_same_origin_redirects_keep_credentials(www: Path, origin: HostileServer,
                                                 backend: str) -> None:
     name = _arrays(www)
@@ -149,7 +167,8 @@ def test_https_to_http_redirect_is_refused(www: Path, other: HostileServer, tls:
 
 def test_redirects_to_other_schemes_are_refused(www: Path, origin: HostileServer) -> None:
     (www / "k").write_bytes(b"v")
-    for target in ("file:///etc/passwd#", "ftp://127.0.0.1/", "gopher://127.0.0.1/"):
+    for target in ("file:///etc/passwd#", "ftp://127.0.0.1/", "gopher://127.0.0.1/",
+                   "http://127.0.0.1:99999/", "http://127.0.0.1:port/", "mailto:a@b.c"):
         origin.redirects["/"] = target
         with pytest.raises(RedirectRefusedError, match="not an http"):
             HttpStore(origin.origin).get("k")

@@ -40,7 +40,7 @@ from zarrkit.store import (ByteRange, Range, Store, SuffixRange, check_key, chec
                            value_limit)
 
 from . import ranges
-from .redirects import RedirectRefusedError, origin, refusal
+from .redirects import Origin, RedirectRefusedError, origin, refusal
 
 T = TypeVar("T")
 
@@ -75,14 +75,14 @@ class HttpStore(Store):
         check_mode(mode)
         self.read_only = True
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"an HTTP store URL looks like https://host/path, got {url!r}")
         if parts.query or parts.fragment:
             raise ValueError(f"an HTTP store URL has no query or fragment: {url!r}")
         if max_redirects < 0:
             raise ValueError(f"max_redirects must be >= 0, got {max_redirects}")
         self.root = url.rstrip("/")
-        self.origin = origin(self.root)
+        self.origin = origin(self.root)  # (a ValueError for a bad port)
         self.headers = dict(headers or {})
         self.max_redirects = max_redirects
         self.timeout = timeout
@@ -111,17 +111,20 @@ class HttpStore(Store):
     def _key_url(self, key: str) -> str:
         return f"{self.root}/{quote(check_key(key), safe='/')}"
 
-    def _connection(self, scheme: str, netloc: str) -> http.client.HTTPConnection:
-        """This thread's kept-alive connection to `netloc`."""
+    def _connection(self, where: Origin) -> http.client.HTTPConnection:
+        """This thread's kept-alive connection to an origin. Connections are made to the host
+        and port the origin rule judged, never to a URL's raw netloc (where user info such as
+        `other@host` could name one host to the rule and another to the socket)."""
         connections = self._local.__dict__.setdefault("connections", {})
-        conn = connections.get((scheme, netloc))
+        conn = connections.get(where)
         if conn is None:
+            scheme, host, port = where
             cls = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
-            conn = connections[(scheme, netloc)] = cls(netloc, timeout=self.timeout)
+            conn = connections[where] = cls(host, port, timeout=self.timeout)
         return conn
 
-    def _drop_connection(self, scheme: str, netloc: str) -> None:
-        conn = self._local.__dict__.get("connections", {}).pop((scheme, netloc), None)
+    def _drop_connection(self, where: Origin) -> None:
+        conn = self._local.__dict__.get("connections", {}).pop(where, None)
         if conn is not None:
             conn.close()
 
@@ -177,20 +180,21 @@ class HttpStore(Store):
               body: "_Body") -> tuple[int, bytes, dict[str, str]]:
         parts = urlsplit(url)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
-        conn = self._connection(parts.scheme, parts.netloc)
+        where = origin(url)
+        conn = self._connection(where)
         try:
             conn.request(method, target or "/", headers=headers)
             response = conn.getresponse()
             data, whole = _read_body(response, *body.bound(response.status))
         except _TooLong:
-            self._drop_connection(parts.scheme, parts.netloc)
+            self._drop_connection(where)
             raise
         except (OSError, http.client.HTTPException) as exc:
-            self._drop_connection(parts.scheme, parts.netloc)
+            self._drop_connection(where)
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         answer = {k.lower(): v for k, v in response.getheaders()}
         if response.will_close or not whole:
-            self._drop_connection(parts.scheme, parts.netloc)
+            self._drop_connection(where)
         return response.status, data, answer
 
     # -- readable --------------------------------------------------------------------------------

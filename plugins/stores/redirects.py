@@ -35,19 +35,20 @@ Origin = tuple[str, str, int]
 
 
 def origin(url: str) -> Origin:
-    """(scheme, host, port) of a URL, the port filled in when left out."""
+    """(scheme, host, port) of a URL, the port filled in when left out; ValueError for a port
+    that is not one."""
     parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    default = 443 if parts.scheme == "https" else 80
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+    default = 443 if parts.scheme.lower() == "https" else 80
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
 
 
 def refusal(source: str, target: str) -> str | None:
     """Why a redirect from `source` to `target` may not be followed, or None."""
     scheme = urlsplit(target).scheme.lower()
+    try:
+        origin(target)
+    except ValueError:
+        scheme = ""
     if scheme not in ("http", "https") or not urlsplit(target).hostname:
         return f"{source} redirects to {target!r}, which is not an http(s) URL"
     if urlsplit(source).scheme.lower() == "https" and scheme == "http":
