@@ -58,10 +58,10 @@ class _Retry(Exception):
 
 
 class _TooLong(Exception):
-    """A body longer than the read may hold (`size` when the answer said so up front)."""
+    """A body longer than the `limit` the read may hold (`size` when the answer said so)."""
 
-    def __init__(self, size: int | None) -> None:
-        self.size = size
+    def __init__(self, size: int | None, limit: int) -> None:
+        self.size, self.limit = size, limit
 
 
 class HttpStore(Store):
@@ -129,7 +129,7 @@ class HttpStore(Store):
             conn.close()
 
     def _request(self, method: str, url: str, headers: dict[str, str], key: str,
-                 body: "_Body") -> tuple[int, bytes, dict[str, str]]:
+                 body: _Body) -> tuple[int, bytes, dict[str, str]]:
         """(status, body, headers), following redirects and retrying transient failures."""
         for attempt in range(self.retries + 1):
             try:
@@ -142,7 +142,7 @@ class HttpStore(Store):
         raise AssertionError("unreachable")
 
     def _follow(self, method: str, url: str, headers: dict[str, str], key: str,
-                body: "_Body") -> tuple[int, bytes, dict[str, str]]:
+                body: _Body) -> tuple[int, bytes, dict[str, str]]:
         """One request and its redirects. The caller's headers go only to the store's own
         origin: after a hop elsewhere they are left off for the rest of the chain, even if
         it comes back (the other origin chose where it leads)."""
@@ -153,7 +153,7 @@ class HttpStore(Store):
             try:
                 status, data, answer = self._once(method, url, sent, body)
             except _TooLong as exc:
-                raise self._too_long(exc, url, key, body.limit) from None
+                raise self._too_long(exc, url, key) from None
             if status in _REDIRECTS and "location" in answer:
                 url = self._redirect(url, answer["location"], key)
                 continue
@@ -170,14 +170,14 @@ class HttpStore(Store):
             raise RedirectRefusedError(reason, key=key, store=self, operation="read")
         return target
 
-    def _too_long(self, exc: _TooLong, url: str, key: str, limit: int) -> StoreError:
+    def _too_long(self, exc: _TooLong, url: str, key: str) -> StoreError:
         said = f" ({exc.size} bytes)" if exc.size is not None else ""
-        return ValueTooLargeError(f"the body from {url}{said} is longer than the {limit} "
+        return ValueTooLargeError(f"the body from {url}{said} is longer than the {exc.limit} "
                                   f"bytes the read can hold", key=key, store=self,
                                   operation="read")
 
     def _once(self, method: str, url: str, headers: dict[str, str],
-              body: "_Body") -> tuple[int, bytes, dict[str, str]]:
+              body: _Body) -> tuple[int, bytes, dict[str, str]]:
         parts = urlsplit(url)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         where = origin(url)
@@ -219,7 +219,7 @@ class HttpStore(Store):
                          operation="read")
 
     def _head(self, key: str, url: str) -> bool:
-        status, _, _ = self._request("HEAD", url, {}, key, _Body(0, 0))
+        status, _, _ = self._request("HEAD", url, {}, key, _Body(0, 0, 0))
         if status in _MISSING_STATUS:
             return False
         if 200 <= status < 300:
@@ -265,28 +265,30 @@ class HttpStore(Store):
 
 
 class _Body:
-    """How much of an answer's body a read can use: `limit` bytes of a whole value (more is an
-    error), and `cut` bytes of a value the server sent whole though a range was asked (read
-    that far and no further: the rest is not needed)."""
+    """How much of an answer's body a read can use. A 200 answer is the whole value: up to
+    `whole` bytes (more is an error), or, when a bounded range was asked and the server
+    ignored it, the first `cut` bytes (read that far and no further). A 206 answer is the
+    range: up to `part` bytes."""
 
-    __slots__ = ("limit", "cut")
+    __slots__ = ("whole", "cut", "part")
 
-    def __init__(self, limit: int, cut: int | None) -> None:
-        self.limit, self.cut = limit, cut
+    def __init__(self, whole: int, cut: int | None, part: int) -> None:
+        self.whole, self.cut, self.part = whole, cut, part
 
     @classmethod
     def of(cls, rng: Range | None, limit: int) -> "_Body":
-        if isinstance(rng, ByteRange) and rng.length is not None:
-            return cls(min(limit, rng.length), rng.offset + rng.length)
-        return cls(limit, None)
+        if rng is None or rng.length is None:
+            return cls(limit, None, limit)
+        cut = rng.offset + rng.length if isinstance(rng, ByteRange) else None
+        return cls(limit, cut, min(limit, rng.length))
 
     def bound(self, status: int) -> tuple[int, bool]:
         """(bytes to read at most, whether to stop there quietly rather than refuse more)
         for an answer of `status`: a body that is not the value is only drained a little."""
-        if status == 200 and self.cut is not None:
-            return self.cut, True
-        if status in (200, 206):
-            return self.limit, False
+        if status == 200:
+            return (self.cut, True) if self.cut is not None else (self.whole, False)
+        if status == 206:
+            return self.part, False
         return _DISCARD, True
 
 
@@ -296,7 +298,7 @@ def _read_body(response: http.client.HTTPResponse, limit: int,
     `_TooLong`, unless `cut` (then the first `limit` bytes; the connection must be dropped)."""
     length = response.length  # Content-Length, None when chunked or ended by a close
     if length is not None and length > limit and not cut:
-        raise _TooLong(length)
+        raise _TooLong(length, limit)
     if length is not None and length <= limit:
         return response.read(), True
     blocks: list[bytes] = []
@@ -308,7 +310,7 @@ def _read_body(response: http.client.HTTPResponse, limit: int,
         blocks.append(block)
         held += len(block)
     if not cut:
-        raise _TooLong(None)
+        raise _TooLong(None, limit)
     return b"".join(blocks)[:limit], False
 
 
