@@ -355,8 +355,10 @@ class Array(Node):
         def encode(batch: Sequence[tuple[Any, str]], target: Any) -> None:
             """Encode a share of a batch; with a `target`, store it there as it goes."""
             partial = [key for proj, key in batch if not proj.is_complete]
-            with limiting_values(self._value_limit):
-                existing = store.read_many(partial) if partial else {}
+            existing: dict[str, Any] = {}
+            if partial:
+                with limiting_values(self._value_limit):
+                    existing = store.read_many(partial)
             mine: dict[str, Any] = {}
             for proj, key in batch:
                 chain = self._bound(proj.coords)
