@@ -1,7 +1,8 @@
 """Hostile values end in a zarrkit error quickly, with memory near the chunk's size: zip members
 that inflate to gigabytes (an honest size field and a lying one, deflate, bzip2 and lzma),
 zip size fields that lie either way, and HTTP bodies without end (chunked, closed, or with a
-Content-Length of 2 GiB) from a real server on 127.0.0.1."""
+Content-Length of 2 GiB) from a real server on 127.0.0.1, through the standard-library HTTP
+store and fsspec's."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pytest
 import zarrkit as zk
 from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.plugins.stores.http import HttpStore
+from zarrkit.storage import open_store
 from zarrkit.plugins.stores.zip import ZipStore
 from zarrkit.store import DEFAULT_VALUE_LIMIT, ByteRange, limiting_values
 
@@ -209,12 +211,21 @@ def _served_array(www: Path) -> str:
     return name
 
 
+def _url(backend: str, url: str) -> str:
+    """The URL that opens `url` through the standard-library store or fsspec's HTTP."""
+    if backend == "fsspec":
+        pytest.importorskip("aiohttp")
+        return f"fsspec+{url}"
+    return url
+
+
+@pytest.mark.parametrize("backend", ["stdlib", "fsspec"])
 @pytest.mark.parametrize("framing", ["chunked", "close", "declared"])
 def test_an_endless_chunk_body_ends_in_a_store_error(www: Path, hostile: HostileServer,
-                                                     framing: str) -> None:
+                                                     framing: str, backend: str) -> None:
     name = _served_array(www)
     hostile.endless[f"/{name}/a/c/"] = Endless(framing)
-    array = zk.open_array(f"{hostile.origin}/{name}", path="a")
+    array = zk.open_array(_url(backend, f"{hostile.origin}/{name}"), path="a")
     info = _bounded(lambda: array[...])
     assert isinstance(info.value, ValueTooLargeError)
     assert info.value.key is not None and info.value.key.startswith("a/c/")
@@ -236,11 +247,13 @@ def test_a_range_of_an_endless_body_is_read_and_the_rest_left(www: Path,
     assert time.monotonic() - start < 5
 
 
-def test_metadata_documents_are_bounded_too(www: Path, hostile: HostileServer) -> None:
+@pytest.mark.parametrize("backend", ["stdlib", "fsspec"])
+def test_metadata_documents_are_bounded_too(www: Path, hostile: HostileServer,
+                                            backend: str) -> None:
     hostile.endless["/big/zarr.json"] = Endless("declared", 4 * GIB)
-    info = _bounded(lambda: zk.open_array(f"{hostile.origin}/big"), seconds=2.0)
+    info = _bounded(lambda: zk.open_array(_url(backend, f"{hostile.origin}/big")), seconds=2.0)
     assert isinstance(info.value, ValueTooLargeError)
     assert info.value.key == "zarr.json" and str(DEFAULT_VALUE_LIMIT) in str(info.value)
     hostile.endless["/chunked/"] = Endless("chunked")
     with limiting_values(1 << 20):  # a caller that expects less says so, and is held to it
-        _bounded(lambda: HttpStore(hostile.origin).get("chunked/zarr.json"))
+        _bounded(lambda: open_store(_url(backend, hostile.origin)).get("chunked/zarr.json"))

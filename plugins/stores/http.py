@@ -12,7 +12,7 @@ port) of the store's URL: once a redirect leads to another origin, none of them 
 for that request, so `Authorization`, `Proxy-Authorization`, `Cookie` or an API-key header of
 any name never reach a host the caller did not name. A redirect from https to http is refused
 (`RedirectRefusedError`, naming both URLs) rather than sending the request in the clear; see
-`redirects`, which holds the rule for every store that follows redirects.
+`http_rules`, which holds the rule for every store that follows redirects.
 
 A value's body is read in blocks and never beyond what the caller can use: the value limit of
 the read (`zarrkit.store.value_limit()`, which the chunk engine sets from the chunk's size) for
@@ -40,7 +40,7 @@ from zarrkit.store import (ByteRange, Range, Store, SuffixRange, check_key, chec
                            value_limit)
 
 from . import ranges
-from .redirects import Origin, RedirectRefusedError, origin, refusal
+from .http_rules import Origin, RedirectRefusedError, origin, refusal
 
 T = TypeVar("T")
 

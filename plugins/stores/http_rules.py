@@ -1,5 +1,5 @@
-"""The rule every store that follows HTTP redirects keeps, so credentials never leave the origin
-the caller gave them for.
+"""The rules every store speaking HTTP keeps: credentials never leave the origin the caller gave
+them for, and no answer's body is held beyond what the read can use.
 
 The caller's headers (and `Authorization`, `Proxy-Authorization` and `Cookie`, however they got
 onto a request: a session's defaults, its cookie jar, an auth object) belong to the origin
@@ -8,6 +8,11 @@ without them; a redirect from https to plain http, or to a scheme other than htt
 refused (`RedirectRefusedError`) rather than followed. The standard-library HTTP store applies
 this to each hop itself; for fsspec's HTTP filesystem it is an aiohttp client middleware, which
 aiohttp runs on every request of a redirect chain.
+
+Bodies: a GET's answer is read up to the read's `value_limit()` (the chunk engine sets it from
+the chunk's size); one that declares more is refused before it is read, one that runs on is
+refused one block past the limit (`ValueTooLargeError`). The standard-library store reads
+bodies itself; for aiohttp, a second middleware caps the answer's stream.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
 
 from zarrkit.errors import PluginLoadError, StoreError
+from zarrkit.store import value_limit
 
 #: headers that carry credentials whoever set them; dropped on every other origin
 SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})
@@ -29,6 +35,11 @@ class RedirectRefusedError(StoreError):
 class Refused(Exception):
     """Raised inside a client library's request (no key or store known there); the store
     turns it into `RedirectRefusedError` naming both."""
+
+
+class TooLong(Exception):
+    """An answer's body longer than the read's value limit, raised inside a client library's
+    request; the store turns it into `ValueTooLargeError` naming the key and itself."""
 
 
 Origin = tuple[str, str, int]
@@ -78,8 +89,51 @@ def aiohttp_guard(root: str, caller_headers: Iterable[str]
     return guard
 
 
+def aiohttp_body_cap() -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
+    """An aiohttp client middleware holding each GET's body to the read's value limit (read
+    in the request's task, whose context is the caller's)."""
+
+    async def cap(request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        response = await handler(request)
+        if request.method != "GET":
+            return response
+        limit = value_limit()
+        length = response.content_length
+        if length is not None and length > limit:
+            response.close()
+            raise TooLong(f"the body from {request.url} ({length} bytes) is longer than the "
+                          f"{limit} bytes the read can hold")
+        response.content = _CappedStream(response.content, limit, str(request.url))
+        return response
+
+    return cap
+
+
+class _CappedStream:
+    """An aiohttp stream whose whole-body `read()` stops one block past `limit` bytes."""
+
+    def __init__(self, stream: Any, limit: int, url: str) -> None:
+        self._stream, self._limit, self._url = stream, limit, url
+
+    async def read(self, n: int = -1) -> bytes:
+        if n >= 0:
+            return await self._stream.read(n)
+        blocks: list[bytes] = []
+        held = 0
+        while block := await self._stream.readany():
+            held += len(block)
+            if held > self._limit:
+                raise TooLong(f"the body from {self._url} is longer than the {self._limit} "
+                              f"bytes the read can hold")
+            blocks.append(block)
+        return b"".join(blocks)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def guarded_http_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
-    """fsspec HTTP `storage_options` with the guard added to the client's middlewares."""
+    """fsspec HTTP `storage_options` with the guards added to the client's middlewares."""
     import aiohttp
 
     if "middlewares" not in inspect.signature(aiohttp.ClientSession).parameters:
@@ -89,5 +143,6 @@ def guarded_http_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
     client = dict(options.get("client_kwargs") or {})
     caller = [*dict(options.get("headers") or {}), *dict(client.get("headers") or {})]
     # last, so it sees the request as it is sent, whatever the caller's middlewares added
-    client["middlewares"] = (*client.get("middlewares", ()), aiohttp_guard(url, caller))
+    client["middlewares"] = (*client.get("middlewares", ()), aiohttp_body_cap(),
+                             aiohttp_guard(url, caller))
     return {**options, "client_kwargs": client}
