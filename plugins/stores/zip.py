@@ -20,11 +20,12 @@ archive at once is not supported: the last flush wins (neither archive is torn).
 Members are stored uncompressed by default (chunks are already compressed by their codecs), so
 a byte range is one `pread`. Archives from elsewhere may use deflate, bzip2 or lzma; those
 members are decompressed whole, a block at a time and never past what the archive's index
-says the member holds (a member that inflates further is a `ValueTooLargeError`, a bomb stops
-one block past its declared size), nor past the read's `value_limit()` (the chunk engine sets
-it from the chunk's size): a member declaring more is refused before anything is inflated. ZIP64 is written when an archive needs it (over 65535 members
-or 4 GiB) and read always. Member names that are not valid keys (`../x`, `/x`, directories)
-can never be read through the store and are not listed, but a flush keeps them.
+says the member holds (a member that inflates further is a `ValueTooLargeError`: a bomb stops
+one byte past its declared size), nor past the read's `value_limit()` (the chunk engine sets
+it from the chunk's size): a member declaring more is refused before anything is inflated.
+ZIP64 is written when an archive needs it (over 65535 members or 4 GiB) and read always.
+Member names that are not valid keys (`../x`, `/x`, directories) can never be read through the
+store and are not listed, but a flush keeps them.
 """
 
 from __future__ import annotations
@@ -561,8 +562,10 @@ class _Lzma:
         if len(props) != size:
             raise ValueError("truncated LZMA properties")
         self.header = 4 + size
-        self._lzma = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[
-            lzma._decode_filter_properties(lzma.FILTER_LZMA1, props)])  # type: ignore[attr-defined]
+        # (the properties' parser is private in lzma; zipfile uses it the same way)
+        decode = lzma._decode_filter_properties  # type: ignore[attr-defined]
+        self._lzma = lzma.LZMADecompressor(lzma.FORMAT_RAW,
+                                           filters=[decode(lzma.FILTER_LZMA1, props)])
 
     @property
     def eof(self) -> bool:
