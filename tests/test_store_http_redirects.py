@@ -76,7 +76,7 @@ def _reads(array: Any) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("path", ["plain", "sharded"])
-@pytest.mark.parametrize("status", [301, 302, 307, 308])
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 def test_cross_origin_redirects_never_carry_credentials(www: Path, origin: HostileServer,
                                                         other: HostileServer, backend: str,
                                                         path: str, status: int) -> None:
@@ -168,7 +168,8 @@ def test_https_to_http_redirect_is_refused(www: Path, other: HostileServer, tls:
 def test_redirects_to_other_schemes_are_refused(www: Path, origin: HostileServer) -> None:
     (www / "k").write_bytes(b"v")
     for target in ("file:///etc/passwd#", "ftp://127.0.0.1/", "gopher://127.0.0.1/",
-                   "http://127.0.0.1:99999/", "http://127.0.0.1:port/", "mailto:a@b.c"):
+                   "http://127.0.0.1:99999/", "http://127.0.0.1:port/", "mailto:a@b.c",
+                   "http://[::1"):
         origin.redirects["/"] = target
         with pytest.raises(RedirectRefusedError, match="not an http"):
             HttpStore(origin.origin).get("k")

@@ -164,7 +164,10 @@ class HttpStore(Store):
                          f"(last to {url})", key=key, store=self, operation="read")
 
     def _redirect(self, url: str, location: str, key: str) -> str:
-        target = urljoin(url, location)
+        try:
+            target = urljoin(url, location)
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            target = location
         reason = refusal(url, target)
         if reason is not None:
             raise RedirectRefusedError(reason, key=key, store=self, operation="read")

@@ -55,12 +55,13 @@ def origin(url: str) -> Origin:
 
 def refusal(source: str, target: str) -> str | None:
     """Why a redirect from `source` to `target` may not be followed, or None."""
-    scheme = urlsplit(target).scheme.lower()
     try:
-        origin(target)
+        scheme = urlsplit(target).scheme.lower()
+        origin(target)  # (a port that is not one)
+        host = urlsplit(target).hostname
     except ValueError:
-        scheme = ""
-    if scheme not in ("http", "https") or not urlsplit(target).hostname:
+        scheme, host = "", None
+    if scheme not in ("http", "https") or not host:
         return f"{source} redirects to {target!r}, which is not an http(s) URL"
     if urlsplit(source).scheme.lower() == "https" and scheme == "http":
         return f"{source} redirects to {target}: refusing to go from https to plain http"
