@@ -21,6 +21,7 @@ from .data_type import cast_values, check_representable
 from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastError
 from .metadata import ArrayMetadata
 from .node import Node
+from .store import limiting_values
 
 class Array(Node):
 
@@ -34,6 +35,8 @@ class Array(Node):
         self._chunk_store = store
         uniform = metadata.chunk_grid.uniform_chunk_shape  # (a guess for irregular grids)
         self._nbytes = metadata.dtype.itemsize * (math.prod(uniform) if uniform else 1 << 20)
+        self._value_limit = engine.value_limit(metadata.data_type.item_size,
+                                               math.prod(uniform) if uniform else None)
         self._inner = self._inner_chunks(uniform)
 
     def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
@@ -287,7 +290,7 @@ class Array(Node):
                                     [lo for lo, _ in region.bounds()]))
                 else:
                     whole.append((proj, key, chain))
-            with store.reading() as source:
+            with limiting_values(self._value_limit), store.reading() as source:
                 read(whole, partial, source)
 
         def read(whole: list, partial: list, source: Any) -> None:
@@ -352,7 +355,10 @@ class Array(Node):
         def encode(batch: Sequence[tuple[Any, str]], target: Any) -> None:
             """Encode a share of a batch; with a `target`, store it there as it goes."""
             partial = [key for proj, key in batch if not proj.is_complete]
-            existing = store.read_many(partial) if partial else {}
+            existing: dict[str, Any] = {}
+            if partial:
+                with limiting_values(self._value_limit):
+                    existing = store.read_many(partial)
             mine: dict[str, Any] = {}
             for proj, key in batch:
                 chain = self._bound(proj.coords)

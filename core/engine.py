@@ -14,7 +14,7 @@ from typing import Any, Iterator, Sequence
 
 from . import executor
 from .codec import RangeReads
-from .store import ByteRange, Range
+from .store import DEFAULT_VALUE_LIMIT, ByteRange, Range
 
 #: encoded plus decoded bytes a batch may hold per thread
 _BYTES_PER_THREAD = 16 << 20
@@ -44,6 +44,23 @@ def batch_size(chunk_nbytes: int, store: Any = None) -> int:
     if wanted:
         batch = max(batch, min(_MAX_BATCH, int(wanted) // nbytes))
     return int(batch)
+
+
+#: a stored chunk may be this many times its decoded size (a data type widened by an array
+#: codec before it is stored, incompressible data grown by a compressor) ...
+_VALUE_FACTOR = 4
+#: ... plus this much (headers, checksums, a shard's index of up to 64 Ki inner chunks)
+_VALUE_SLACK = 1 << 20
+
+
+def value_limit(item_size: int | None, chunk_elements: int | None) -> int:
+    """The most bytes a read of one stored chunk may hold (`store.limiting_values`), from the
+    chunk's decoded size: far above what any chain stores, yet near the chunk's size, so a
+    hostile value (an endless HTTP body, a zip bomb) is refused before it fills memory. A
+    variable-length data type or an irregular grid has no such size: the default limit."""
+    if item_size is None or chunk_elements is None:
+        return DEFAULT_VALUE_LIMIT
+    return _VALUE_FACTOR * item_size * chunk_elements + _VALUE_SLACK
 
 
 #: chunks smaller than this are read and written on one thread (see `parallel`)

@@ -127,6 +127,11 @@ class StoreError(ZarrkitError):
         super().__init__(f"cannot {what}{target}{where}: {message}")
 
 
+class ValueTooLargeError(StoreError):
+    """A stored value (or what it inflates to, or an answer's body) is longer than the read
+    may hold (`zarrkit.store.value_limit()`), or longer than its container says it is."""
+
+
 class ChunkDecodeError(ZarrkitError):
     """A stored chunk could not be decoded: corrupt, truncated, or a checksum mismatch."""
 

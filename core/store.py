@@ -6,13 +6,21 @@ key plus '/'), with v3's wider alphabet: any Unicode but NUL and '\\'. Stores va
 `check_key`, which also refuses '.' and '..' segments, '//' and leading '/', so a key can never
 escape the store. Batch calls (`get_many`, `get_ranges`, `set_many`) exist so a store that can
 do I/O concurrently does it for a whole selection at once.
+
+A read may not hold more of a value than the caller can use: `value_limit()` is the most bytes
+of one value the reads of this thread (and context) may return, set with `limiting_values`.
+The chunk engine sets it from the size of the array's chunks; anything else reads under
+`DEFAULT_VALUE_LIMIT`. A store that cannot know a value's size before holding it (an HTTP body,
+a compressed zip member) reads at most that many bytes and raises `ValueTooLargeError` beyond.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
-from contextlib import nullcontext
 from typing import Any, ClassVar, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 from .errors import CapabilityError, InvalidKeyError, ReadOnlyError
@@ -52,6 +60,33 @@ class SuffixRange:
 Range = ByteRange | SuffixRange
 
 _BAD_KEY = re.compile(r"(^/)|(//)|(^|/)\.\.?(/|$)|\\|\x00")
+
+
+#: the most bytes of one value a read holds when no caller said (metadata documents, values read
+#: straight from a store): generous for any document, small enough that a hostile server or
+#: archive cannot exhaust memory with it
+DEFAULT_VALUE_LIMIT = 256 << 20
+
+_value_limit: ContextVar[int] = ContextVar("zarrkit_value_limit", default=DEFAULT_VALUE_LIMIT)
+
+
+def value_limit() -> int:
+    """The most bytes of one value the current read may hold (see `limiting_values`)."""
+    return _value_limit.get()
+
+
+@contextmanager
+def limiting_values(max_bytes: int | None) -> Iterator[None]:
+    """Reads in this block (this thread and context) hold at most `max_bytes` of one value;
+    None: no limit. A store whose batch calls run on threads of its own reads the limit in the
+    calling thread and hands it on."""
+    if max_bytes is not None and max_bytes < 0:
+        raise ValueError(f"a value limit is >= 0 bytes, got {max_bytes}")
+    token = _value_limit.set(sys.maxsize if max_bytes is None else max_bytes)
+    try:
+        yield
+    finally:
+        _value_limit.reset(token)
 
 
 def check_key(key: str) -> str:

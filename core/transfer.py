@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import hooks, registry
+from . import engine, hooks, registry
 from .array import Array
 from .codec import ChunkSpec
 from .codec_chain import CodecChain, evolve
@@ -35,6 +35,7 @@ from .metadata import ArrayMetadata, GroupMetadata, thaw
 from .names import V2, V3, V3_DRAFT_2020, check_format
 from .negotiation import build
 from .storage import open_store
+from .store import limiting_values
 
 #: bytes of decoded chunks one batch may hold; bounds a transfer's memory
 _BATCH_BYTES = 64 << 20
@@ -342,13 +343,17 @@ def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: Transf
     src_chain = CodecChain(src_meta.codecs, src_meta.data_type, src_meta.fill_value)
     dst_chain = CodecChain(dst_meta.codecs, dst_meta.data_type, dst_meta.fill_value)
     batch = _batch_size(src_meta, batch_bytes)
+    uniform = src_meta.chunk_grid.uniform_chunk_shape
+    limit = engine.value_limit(src_meta.data_type.item_size,
+                               math.prod(uniform) if uniform else None)
     done = 0
     coords_iter = itertools.product(*(range(n) for n in grid_shape))
     while chunk := list(itertools.islice(coords_iter, batch)):
         pairs = [(src_keys(c), dst_keys(c), c) for c in chunk]
         todo = [p for p in pairs if not _present(dst_store, p[1], present)]
         report.chunks_skipped += len(pairs) - len(todo)
-        blobs = node.store.get_many([s for s, _, _ in todo])
+        with limiting_values(limit):
+            blobs = node.store.get_many([s for s, _, _ in todo])
         out = {}
         for src_key, dst_key, coords in todo:
             blob = blobs.get(src_key)

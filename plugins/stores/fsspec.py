@@ -11,6 +11,12 @@ Batches go through fsspec's async interface in one gather on fsspec's I/O loop, 
 nearby ranges of one key are first merged into one request (`ranges.plan`). A synchronous
 filesystem is wrapped in fsspec's `AsyncFileSystemWrapper`, which runs its calls in threads.
 
+Over http(s), the caller's headers and credentials never reach an origin other than the URL's,
+an https URL is never redirected to plain http, and a body is held only up to the read's value
+limit (see `http_rules`: aiohttp middlewares added to the storage options by `from_url`; a
+filesystem built by hand and given to the constructor keeps only aiohttp's own, weaker rules).
+Other protocols (s3fs, gcsfs) read whole values as their clients do.
+
 Failures other than "no such key" (network faults, 5xx answers after the retries fsspec and the
 client library make, permission errors) raise `StoreError` naming the key and the store; they
 are never read as a missing key, so an array read never turns them into fill values.
@@ -22,11 +28,12 @@ import asyncio
 import inspect
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError
+from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
 from zarrkit.names import names
 from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
 
 from . import ranges
+from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
 
 T = TypeVar("T")
 
@@ -93,6 +100,8 @@ class FsspecStore(Store):
         if scheme not in fsspec.available_protocols():
             raise UnknownExtensionError("store", url.split("://", 1)[0],
                                         hint=f"fsspec knows no protocol {scheme!r}")
+        if scheme in ("http", "https"):  # credentials stay on their origin (see `http_rules`)
+            storage_options = guarded_http_options(target, storage_options)
         try:
             fs, path = fsspec.core.url_to_fs(target, **storage_options)
         except ImportError as exc:
@@ -147,6 +156,10 @@ class FsspecStore(Store):
         return self._run(run)
 
     def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
+        if isinstance(exc, Refused):
+            return RedirectRefusedError(str(exc), key=key, store=self, operation=operation)
+        if isinstance(exc, TooLong):
+            return ValueTooLargeError(str(exc), key=key, store=self, operation=operation)
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return StoreError(detail, key=key, store=self, operation=operation)
 
@@ -166,7 +179,8 @@ class FsspecStore(Store):
             return None
         except Exception as exc:
             # a range starting past the end is refused (HTTP 416) rather than answered empty
-            if isinstance(rng, ByteRange) and await self._size_at_most(path, rng.offset):
+            if (isinstance(rng, ByteRange) and not isinstance(exc, (Refused, TooLong))
+                    and await self._size_at_most(path, rng.offset)):
                 return b""
             raise self._error(exc, key, "read") from exc
 

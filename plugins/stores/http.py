@@ -6,6 +6,19 @@ byte range (a server that ignores it and sends everything is cut locally), and `
 404 and 410 mean "no such key"; 5xx answers and connection failures are retried (`retries`
 times, backing off) and then raise `StoreError` naming the key, never read as "missing".
 
+Redirects are followed at most `max_redirects` times (10 by default; more is a `StoreError`,
+which also ends a redirect loop). The caller's `headers` belong to the origin (scheme, host,
+port) of the store's URL: once a redirect leads to another origin, none of them is sent again
+for that request, so `Authorization`, `Proxy-Authorization`, `Cookie` or an API-key header of
+any name never reach a host the caller did not name. A redirect from https to http is refused
+(`RedirectRefusedError`, naming both URLs) rather than sending the request in the clear; see
+`http_rules`, which holds the rule for every store that follows redirects.
+
+A value's body is read in blocks and never beyond what the caller can use: the value limit of
+the read (`zarrkit.store.value_limit()`, which the chunk engine sets from the chunk's size) for
+a whole value, the asked length for a range. A body that says or turns out to be longer is a
+`StoreError` before it is held, so an endless body costs one block of memory, not all of it.
+
 HTTP has no way to list a folder, so the store is not listable: opening an array or group by
 its path works, and listing a group's members raises `CapabilityError` unless the hierarchy
 carries consolidated metadata. Batches (`get_many`, `get_ranges`) run in a small thread pool,
@@ -21,21 +34,34 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
-from zarrkit.errors import StoreError
+from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.names import names
-from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode
+from zarrkit.store import (ByteRange, Range, Store, SuffixRange, check_key, check_mode,
+                           value_limit)
 
 from . import ranges
+from .http_rules import Origin, RedirectRefusedError, origin, refusal
 
 T = TypeVar("T")
 
 _MISSING_STATUS = (404, 410)
 _REDIRECTS = (301, 302, 303, 307, 308)
-_MAX_REDIRECTS = 5
+#: redirects followed per request by default; browsers allow about 20, curl 50, requests 30
+MAX_REDIRECTS = 10
+#: bytes read of an answer whose body is not used (a redirect, an error); more is not read
+_DISCARD = 64 * 1024
+_BLOCK = 1 << 20
 
 
 class _Retry(Exception):
     """A failure worth another attempt (connection trouble, a 5xx or 429 answer)."""
+
+
+class _TooLong(Exception):
+    """A body longer than the `limit` the read may hold (`size` when the answer said so)."""
+
+    def __init__(self, size: int | None, limit: int) -> None:
+        self.size, self.limit = size, limit
 
 
 class HttpStore(Store):
@@ -45,16 +71,20 @@ class HttpStore(Store):
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
                  retries: int = 3, backoff: float = 0.2, max_workers: int = 8,
-                 mode: str = "r") -> None:
+                 max_redirects: int = MAX_REDIRECTS, mode: str = "r") -> None:
         check_mode(mode)
         self.read_only = True
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"an HTTP store URL looks like https://host/path, got {url!r}")
         if parts.query or parts.fragment:
             raise ValueError(f"an HTTP store URL has no query or fragment: {url!r}")
+        if max_redirects < 0:
+            raise ValueError(f"max_redirects must be >= 0, got {max_redirects}")
         self.root = url.rstrip("/")
+        self.origin = origin(self.root)  # (a ValueError for a bad port)
         self.headers = dict(headers or {})
+        self.max_redirects = max_redirects
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
@@ -81,26 +111,29 @@ class HttpStore(Store):
     def _key_url(self, key: str) -> str:
         return f"{self.root}/{quote(check_key(key), safe='/')}"
 
-    def _connection(self, scheme: str, netloc: str) -> http.client.HTTPConnection:
-        """This thread's kept-alive connection to `netloc`."""
+    def _connection(self, where: Origin) -> http.client.HTTPConnection:
+        """This thread's kept-alive connection to an origin. Connections are made to the host
+        and port the origin rule judged, never to a URL's raw netloc (where user info such as
+        `other@host` could name one host to the rule and another to the socket)."""
         connections = self._local.__dict__.setdefault("connections", {})
-        conn = connections.get((scheme, netloc))
+        conn = connections.get(where)
         if conn is None:
+            scheme, host, port = where
             cls = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
-            conn = connections[(scheme, netloc)] = cls(netloc, timeout=self.timeout)
+            conn = connections[where] = cls(host, port, timeout=self.timeout)
         return conn
 
-    def _drop_connection(self, scheme: str, netloc: str) -> None:
-        conn = self._local.__dict__.get("connections", {}).pop((scheme, netloc), None)
+    def _drop_connection(self, where: Origin) -> None:
+        conn = self._local.__dict__.get("connections", {}).pop(where, None)
         if conn is not None:
             conn.close()
 
-    def _request(self, method: str, url: str, headers: dict[str, str],
-                 key: str) -> tuple[int, bytes, dict[str, str]]:
+    def _request(self, method: str, url: str, headers: dict[str, str], key: str,
+                 body: _Body) -> tuple[int, bytes, dict[str, str]]:
         """(status, body, headers), following redirects and retrying transient failures."""
         for attempt in range(self.retries + 1):
             try:
-                return self._follow(method, url, headers, key)
+                return self._follow(method, url, headers, key, body)
             except _Retry as exc:
                 if attempt == self.retries:
                     raise StoreError(f"{exc} (after {self.retries + 1} attempts)", key=key,
@@ -108,41 +141,75 @@ class HttpStore(Store):
                 time.sleep(self.backoff * (2 ** attempt))
         raise AssertionError("unreachable")
 
-    def _follow(self, method: str, url: str, headers: dict[str, str],
-                key: str) -> tuple[int, bytes, dict[str, str]]:
-        for _ in range(_MAX_REDIRECTS + 1):
-            status, body, answer = self._once(method, url, headers)
+    def _follow(self, method: str, url: str, headers: dict[str, str], key: str,
+                body: _Body) -> tuple[int, bytes, dict[str, str]]:
+        """One request and its redirects. The caller's headers go only to the store's own
+        origin: after a hop elsewhere they are left off for the rest of the chain, even if
+        it comes back (the other origin chose where it leads)."""
+        trusted = True
+        for _ in range(self.max_redirects + 1):
+            trusted = trusted and origin(url) == self.origin
+            sent = {**self.headers, **headers} if trusted else dict(headers)
+            try:
+                status, data, answer = self._once(method, url, sent, body)
+            except _TooLong as exc:
+                raise self._too_long(exc, url, key) from None
             if status in _REDIRECTS and "location" in answer:
-                url = urljoin(url, answer["location"])
+                url = self._redirect(url, answer["location"], key)
                 continue
             if status >= 500 or status == 429:
                 raise _Retry(f"HTTP {status} from {url}")
-            return status, body, answer
-        raise StoreError(f"more than {_MAX_REDIRECTS} redirects", key=key, store=self,
-                         operation="read")
+            return status, data, answer
+        raise StoreError(f"more than {self.max_redirects} redirects from {self._key_url(key)} "
+                         f"(last to {url})", key=key, store=self, operation="read")
 
-    def _once(self, method: str, url: str, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+    def _redirect(self, url: str, location: str, key: str) -> str:
+        try:
+            target = urljoin(url, location)
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            target = location
+        reason = refusal(url, target)
+        if reason is not None:
+            raise RedirectRefusedError(reason, key=key, store=self, operation="read")
+        return target
+
+    def _too_long(self, exc: _TooLong, url: str, key: str) -> StoreError:
+        said = f" ({exc.size} bytes)" if exc.size is not None else ""
+        return ValueTooLargeError(f"the body from {url}{said} is longer than the {exc.limit} "
+                                  f"bytes the read can hold", key=key, store=self,
+                                  operation="read")
+
+    def _once(self, method: str, url: str, headers: dict[str, str],
+              body: _Body) -> tuple[int, bytes, dict[str, str]]:
         parts = urlsplit(url)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
-        conn = self._connection(parts.scheme, parts.netloc)
+        where = origin(url)
+        conn = self._connection(where)
         try:
-            conn.request(method, target or "/", headers={**self.headers, **headers})
+            conn.request(method, target or "/", headers=headers)
             response = conn.getresponse()
-            body = response.read()
+            data, whole = _read_body(response, *body.bound(response.status))
+        except _TooLong:
+            self._drop_connection(where)
+            raise
         except (OSError, http.client.HTTPException) as exc:
-            self._drop_connection(parts.scheme, parts.netloc)
+            self._drop_connection(where)
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         answer = {k.lower(): v for k, v in response.getheaders()}
-        if response.will_close:
-            self._drop_connection(parts.scheme, parts.netloc)
-        return response.status, body, answer
+        if response.will_close or not whole:
+            self._drop_connection(where)
+        return response.status, data, answer
 
     # -- readable --------------------------------------------------------------------------------
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        return self._get(key, byte_range, value_limit())
+
+    def _get(self, key: str, byte_range: Range | None, limit: int) -> bytes | None:
         url = self._key_url(key)
         if ranges.is_empty_read(byte_range):
             return b"" if self._head(key, url) else None
-        status, body, answer = self._request("GET", url, _range_header(byte_range), key)
+        status, body, answer = self._request("GET", url, _range_header(byte_range), key,
+                                             _Body.of(byte_range, limit))
         if status in _MISSING_STATUS:
             return None
         if status == 200:  # the whole value: a server may ignore Range
@@ -155,7 +222,7 @@ class HttpStore(Store):
                          operation="read")
 
     def _head(self, key: str, url: str) -> bool:
-        status, _, _ = self._request("HEAD", url, {}, key)
+        status, _, _ = self._request("HEAD", url, {}, key, _Body(0, 0, 0))
         if status in _MISSING_STATUS:
             return False
         if 200 <= status < 300:
@@ -177,14 +244,16 @@ class HttpStore(Store):
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = [check_key(k) for k in keys]
-        values = self._map(lambda k: self.get(k), keys)
+        limit = value_limit()  # the pool's threads do not share this one's context
+        values = self._map(lambda k: self._get(k, None, limit), keys)
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         for key, _ in requests:
             check_key(key)
         plan = ranges.plan(requests)
-        return plan.answers(self._map(lambda r: self.get(*r), plan.reads))
+        limit = value_limit()
+        return plan.answers(self._map(lambda r: self._get(*r, limit), plan.reads))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HttpStore):
@@ -196,6 +265,56 @@ class HttpStore(Store):
 
     def __repr__(self) -> str:
         return f"HttpStore({self.root!r})"
+
+
+class _Body:
+    """How much of an answer's body a read can use. A 200 answer is the whole value: up to
+    `whole` bytes (more is an error), or, when a bounded range was asked and the server
+    ignored it, the first `cut` bytes (read that far and no further). A 206 answer is the
+    range: up to `part` bytes."""
+
+    __slots__ = ("whole", "cut", "part")
+
+    def __init__(self, whole: int, cut: int | None, part: int) -> None:
+        self.whole, self.cut, self.part = whole, cut, part
+
+    @classmethod
+    def of(cls, rng: Range | None, limit: int) -> "_Body":
+        if rng is None or rng.length is None:
+            return cls(limit, None, limit)
+        cut = rng.offset + rng.length if isinstance(rng, ByteRange) else None
+        return cls(limit, cut, min(limit, rng.length))
+
+    def bound(self, status: int) -> tuple[int, bool]:
+        """(bytes to read at most, whether to stop there quietly rather than refuse more)
+        for an answer of `status`: a body that is not the value is only drained a little."""
+        if status == 200:
+            return (self.cut, True) if self.cut is not None else (self.whole, False)
+        if status == 206:
+            return self.part, False
+        return _DISCARD, True
+
+
+def _read_body(response: http.client.HTTPResponse, limit: int,
+               cut: bool) -> tuple[bytes, bool]:
+    """At most `limit` bytes of the body, and whether that was all of it. Over the limit:
+    `_TooLong`, unless `cut` (then the first `limit` bytes; the connection must be dropped)."""
+    length = response.length  # Content-Length, None when chunked or ended by a close
+    if length is not None and length > limit and not cut:
+        raise _TooLong(length, limit)
+    if length is not None and length <= limit:
+        return response.read(), True
+    blocks: list[bytes] = []
+    held = 0
+    while held <= limit:
+        block = response.read(min(_BLOCK, limit + 1 - held))
+        if not block:
+            return b"".join(blocks), True
+        blocks.append(block)
+        held += len(block)
+    if not cut:
+        raise _TooLong(None, limit)
+    return b"".join(blocks)[:limit], False
 
 
 def _range_header(rng: Range | None) -> dict[str, str]:

@@ -19,14 +19,20 @@ archive at once is not supported: the last flush wins (neither archive is torn).
 
 Members are stored uncompressed by default (chunks are already compressed by their codecs), so
 a byte range is one `pread`. Archives from elsewhere may use deflate, bzip2 or lzma; those
-members are decompressed whole. ZIP64 is written when an archive needs it (over 65535 members
-or 4 GiB) and read always. Member names that are not valid keys (`../x`, `/x`, directories)
-can never be read through the store and are not listed, but a flush keeps them.
+members are decompressed whole, a block at a time and never past what the archive's index
+says the member holds (a member that inflates further is a `ValueTooLargeError`: a bomb stops
+one byte past its declared size), nor past the read's `value_limit()` (the chunk engine sets
+it from the chunk's size): a member declaring more is refused before anything is inflated.
+ZIP64 is written when an archive needs it (over 65535 members or 4 GiB) and read always.
+Member names that are not valid keys (`../x`, `/x`, directories) can never be read through the
+store and are not listed, but a flush keeps them.
 """
 
 from __future__ import annotations
 
+import bz2
 import io
+import lzma
 import os
 import struct
 import tempfile
@@ -36,11 +42,11 @@ import weakref
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
-from zarrkit.errors import StoreError
+from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.names import names
-from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
+from zarrkit.store import Range, Store, check_key, check_mode, check_prefix, value_limit
 
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
@@ -49,6 +55,8 @@ _COMPRESSION = {"stored": zipfile.ZIP_STORED, "deflate": zipfile.ZIP_DEFLATED,
                 "bzip2": zipfile.ZIP_BZIP2, "lzma": zipfile.ZIP_LZMA}
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
 _BLOCK = 1 << 20
+#: compressed bytes fed to a decompressor at a time (its output is capped separately)
+_FEED = 64 * 1024
 
 
 class ZipStore(Store):
@@ -400,7 +408,6 @@ class _Disk:
             if _valid_key(info.filename):
                 self.members[info.filename] = info
         self._data_offsets: dict[str, int] = {}
-        self._lock = threading.Lock()
 
     def __del__(self) -> None:
         file = getattr(self, "file", None)
@@ -411,12 +418,22 @@ class _Disk:
         key = info.filename
         if info.flag_bits & 0x1:
             raise StoreError("the member is encrypted", key=key, store=store, operation="read")
+        limit = value_limit()
         if info.compress_type != zipfile.ZIP_STORED:
-            data = self._decompress(info, store)
+            if info.file_size > limit:
+                raise ValueTooLargeError(f"the member declares {info.file_size} bytes, more than "
+                                         f"the {limit} bytes the read can hold", key=key,
+                                         store=store, operation="read")
+            data = b"".join(self._inflate(info, store))
             return data if rng is None else data[rng.slice(len(data))]
         start = self._data_offset(info, store)
+        self._check_span(info, start, store)
         part = slice(0, info.file_size) if rng is None else rng.slice(info.file_size)
         size = max(0, part.stop - part.start)
+        if size > limit:
+            raise ValueTooLargeError(f"{size} bytes asked of the member, more than the {limit} "
+                                     f"bytes the read can hold", key=key, store=store,
+                                     operation="read")
         data = _pread(self.file.fileno(), size, start + part.start)
         if len(data) != size:
             raise StoreError("the archive is truncated", key=key, store=store, operation="read")
@@ -426,21 +443,68 @@ class _Disk:
         return data
 
     def stream(self, info: zipfile.ZipInfo, store: Store | None) -> Iterator[bytes]:
-        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
-            yield self._decompress(info, store)
+        if info.flag_bits & 0x1:
+            raise StoreError("the member is encrypted", key=info.filename, store=store,
+                             operation="read")
+        if info.compress_type != zipfile.ZIP_STORED:
+            yield from self._inflate(info, store)
             return
         start = self._data_offset(info, store)
+        self._check_span(info, start, store)
         for offset in range(0, info.file_size, _BLOCK):
             yield _pread(self.file.fileno(), min(_BLOCK, info.file_size - offset), start + offset)
 
-    def _decompress(self, info: zipfile.ZipInfo, store: Store | None) -> bytes:
+    def _check_span(self, info: zipfile.ZipInfo, start: int, store: Store | None) -> None:
+        """A member's stored bytes lie inside the archive (a size field may lie)."""
+        if start + info.compress_size > self.identity[2]:
+            raise StoreError(f"the member claims {info.compress_size} stored bytes at offset "
+                             f"{start}, past the end of the {self.identity[2]}-byte archive",
+                             key=info.filename, store=store, operation="read")
+
+    def _inflate(self, info: zipfile.ZipInfo, store: Store | None) -> Iterator[bytes]:
+        """A compressed member's bytes, a block at a time, checked against the index: never
+        more than `info.file_size` bytes are produced (one more is the error), and what comes
+        out must be exactly that long and match the CRC-32."""
+        key = info.filename
+        start = self._data_offset(info, store)
+        self._check_span(info, start, store)
         try:
-            with self._lock:  # zipfile reads compressed members through one shared position
-                return self.zip.read(info)
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
-                RuntimeError) as exc:
-            raise StoreError(f"cannot decompress the member ({exc})", key=info.filename,
-                             store=store, operation="read") from exc
+            inflater = _inflater(info.compress_type, self.file.fileno(), start)
+        except (NotImplementedError, lzma.LZMAError, ValueError) as exc:
+            raise StoreError(f"cannot decompress the member ({exc})", key=key, store=store,
+                             operation="read") from exc
+        offset = start + inflater.header
+        end = start + info.compress_size
+        produced = crc = 0
+        try:
+            while not inflater.eof:
+                if inflater.needs_input:
+                    if offset >= end:
+                        raise StoreError("the compressed data ends early", key=key,
+                                         store=store, operation="read")
+                    fed = os.pread(self.file.fileno(), min(_FEED, end - offset), offset)
+                    offset += len(fed)
+                else:
+                    fed = b""
+                block = inflater.decompress(fed, min(_BLOCK, info.file_size + 1 - produced))
+                produced += len(block)
+                if produced > info.file_size:
+                    raise ValueTooLargeError(f"the member inflates to more than the "
+                                             f"{info.file_size} bytes the archive's index says",
+                                             key=key, store=store, operation="read")
+                crc = zlib.crc32(block, crc)
+                if block:
+                    yield block
+        except (zlib.error, lzma.LZMAError, OSError, EOFError) as exc:
+            raise StoreError(f"cannot decompress the member ({type(exc).__name__}: {exc})",
+                             key=key, store=store, operation="read") from exc
+        if produced != info.file_size:
+            raise StoreError(f"the member inflates to {produced} bytes, not the "
+                             f"{info.file_size} the archive's index says", key=key,
+                             store=store, operation="read")
+        if crc != info.CRC:
+            raise StoreError("CRC-32 mismatch: the member is corrupt", key=key, store=store,
+                             operation="read")
 
     def _data_offset(self, info: zipfile.ZipInfo, store: Store | None) -> int:
         offset = self._data_offsets.get(info.filename)
@@ -457,6 +521,92 @@ class _Disk:
             if self.members.get(info.filename) is info:
                 self._data_offsets[info.filename] = offset
         return offset
+
+
+class _Inflater(Protocol):
+    header: int  # bytes before the compressed stream (lzma's properties)
+    eof: bool
+    needs_input: bool
+
+    def decompress(self, data: bytes, max_length: int) -> bytes: ...
+
+
+class _Zlib:
+    """zlib's raw inflater with the interface of bz2's and lzma's decompressors."""
+
+    header = 0
+
+    def __init__(self) -> None:
+        self._inflate = zlib.decompressobj(-15)
+        self.needs_input = True
+
+    @property
+    def eof(self) -> bool:
+        return self._inflate.eof
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        out = self._inflate.decompress(self._inflate.unconsumed_tail + data, max_length)
+        self.needs_input = not self._inflate.unconsumed_tail and len(out) < max_length
+        return out
+
+
+class _Lzma:
+    """A zip member's LZMA stream: a 4-byte header, the filter properties, then raw LZMA1."""
+
+    def __init__(self, fd: int, start: int) -> None:
+        head = _pread(fd, 4, start)
+        if len(head) != 4:
+            raise ValueError("truncated LZMA header")
+        size = struct.unpack("<H", head[2:4])[0]
+        props = _pread(fd, size, start + 4)
+        if len(props) != size:
+            raise ValueError("truncated LZMA properties")
+        self.header = 4 + size
+        # (the properties' parser is private in lzma; zipfile uses it the same way)
+        decode = lzma._decode_filter_properties  # type: ignore[attr-defined]
+        self._lzma = lzma.LZMADecompressor(lzma.FORMAT_RAW,
+                                           filters=[decode(lzma.FILTER_LZMA1, props)])
+
+    @property
+    def eof(self) -> bool:
+        return self._lzma.eof
+
+    @property
+    def needs_input(self) -> bool:
+        return self._lzma.needs_input
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        return self._lzma.decompress(data, max_length)
+
+
+class _Bz2:
+    header = 0
+
+    def __init__(self) -> None:
+        self._bz2 = bz2.BZ2Decompressor()
+
+    @property
+    def eof(self) -> bool:
+        return self._bz2.eof
+
+    @property
+    def needs_input(self) -> bool:
+        return self._bz2.needs_input
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        return self._bz2.decompress(data, max_length)
+
+
+def _inflater(compress_type: int, fd: int, start: int) -> _Inflater:
+    """A decompressor whose output per call is capped (zipfile's are not, for bzip2 and lzma:
+    a few kB of a bzip2 bomb inflate to gigabytes in one call there)."""
+    if compress_type == zipfile.ZIP_DEFLATED:
+        return _Zlib()
+    if compress_type == zipfile.ZIP_BZIP2:
+        return _Bz2()
+    if compress_type == zipfile.ZIP_LZMA:
+        return _Lzma(fd, start)
+    raise NotImplementedError(f"compression method {compress_type} is not supported")
 
 
 def _read(source: "_Source | None", key: str, rng: Range | None, store: Store) -> bytes | None:

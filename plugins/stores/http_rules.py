@@ -1,0 +1,149 @@
+"""The rules every store speaking HTTP keeps: credentials never leave the origin the caller gave
+them for, and no answer's body is held beyond what the read can use.
+
+The caller's headers (and `Authorization`, `Proxy-Authorization` and `Cookie`, however they got
+onto a request: a session's defaults, its cookie jar, an auth object) belong to the origin
+(scheme, host, port) of the store's URL. A request redirected to another origin goes there
+without them; a redirect from https to plain http, or to a scheme other than http(s), is
+refused (`RedirectRefusedError`) rather than followed. The standard-library HTTP store applies
+this to each hop itself; for fsspec's HTTP filesystem it is an aiohttp client middleware, which
+aiohttp runs on every request of a redirect chain.
+
+Bodies: a GET's answer is read up to the read's `value_limit()` (the chunk engine sets it from
+the chunk's size); one that declares more is refused before it is read, one that runs on is
+refused one block past the limit (`ValueTooLargeError`). The standard-library store reads
+bodies itself; for aiohttp, a second middleware caps the answer's stream.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Awaitable, Callable, Iterable
+from urllib.parse import urlsplit
+
+from zarrkit.errors import PluginLoadError, StoreError
+from zarrkit.store import value_limit
+
+#: headers that carry credentials whoever set them; dropped on every other origin
+SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+class RedirectRefusedError(StoreError):
+    """A redirect the store will not follow: from https to plain http, or to another scheme."""
+
+
+class Refused(Exception):
+    """Raised inside a client library's request (no key or store known there); the store
+    turns it into `RedirectRefusedError` naming both."""
+
+
+class TooLong(Exception):
+    """An answer's body longer than the read's value limit, raised inside a client library's
+    request; the store turns it into `ValueTooLargeError` naming the key and itself."""
+
+
+Origin = tuple[str, str, int]
+
+
+def origin(url: str) -> Origin:
+    """(scheme, host, port) of a URL, the port filled in when left out; ValueError for a port
+    that is not one."""
+    parts = urlsplit(url)
+    default = 443 if parts.scheme.lower() == "https" else 80
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
+
+
+def refusal(source: str, target: str) -> str | None:
+    """Why a redirect from `source` to `target` may not be followed, or None."""
+    try:
+        scheme = urlsplit(target).scheme.lower()
+        origin(target)  # (a port that is not one)
+        host = urlsplit(target).hostname
+    except ValueError:
+        scheme, host = "", None
+    if scheme not in ("http", "https") or not host:
+        return f"{source} redirects to {target!r}, which is not an http(s) URL"
+    if urlsplit(source).scheme.lower() == "https" and scheme == "http":
+        return f"{source} redirects to {target}: refusing to go from https to plain http"
+    return None
+
+
+def aiohttp_guard(root: str, caller_headers: Iterable[str]
+                  ) -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
+    """An aiohttp client middleware keeping the rule for a store rooted at `root`: on any
+    other origin it strips `caller_headers` and the sensitive ones, and from an https root it
+    sends nothing in the clear. (aiohttp itself drops only the sensitive ones, and only on the
+    hop that changes origin, and follows https -> http.)"""
+    home = origin(root)
+    strip = SENSITIVE | {name.lower() for name in caller_headers}
+
+    async def guard(request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        url = str(request.url)
+        if home[0] == "https" and request.url.scheme != "https":
+            raise Refused(f"a redirect from {root} leads to {url}: refusing to go from https "
+                          f"to plain http")
+        if origin(url) != home:
+            for name in [n for n in request.headers if n.lower() in strip]:
+                request.headers.popall(name, None)
+        return await handler(request)
+
+    return guard
+
+
+def aiohttp_body_cap() -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
+    """An aiohttp client middleware holding each GET's body to the read's value limit (read
+    in the request's task, whose context is the caller's)."""
+
+    async def cap(request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        response = await handler(request)
+        if request.method != "GET":
+            return response
+        limit = value_limit()
+        length = response.content_length
+        if length is not None and length > limit:
+            response.close()
+            raise TooLong(f"the body from {request.url} ({length} bytes) is longer than the "
+                          f"{limit} bytes the read can hold")
+        response.content = _CappedStream(response.content, limit, str(request.url))
+        return response
+
+    return cap
+
+
+class _CappedStream:
+    """An aiohttp stream whose whole-body `read()` stops one block past `limit` bytes."""
+
+    def __init__(self, stream: Any, limit: int, url: str) -> None:
+        self._stream, self._limit, self._url = stream, limit, url
+
+    async def read(self, n: int = -1) -> bytes:
+        if n >= 0:
+            return await self._stream.read(n)
+        blocks: list[bytes] = []
+        held = 0
+        while block := await self._stream.readany():
+            held += len(block)
+            if held > self._limit:
+                raise TooLong(f"the body from {self._url} is longer than the {self._limit} "
+                              f"bytes the read can hold")
+            blocks.append(block)
+        return b"".join(blocks)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guarded_http_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
+    """fsspec HTTP `storage_options` with the guards added to the client's middlewares."""
+    import aiohttp
+
+    if "middlewares" not in inspect.signature(aiohttp.ClientSession).parameters:
+        raise PluginLoadError(f"fsspec's HTTP filesystem needs aiohttp >= 3.12 here (found "
+                              f"{aiohttp.__version__}): older versions cannot keep credentials "
+                              f"from following a redirect to another origin")
+    client = dict(options.get("client_kwargs") or {})
+    caller = [*dict(options.get("headers") or {}), *dict(client.get("headers") or {})]
+    # last, so it sees the request as it is sent, whatever the caller's middlewares added
+    client["middlewares"] = (*client.get("middlewares", ()), aiohttp_body_cap(),
+                             aiohttp_guard(url, caller))
+    return {**options, "client_kwargs": client}
