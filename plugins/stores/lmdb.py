@@ -11,17 +11,22 @@ The memory map is reserved large (1 TiB on 64-bit systems: address space, not di
 if a write still fills it. LMDB allows one open of an environment per process, so all handles on
 one path in a process share it; its settings (`sync`, `max_readers`) are the first opener's.
 Keys are at most 511 bytes of UTF-8 (LMDB's limit); a longer one is refused before writing.
+
+A handle pickles as its path and options; the unpickled one opens the environment on first use.
+LMDB forbids using an environment in a child forked from the process that opened it, so a
+forked child opens each environment again when it first uses it (the inherited one is kept,
+never closed: closing it would drop the child's own locks on the lock file).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
 import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
+from zarrkit import forksafe
 from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
 from zarrkit.names import names
 from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
@@ -48,10 +53,26 @@ class LmdbStore(Store):
                  map_size: int | None = None, sync: bool = True, max_readers: int = 126) -> None:
         self.read_only = check_mode(mode) == "r"
         self.path = Path(path).absolute()
-        self._env = _Env.acquire(self.path, create=not self.read_only,
-                                 map_size=map_size or DEFAULT_MAP_SIZE, sync=sync,
-                                 max_readers=max_readers, store=self)
-        self._release = weakref.finalize(self, self._env.release)
+        self._options = {"map_size": map_size, "sync": sync, "max_readers": max_readers}
+        self._acquire()
+
+    def _acquire(self) -> "_Env":
+        options = self._options
+        env = self._env = _Env.acquire(self.path, create=not self.read_only,
+                                       map_size=options["map_size"] or DEFAULT_MAP_SIZE,
+                                       sync=options["sync"], max_readers=options["max_readers"],
+                                       store=self)
+        self._release = weakref.finalize(self, env.release)
+        return env
+
+    def __getattr__(self, name: str) -> Any:
+        """An unpickled handle opens its environment on first use (see `__reduce__`)."""
+        if name == "_env" and "_options" in self.__dict__:
+            return self._acquire()
+        raise AttributeError(name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _unpickle, (self.path, "r" if self.read_only else "a", self._options)
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "LmdbStore":
@@ -65,7 +86,9 @@ class LmdbStore(Store):
         return f"lmdb://{self.path}"
 
     def close(self) -> None:
-        self._release()
+        release = self.__dict__.get("_release")
+        if release is not None:
+            release()
 
     # -- keys --------------------------------------------------------------------------------------
     def _key(self, key: str) -> bytes:
@@ -212,6 +235,13 @@ class LmdbStore(Store):
         return f"LmdbStore({str(self.path)!r})"
 
 
+def _unpickle(path: Path, mode: str, options: dict[str, Any]) -> LmdbStore:
+    store = LmdbStore.__new__(LmdbStore)
+    store.read_only = mode == "r"
+    store.path, store._options = path, options
+    return store
+
+
 def _buffer(value: Any) -> Any:
     view = memoryview(value)
     return view if view.c_contiguous else view.tobytes()
@@ -224,7 +254,9 @@ class _Env:
     #: reentrant: a handle the garbage collector finalizes releases its environment from
     #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
     #: store's twin of this lock hung a test run there)
-    _open_lock = threading.RLock()
+    _open_lock = forksafe.rlock()
+    #: environments inherited from the parent by a forked child: kept open, unused (see above)
+    _inherited: list[Any] = []
 
     @classmethod
     def acquire(cls, path: Path, *, create: bool, map_size: int, sync: bool, max_readers: int,
@@ -240,22 +272,43 @@ class _Env:
 
     def __init__(self, path: str, *, create: bool, map_size: int, sync: bool, max_readers: int,
                  store: Store) -> None:
-        lmdb = self.lmdb = _lmdb()
+        self.lmdb = _lmdb()
         self.path = path
         self.handles = 0
-        self.write_lock = threading.Lock()
+        self.write_lock = forksafe.lock()
         if not create and not os.path.isdir(path):
             raise StoreError("no LMDB environment there", store=store, operation="open")
+        self._settings = {"map_size": map_size, "sync": sync, "max_readers": max_readers}
+        self.env = self._open_env(create, store)
+        self.max_key_size = self.env.max_key_size()
+
+    def _open_env(self, create: bool, store: Store | None) -> Any:
+        lmdb = self.lmdb
         # open read-only only where the directory cannot be written; a handle opened with
         # mode "r" is refused writes by the store, and can share the environment with writers
-        readonly = os.path.isdir(path) and not os.access(path, os.W_OK)
+        readonly = os.path.isdir(self.path) and not os.access(self.path, os.W_OK)
         try:
-            self.env = lmdb.open(path, subdir=True, create=create, readonly=readonly,
-                                 map_size=map_size, sync=sync, max_readers=max_readers,
-                                 max_dbs=0, lock=True)
+            return lmdb.open(self.path, subdir=True, create=create, readonly=readonly,
+                             max_dbs=0, lock=True, **self._settings)
         except lmdb.Error as exc:
             raise StoreError(str(exc), store=store, operation="open") from exc
-        self.max_key_size = self.env.max_key_size()
+
+    def __getattr__(self, name: str) -> Any:
+        """In a forked child, the environment is opened again on first use."""
+        if name == "env" and "_settings" in self.__dict__:
+            with _Env._open_lock:  # (two threads of the child must not both open it)
+                env = self.__dict__.get("env")
+                if env is None:
+                    env = self.env = self._open_env(False, None)
+            return env
+        raise AttributeError(name)
+
+    @classmethod
+    def _after_fork(cls) -> None:
+        for env in cls._open.values():
+            inherited = env.__dict__.pop("env", None)
+            if inherited is not None:
+                cls._inherited.append(inherited)
 
     def release(self) -> None:
         with _Env._open_lock:
@@ -263,8 +316,10 @@ class _Env:
             if self.handles:
                 return
             del _Env._open[self.path]
-        with self.write_lock:
-            self.env.close()
+        env = self.__dict__.get("env")  # (none: a forked child that never used it)
+        if env is not None:
+            with self.write_lock:
+                env.close()
 
     def read(self, run: Callable[[Any], T], store: Store) -> T:
         lmdb = self.lmdb
@@ -296,3 +351,6 @@ class _Env:
                     self.env.set_mapsize(0)
                 except lmdb.Error as exc:
                     raise StoreError(str(exc), store=store, operation="write") from exc
+
+
+forksafe.at_fork(_Env._after_fork)

@@ -26,6 +26,7 @@ from zarrkit.store import ByteRange, Range, Store, check_key, check_mode, check_
 
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
+from .pickling import reopening
 
 #: Opening a file without following a final symlink (0 where the platform cannot: then every
 #: read takes the fully checked path).
@@ -507,6 +508,10 @@ class LocalStore(Store):
                     yield prefix + entry.name
 
     # -- identity ----------------------------------------------------------------------------
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its root and options (see `pickling`); nothing it learned or holds."""
+        return reopening(self, self._root, mode="r" if self.read_only else "a", fsync=self.fsync)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LocalStore):
             return NotImplemented
