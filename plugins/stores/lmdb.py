@@ -12,10 +12,15 @@ if a write still fills it. LMDB allows one open of an environment per process, s
 one path in a process share it; its settings (`sync`, `max_readers`) are the first opener's.
 Keys are at most 511 bytes of UTF-8 (LMDB's limit); a longer one is refused before writing.
 
-A handle pickles as its path and options; the unpickled one opens the environment on first use.
-LMDB forbids using an environment in a child forked from the process that opened it, so a
-forked child opens each environment again when it first uses it (the inherited one is kept,
-never closed: closing it would drop the child's own locks on the lock file).
+A handle pickles as its path and options; the unpickled one opens the environment on first use,
+so each spawned or forkserver worker has its own. A child forked after an environment was
+opened goes on using the inherited one (with its locks in this process fresh): py-lmdb refuses
+to open the same files twice in one process, and closing the inherited environment in the
+child would clear the parent's reader slots (LMDB clears them by the opener's process id), so
+the parent's running reads could see pages a writer reuses. The cost: each such child that
+reads leaves one reader slot, counted under the parent's process id, until the parent closes
+the environment; a parent forking more than `max_readers` (126) reading children over its life
+should start workers with spawn or forkserver.
 """
 
 from __future__ import annotations
@@ -255,8 +260,6 @@ class _Env:
     #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
     #: store's twin of this lock hung a test run there)
     _open_lock = forksafe.rlock()
-    #: environments inherited from the parent by a forked child: kept open, unused (see above)
-    _inherited: list[Any] = []
 
     @classmethod
     def acquire(cls, path: Path, *, create: bool, map_size: int, sync: bool, max_readers: int,
@@ -272,43 +275,23 @@ class _Env:
 
     def __init__(self, path: str, *, create: bool, map_size: int, sync: bool, max_readers: int,
                  store: Store) -> None:
-        self.lmdb = _lmdb()
+        lmdb = self.lmdb = _lmdb()
         self.path = path
+        self.pid = os.getpid()  # (a forked child must never close it: see the module docstring)
         self.handles = 0
         self.write_lock = forksafe.lock()
         if not create and not os.path.isdir(path):
             raise StoreError("no LMDB environment there", store=store, operation="open")
-        self._settings = {"map_size": map_size, "sync": sync, "max_readers": max_readers}
-        self.env = self._open_env(create, store)
-        self.max_key_size = self.env.max_key_size()
-
-    def _open_env(self, create: bool, store: Store | None) -> Any:
-        lmdb = self.lmdb
         # open read-only only where the directory cannot be written; a handle opened with
         # mode "r" is refused writes by the store, and can share the environment with writers
-        readonly = os.path.isdir(self.path) and not os.access(self.path, os.W_OK)
+        readonly = os.path.isdir(path) and not os.access(path, os.W_OK)
         try:
-            return lmdb.open(self.path, subdir=True, create=create, readonly=readonly,
-                             max_dbs=0, lock=True, **self._settings)
+            self.env = lmdb.open(path, subdir=True, create=create, readonly=readonly,
+                                 map_size=map_size, sync=sync, max_readers=max_readers,
+                                 max_dbs=0, lock=True)
         except lmdb.Error as exc:
             raise StoreError(str(exc), store=store, operation="open") from exc
-
-    def __getattr__(self, name: str) -> Any:
-        """In a forked child, the environment is opened again on first use."""
-        if name == "env" and "_settings" in self.__dict__:
-            with _Env._open_lock:  # (two threads of the child must not both open it)
-                env = self.__dict__.get("env")
-                if env is None:
-                    env = self.env = self._open_env(False, None)
-            return env
-        raise AttributeError(name)
-
-    @classmethod
-    def _after_fork(cls) -> None:
-        for env in cls._open.values():
-            inherited = env.__dict__.pop("env", None)
-            if inherited is not None:
-                cls._inherited.append(inherited)
+        self.max_key_size = self.env.max_key_size()
 
     def release(self) -> None:
         with _Env._open_lock:
@@ -316,10 +299,9 @@ class _Env:
             if self.handles:
                 return
             del _Env._open[self.path]
-        env = self.__dict__.get("env")  # (none: a forked child that never used it)
-        if env is not None:
+        if self.pid == os.getpid():
             with self.write_lock:
-                env.close()
+                self.env.close()
 
     def read(self, run: Callable[[Any], T], store: Store) -> T:
         lmdb = self.lmdb
@@ -352,5 +334,3 @@ class _Env:
                 except lmdb.Error as exc:
                     raise StoreError(str(exc), store=store, operation="write") from exc
 
-
-forksafe.at_fork(_Env._after_fork)
