@@ -19,6 +19,11 @@ This package imports dask; `import zarrkit` does not import it.
 
 from __future__ import annotations
 
+try:
+    import dask.array  # noqa: F401
+except ImportError as exc:  # (an ImportError still: `import zarrkit.dask` is an import)
+    raise ImportError(f"zarrkit.dask needs dask: pip install 'zarrkit[dask]' ({exc})") from exc
+
 from .reading import from_zarrkit
 from .writing import to_zarrkit
 
