@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.errors import ReadOnlyError, UnsafeWriteError, ValueCastError
+from zarrkit.errors import ReadOnlyError, StoreError, UnsafeWriteError, ValueCastError
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -168,3 +168,26 @@ def test_read_only_targets_are_refused(tmp_path: Path) -> None:
         zd.to_zarrkit(da.zeros((100, 60), chunks=(50, 60)), zarrkit.open_array(str(tmp_path / "s.zarr")))
     with pytest.raises(ReadOnlyError):
         zd.to_zarrkit(da.zeros((100, 60), chunks=(50, 60)), str(tmp_path / "s.zarr"), mode="r")
+
+
+def test_zip_writer_on_threads_and_its_refusal_on_processes(tmp_path: Path) -> None:
+    """A zip store open for writing keeps its changes in this process: dask's threads write
+    it; process workers are refused it (it does not pickle) rather than losing the writes."""
+    url = f"zip://{tmp_path / 'd.zip'}"
+    source = da.from_array(_data(), chunks=(50, 60))
+    zd.to_zarrkit(source, url, chunks=(10, 20), shards=(50, 60))
+    written = zarrkit.open_array(url, mode="r+")
+    with dask.config.set(scheduler="processes", num_workers=2):
+        with pytest.raises(StoreError, match="open for writing cannot be pickled"):
+            zd.to_zarrkit(source * 0, written)
+    written.store.close()
+    assert np.array_equal(zarrkit.open_array(url)[...], _data())
+
+
+def test_v2_array_blocks_are_its_chunks(tmp_path: Path) -> None:
+    array = zarrkit.create_array(str(tmp_path / "v2.zarr"), shape=(30, 30), dtype="<i8",
+                                 chunks=(7, 30), zarr_format=2)
+    array[...] = np.arange(900).reshape(30, 30)
+    lazy = array.to_dask()
+    assert lazy.chunks == ((7, 7, 7, 7, 2), (30,))
+    assert int(lazy.sum().compute()) == sum(range(900))
