@@ -191,3 +191,11 @@ def test_v2_array_blocks_are_its_chunks(tmp_path: Path) -> None:
     lazy = array.to_dask()
     assert lazy.chunks == ((7, 7, 7, 7, 2), (30,))
     assert int(lazy.sum().compute()) == sum(range(900))
+
+
+def test_to_zarrkit_into_a_group(tmp_path: Path) -> None:
+    group = zarrkit.create_group(str(tmp_path / "g.zarr")).create_group("sub")
+    zd.to_zarrkit(da.from_array(_data(), chunks=(50, 60)), group, path="x", shards=(50, 60),
+                  chunks=(25, 30))
+    assert np.array_equal(zarrkit.open_array(str(tmp_path / "g.zarr"), path="sub/x")[...], _data())
+    assert np.array_equal(zd.from_zarrkit(group, path="x").compute(), _data())
