@@ -141,6 +141,17 @@ class Array(Node):
         out = np.asarray(self[...])
         return out if dtype is None else out.astype(dtype)
 
+    def to_dask(self, chunks: Any = None) -> Any:
+        """A lazy dask array over this one, one task per stored chunk (per shard) unless
+        `chunks` says otherwise: `zarrkit.dask.from_zarrkit(self, chunks=chunks)`."""
+        try:
+            from zarrkit.dask import from_zarrkit
+        except ImportError as exc:
+            from .errors import PluginLoadError
+
+            raise PluginLoadError("Array.to_dask needs dask: pip install 'zarrkit[dask]'") from exc
+        return from_zarrkit(self, chunks=chunks)
+
     @property
     def info(self) -> "ArrayInfo":
         return ArrayInfo.of(self)

@@ -6,10 +6,11 @@ Kept deliberately small: a setting belongs here only when it is not a property o
 from __future__ import annotations
 
 import os
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Iterator
+
+from . import forksafe
 
 
 def _env_int(name: str, default: int) -> int:
@@ -55,7 +56,7 @@ class Settings:
     store_metrics: bool = field(default_factory=lambda: _env_bool("ZARRKIT_STORE_METRICS", False))
 
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _current = Settings()
 
 

@@ -8,11 +8,11 @@ branch on concrete types.
 from __future__ import annotations
 
 import copy
-import threading
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from . import forksafe
 from .errors import MetadataError, ValueCastError
 from .extension import Extension, named_config
 from .names import V3
@@ -285,7 +285,7 @@ class _NativeIndex:
     """Static index numpy-dtype key -> data type classes, built once from every provider."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._table: dict[str, list[type]] | None = None
         self._stamp: tuple = ()
 

@@ -8,11 +8,10 @@ across threads as decoding does, and a remote store still sees whole batches.
 
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from . import executor
+from . import executor, forksafe
 from .codec import RangeReads
 from .store import DEFAULT_VALUE_LIMIT, ByteRange, Range
 
@@ -121,7 +120,7 @@ def fetch_size(store: Any, chunk_nbytes: int) -> int:
 
 # -- per-key locks ---------------------------------------------------------------------------------
 _STRIPES = 1024
-_locks = [threading.Lock() for _ in range(_STRIPES)]
+_locks = [forksafe.lock() for _ in range(_STRIPES)]
 
 
 @contextmanager

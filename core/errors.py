@@ -151,3 +151,8 @@ class ValueCastError(ZarrkitError, ValueError):
 
 class CodecChainError(MetadataError):
     """The codecs of an array do not form a valid chain for its data type and chunk shape."""
+
+
+class UnsafeWriteError(ZarrkitError, ValueError):
+    """A parallel write whose blocks would share a stored chunk or shard: tasks in different
+    processes would each read, modify and write it back, and all but one update would be lost."""

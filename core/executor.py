@@ -6,6 +6,9 @@ while the pool is busy with an outer call (from a pool thread, or from the calle
 runs inline, so nested use can never deadlock the pool. A call whose outer call had a single
 item did not use the pool, so it spreads out: a read of one shard decodes its inner chunks on
 every thread.
+
+A forked child starts with no pool: the parent's pool object would still count its threads,
+which the child does not have, and its first batch would wait for them forever.
 """
 
 from __future__ import annotations
@@ -14,14 +17,24 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
 
-from . import config
+from . import config, forksafe
 
 T = TypeVar("T")
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _local = threading.local()
+
+
+def _forget_pool() -> None:
+    """In a forked child: the pool's threads stayed behind in the parent."""
+    global _pool, _pool_size, _local
+    _pool, _pool_size = None, 0
+    _local = threading.local()
+
+
+forksafe.at_fork(_forget_pool)
 
 
 def _get_pool(size: int) -> ThreadPoolExecutor:

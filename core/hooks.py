@@ -7,12 +7,13 @@ imported on the first hook call, never at `import zarrkit`.
 
 from __future__ import annotations
 
-import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import pluggy
+
+from . import forksafe
 
 PROJECT = "zarrkit"
 #: The entry-point group of hook plugin modules.
@@ -78,7 +79,7 @@ class HookPluginFailure:
                 f"{self.distribution or 'an unknown distribution'} {self.error}")
 
 
-_lock = threading.RLock()
+_lock = forksafe.rlock()
 _manager: pluggy.PluginManager | None = None
 _extensions_registered = False
 _plugin_eps: dict[str, tuple[str, str | None]] = {}  # plugin name -> (entry point value, distribution)

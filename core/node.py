@@ -1,4 +1,13 @@
-"""What arrays and groups share: where they live, and how their metadata is rewritten."""
+"""What arrays and groups share: where they live, how their metadata is rewritten, and how they
+pickle.
+
+A node pickles as its store (each store decides how it pickles: see the store plugins), its
+path, its mode and its metadata document, which the unpickling process parses again. Carrying
+the document rather than re-reading it means unpickling does no I/O (a dask worker gets one
+task per chunk, a scheduler may unpickle graphs it never runs) and the node is the one that was
+pickled, the shape a dask graph was built for included, even if the stored document has changed
+since. The document is small: the parsed objects (codecs, grids) are never pickled.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +24,15 @@ class Node:
         self._path = path
         self._read_only = read_only
         self._set_metadata(metadata)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _unpickle, (type(self), self._store, self._path, self._meta.format,
+                           self._meta.to_json(), self._read_only, self._pickled_options())
+
+    def _pickled_options(self) -> dict[str, Any]:
+        """Constructor keywords beyond (store, path, metadata, read_only) that a subclass needs
+        to be itself again when unpickled."""
+        return {}
 
     def _set_metadata(self, metadata: Any) -> None:
         self._meta = metadata
@@ -65,3 +83,10 @@ class Node:
         metadata = self._format.parse_node(doc, self._where())
         self._format.write_metadata(self._store, self._path, doc)
         self._set_metadata(metadata)
+
+
+def _unpickle(cls: type, store: Any, path: str, format: str, document: dict[str, Any],
+              read_only: bool, options: dict[str, Any]) -> Node:
+    fmt = get_format(format)
+    metadata = fmt.parse_node(document, f"{fmt.metadata_key(path)} in {store} (unpickled)")
+    return cls(store, path, metadata, read_only=read_only, **options)

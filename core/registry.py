@@ -20,11 +20,10 @@ import importlib
 import importlib.metadata as md
 import re
 import sys
-import threading
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from . import config
+from . import config, forksafe
 from .errors import PluginConflictError, PluginLoadError, UnknownExtensionError
 from .names import FORMATS, V3
 
@@ -71,7 +70,7 @@ class _Installed:
 
 
 _installed_now: _Installed | None = None
-_installed_lock = threading.Lock()
+_installed_lock = forksafe.lock()
 
 
 def installed_entry_points(group: str) -> list[tuple[Any, str | None, str | None]]:
@@ -126,7 +125,7 @@ class Registry:
             raise ValueError(f"unknown extension kind {kind!r}; expected one of {sorted(GROUPS)}")
         self.kind = kind
         self.group = GROUPS[kind]
-        self._lock = threading.RLock()
+        self._lock = forksafe.rlock()
         self._entries: dict[str, list[Provider]] | None = None
         self._runtime: list[Handle] = []
         #: bumped whenever what this registry can answer changes (for caches built on it)
@@ -373,7 +372,7 @@ def _primary_name(cls: type) -> str:
 
 
 _registries: dict[str, Registry] = {}
-_registries_lock = threading.Lock()
+_registries_lock = forksafe.lock()
 
 
 def get_registry(kind: str) -> Registry:

@@ -73,11 +73,30 @@ def test_import_zarrkit_imports_no_plugin_and_scans_no_entry_point(tmp_path: Pat
             "calls": calls,
             "plugin_modules": sorted(m for m in sys.modules if m.startswith("zarrkit.plugins")),
             "registries": sorted(zarrkit.registry._registries),
+            "integrations": sorted(m for m in ("dask", "distributed", "xarray", "zarrkit.dask")
+                                   if m in sys.modules),
         }))
     """, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report == {"calls": [], "plugin_modules": [], "registries": []}
+    assert report == {"calls": [], "plugin_modules": [], "registries": [], "integrations": []}
+
+
+def test_using_arrays_and_pickling_imports_no_dask(tmp_path: Path) -> None:
+    """dask and distributed are optional extras: only `zarrkit.dask` (or `Array.to_dask`)
+    imports them, never writing, reading, pickling or forking an array."""
+    result = run_python("""
+        import json, pickle, sys
+        import numpy as np, zarrkit
+        a = zarrkit.create_array("arr", shape=(8, 8), chunks=(4, 4), shards=(8, 8), dtype="i4")
+        a[...] = np.arange(64).reshape(8, 8)
+        again = pickle.loads(pickle.dumps(zarrkit.open_array("arr")))
+        assert (again[...] == a[...]).all()
+        print(json.dumps(sorted(m for m in ("dask", "distributed", "xarray", "zarrkit.dask")
+                                if m in sys.modules)))
+    """, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
 
 
 def test_a_process_reads_each_distributions_metadata_once(tmp_path: Path) -> None:

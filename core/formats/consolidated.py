@@ -141,6 +141,11 @@ class ConsolidatedGroup(Group):
         if holder is None:
             _members_of(metadata.document, self._where())
 
+    def _pickled_options(self) -> dict[str, Any]:
+        if self._holder is self:
+            return {}
+        return {"holder": self._holder, "relative": self._relative}
+
     # -- what the consolidated documents say --------------------------------------------
     def _all(self) -> dict[str, Any]:
         """Member documents below this group, by path relative to it."""

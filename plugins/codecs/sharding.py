@@ -15,14 +15,13 @@ sharding) is read the same way, its byte ranges shifted into the shard.
 from __future__ import annotations
 
 import itertools
-import threading
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from zarrkit import config, executor
+from zarrkit import config, executor, forksafe
 from zarrkit.buffers import reusable
 from zarrkit.codec import (ChunkSpec, Codec, CodecKind, RangeReads, Region, as_bytes_view,
                            lockstep, shift_range)
@@ -320,7 +319,7 @@ class _Layout:
     spec: ChunkSpec
     #: decoded indexes by their encoded bytes (`index_of`)
     _indexes: dict = field(default_factory=dict, init=False, repr=False)
-    _indexes_lock: Any = field(default_factory=threading.Lock, init=False, repr=False)
+    _indexes_lock: Any = field(default_factory=forksafe.lock, init=False, repr=False)
 
     @classmethod
     def of(cls, codec: ShardingCodec, spec: ChunkSpec) -> "_Layout":

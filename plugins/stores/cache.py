@@ -12,14 +12,15 @@ whole value is cached is cut from it. Missing keys are not cached.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from zarrkit import forksafe
 from zarrkit.names import names
 from zarrkit.store import Range, Store, check_key, check_prefix
 
+from .pickling import reopening
 from .wrapper import StoreWrapper
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -50,13 +51,18 @@ class CachingStore(StoreWrapper):
         if max_bytes < 0:
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self.max_bytes = max_bytes
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._entries: OrderedDict[_Entry, bytes] = OrderedDict()
         self._ranges_of: dict[str, set[Range | None]] = {}
         self._bytes = 0
         self._hits = 0
         self._misses = 0
         self._epoch = 0  # bumped by every write: a read begun before it must not be cached
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the store it wraps and its bound; another process starts with an empty
+        cache of its own."""
+        return reopening(self, self.inner, self.max_bytes)
 
     # -- the cache -----------------------------------------------------------------------------
     def cache_info(self) -> CacheInfo:

@@ -20,12 +20,18 @@ Other protocols (s3fs, gcsfs) read whole values as their clients do.
 Failures other than "no such key" (network faults, 5xx answers after the retries fsspec and the
 client library make, permission errors) raise `StoreError` naming the key and the store; they
 are never read as a missing key, so an array read never turns them into fill values.
+
+A store pickles as its filesystem (which fsspec pickles as its class and storage options:
+credentials and endpoint travel with it), root and options. fsspec's async filesystems refuse
+use in a forked child ("not fork-safe"); a child makes its own from the same options on first
+use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
@@ -34,6 +40,7 @@ from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check
 
 from . import ranges
 from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
+from .pickling import reopening
 
 T = TypeVar("T")
 
@@ -75,6 +82,7 @@ class FsspecStore(Store):
 
             fs = AsyncFileSystemWrapper(fs)
         self.fs = fs
+        self._fs_pid = os.getpid()
         self.root = path.rstrip("/")
         self.concurrency = concurrency
         self._url = url
@@ -86,6 +94,24 @@ class FsspecStore(Store):
         # round trip per chunk for nothing, so whole-value reads ask for one stream
         params = inspect.signature(fs._cat_file).parameters
         self._whole = {"max_concurrency": 1} if "max_concurrency" in params else {}
+
+    @property
+    def fs(self) -> Any:
+        """The filesystem; in a forked child, one of its own from the same options."""
+        if self._fs_pid != os.getpid():
+            fs = self._fs
+            self._fs = type(fs)(*fs.storage_args, **fs.storage_options)
+            self._fs_pid = os.getpid()
+        return self._fs
+
+    @fs.setter
+    def fs(self, fs: Any) -> None:
+        self._fs = fs
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fs = getattr(self._fs, "sync_fs", self._fs)  # (the constructor wraps a sync one again)
+        return reopening(self, fs, self.root, mode="r" if self.read_only else "a",
+                         concurrency=self.concurrency, url=self._url)
 
     @classmethod
     def matches_name(cls, name: str, format: str) -> bool:

@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
+from zarrkit import forksafe
 from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.names import names
 from zarrkit.store import (ByteRange, Range, Store, SuffixRange, check_key, check_mode,
@@ -89,9 +90,24 @@ class HttpStore(Store):
         self.retries = retries
         self.backoff = backoff
         self.max_workers = max_workers
+        self._start_threads()
+
+    def _start_threads(self) -> None:
+        """No connections and no pool yet: each is made on first use, in this process (a
+        forked child starts here too, as its parent's threads and sockets are the parent's)."""
         self._local = threading.local()
         self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self._pool_lock = forksafe.lock()
+        forksafe.after_fork_in_child(self, HttpStore._start_threads)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as its settings: no connection, pool or lock."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_local", "_pool", "_pool_lock")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._start_threads()
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "HttpStore":

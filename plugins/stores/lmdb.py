@@ -11,17 +11,27 @@ The memory map is reserved large (1 TiB on 64-bit systems: address space, not di
 if a write still fills it. LMDB allows one open of an environment per process, so all handles on
 one path in a process share it; its settings (`sync`, `max_readers`) are the first opener's.
 Keys are at most 511 bytes of UTF-8 (LMDB's limit); a longer one is refused before writing.
+
+A handle pickles as its path and options; the unpickled one opens the environment on first use,
+so each spawned or forkserver worker has its own. A child forked after an environment was
+opened goes on using the inherited one (with its locks in this process fresh): py-lmdb refuses
+to open the same files twice in one process, and closing the inherited environment in the
+child would clear the parent's reader slots (LMDB clears them by the opener's process id), so
+the parent's running reads could see pages a writer reuses. The cost: each such child that
+reads leaves one reader slot, counted under the parent's process id, until the parent closes
+the environment; a parent forking more than `max_readers` (126) reading children over its life
+should start workers with spawn or forkserver.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
 import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
+from zarrkit import forksafe
 from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
 from zarrkit.names import names
 from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
@@ -48,10 +58,26 @@ class LmdbStore(Store):
                  map_size: int | None = None, sync: bool = True, max_readers: int = 126) -> None:
         self.read_only = check_mode(mode) == "r"
         self.path = Path(path).absolute()
-        self._env = _Env.acquire(self.path, create=not self.read_only,
-                                 map_size=map_size or DEFAULT_MAP_SIZE, sync=sync,
-                                 max_readers=max_readers, store=self)
-        self._release = weakref.finalize(self, self._env.release)
+        self._options = {"map_size": map_size, "sync": sync, "max_readers": max_readers}
+        self._acquire()
+
+    def _acquire(self) -> "_Env":
+        options = self._options
+        env = self._env = _Env.acquire(self.path, create=not self.read_only,
+                                       map_size=options["map_size"] or DEFAULT_MAP_SIZE,
+                                       sync=options["sync"], max_readers=options["max_readers"],
+                                       store=self)
+        self._release = weakref.finalize(self, env.release)
+        return env
+
+    def __getattr__(self, name: str) -> Any:
+        """An unpickled handle opens its environment on first use (see `__reduce__`)."""
+        if name == "_env" and "_options" in self.__dict__:
+            return self._acquire()
+        raise AttributeError(name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _unpickle, (self.path, "r" if self.read_only else "a", self._options)
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "LmdbStore":
@@ -65,7 +91,9 @@ class LmdbStore(Store):
         return f"lmdb://{self.path}"
 
     def close(self) -> None:
-        self._release()
+        release = self.__dict__.get("_release")
+        if release is not None:
+            release()
 
     # -- keys --------------------------------------------------------------------------------------
     def _key(self, key: str) -> bytes:
@@ -212,6 +240,13 @@ class LmdbStore(Store):
         return f"LmdbStore({str(self.path)!r})"
 
 
+def _unpickle(path: Path, mode: str, options: dict[str, Any]) -> LmdbStore:
+    store = LmdbStore.__new__(LmdbStore)
+    store.read_only = mode == "r"
+    store.path, store._options = path, options
+    return store
+
+
 def _buffer(value: Any) -> Any:
     view = memoryview(value)
     return view if view.c_contiguous else view.tobytes()
@@ -224,7 +259,7 @@ class _Env:
     #: reentrant: a handle the garbage collector finalizes releases its environment from
     #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
     #: store's twin of this lock hung a test run there)
-    _open_lock = threading.RLock()
+    _open_lock = forksafe.rlock()
 
     @classmethod
     def acquire(cls, path: Path, *, create: bool, map_size: int, sync: bool, max_readers: int,
@@ -242,8 +277,9 @@ class _Env:
                  store: Store) -> None:
         lmdb = self.lmdb = _lmdb()
         self.path = path
+        self.pid = os.getpid()  # (a forked child must never close it: see the module docstring)
         self.handles = 0
-        self.write_lock = threading.Lock()
+        self.write_lock = forksafe.lock()
         if not create and not os.path.isdir(path):
             raise StoreError("no LMDB environment there", store=store, operation="open")
         # open read-only only where the directory cannot be written; a handle opened with
@@ -263,8 +299,9 @@ class _Env:
             if self.handles:
                 return
             del _Env._open[self.path]
-        with self.write_lock:
-            self.env.close()
+        if self.pid == os.getpid():
+            with self.write_lock:
+                self.env.close()
 
     def read(self, run: Callable[[Any], T], store: Store) -> T:
         lmdb = self.lmdb
@@ -296,3 +333,4 @@ class _Env:
                     self.env.set_mapsize(0)
                 except lmdb.Error as exc:
                     raise StoreError(str(exc), store=store, operation="write") from exc
+

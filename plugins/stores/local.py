@@ -43,6 +43,7 @@ from zarrkit.store import ByteRange, Range, Store, check_key, check_mode, check_
 from . import beneath
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
+from .pickling import reopening
 
 #: Opening files relative to an open folder, without following symlinks (not on Windows,
 #: where every operation takes the checked-path way, `_path`).
@@ -694,6 +695,10 @@ class LocalStore(Store):
         return where, name
 
     # -- identity ----------------------------------------------------------------------------
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its root and options (see `pickling`); nothing it learned or holds."""
+        return reopening(self, self._root, mode="r" if self.read_only else "a", fsync=self.fsync)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LocalStore):
             return NotImplemented

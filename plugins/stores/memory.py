@@ -1,11 +1,17 @@
 """An in-process store: a dict of key -> bytes, shared by name so `memory://x` opened twice is
-one store (handy for tests and for handing data between parts of a program without a disk)."""
+one store (handy for tests and for handing data between parts of a program without a disk).
+
+A memory store pickles with its contents, as zarr-python's does: what another process unpickles
+is a copy as of the pickling, and what it writes there stays there. Unpickled where a store of
+that name is already open (this process, or a child forked after it was opened), it is that
+store, contents as they are now. To share writes between processes, use a store on disk.
+"""
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Iterable, Iterator, Mapping
 
+from zarrkit import forksafe
 from zarrkit.names import names
 from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
 
@@ -19,18 +25,35 @@ class _Space:
 
     def __init__(self) -> None:
         self.data: dict[str, bytes] = {}
-        self.lock = threading.Lock()
+        self.lock = forksafe.lock()
 
 
 _named: dict[str, _Space] = {}
-_named_lock = threading.Lock()
+_named_lock = forksafe.lock()
 
 
-def _space(name: str) -> _Space:
+def _space(name: str, contents: dict[str, bytes] | None = None) -> _Space:
+    """The space of `name` (a new private one for ""); a space made here starts with
+    `contents` (an unpickled store's), an existing one keeps its own."""
     if not name:
-        return _Space()
-    with _named_lock:
-        return _named.setdefault(name, _Space())
+        space = _Space()
+    else:
+        with _named_lock:
+            space = _named.get(name)
+            if space is not None:
+                return space
+            space = _named[name] = _Space()
+    if contents:
+        space.data.update(contents)
+    return space
+
+
+def _unpickle(name: str, mode: str, contents: dict[str, bytes]) -> "MemoryStore":
+    store = MemoryStore.__new__(MemoryStore)
+    store.name = name
+    store.read_only = mode == "r"
+    store._space = _space(name, contents)
+    return store
 
 
 class MemoryStore(Store):
@@ -121,6 +144,12 @@ class MemoryStore(Store):
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         return super().list_dir(check_prefix(prefix))
+
+    # -- pickling (see the module docstring) ---------------------------------------------------
+    def __reduce__(self) -> tuple[Any, ...]:
+        with self._space.lock:
+            contents = dict(self._space.data)
+        return _unpickle, (self.name, "r" if self.read_only else "a", contents)
 
     # -- identity ----------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -7,19 +7,24 @@ process-wide collector, summed per store and operation, which `summary()` / `rep
 Switched on for every store zarrkit opens by `ZARRKIT_STORE_METRICS=1` or
 `zarrkit.config.set(store_metrics=True)`; `zarrkit.storage.metrics_report()` prints the table.
 By hand: `MetricsStore(store)` or the URL `metrics://<url>`.
+
+Numbers stay in the process that measured them: a pickled `MetricsStore` records into the
+process-wide collector of the process that unpickles it (a collector of one's own pickles as a
+new, empty one).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
+from zarrkit import forksafe
 from zarrkit.names import names
 from zarrkit.store import Range, Store
 
+from .pickling import reopening
 from .wrapper import StoreWrapper
 
 log = logging.getLogger("zarrkit.store")
@@ -40,8 +45,11 @@ class Collector:
     """Sums per (store, operation); thread-safe."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._stats: dict[tuple[str, str], OperationStats] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Collector, ()
 
     def record(self, store: str, operation: str, keys: int, nbytes: int, seconds: float,
                failed: bool) -> None:
@@ -96,6 +104,11 @@ class MetricsStore(StoreWrapper):
         super().__init__(inner)
         self.collector = collector or COLLECTOR
         self._label = repr(inner)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.collector is COLLECTOR:
+            return reopening(self, self.inner)
+        return reopening(self, self.inner, collector=self.collector)
 
     # -- the process-wide numbers (what `zarrkit.storage.metrics_*` call) --------------------
     @classmethod

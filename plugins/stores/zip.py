@@ -17,6 +17,12 @@ notices a new archive on its next read (one `stat` per call) and switches to it.
 All handles on one path in a process share their pending changes. Two processes writing one
 archive at once is not supported: the last flush wins (neither archive is torn).
 
+A handle opened for reading pickles (as its path and options; the unpickled one opens the
+archive on first use). One opened for writing does not: its pending changes live in this
+process, and another process flushing its own would lose them. A child forked from a writer
+starts without the parent's pending changes (it reads the archive as last flushed, and can
+never publish the parent's unflushed writes), with its own file handles and locks.
+
 Members are stored uncompressed by default (chunks are already compressed by their codecs), so
 a byte range is one `pread`. Archives from elsewhere may use deflate, bzip2 or lzma; those
 members are decompressed whole, a block at a time and never past what the archive's index
@@ -36,7 +42,6 @@ import lzma
 import os
 import struct
 import tempfile
-import threading
 import time
 import weakref
 import zipfile
@@ -44,6 +49,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
+from zarrkit import forksafe
 from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.names import names
 from zarrkit.store import Range, Store, check_key, check_mode, check_prefix, value_limit
@@ -70,11 +76,30 @@ class ZipStore(Store):
         self.path = Path(path).absolute()
         self.compression = _COMPRESSION[compression]
         self.fsync = fsync
-        self._archive = _Archive.acquire(self.path)
-        self._release = weakref.finalize(self, self._archive.release)
-        if self.read_only and not self._archive.known():
+        self._acquire()
+
+    def _acquire(self) -> "_Archive":
+        archive = self._archive = _Archive.acquire(self.path)
+        self._release = weakref.finalize(self, archive.release)
+        if self.read_only and not archive.known():
             self._release()
             raise StoreError("no zip archive there", store=self, operation="open")
+        return archive
+
+    def __getattr__(self, name: str) -> Any:
+        """An unpickled handle acquires its archive on first use (see `__reduce__`)."""
+        if name == "_archive" and "path" in self.__dict__:
+            return self._acquire()
+        raise AttributeError(name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if not self.read_only:
+            raise StoreError("a zip store open for writing cannot be pickled: its pending "
+                             "changes live in this process. Write from one process, flush() or "
+                             "close() it, then pickle a handle opened with mode='r'",
+                             store=self, operation="pickle")
+        compression = next(k for k, v in _COMPRESSION.items() if v == self.compression)
+        return _unpickle, (self.path, compression, self.fsync)
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "ZipStore":
@@ -94,12 +119,13 @@ class ZipStore(Store):
 
     def close(self) -> None:
         """Flush, then let go of the archive (closing it once no handle in this process uses it)."""
-        if self._release.alive:
+        release = self.__dict__.get("_release")
+        if release is not None and release.alive:
             try:
                 if not self.read_only:
                     self.flush()
             finally:
-                self._release()
+                release()
 
     # -- readable --------------------------------------------------------------------------------
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
@@ -163,6 +189,14 @@ class ZipStore(Store):
         return f"ZipStore({str(self.path)!r})"
 
 
+def _unpickle(path: Path, compression: str, fsync: bool) -> ZipStore:
+    """A read-only handle that acquires its archive when first used."""
+    store = ZipStore.__new__(ZipStore)
+    store.read_only = True
+    store.path, store.compression, store.fsync = path, _COMPRESSION[compression], fsync
+    return store
+
+
 # == the archive and its pending changes, shared by the handles of one process ====================
 class _Archive:
     _open: dict[Path, "_Archive"] = {}
@@ -170,7 +204,7 @@ class _Archive:
     #: the thread was doing, and that may be `acquire` or `release` with this lock held (a
     #: plain lock hung the test run there: a handle left in a cycle by a failed open, collected
     #: while the next store was being opened)
-    _open_lock = threading.RLock()
+    _open_lock = forksafe.rlock()
 
     @classmethod
     def acquire(cls, path: Path) -> "_Archive":
@@ -183,13 +217,25 @@ class _Archive:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.RLock()
+        self._lock = forksafe.rlock()
         self._handles = 0
         self._disk: _Disk | None = None
         self._scratch = _Scratch(path.parent if path.parent.is_dir() else None)
         self._pending: dict[str, tuple[int, int, int]] = {}  # key -> (offset, size, compression)
         self._erased: set[str] = set()
         self._dirty = False
+
+    @classmethod
+    def _after_fork(cls) -> None:
+        """In a forked child: the parent's pending changes are the parent's to publish (a child
+        flushing them, late, would undo what the parent wrote since), and the open archive
+        file shares its position with the parent's, so each is dropped and reopened anew."""
+        for archive in cls._open.values():
+            archive._pending.clear()
+            archive._erased.clear()
+            archive._dirty = False
+            archive._scratch = _Scratch(archive._scratch.directory)
+            archive._disk = None
 
     def release(self) -> None:
         """One handle fewer; the last one flushes what is pending (if anything) and closes."""
@@ -607,6 +653,7 @@ def _inflater(compress_type: int, fd: int, start: int) -> _Inflater:
     if compress_type == zipfile.ZIP_LZMA:
         return _Lzma(fd, start)
     raise NotImplementedError(f"compression method {compress_type} is not supported")
+forksafe.at_fork(_Archive._after_fork)
 
 
 def _read(source: "_Source | None", key: str, rng: Range | None, store: Store) -> bytes | None:

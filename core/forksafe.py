@@ -1,0 +1,66 @@
+"""What a forked child must get fresh rather than inherit.
+
+`fork()` copies memory but only the thread that called it: a lock another thread held at that
+moment stays held forever in the child, and a thread pool's threads are gone while the pool
+object still counts them, so the child's first task waits forever. Every lock zarrkit and its
+plugins keep comes from `lock()` / `rlock()` here, which a forked child finds released; state
+that must be rebuilt (a pool, an open LMDB environment, kept connections) registers a reset with
+`after_fork_in_child`. Both are for plugins too: this is the contract, not an internal.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Any, Callable
+
+_locks: "weakref.WeakSet[Any]" = weakref.WeakSet()
+#: id(owner) -> (weak reference to owner, its reset); dropped when the owner is collected
+_resets: dict[int, tuple[Any, Callable[[Any], None]]] = {}
+_hooks: list[Callable[[], None]] = []
+
+
+def lock() -> Any:
+    """A `threading.Lock` that a forked child finds released."""
+    new = threading.Lock()
+    _locks.add(new)
+    return new
+
+
+def rlock() -> Any:
+    """A `threading.RLock` that a forked child finds released."""
+    new = threading.RLock()
+    _locks.add(new)
+    return new
+
+
+def after_fork_in_child(owner: Any, reset: Callable[[Any], None]) -> None:
+    """Call `reset(owner)` in every child forked while `owner` lives (a module-level reset:
+    pass a module or a function's owner that lives for the process, or use `at_fork`)."""
+    key = id(owner)
+
+    def forget(_: Any, key: int = key) -> None:
+        _resets.pop(key, None)
+
+    _resets[key] = (weakref.ref(owner, forget), reset)
+
+
+def at_fork(reset: Callable[[], None]) -> None:
+    """Call `reset()` in every forked child (for module state)."""
+    _hooks.append(reset)
+
+
+def _in_child() -> None:
+    for held in list(_locks):
+        held._at_fork_reinit()  # (what the standard library's own modules do after a fork)
+    for reset in list(_hooks):
+        reset()
+    for ref, reset_owner in list(_resets.values()):
+        owner = ref()
+        if owner is not None:
+            reset_owner(owner)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_in_child)

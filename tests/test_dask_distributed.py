@@ -1,0 +1,129 @@
+"""zarrkit on a real dask.distributed cluster of two worker processes: read and write a sharded
+array on the local filesystem and on S3 (moto), with nothing logged at warning level or above on
+the workers (Python warnings and every library's logs included)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+import zarrkit
+from store_servers import Moto, s3_options
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+zd = pytest.importorskip("zarrkit.dask")
+
+BUCKET = "distributed"
+#: what a loaded machine makes the cluster say about itself, whatever the tasks do
+_HEALTH = ("Event loop was unresponsive", "full garbage collections took")
+
+
+def _log_everything(dask_worker: Any) -> None:
+    """Route Python warnings and all loggers into the log the worker keeps for the client."""
+    logging.captureWarnings(True)
+    root = logging.getLogger()
+    if dask_worker._deque_handler not in root.handlers:
+        root.addHandler(dask_worker._deque_handler)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=None, host="127.0.0.1") as cluster:
+        with distributed.Client(cluster) as client:
+            client.run(_log_everything)
+            yield client
+
+
+@pytest.fixture(scope="module")
+def moto() -> Iterator[Moto]:
+    server = Moto()
+    server.create_bucket(BUCKET)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def quiet_workers(client: Any) -> Iterator[None]:
+    """Fails the test if a worker logged a warning (or worse) while it ran."""
+    client.run(_clear_log)
+    yield
+    assert not _loud(client)
+
+
+def _clear_log(dask_worker: Any) -> None:
+    dask_worker._deque_handler.clear()
+
+
+def _loud(client: Any) -> list[tuple[str, str, str]]:
+    return [(worker, level, message)
+            for worker, logs in client.get_worker_logs().items()
+            for level, message in logs
+            if logging.getLevelName(level) >= logging.WARNING
+            and not any(h in message for h in _HEALTH)]
+
+
+def _warn() -> int:
+    import warnings
+
+    warnings.warn("a warning raised in a task", RuntimeWarning)
+    return 1
+
+
+def test_a_warning_in_a_task_is_seen(client: Any) -> None:
+    """The check above can fail: a task's warning reaches the worker log the client reads."""
+    assert client.submit(_warn, pure=False).result() == 1
+    assert any("a warning raised in a task" in m for _, _, m in _loud(client))
+    client.run(_clear_log)
+
+
+def _data() -> np.ndarray:
+    return np.arange(256 * 192, dtype="float32").reshape(256, 192)
+
+
+def _round_trip(target: str, options: dict | None) -> None:
+    """Write a sharded array from dask blocks on the workers, read it back lazily there."""
+    source = da.from_array(_data(), chunks=(64, 96))
+    zd.to_zarrkit(source, target, chunks=(32, 48), shards=(64, 96), storage_options=options,
+                  dimension_names=["y", "x"])
+    array = zarrkit.open_array(target, storage_options=options)
+    assert array.shards == (64, 96) and np.array_equal(array[...], _data())
+
+    lazy = zd.from_zarrkit(target, storage_options=options)
+    assert lazy.numblocks == (4, 2)
+    assert float(lazy.sum().compute()) == float(_data().sum())
+    assert np.array_equal(lazy[30:200:3, 5:150].compute(), _data()[30:200:3, 5:150])
+
+    # a region of whole shards rewritten from the workers
+    zd.to_zarrkit(-lazy[64:192], zarrkit.open_array(target, mode="r+", storage_options=options),
+                  region=(slice(64, 192), slice(None)))
+    expected = _data()
+    expected[64:192] *= -1
+    assert np.array_equal(zarrkit.open_array(target, storage_options=options)[...], expected)
+
+
+def test_local_filesystem(client: Any, tmp_path: Path) -> None:
+    _round_trip(str(tmp_path / "sharded.zarr"), None)
+
+
+def test_s3(client: Any, moto: Moto) -> None:
+    _round_trip(f"s3://{BUCKET}/{uuid.uuid4().hex}/sharded.zarr", s3_options(moto.endpoint))
+
+
+def test_misaligned_write_is_refused_on_the_cluster(client: Any, tmp_path: Path) -> None:
+    target = str(tmp_path / "m.zarr")
+    with pytest.raises(zarrkit.errors.UnsafeWriteError, match="dimension 0"):
+        zd.to_zarrkit(da.zeros((256, 192), chunks=(100, 96)), target, chunks=(32, 48),
+                      shards=(64, 96))
+
+
+def test_memory_store_write_is_refused_on_the_cluster(client: Any) -> None:
+    array = zarrkit.create_array("memory://", shape=(8,), dtype="int8", chunks=(4,))
+    with pytest.raises(zarrkit.errors.UnsafeWriteError, match="would be lost"):
+        zd.to_zarrkit(da.ones(8, chunks=4, dtype="int8"), array)
