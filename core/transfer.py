@@ -151,6 +151,8 @@ def _transfer(source: Any, target: Any, fmt: str | None, path: str, target_path:
         if plan.is_array:
             _transfer_chunks(node, dst_store, plan, report, resume=resume, progress=progress,
                              batch_bytes=batch_bytes)
+    if not keep_documents:  # (a copy keeps the documents, consolidated ones included)
+        _consolidate_like_source(dst_store, plans)
     if verify:
         report.verified = True
         report.mismatches = compare(src_store, path, dst_store, dst_root)
@@ -211,13 +213,44 @@ def _array_document(meta: ArrayMetadata, fmt: str, where: str,
             names = ", ".join(repr(s.name) for s in meta.skipped)
             raise MetadataError(f"it uses extensions this installation does not understand "
                                 f"({names}); converting would drop them")
+        dimension_names, attributes = _dimensions_for(meta, fmt)
         return get_format(fmt).array_document(
             shape=meta.shape, data_type=meta.data_type, chunk_grid=meta.chunk_grid,
             chunk_key_encoding=_key_encoding_for(meta, fmt, chunk_shape),
-            fill_value=meta.fill_value, codecs=codecs, attributes=thaw(meta.attributes),
-            dimension_names=meta.dimension_names, storage_transformers=meta.storage_transformers)
+            fill_value=meta.fill_value, codecs=codecs, attributes=attributes,
+            dimension_names=dimension_names, storage_transformers=meta.storage_transformers)
     except MetadataError as exc:
         raise TransferError(f"{where} is not possible: {exc}") from None
+
+
+#: where formats without `dimension_names` keep them: xarray's convention, which zarr-python
+#: and xarray read and write for zarr format 2
+ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
+
+
+def _dimensions_for(meta: ArrayMetadata, fmt: str) -> tuple[Any, dict]:
+    """The dimension names and attributes of an array in `fmt`: v3 holds names in
+    `dimension_names`, the other formats only in the `_ARRAY_DIMENSIONS` attribute. Names move
+    from one place to the other so xarray finds them after a conversion either way; names that
+    one place cannot hold (a missing name in v2, an attribute that is not one string per
+    dimension for v3) stay where they are, and the target format says whether it can hold them."""
+    attributes = thaw(meta.attributes)
+    names = meta.dimension_names
+    if fmt == V3:
+        stored = attributes.get(ARRAY_DIMENSIONS)
+        if (names is None and isinstance(stored, list) and len(stored) == len(meta.shape)
+                and all(isinstance(n, str) for n in stored)):
+            del attributes[ARRAY_DIMENSIONS]
+            return tuple(stored), attributes
+        return names, attributes
+    if names is not None and all(isinstance(n, str) for n in names):
+        if attributes.get(ARRAY_DIMENSIONS, list(names)) != list(names):
+            raise MetadataError(f"its dimension_names {list(names)} and its attribute "
+                                f"{ARRAY_DIMENSIONS!r} {attributes[ARRAY_DIMENSIONS]!r} disagree",
+                                key="dimension_names")
+        attributes[ARRAY_DIMENSIONS] = list(names)
+        return None, attributes
+    return names, attributes
 
 
 def _codecs_for(codecs: Sequence[Any], ndim: int, fmt: str) -> list[Any]:
@@ -295,6 +328,18 @@ def _normalized(item: Any) -> Any:
 
 
 # -- writing ----------------------------------------------------------------------------------
+def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
+    """Consolidate, in the target, each group whose source held consolidated metadata (the
+    deepest first, so an outer group's documents are read after the inner ones are written):
+    readers such as xarray open the result as they opened the source, with one read."""
+    from .formats.consolidated import consolidate_metadata, has_consolidated
+
+    held = [p for p in plans if not p.is_array and has_consolidated(p.source)]
+    for plan in sorted(held, key=lambda p: -p.path.count("/") - bool(p.path)):
+        if plan.target.format in (V2, V3):  # the formats with a consolidated form
+            consolidate_metadata(store, plan.path)
+
+
 def _prepare_target(store: Any, root: str, plans: list[NodePlan], *, resume: bool,
                     overwrite: bool) -> None:
     existing = read_metadata(store, root)
@@ -430,11 +475,15 @@ def compare(src_store: Any, src_path: str, dst_store: Any, dst_path: str) -> lis
 
 def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
     where = a.name
-    if type(a) is not type(b):
+    # by kind, not class: a group read through consolidated metadata is a Group subclass
+    if a.metadata.node_type != b.metadata.node_type:
         return [f"{where}: a {a.metadata.node_type} became a {b.metadata.node_type}"]
     out = []
-    if dict(a.attrs) != dict(b.attrs):
+    (names_a, attrs_a), (names_b, attrs_b) = _dimensions_of(a), _dimensions_of(b)
+    if attrs_a != attrs_b:
         out.append(f"{where}: attributes differ")
+    if names_a != names_b:
+        out.append(f"{where}: dimension names differ ({names_a} vs {names_b})")
     if isinstance(a, Group):
         if sorted(a.keys()) != sorted(b.keys()):
             out.append(f"{where}: members differ ({sorted(a.keys())} vs {sorted(b.keys())})")
@@ -450,6 +499,18 @@ def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
         if not _same_values(a[region], b[region], a.dtype):
             out.append(f"{where}: values differ in chunk {coords}")
     return out
+
+
+def _dimensions_of(node: Array | Group) -> tuple[tuple | None, dict]:
+    """A node's dimension names wherever its format keeps them (see `_dimensions_for`), and
+    its other attributes: what a conversion must keep, though the two may change places."""
+    attributes = thaw(node.metadata.attributes)
+    names = getattr(node, "dimension_names", None)
+    stored = attributes.get(ARRAY_DIMENSIONS)
+    if isinstance(node, Array) and names is None and isinstance(stored, list):
+        del attributes[ARRAY_DIMENSIONS]
+        names = tuple(stored)
+    return names, attributes
 
 
 def _same_values(x: Any, y: Any, dtype: np.dtype) -> bool:
