@@ -21,6 +21,10 @@ from zarrkit.names import V3
 _KEYS = {CodecKind.ARRAY_ARRAY: "filters", CodecKind.ARRAY_BYTES: "serializer",
          CodecKind.BYTES_BYTES: "compressors"}
 SHARDING = "sharding_indexed"
+#: the compressors zarr-python's `Group.create` (what xarray calls) gives a new array when the
+#: encoding names none; zarrkit's own defaults are those of `zarr.create_array` (zstd for both)
+V2_DEFAULT_COMPRESSOR = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
+V3_DEFAULT_COMPRESSOR = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
 
 
 def read_encoding(array: Any) -> dict[str, Any]:
@@ -80,6 +84,8 @@ def creation_codecs(encoding: Mapping[str, Any], fmt: str) -> dict[str, Any]:
     compressors = ... if compressors is ... else _sequence(compressors)
     serializer = encoding.get("serializer")
     if fmt != V3:
+        if compressors is ...:  # what zarr-python's Group.create gives v2 arrays for xarray
+            compressors = (V2_DEFAULT_COMPRESSOR,)
         out: dict[str, Any] = {}
         if serializer not in (None, "auto"):
             raise MetadataError("zarr format 2 has no serializer", key="serializer")
@@ -91,13 +97,11 @@ def creation_codecs(encoding: Mapping[str, Any], fmt: str) -> dict[str, Any]:
                                     key="compressors")
             out["compressor"] = codec_json(compressors[0], fmt, "compressors") if compressors else None
         return out
-    if filters is None and compressors is ... and serializer in (None, "auto"):
-        return {}
     chain: list[Any] = [codec_json(f, fmt, f"filters[{i}]") for i, f in enumerate(filters or ())]
     chain.append(codec_json(serializer, fmt, "serializer") if serializer not in (None, "auto")
                  else None)  # the data type's own, filled in by `resolve_serializer`
     if compressors is ...:
-        compressors = ({"name": "zstd", "configuration": {"level": 0, "checksum": False}},)
+        compressors = (V3_DEFAULT_COMPRESSOR,)
     chain.extend(codec_json(c, fmt, f"compressors[{i}]") for i, c in enumerate(compressors or ()))
     return {"codecs": chain}
 
