@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import hooks, registry
+from . import hooks, registry, xarray_conventions
 from .array import Array
 from .codec import ChunkSpec
 from .codec_chain import CodecChain, evolve
@@ -213,44 +213,19 @@ def _array_document(meta: ArrayMetadata, fmt: str, where: str,
             names = ", ".join(repr(s.name) for s in meta.skipped)
             raise MetadataError(f"it uses extensions this installation does not understand "
                                 f"({names}); converting would drop them")
-        dimension_names, attributes = _dimensions_for(meta, fmt)
-        return get_format(fmt).array_document(
+        # xarray's dimension names and missing-value mask live in other places per format
+        placed = xarray_conventions.place(meta, fmt, thaw(meta.attributes))
+        doc = get_format(fmt).array_document(
             shape=meta.shape, data_type=meta.data_type, chunk_grid=meta.chunk_grid,
             chunk_key_encoding=_key_encoding_for(meta, fmt, chunk_shape),
-            fill_value=meta.fill_value, codecs=codecs, attributes=attributes,
-            dimension_names=dimension_names, storage_transformers=meta.storage_transformers)
+            fill_value=placed.fill_value, codecs=codecs, attributes=placed.attributes,
+            dimension_names=placed.dimension_names,
+            storage_transformers=meta.storage_transformers)
+        if placed.null_fill:
+            doc["fill_value"] = None
+        return doc
     except MetadataError as exc:
         raise TransferError(f"{where} is not possible: {exc}") from None
-
-
-#: where formats without `dimension_names` keep them: xarray's convention, which zarr-python
-#: and xarray read and write for zarr format 2
-ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
-
-
-def _dimensions_for(meta: ArrayMetadata, fmt: str) -> tuple[Any, dict]:
-    """The dimension names and attributes of an array in `fmt`: v3 holds names in
-    `dimension_names`, the other formats only in the `_ARRAY_DIMENSIONS` attribute. Names move
-    from one place to the other so xarray finds them after a conversion either way; names that
-    one place cannot hold (a missing name in v2, an attribute that is not one string per
-    dimension for v3) stay where they are, and the target format says whether it can hold them."""
-    attributes = thaw(meta.attributes)
-    names = meta.dimension_names
-    if fmt == V3:
-        stored = attributes.get(ARRAY_DIMENSIONS)
-        if (names is None and isinstance(stored, list) and len(stored) == len(meta.shape)
-                and all(isinstance(n, str) for n in stored)):
-            del attributes[ARRAY_DIMENSIONS]
-            return tuple(stored), attributes
-        return names, attributes
-    if names is not None and all(isinstance(n, str) for n in names):
-        if attributes.get(ARRAY_DIMENSIONS, list(names)) != list(names):
-            raise MetadataError(f"its dimension_names {list(names)} and its attribute "
-                                f"{ARRAY_DIMENSIONS!r} {attributes[ARRAY_DIMENSIONS]!r} disagree",
-                                key="dimension_names")
-        attributes[ARRAY_DIMENSIONS] = list(names)
-        return None, attributes
-    return names, attributes
 
 
 def _codecs_for(codecs: Sequence[Any], ndim: int, fmt: str) -> list[Any]:
@@ -387,6 +362,7 @@ def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: Transf
     src_chain = CodecChain(src_meta.codecs, src_meta.data_type, src_meta.fill_value)
     dst_chain = CodecChain(dst_meta.codecs, dst_meta.data_type, dst_meta.fill_value)
     batch = _batch_size(src_meta, batch_bytes)
+    refill = not _same_values(src_meta.fill_value, dst_meta.fill_value, src_meta.dtype)
     done = 0
     coords_iter = itertools.product(*(range(n) for n in grid_shape))
     while chunk := list(itertools.islice(coords_iter, batch)):
@@ -398,6 +374,10 @@ def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: Transf
         for src_key, dst_key, coords in todo:
             blob = blobs.get(src_key)
             if blob is None:
+                if refill:  # a missing chunk reads as the source's fill: the target's differs
+                    shape = src_meta.chunk_grid.chunk_shape(coords)
+                    out[dst_key] = dst_chain.bind(shape).encode(
+                        np.full(shape, src_meta.fill_value, dtype=src_meta.dtype))
                 continue
             if plan.raw:
                 out[dst_key] = blob
@@ -479,18 +459,24 @@ def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
     if a.metadata.node_type != b.metadata.node_type:
         return [f"{where}: a {a.metadata.node_type} became a {b.metadata.node_type}"]
     out = []
-    (names_a, attrs_a), (names_b, attrs_b) = _dimensions_of(a), _dimensions_of(b)
-    if attrs_a != attrs_b:
-        out.append(f"{where}: attributes differ")
-    if names_a != names_b:
-        out.append(f"{where}: dimension names differ ({names_a} vs {names_b})")
     if isinstance(a, Group):
+        if dict(a.attrs) != dict(b.attrs):
+            out.append(f"{where}: attributes differ")
         if sorted(a.keys()) != sorted(b.keys()):
             out.append(f"{where}: members differ ({sorted(a.keys())} vs {sorted(b.keys())})")
         return out
+    # xarray's names and mask may have changed places with the format (xarray_conventions)
+    names_a, attrs_a, mask_a = xarray_conventions.comparable(a.metadata)
+    names_b, attrs_b, mask_b = xarray_conventions.comparable(b.metadata)
+    if thaw(attrs_a) != thaw(attrs_b):
+        out.append(f"{where}: attributes differ")
+    if names_a != names_b:
+        out.append(f"{where}: dimension names differ ({names_a} vs {names_b})")
     if a.shape != b.shape or a.dtype != b.dtype:
         return out + [f"{where}: shape/dtype {a.shape} {a.dtype} vs {b.shape} {b.dtype}"]
-    if not _same_values(a.fill_value, b.fill_value, a.dtype):
+    if mask_a[0] != mask_b[0] or (mask_a[0] and not _same_values(mask_a[1], mask_b[1], a.dtype)):
+        out.append(f"{where}: missing-value masks differ ({mask_a} vs {mask_b})")
+    elif names_a is None and not _same_values(a.fill_value, b.fill_value, a.dtype):
         out.append(f"{where}: fill values differ")
     grid = a.metadata.chunk_grid
     for coords in itertools.product(*(range(n) for n in grid.grid_shape(a.shape))):
@@ -499,18 +485,6 @@ def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
         if not _same_values(a[region], b[region], a.dtype):
             out.append(f"{where}: values differ in chunk {coords}")
     return out
-
-
-def _dimensions_of(node: Array | Group) -> tuple[tuple | None, dict]:
-    """A node's dimension names wherever its format keeps them (see `_dimensions_for`), and
-    its other attributes: what a conversion must keep, though the two may change places."""
-    attributes = thaw(node.metadata.attributes)
-    names = getattr(node, "dimension_names", None)
-    stored = attributes.get(ARRAY_DIMENSIONS)
-    if isinstance(node, Array) and names is None and isinstance(stored, list):
-        del attributes[ARRAY_DIMENSIONS]
-        names = tuple(stored)
-    return names, attributes
 
 
 def _same_values(x: Any, y: Any, dtype: np.dtype) -> bool:
