@@ -479,3 +479,12 @@ def test_container_and_memory_urls(tmp_path: Path, scheme: str) -> None:
     written = to_zarrkit(dataset(), url, zarr_format=3)
     written.zarr_group.store.close()  # a zip archive is written when its store closes
     assert_back(xr.open_dataset(url, engine="zarrkit").load())
+
+
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("\n## xarray\n", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md (xarray)", "exec"), {})
+    assert xr.open_dataset(tmp_path / "weather.zarr", engine="zarr").sizes["time"] == 8
