@@ -488,3 +488,102 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md (xarray)", "exec"), {})
     assert xr.open_dataset(tmp_path / "weather.zarr", engine="zarr").sizes["time"] == 8
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_write_empty_chunks(tmp_path: Path, compute: bool) -> None:
+    """Chunks all equal to the fill value are stored only with write_empty_chunks=True (for the
+    dataset, or per variable in its encoding), written at once or later through dask."""
+    zeros = xr.Dataset({"a": ("x", np.zeros(8, dtype="i4")), "b": ("x", np.zeros(8, dtype="i4"))})
+    stored = {}
+    for label, kwargs, encoding in [("none", {}, {}),
+                                    ("all", {"write_empty_chunks": True}, {}),
+                                    ("b only", {}, {"b": {"write_empty_chunks": True}})]:
+        path = tmp_path / f"{label}.zarr"
+        result = to_zarrkit(zeros.chunk({"x": 2}), str(path), zarr_format=3, compute=compute,
+                            encoding={v: {"chunks": (2,), **encoding.get(v, {})} for v in "ab"},
+                            **kwargs)
+        if not compute:
+            result.compute()
+        stored[label] = {v: len(list((path / v / "c").glob("*"))) if (path / v / "c").exists()
+                         else 0 for v in "ab"}
+        xr.testing.assert_identical(xr.open_dataset(path, engine="zarr").load(), zeros)
+    assert stored == {"none": {"a": 0, "b": 0}, "all": {"a": 4, "b": 4},
+                      "b only": {"a": 0, "b": 4}}
+
+
+def test_group_argument_when_writing(tmp_path: Path) -> None:
+    path = str(tmp_path / "g.zarr")
+    to_zarrkit(dataset(), path, group="deep/er", zarr_format=3)
+    to_zarrkit(dataset().isel(time=[0]), path, group="other", mode="w")
+    expected = xr.open_dataset(path, engine="zarr", group="deep/er").load()
+    assert_back(expected)
+    xr.testing.assert_identical(xr.open_dataset(path, engine="zarrkit", group="deep/er").load(),
+                                expected)
+    assert sorted(zarr.open_group(path, mode="r").group_keys()) == ["deep", "other"]
+
+
+# -- bad input ----------------------------------------------------------------------------------
+def _corrupt(path: Path, case: str) -> None:
+    """A store xarray cannot read as a dataset, or zarrkit cannot read at all, one way each."""
+    import json
+
+    fmt = 2 if case.startswith("v2") else 3
+    dataset()[["temp", "count"]].to_zarr(path, zarr_format=fmt, consolidated=False)
+    if case == "v2 dimension attribute not a list":
+        attrs = json.loads((path / "temp/.zattrs").read_text())
+        attrs["_ARRAY_DIMENSIONS"] = "time"
+        (path / "temp/.zattrs").write_text(json.dumps(attrs))
+    elif case == "v2 dimension names not strings":
+        (path / "count/.zattrs").write_text(json.dumps({"_ARRAY_DIMENSIONS": [1]}))
+    elif case in ("v3 no dimension names", "v3 fill attribute not base64",
+                  "v3 fill attribute a list", "v3 dimension lengths disagree",
+                  "v3 unknown codec"):
+        doc = json.loads((path / "temp/zarr.json").read_text())
+        if case == "v3 no dimension names":
+            doc["dimension_names"] = None
+        elif case == "v3 fill attribute not base64":
+            doc["attributes"]["_FillValue"] = "!!"
+        elif case == "v3 fill attribute a list":
+            doc["attributes"]["_FillValue"] = [1, 2]
+        elif case == "v3 dimension lengths disagree":
+            doc["dimension_names"] = ["time", "y", "y"]
+        else:
+            doc["codecs"].append({"name": "no-such-codec", "configuration": {}})
+        (path / "temp/zarr.json").write_text(json.dumps(doc))
+    elif case == "v3 consolidated metadata garbage":
+        doc = json.loads((path / "zarr.json").read_text())
+        doc["consolidated_metadata"] = {"kind": "inline", "metadata": {"temp": 7}}
+        (path / "zarr.json").write_text(json.dumps(doc))
+
+
+CORRUPT = ["v2 dimension attribute not a list", "v2 dimension names not strings",
+           "v3 no dimension names", "v3 fill attribute not base64", "v3 fill attribute a list",
+           "v3 dimension lengths disagree", "v3 unknown codec",
+           "v3 consolidated metadata garbage"]
+
+
+@pytest.mark.parametrize("case", CORRUPT)
+def test_corrupt_stores_give_zarrkit_errors(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "bad.zarr"
+    _corrupt(path, case)
+    before = sorted((p.relative_to(path), p.read_bytes()) for p in path.rglob("*") if p.is_file())
+    with pytest.raises(zarrkit.errors.ZarrkitError):
+        xr.open_dataset(path, engine="zarrkit").load()
+    after = sorted((p.relative_to(path), p.read_bytes()) for p in path.rglob("*") if p.is_file())
+    assert before == after  # reading wrote nothing
+
+
+def test_missing_store_group_and_array_as_group(tmp_path: Path) -> None:
+    from zarrkit.errors import NodeNotFoundError
+
+    with pytest.raises(NodeNotFoundError):
+        xr.open_dataset(tmp_path / "nothing.zarr", engine="zarrkit")
+    path = tmp_path / "d.zarr"
+    dataset().to_zarr(path, zarr_format=3)
+    with pytest.raises(NodeNotFoundError):
+        xr.open_dataset(path, engine="zarrkit", group="nope")
+    with pytest.raises(NodeNotFoundError, match="found an array"):
+        xr.open_dataset(path, engine="zarrkit", group="temp")
+    with pytest.raises(MetadataError, match="zarr format 2"):
+        xr.open_dataset(path, engine="zarrkit", zarr_format=2)

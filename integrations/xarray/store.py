@@ -13,6 +13,9 @@ I/O and zarr-python need not be installed. Region validation is xarray's own cod
 
 from __future__ import annotations
 
+import contextlib
+import struct
+import threading
 from typing import Any, Mapping
 
 import numpy as np
@@ -34,6 +37,7 @@ from xarray.core.variable import Variable
 
 import zarrkit
 import zarrkit.api
+from zarrkit import config
 from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.names import V3
 
@@ -55,12 +59,16 @@ def open_group(store: Any, *, mode: str = "r", group: str | None = None,
     path = (group or "").strip("/")
     if mode == "r":
         if consolidated is not False and path:
-            root = zarrkit.open_group(store, mode="r", storage_options=storage_options,
-                                      use_consolidated=consolidated)
-            node = root[path]
-            if not isinstance(node, zarrkit.Group):
-                raise NodeNotFoundError(path, root.store, what="group (found an array)")
-            return node
+            try:
+                root = zarrkit.open_group(store, mode="r", storage_options=storage_options,
+                                          use_consolidated=consolidated)
+            except NodeNotFoundError:  # no root group (v3 may imply it): open `path` itself
+                root = None
+            if root is not None:
+                node = root[path]
+                if not isinstance(node, zarrkit.Group):
+                    raise NodeNotFoundError(path, root.store, what="group (found an array)")
+                return node
         return zarrkit.open_group(store, path=path, mode="r", storage_options=storage_options,
                                   use_consolidated=consolidated)
     mode = "a" if mode == "a-" else mode
@@ -84,6 +92,8 @@ class ZarrkitStore(AbstractWritableDataStore):
         self._align_chunks = align_chunks
         self._safe_chunks = safe_chunks and not align_chunks
         self._write_empty = write_empty
+        #: whether the writer runs every write under `write_empty` (to_zarrkit, compute=True)
+        self.write_empty_covered = False
         self._format = group.metadata.format
         if use_zarr_fill_value_as_mask is None:  # as xarray: v2 data is masked by its fill value
             use_zarr_fill_value_as_mask = self._format != V3
@@ -92,11 +102,13 @@ class ZarrkitStore(AbstractWritableDataStore):
 
     def get_child_store(self, group: str) -> "ZarrkitStore":
         child = self.zarr_group.require_group(group.strip("/"))
-        return type(self)(child, mode=self._mode, consolidate_on_close=self._consolidate_on_close,
+        store = type(self)(child, mode=self._mode, consolidate_on_close=self._consolidate_on_close,
                           append_dim=self._append_dim, write_region=self._write_region,
                           safe_chunks=self._safe_chunks, align_chunks=self._align_chunks,
                           write_empty=self._write_empty,
                           use_zarr_fill_value_as_mask=self._use_zarr_fill_value_as_mask)
+        store.write_empty_covered = self.write_empty_covered
+        return store
 
     def child_groups(self) -> dict[str, "ZarrkitStore"]:
         """Every group below this one, by path relative to it ("" for this one): the groups of
@@ -137,11 +149,11 @@ class ZarrkitStore(AbstractWritableDataStore):
             if self._format == V3:
                 encoding["fill_value"] = fill
             if "_FillValue" in attributes:
-                attributes["_FillValue"] = FillValueCoder.decode(attributes["_FillValue"],
-                                                                 array.dtype)
+                attributes["_FillValue"] = _decoded_fill(array, attributes["_FillValue"])
         return Variable(dimensions, data, attributes, encoding)
 
     def get_variables(self) -> FrozenDict:
+        self.get_dimensions()  # the stored lengths agree, or a zarrkit error names the array
         return FrozenDict((k, self.open_store_variable(k)) for k in self.array_keys())
 
     def get_attrs(self) -> dict[str, Any]:
@@ -154,8 +166,9 @@ class ZarrkitStore(AbstractWritableDataStore):
             names, _ = dims_and_attrs(array)
             for d, s in zip(names, array.shape, strict=True):
                 if d in dimensions and dimensions[d] != s:
-                    raise ValueError(f"found conflicting lengths for dimension {d} "
-                                     f"({s} != {dimensions[d]})")
+                    raise MetadataError(f"found conflicting lengths for dimension {d!r} "
+                                        f"({s} != {dimensions[d]})", key="shape",
+                                        where=f"array {array.name!r} in {array.store}")
                 dimensions[d] = s
         return dimensions
 
@@ -276,7 +289,9 @@ class ZarrkitStore(AbstractWritableDataStore):
                 array = self._create_array(name, dims=dims, shape=shape, dtype=dtype,
                                            fill_value=fill_value, encoding=encoding,
                                            attrs=encoded_attrs)
-            writer.add(v.data, _Target(array, self._write_empty), region)
+            wanted = encoding.get("write_empty_chunks", self._write_empty)
+            covered = self.write_empty_covered and wanted == self._write_empty
+            writer.add(v.data, _Target(array, None if covered else wanted), region)
 
     def _create_array(self, name: str, *, dims: tuple, shape: tuple, dtype: np.dtype,
                       fill_value: Any, encoding: dict, attrs: dict) -> Any:
@@ -317,8 +332,13 @@ class ZarrkitStore(AbstractWritableDataStore):
 
 
 class _Target:
-    """The array xarray's ArrayWriter writes blocks into (`target[region] = block`), with the
-    `write_empty_chunks` of this write."""
+    """The array xarray's ArrayWriter writes blocks into (`target[region] = block`), with a
+    `write_empty_chunks` of its own when it has one. zarrkit's setting is process-wide
+    (`config.override`): `to_zarrkit` sets the dataset's around all its writes; a variable's
+    own (its encoding), or the dataset's when blocks are written later (`compute=False`), is
+    switched on while a block writes, one such block at a time in the process."""
+
+    _switching = threading.Lock()
 
     def __init__(self, array: Any, write_empty: bool | None):
         self.array = array
@@ -331,10 +351,15 @@ class _Target:
         if self._write_empty is None:
             self.array[region] = value
             return
-        from zarrkit import config
-
-        with config.override(write_empty_chunks=self._write_empty):
+        with self._switching, config.override(write_empty_chunks=self._write_empty):
             self.array[region] = value
+
+
+def write_empty_setting(write_empty: bool | None) -> Any:
+    """The context a write with `write_empty_chunks` runs in (nothing when it is None)."""
+    if write_empty is None:
+        return contextlib.nullcontext()
+    return config.override(write_empty_chunks=write_empty)
 
 
 def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -349,11 +374,23 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
                                 key="dimension_names", where=where)
         return tuple(names), attributes
     names = attributes.pop(DIMENSION_KEY, None)
-    if not isinstance(names, list) or len(names) != array.ndim:
+    if (not isinstance(names, list) or len(names) != array.ndim
+            or not all(isinstance(n, str) for n in names)):
         raise MetadataError(f"xarray needs the attribute {DIMENSION_KEY!r} naming each of the "
                             f"{array.ndim} dimensions, got {names!r}", key=DIMENSION_KEY,
                             where=where)
     return tuple(names), {k: v for k, v in attributes.items() if not k.lower().startswith("_nc")}
+
+
+def _decoded_fill(array: Any, value: Any) -> Any:
+    """A v3 `_FillValue` attribute as xarray's FillValueCoder reads it; a zarrkit error that
+    names the array when it is not one."""
+    try:
+        return FillValueCoder.decode(value, array.dtype)
+    except (TypeError, ValueError, struct.error) as exc:
+        raise MetadataError(f"{value!r} is not a fill value xarray encodes for data type "
+                            f"{array.dtype}: {exc}", key="attributes._FillValue",
+                            where=f"array {array.name!r} in {array.store}") from None
 
 
 def stored_fill_value(array: Any) -> Any:

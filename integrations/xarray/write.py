@@ -14,7 +14,7 @@ from xarray.backends.common import ArrayWriter
 from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
 
-from .store import ZarrkitStore, open_group
+from .store import ZarrkitStore, open_group, write_empty_setting
 
 Region = Mapping[str, "slice | Literal['auto']"] | Literal["auto"] | None
 
@@ -42,12 +42,15 @@ def to_zarrkit(dataset: Any, store: Any, mode: str | None = None, group: str | N
                             append_dim=append_dim, region=region, safe_chunks=safe_chunks,
                             align_chunks=align_chunks, storage_options=storage_options,
                             zarr_format=zarr_format, write_empty_chunks=write_empty_chunks)
+    zstore.write_empty_covered = compute
     dataset = zstore._validate_and_autodetect_region(dataset)
     zstore._validate_encoding(encoding or {})
     writer = ArrayWriter()
     try:
-        dump_to_store(dataset, zstore, writer, encoding=encoding or {})
-        writes = writer.sync(compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs)
+        with write_empty_setting(write_empty_chunks):
+            dump_to_store(dataset, zstore, writer, encoding=encoding or {})
+            writes = writer.sync(compute=compute,
+                                 chunkmanager_store_kwargs=chunkmanager_store_kwargs)
     finally:
         if compute:
             zstore.close()
@@ -72,20 +75,29 @@ def datatree_to_zarrkit(tree: Any, store: Any, mode: str = "w-",
                           safe_chunks=safe_chunks, align_chunks=align_chunks,
                           storage_options=storage_options, zarr_format=zarr_format,
                           write_empty_chunks=write_empty_chunks)
+    root.write_empty_covered = compute
     writer = ArrayWriter()
     try:
-        for rel_path, node in tree.subtree_with_keys:
-            at_root = node is tree
-            dataset = node.to_dataset(inherit=write_inherited_coords or at_root)
-            node_store = root if at_root else root.get_child_store(rel_path)
-            dataset = node_store._validate_and_autodetect_region(dataset)
-            node_store._validate_encoding(encoding)
-            dump_to_store(dataset, node_store, writer, encoding=encoding.get(node.path))
-        writes = writer.sync(compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs)
+        with write_empty_setting(write_empty_chunks):
+            _dump_tree(tree, root, writer, encoding, write_inherited_coords)
+            writes = writer.sync(compute=compute,
+                                 chunkmanager_store_kwargs=chunkmanager_store_kwargs)
     finally:
         if compute:
             root.close()
     return root if compute else delayed_close_after_writes(writes, root)
+
+
+def _dump_tree(tree: Any, root: ZarrkitStore, writer: ArrayWriter, encoding: Mapping,
+               write_inherited_coords: bool) -> None:
+    """Each node of the tree into its group, as `DataTree.to_zarr` does."""
+    for rel_path, node in tree.subtree_with_keys:
+        at_root = node is tree
+        dataset = node.to_dataset(inherit=write_inherited_coords or at_root)
+        node_store = root if at_root else root.get_child_store(rel_path)
+        dataset = node_store._validate_and_autodetect_region(dataset)
+        node_store._validate_encoding(encoding)
+        dump_to_store(dataset, node_store, writer, encoding=encoding.get(node.path))
 
 
 def writable_store(store: Any, *, mode: str | None, group: str | None = None,
