@@ -114,6 +114,19 @@ def test_engine_is_an_entry_point_and_import_zarrkit_stays_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_zarr_python_is_not_imported(tmp_path: Path) -> None:
+    """zarrkit does the I/O: writing and reading (with dask) never import zarr-python."""
+    code = ("import sys, numpy as np, xarray as xr\n"
+            "from zarrkit.xarray import to_zarrkit\n"
+            "ds = xr.Dataset({'a': ('x', np.arange(4.0))}, attrs={'k': 1})\n"
+            f"to_zarrkit(ds, {str(tmp_path / 'd.zarr')!r}, encoding={{'a': {{'chunks': (2,)}}}})\n"
+            f"back = xr.open_dataset({str(tmp_path / 'd.zarr')!r}, engine='zarrkit', chunks={{}})\n"
+            "xr.testing.assert_identical(back.compute(), ds)\n"
+            "print('zarr' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_guess_can_open(tmp_path: Path) -> None:
     engine = ZarrkitBackendEntrypoint()
     folder = tmp_path / "plain"
@@ -587,3 +600,13 @@ def test_missing_store_group_and_array_as_group(tmp_path: Path) -> None:
         xr.open_dataset(path, engine="zarrkit", group="temp")
     with pytest.raises(MetadataError, match="zarr format 2"):
         xr.open_dataset(path, engine="zarrkit", zarr_format=2)
+
+
+def test_only_formats_xarray_writes(tmp_path: Path) -> None:
+    with pytest.raises(MetadataError, match="zarr format 2 or 3"):
+        to_zarrkit(dataset(), str(tmp_path / "d.zarr"), zarr_format="v3-draft-2020")
+    assert not (tmp_path / "d.zarr").exists()
+    draft = str(tmp_path / "draft.zarr")
+    zarrkit.create_group(draft, zarr_format="v3-draft-2020")
+    with pytest.raises(MetadataError, match="zarr format 2 or 3"):
+        to_zarrkit(dataset(), draft, mode="a")

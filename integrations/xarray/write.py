@@ -14,6 +14,9 @@ from xarray.backends.common import ArrayWriter
 from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
 
+from zarrkit.errors import MetadataError
+from zarrkit.names import V2, V3
+
 from .store import ZarrkitStore, open_group, write_empty_setting
 
 Region = Mapping[str, "slice | Literal['auto']"] | Literal["auto"] | None
@@ -109,8 +112,14 @@ def writable_store(store: Any, *, mode: str | None, group: str | None = None,
     consolidate afterwards (not for r+, which changes no metadata)."""
     mode = _choose_default_mode(mode=mode, append_dim=append_dim, region=region)
     consolidate = mode != "r+" and (consolidated or consolidated is None)
+    if zarr_format not in (None, 2, 3):
+        raise MetadataError(f"xarray writes zarr format 2 or 3, got {zarr_format!r}",
+                            key="zarr_format", where="to_zarrkit")
     zgroup = open_group(store, mode=mode, group=group, storage_options=storage_options,
                         zarr_format=zarr_format)
+    if zgroup.metadata.format not in (V2, V3):  # an existing group of the 2020 draft
+        raise MetadataError(f"xarray writes zarr format 2 or 3; group {zgroup.name!r} is "
+                            f"{zgroup.metadata.format}", key="zarr_format", where=str(zgroup.store))
     return ZarrkitStore(zgroup, mode=mode, consolidate_on_close=consolidate,
                         append_dim=append_dim, write_region=region, safe_chunks=safe_chunks,
                         align_chunks=align_chunks, write_empty=write_empty_chunks)
