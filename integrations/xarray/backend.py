@@ -15,7 +15,7 @@ from xarray.backends.common import BackendEntrypoint, _normalize_path, datatree_
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core.utils import close_on_error
 
-from .store import ZarrkitStore, open_group
+from .store import ZarrkitStore, open_group, opens_its_store
 
 #: URL schemes that only ever name a Zarr store here (containers and zarrkit's wrappers);
 #: other URLs (file paths, s3://, http(s)://) are claimed when they end in ".zarr"
@@ -61,7 +61,8 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         zgroup = open_group(_normalize_path(filename_or_obj), mode="r", group=group,
                             consolidated=consolidated, storage_options=storage_options)
         _check_format(zgroup, zarr_format)
-        store = ZarrkitStore(zgroup, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
+        store = ZarrkitStore(zgroup, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
+                             close_store_on_close=opens_its_store(filename_or_obj))
         return _open(store, mask_and_scale=mask_and_scale, decode_times=decode_times,
                      concat_characters=concat_characters, decode_coords=decode_coords,
                      drop_variables=drop_variables, use_cftime=use_cftime,

@@ -49,6 +49,13 @@ DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
 
 
+def opens_its_store(store: Any) -> bool:
+    """Whether opening `store` makes a zarrkit store (a path or URL) rather than using one."""
+    from zarrkit.store import Store
+
+    return not isinstance(store, Store)
+
+
 def open_group(store: Any, *, mode: str = "r", group: str | None = None,
                consolidated: bool | None = None, storage_options: dict | None = None,
                zarr_format: int | None = None) -> Any:
@@ -83,8 +90,10 @@ class ZarrkitStore(AbstractWritableDataStore):
     def __init__(self, group: Any, *, mode: str = "r", consolidate_on_close: bool = False,
                  append_dim: Any = None, write_region: Any = None, safe_chunks: bool = True,
                  align_chunks: bool = False, write_empty: bool | None = None,
-                 use_zarr_fill_value_as_mask: bool | None = None):
+                 use_zarr_fill_value_as_mask: bool | None = None,
+                 close_store_on_close: bool = False):
         self.zarr_group = group
+        self._close_store_on_close = close_store_on_close
         self._mode = mode
         self._consolidate_on_close = consolidate_on_close
         self._append_dim = append_dim
@@ -328,7 +337,10 @@ class ZarrkitStore(AbstractWritableDataStore):
         pass
 
     def close(self) -> None:
-        pass
+        """Close the zarrkit store when this opened it from a path or URL (a zip archive is
+        written then, an LMDB environment released); a store object passed in stays open."""
+        if self._close_store_on_close:
+            self.zarr_group.store.close()
 
 
 class _Target:

@@ -17,7 +17,7 @@ from xarray.backends.zarr import _choose_default_mode
 from zarrkit.errors import MetadataError
 from zarrkit.names import V2, V3
 
-from .store import ZarrkitStore, open_group, write_empty_setting
+from .store import ZarrkitStore, open_group, opens_its_store, write_empty_setting
 
 Region = Mapping[str, "slice | Literal['auto']"] | Literal["auto"] | None
 
@@ -122,4 +122,5 @@ def writable_store(store: Any, *, mode: str | None, group: str | None = None,
                             f"{zgroup.metadata.format}", key="zarr_format", where=str(zgroup.store))
     return ZarrkitStore(zgroup, mode=mode, consolidate_on_close=consolidate,
                         append_dim=append_dim, write_region=region, safe_chunks=safe_chunks,
-                        align_chunks=align_chunks, write_empty=write_empty_chunks)
+                        align_chunks=align_chunks, write_empty=write_empty_chunks,
+                        close_store_on_close=opens_its_store(store))
