@@ -136,7 +136,7 @@ def _transfer(source: Any, target: Any, fmt: str | None, path: str, target_path:
     src_store = open_store(source, mode="r", storage_options=storage_options)
     path = normalize_path(path)
     dst_root = normalize_path(path if target_path is None else target_path)
-    root = open_node(src_store, path, read_only=True)
+    root = _open_root(src_store, path)
     fmt = fmt or root.metadata.format
     nodes = list(walk(root))
     plans = [_plan(node, _relocate(node.path, path, dst_root), fmt, keep_documents, codecs)
@@ -157,6 +157,17 @@ def _transfer(source: Any, target: Any, fmt: str | None, path: str, target_path:
         report.verified = True
         report.mismatches = compare(src_store, path, dst_store, dst_root)
     return report
+
+
+def _open_root(store: Any, path: str) -> Array | Group:
+    """The node to walk. Where the store can list, its members are what it holds, not what
+    consolidated metadata (perhaps older) says: nothing written since is left behind."""
+    from .formats.consolidated import choose
+
+    node = open_node(store, path, read_only=True)
+    if isinstance(node, Group) and store.listable:
+        return choose(node, False)
+    return node
 
 
 def _relocate(node_path: str, src_root: str, dst_root: str) -> str:
@@ -441,11 +452,11 @@ class _KeyMaker:
 def compare(src_store: Any, src_path: str, dst_store: Any, dst_path: str) -> list[str]:
     """Differences between two hierarchies: nodes, attributes, shapes, data types, values."""
     problems: list[str] = []
-    src_root = open_node(src_store, src_path, read_only=True)
+    src_root = _open_root(src_store, src_path)
     for node in walk(src_root):
         path = _relocate(node.path, src_path, dst_path)
         try:
-            other = open_node(dst_store, path, read_only=True)
+            other = _open_root(dst_store, path)
         except NodeNotFoundError:
             problems.append(f"{node.name}: missing in the target")
             continue

@@ -131,3 +131,24 @@ def test_names_v2_cannot_hold_are_refused(tmp_path: Path) -> None:
     with pytest.raises(transfer.TransferError, match="disagree"):
         transfer.convert(clash, str(tmp_path / "dst2.zarr"), to="v2")
     assert not (tmp_path / "dst2.zarr").exists()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_nodes_written_after_consolidating_are_transferred(tmp_path: Path, fmt: int,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    """Consolidated metadata may be older than the store: the transfer walks what the store
+    holds, and the target's consolidated metadata names everything."""
+    src = tmp_path / "src.zarr"
+    dataset().to_zarr(src, zarr_format=fmt, consolidated=True)
+    late = zarrkit.open_group(str(src), mode="r+", use_consolidated=False)
+    late.create_array("late", shape=(3,), dtype="i4", attributes={"_ARRAY_DIMENSIONS": ["x"]}
+                      if fmt == 2 else None, dimension_names=("x",) if fmt == 3 else None)[:] = 7
+    to = "v3" if fmt == 2 else "v2"
+    _convert(src, tmp_path / "converted.zarr", to, capsys)
+    code = cli_main(["copy", str(src), str(tmp_path / "copied.zarr"), "--verify",
+                     "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    converted = xr.open_dataset(tmp_path / "converted.zarr", engine="zarr", consolidated=True)
+    assert converted["late"].values.tolist() == [7, 7, 7]
+    copied = zarrkit.open_group(str(tmp_path / "copied.zarr"), use_consolidated=False)
+    assert "late" in copied  # (the copy keeps the source's documents, consolidated ones too)
