@@ -364,6 +364,28 @@ def test_dask_data_is_written_block_by_block(tmp_path: Path, fmt: int) -> None:
     with pytest.raises(ValueError, match="chunk"):
         to_zarrkit(bad, str(tmp_path / "bad.zarr"), zarr_format=fmt,
                    encoding={"temp": {"chunks": (2, 2, 5)}})
+    # align_chunks=True rechunks the blocks onto the stored chunks instead
+    to_zarrkit(bad, str(tmp_path / "aligned.zarr"), zarr_format=fmt, align_chunks=True,
+               encoding={"temp": {"chunks": (2, 2, 5)}})
+    assert_back(xr.open_dataset(tmp_path / "aligned.zarr", engine="zarr").load())
+
+
+def test_append_to_sharded_arrays_through_dask(tmp_path: Path) -> None:
+    """Appending grows sharded arrays; dask blocks are checked against the shards."""
+    path = str(tmp_path / "s.zarr")
+    ds = dataset()
+    encoding = {"temp": {"chunks": (1, 2, 5), "shards": (2, 4, 5)}}
+    to_zarrkit(ds.isel(time=slice(0, 2)), path, encoding=encoding)
+    to_zarrkit(ds.isel(time=slice(2, None)).chunk({"time": 2}), path, append_dim="time")
+    assert_back(xr.open_dataset(path, engine="zarr").load())
+    assert zarr.open_array(path, path="temp").shards == (2, 4, 5)
+    before = xr.open_dataset(path, engine="zarr").load()
+    bad = ds.isel(time=slice(0, 2)).chunk({"time": 2})
+    bad["lag"] = bad["lag"].chunk({"time": 1})  # blocks of 1 within stored chunks of 2
+    with pytest.raises(ValueError, match="chunk"):
+        to_zarrkit(bad, path, append_dim="time")
+    # refused before anything grew: every array keeps its length
+    xr.testing.assert_identical(xr.open_dataset(path, engine="zarr").load(), before)
 
 
 def test_encoding_chunks_shards_codecs_and_fill_value(tmp_path: Path) -> None:

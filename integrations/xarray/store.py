@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import threading
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -248,59 +249,73 @@ class ZarrkitStore(AbstractWritableDataStore):
 
     def set_variables(self, variables: Mapping[str, Variable], check_encoding_set: Any,
                       writer: Any, unlimited_dims: Any = None) -> None:
+        """xarray's `ZarrStore.set_variables` in two passes: every variable is checked (its
+        encoding, its dask blocks against the stored chunks or shards) before any array is
+        grown or created, so a refused append leaves the store as it was."""
         existing_keys = self.array_keys()
-        for vn, v in variables.items():
-            name = _encode_variable_name(vn)
-            attrs = v.attrs.copy()
-            dims, dtype, shape = v.dims, v.dtype, v.shape
-            if self._use_zarr_fill_value_as_mask:
-                fill_value = attrs.pop("_FillValue", None)
-            else:
-                fill_value = v.encoding.pop("fill_value", None)
-                if fill_value is None and v.dtype.kind == "f":
-                    fill_value = np.nan  # xarray's default for floats (zarr's is 0)
-                if "_FillValue" in attrs:
-                    fv = attrs.pop("_FillValue")
-                    if fv is not None:
-                        attrs["_FillValue"] = FillValueCoder.encode(fv, dtype)
-            if "_FillValue" in v.encoding:
-                if v.encoding.get("_FillValue") is not None:
-                    raise ValueError("Zarr does not support _FillValue in encoding.")
-                del v.encoding["_FillValue"]
-            encoding = extract_zarr_variable_encoding(
-                v, raise_on_invalid=vn in check_encoding_set, name=vn,
-                zarr_format=3 if self._format == V3 else 2)
-            region_map = self._write_region if self._write_region is not None else {}
-            write_region = {dim: region_map.get(dim, slice(None)) for dim in dims}
-            zarr_shape = None
-            if self._mode != "w" and name in existing_keys:
-                array = self.zarr_group[name]  # (read again: a resize must see the latest)
-                if self._append_dim is not None and self._append_dim in dims:
-                    axis = dims.index(self._append_dim)
-                    write_region[self._append_dim] = slice(array.shape[axis], None)
-                    grown = list(array.shape)
-                    grown[axis] += v.shape[axis]
-                    array.resize(tuple(grown))
-                zarr_shape = array.shape
-            region = tuple(write_region[dim] for dim in dims)
-            # dask blocks must not straddle a stored chunk (a shard, when sharded): two tasks
-            # would each rewrite it, and one update would be lost
-            effective = encoding.get("shards") or encoding["chunks"]
-            if self._align_chunks and isinstance(effective, tuple):
-                v = grid_rechunk(v=v, enc_chunks=effective, region=region)
-            if self._safe_chunks and isinstance(effective, tuple):
-                validate_grid_chunks_alignment(
-                    nd_v_chunks=v.chunks, enc_chunks=effective, region=region,
-                    allow_partial_chunks=self._mode != "r+", name=name,
-                    backend_shape=zarr_shape or v.shape)
-            if self._mode == "w" or name not in existing_keys:
-                encoded_attrs = {k: self.encode_attribute(a) for k, a in attrs.items()}
-                array = self._create_array(name, dims=dims, shape=shape, dtype=dtype,
-                                           fill_value=fill_value, encoding=encoding,
-                                           attrs=encoded_attrs)
-            wanted = encoding.get("write_empty_chunks", self._write_empty)
+        planned = [self._plan_variable(vn, v, check_encoding_set, existing_keys)
+                   for vn, v in variables.items()]
+        for plan in planned:
+            array = plan.array
+            if plan.grown is not None:
+                array.resize(plan.grown)
+            if array is None:
+                array = self._create_array(plan.name, dims=plan.variable.dims,
+                                           shape=plan.variable.shape, dtype=plan.variable.dtype,
+                                           fill_value=plan.fill_value, encoding=plan.encoding,
+                                           attrs=plan.attrs)
+            wanted = plan.encoding.get("write_empty_chunks", self._write_empty)
             covered = self.write_empty_covered and wanted == self._write_empty
-            writer.add(v.data, _Target(array, None if covered else wanted), region)
+            writer.add(plan.variable.data, _Target(array, None if covered else wanted),
+                       plan.region)
+
+    def _plan_variable(self, vn: Any, v: Variable, check_encoding_set: Any,
+                       existing_keys: tuple[str, ...]) -> "_Planned":
+        name = _encode_variable_name(vn)
+        attrs = v.attrs.copy()
+        dims, dtype = v.dims, v.dtype
+        if self._use_zarr_fill_value_as_mask:
+            fill_value = attrs.pop("_FillValue", None)
+        else:
+            fill_value = v.encoding.pop("fill_value", None)
+            if fill_value is None and v.dtype.kind == "f":
+                fill_value = np.nan  # xarray's default for floats (zarr's is 0)
+            if "_FillValue" in attrs:
+                fv = attrs.pop("_FillValue")
+                if fv is not None:
+                    attrs["_FillValue"] = FillValueCoder.encode(fv, dtype)
+        if "_FillValue" in v.encoding:
+            if v.encoding.get("_FillValue") is not None:
+                raise ValueError("Zarr does not support _FillValue in encoding.")
+            del v.encoding["_FillValue"]
+        encoding = extract_zarr_variable_encoding(
+            v, raise_on_invalid=vn in check_encoding_set, name=vn,
+            zarr_format=3 if self._format == V3 else 2)
+        region_map = self._write_region if self._write_region is not None else {}
+        write_region = {dim: region_map.get(dim, slice(None)) for dim in dims}
+        array, grown, zarr_shape = None, None, None
+        if self._mode != "w" and name in existing_keys:
+            array = self.zarr_group[name]  # (read again: a resize must see the latest)
+            zarr_shape = array.shape
+            if self._append_dim is not None and self._append_dim in dims:
+                axis = dims.index(self._append_dim)
+                write_region[self._append_dim] = slice(array.shape[axis], None)
+                grown = list(array.shape)
+                grown[axis] += v.shape[axis]
+                zarr_shape = grown = tuple(grown)
+        region = tuple(write_region[dim] for dim in dims)
+        # dask blocks must not straddle a stored chunk (a shard, when sharded): two tasks
+        # would each rewrite it, and one update would be lost
+        effective = encoding.get("shards") or encoding["chunks"]
+        if self._align_chunks and isinstance(effective, tuple):
+            v = grid_rechunk(v=v, enc_chunks=effective, region=region)
+        if self._safe_chunks and isinstance(effective, tuple):
+            validate_grid_chunks_alignment(
+                nd_v_chunks=v.chunks, enc_chunks=effective, region=region,
+                allow_partial_chunks=self._mode != "r+", name=name,
+                backend_shape=zarr_shape or v.shape)
+        encoded_attrs = {k: self.encode_attribute(a) for k, a in attrs.items()}
+        return _Planned(name, v, array, grown, region, encoding, fill_value, encoded_attrs)
 
     def _create_array(self, name: str, *, dims: tuple, shape: tuple, dtype: np.dtype,
                       fill_value: Any, encoding: dict, attrs: dict) -> Any:
@@ -341,6 +356,20 @@ class ZarrkitStore(AbstractWritableDataStore):
         written then, an LMDB environment released); a store object passed in stays open."""
         if self._close_store_on_close:
             self.zarr_group.store.close()
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """One variable's write, checked: the array to grow (`grown`) or create (`array` None)."""
+
+    name: str
+    variable: Variable
+    array: Any
+    grown: tuple[int, ...] | None
+    region: tuple
+    encoding: dict
+    fill_value: Any
+    attrs: dict
 
 
 class _Target:
