@@ -39,6 +39,7 @@ from xarray.core.variable import Variable
 import zarrkit
 import zarrkit.api
 from zarrkit import config
+from zarrkit.storage import open_store
 from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.names import V3
 
@@ -47,7 +48,6 @@ from .encoding import creation_codecs, read_encoding, resolve_serializer
 
 #: where zarr format 2 (and the 2020 draft) keep dimension names, as xarray writes them
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
-
 
 
 def opens_its_store(store: Any) -> bool:
@@ -60,16 +60,16 @@ def opens_its_store(store: Any) -> bool:
 def open_group(store: Any, *, mode: str = "r", group: str | None = None,
                consolidated: bool | None = None, storage_options: dict | None = None,
                zarr_format: int | None = None) -> Any:
-    """The zarrkit group a dataset lives in. Reading uses consolidated metadata as xarray does
+    """The zarrkit group a dataset lives in, its store opened once. Reading uses consolidated metadata as xarray does
     with zarr-python: that of the store's root (a subgroup is found through it) when present
     (`consolidated=None`) or required (`True`). Writing never reads through it: documents
     consolidated before the write would hide what the write creates."""
     path = (group or "").strip("/")
+    store = open_store(store, mode="a" if mode == "a-" else mode, storage_options=storage_options)
     if mode == "r":
         if consolidated is not False and path:
             try:
-                root = zarrkit.open_group(store, mode="r", storage_options=storage_options,
-                                          use_consolidated=consolidated)
+                root = zarrkit.open_group(store, mode="r", use_consolidated=consolidated)
             except NodeNotFoundError:  # no root group (v3 may imply it): open `path` itself
                 root = None
             if root is not None:
@@ -77,12 +77,10 @@ def open_group(store: Any, *, mode: str = "r", group: str | None = None,
                 if not isinstance(node, zarrkit.Group):
                     raise NodeNotFoundError(path, root.store, what="group (found an array)")
                 return node
-        return zarrkit.open_group(store, path=path, mode="r", storage_options=storage_options,
-                                  use_consolidated=consolidated)
+        return zarrkit.open_group(store, path=path, mode="r", use_consolidated=consolidated)
     mode = "a" if mode == "a-" else mode
     create = {"zarr_format": zarr_format} if zarr_format is not None and mode != "r+" else {}
-    return zarrkit.open_group(store, path=path, mode=mode, storage_options=storage_options,
-                              use_consolidated=False, **create)
+    return zarrkit.open_group(store, path=path, mode=mode, use_consolidated=False, **create)
 
 
 class ZarrkitStore(AbstractWritableDataStore):
