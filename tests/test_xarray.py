@@ -445,12 +445,13 @@ def test_modes(tmp_path: Path, fmt: int) -> None:
         to_zarrkit(ds, path)  # mode w- (the default) refuses an existing store
     to_zarrkit(ds.assign(temp=ds["temp"] * 2), path, mode="w", zarr_format=fmt)
     np.testing.assert_allclose(xr.open_dataset(path, engine="zarr")["temp"], ds["temp"] * 2)
-    extra = xr.Dataset({"more": ("x", np.arange(5.0))})
+    extra = xr.Dataset({"more": ("x", np.arange(5.0))}, attrs={"only": "this"})
     with pytest.raises(ValueError, match="non-pre-existing"):
         to_zarrkit(extra, path, mode="r+")
     to_zarrkit(extra, path, mode="a")
     got = xr.open_dataset(path, engine="zarr").load()
     xr.testing.assert_identical(got, xr.open_dataset(path, engine="zarrkit").load())
+    assert got.attrs == {"only": "this"}  # mode a replaces the group's attributes, as to_zarr
     xr.testing.assert_identical(got["more"].variable, extra["more"].variable)
     xr.testing.assert_identical(got["temp"], ds["temp"] * 2)
 

@@ -186,7 +186,8 @@ class ZarrkitStore(AbstractWritableDataStore):
             raise NotImplementedError("Zarr backend doesn't know how to handle unlimited dimensions")
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        self.zarr_group.attrs.update({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
+        """The group's attributes become the dataset's (replaced, not merged, as in xarray)."""
+        self.zarr_group.attrs.put({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
 
     def encode_variable(self, variable: Variable, name: Any = None) -> Variable:
         fmt = 3 if self._format == V3 else 2
