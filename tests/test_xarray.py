@@ -254,6 +254,17 @@ def test_basic_orthogonal_and_vectorized_selection(tmp_path: Path, fmt: int) -> 
         xr.testing.assert_identical(lazy.isel(pick).load(), eager.isel(pick))
 
 
+def test_load_async(tmp_path: Path) -> None:
+    import asyncio
+
+    path = _written(tmp_path)
+    lazy = xr.open_dataset(path, engine="zarrkit")
+    picked = lazy.isel(time=[0, 4], x=slice(1, 3))
+    loaded = asyncio.run(picked.load_async())
+    xr.testing.assert_identical(loaded, xr.open_dataset(path, engine="zarr").isel(
+        time=[0, 4], x=slice(1, 3)).load())
+
+
 def test_a_selection_reads_only_its_chunks(tmp_path: Path) -> None:
     path = _written(tmp_path)
     store = storage.open_store(f"metrics://{path}")

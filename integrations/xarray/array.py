@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,11 @@ class ZarrkitBackendArray(BackendArray):
             raise TypeError(f"unexpected indexer {type(key).__name__}")
         return indexing.explicit_indexing_adapter(key, self.shape,
                                                   indexing.IndexingSupport.VECTORIZED, method)
+
+    async def async_getitem(self, key: indexing.ExplicitIndexer) -> Any:
+        """`Dataset.load_async()`: zarrkit's reads are synchronous (its own thread pool works
+        the chunks), so one runs on a worker thread while the event loop goes on."""
+        return await asyncio.to_thread(self.__getitem__, key)
 
     def _basic(self, key: tuple) -> Any:
         return np.asarray(self._array[key])
