@@ -407,6 +407,7 @@ def test_encoding_chunks_shards_codecs_and_fill_value(tmp_path: Path) -> None:
                      "cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 4,
                      "blocksize": 0}}]},
         "count": {"fill_value": -7, "compressors": None},
+        "lag": {"compressors": "auto"},
         "packed": {"compressors": [{"name": "gzip", "configuration": {"level": 2}}]},
     }
     to_zarrkit(dataset(), str(path), zarr_format=3, encoding=encoding)
@@ -415,6 +416,7 @@ def test_encoding_chunks_shards_codecs_and_fill_value(tmp_path: Path) -> None:
     assert [c.to_dict()["name"] for c in temp.compressors] == ["blosc"]
     count = zarr.open_array(path, path="count", mode="r")
     assert count.fill_value == -7 and count.compressors == ()
+    assert [c.to_dict()["name"] for c in zarr.open_array(path, path="lag").compressors] == ["zstd"]
     assert [c.to_dict()["name"] for c in zarr.open_array(path, path="packed").compressors] == ["gzip"]
     back = xr.open_dataset(path, engine="zarrkit")
     assert back["temp"].encoding["shards"] == (2, 4, 5)

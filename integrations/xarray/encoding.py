@@ -78,9 +78,12 @@ def creation_codecs(encoding: Mapping[str, Any], fmt: str) -> dict[str, Any]:
     """zarrkit `create_array` arguments for the codec keys of an xarray encoding: v3 `codecs`
     (filters, serializer, compressors in chain order; the serializer defaults to the data
     type's own, else `bytes`), v2 `filters` / `compressor` (one at most, as in v2's metadata).
-    Keys not given leave zarrkit's defaults (zarr-python's) in place."""
+    Compressors not given (or "auto") are those zarr-python gives xarray's arrays; `None` or
+    `[]` is none."""
     filters = _sequence(encoding.get("filters"))
     compressors = encoding.get("compressors", encoding.get("compressor", ...))
+    if isinstance(compressors, str) and compressors == "auto":
+        compressors = ...
     compressors = ... if compressors is ... else _sequence(compressors)
     serializer = encoding.get("serializer")
     if fmt != V3:
@@ -114,6 +117,7 @@ def resolve_serializer(codecs: list[Any], data_type: Any) -> list[Any]:
 
 
 def _sequence(value: Any) -> Sequence[Any] | None:
+    """A codec list from what xarray's encoding holds: None (none given), one codec, or many."""
     if value is None or (isinstance(value, str) and value == "auto"):
         return None
     if isinstance(value, (str, Mapping, Codec)) or not isinstance(value, Sequence):
