@@ -42,7 +42,9 @@ def names_of(meta: Any) -> tuple[str, ...] | None:
     is not an xarray variable."""
     if meta.format == V3:
         names = meta.dimension_names
-        return tuple(names) if names is not None and all(isinstance(n, str) for n in names) else None
+        if names is None or not all(isinstance(n, str) for n in names):
+            return None
+        return tuple(names)
     stored = meta.attributes.get(ARRAY_DIMENSIONS)
     if (isinstance(stored, (list, tuple)) and len(stored) == len(meta.shape)
             and all(isinstance(n, str) for n in stored)):

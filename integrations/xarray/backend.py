@@ -11,7 +11,11 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from xarray.backends.common import BackendEntrypoint, _normalize_path, datatree_from_dict_with_io_cleanup
+from xarray.backends.common import (
+    BackendEntrypoint,
+    _normalize_path,
+    datatree_from_dict_with_io_cleanup,
+)
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core.utils import close_on_error
 

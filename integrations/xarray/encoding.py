@@ -98,7 +98,8 @@ def creation_codecs(encoding: Mapping[str, Any], fmt: str) -> dict[str, Any]:
             if len(compressors or ()) > 1:
                 raise MetadataError(f"zarr format 2 takes one compressor, got {len(compressors)}",
                                     key="compressors")
-            out["compressor"] = codec_json(compressors[0], fmt, "compressors") if compressors else None
+            out["compressor"] = (codec_json(compressors[0], fmt, "compressors") if compressors
+                                 else None)
         return out
     chain: list[Any] = [codec_json(f, fmt, f"filters[{i}]") for i, f in enumerate(filters or ())]
     chain.append(codec_json(serializer, fmt, "serializer") if serializer not in (None, "auto")

@@ -60,10 +60,10 @@ def opens_its_store(store: Any) -> bool:
 def open_group(store: Any, *, mode: str = "r", group: str | None = None,
                consolidated: bool | None = None, storage_options: dict | None = None,
                zarr_format: int | None = None) -> Any:
-    """The zarrkit group a dataset lives in, its store opened once. Reading uses consolidated metadata as xarray does
-    with zarr-python: that of the store's root (a subgroup is found through it) when present
-    (`consolidated=None`) or required (`True`). Writing never reads through it: documents
-    consolidated before the write would hide what the write creates."""
+    """The zarrkit group a dataset lives in, its store opened once. Reading uses consolidated
+    metadata as xarray does with zarr-python: that of the store's root (a subgroup is found
+    through it) when present (`consolidated=None`) or required (`True`). Writing never reads
+    through it: documents consolidated before the write would hide what the write creates."""
     path = (group or "").strip("/")
     store = open_store(store, mode="a" if mode == "a-" else mode, storage_options=storage_options)
     if mode == "r":
@@ -183,7 +183,7 @@ class ZarrkitStore(AbstractWritableDataStore):
     # -- writing (xarray's ZarrStore.store / set_variables, through zarrkit) ----------------
     def set_dimensions(self, variables: Any, unlimited_dims: Any = None) -> None:
         if unlimited_dims is not None:
-            raise NotImplementedError("Zarr backend doesn't know how to handle unlimited dimensions")
+            raise NotImplementedError("Zarr has no unlimited dimensions")
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
         """The group's attributes become the dataset's (replaced, not merged, as in xarray)."""
