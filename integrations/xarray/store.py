@@ -371,14 +371,54 @@ class _Planned:
     attrs: dict
 
 
+class _SettingLock:
+    """Writes with zarrkit's process-wide setting as it is share this lock; a write that
+    switches the setting for itself holds it alone (and is let in before new sharers arrive),
+    so no write ever runs under another write's setting."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._sharing = 0
+        self._alone = False
+        self._waiting_alone = 0
+
+    @contextlib.contextmanager
+    def shared(self) -> Any:
+        with self._cond:
+            while self._alone or self._waiting_alone:
+                self._cond.wait()
+            self._sharing += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._sharing -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self) -> Any:
+        with self._cond:
+            self._waiting_alone += 1
+            while self._alone or self._sharing:
+                self._cond.wait()
+            self._waiting_alone -= 1
+            self._alone = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._alone = False
+                self._cond.notify_all()
+
+
 class _Target:
     """The array xarray's ArrayWriter writes blocks into (`target[region] = block`), with a
     `write_empty_chunks` of its own when it has one. zarrkit's setting is process-wide
     (`config.override`): `to_zarrkit` sets the dataset's around all its writes; a variable's
     own (its encoding), or the dataset's when blocks are written later (`compute=False`), is
-    switched on while a block writes, one such block at a time in the process."""
+    switched on while a block writes, that block alone among this process's xarray writes."""
 
-    _switching = threading.Lock()
+    _setting = _SettingLock()
 
     def __init__(self, array: Any, write_empty: bool | None):
         self.array = array
@@ -389,9 +429,10 @@ class _Target:
 
     def __setitem__(self, region: Any, value: Any) -> None:
         if self._write_empty is None:
-            self.array[region] = value
+            with self._setting.shared():
+                self.array[region] = value
             return
-        with self._switching, config.override(write_empty_chunks=self._write_empty):
+        with self._setting.alone(), config.override(write_empty_chunks=self._write_empty):
             self.array[region] = value
 
 
