@@ -537,12 +537,13 @@ def test_http_through_consolidated_metadata(tmp_path: Path) -> None:
         assert_back(xr.open_dataset(url, engine="zarrkit").load())
 
 
-@pytest.mark.parametrize("scheme", ["zip", "lmdb", "memory"])
-def test_container_and_memory_urls(tmp_path: Path, scheme: str) -> None:
+@pytest.mark.parametrize("scheme", ["zip", "lmdb", "memory", "cache", "metrics"])
+def test_container_memory_and_wrapper_urls(tmp_path: Path, scheme: str) -> None:
     if scheme == "lmdb":
         pytest.importorskip("lmdb")
     url = {"zip": f"zip://{tmp_path}/d.zip", "lmdb": f"lmdb://{tmp_path}/d.lmdb",
-           "memory": f"memory://{uuid.uuid4().hex}"}[scheme]
+           "memory": f"memory://{uuid.uuid4().hex}", "cache": f"cache://{tmp_path}/d.zarr",
+           "metrics": f"metrics://{tmp_path}/d.zarr"}[scheme]
     to_zarrkit(dataset(), url, zarr_format=3)  # (closes the store it opened: the zip is written)
     with xr.open_dataset(url, engine="zarrkit") as opened:
         assert_back(opened.load())
