@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import engine, hooks, registry
+from . import engine, hooks, registry, xarray_conventions
 from .array import Array
 from .codec import ChunkSpec
 from .codec_chain import CodecChain, evolve
@@ -137,7 +137,7 @@ def _transfer(source: Any, target: Any, fmt: str | None, path: str, target_path:
     src_store = open_store(source, mode="r", storage_options=storage_options)
     path = normalize_path(path)
     dst_root = normalize_path(path if target_path is None else target_path)
-    root = open_node(src_store, path, read_only=True)
+    root = _open_root(src_store, path)
     fmt = fmt or root.metadata.format
     nodes = list(walk(root))
     plans = [_plan(node, _relocate(node.path, path, dst_root), fmt, keep_documents, codecs)
@@ -152,10 +152,23 @@ def _transfer(source: Any, target: Any, fmt: str | None, path: str, target_path:
         if plan.is_array:
             _transfer_chunks(node, dst_store, plan, report, resume=resume, progress=progress,
                              batch_bytes=batch_bytes)
+    if not keep_documents:  # (a copy keeps the documents, consolidated ones included)
+        _consolidate_like_source(dst_store, plans)
     if verify:
         report.verified = True
         report.mismatches = compare(src_store, path, dst_store, dst_root)
     return report
+
+
+def _open_root(store: Any, path: str) -> Array | Group:
+    """The node to walk. Where the store can list, its members are what it holds, not what
+    consolidated metadata (perhaps older) says: nothing written since is left behind."""
+    from .formats.consolidated import choose
+
+    node = open_node(store, path, read_only=True)
+    if isinstance(node, Group) and store.listable:
+        return choose(node, False)
+    return node
 
 
 def _relocate(node_path: str, src_root: str, dst_root: str) -> str:
@@ -212,11 +225,17 @@ def _array_document(meta: ArrayMetadata, fmt: str, where: str,
             names = ", ".join(repr(s.name) for s in meta.skipped)
             raise MetadataError(f"it uses extensions this installation does not understand "
                                 f"({names}); converting would drop them")
-        return get_format(fmt).array_document(
+        # xarray's dimension names and missing-value mask live in other places per format
+        placed = xarray_conventions.place(meta, fmt, thaw(meta.attributes))
+        doc = get_format(fmt).array_document(
             shape=meta.shape, data_type=meta.data_type, chunk_grid=meta.chunk_grid,
             chunk_key_encoding=_key_encoding_for(meta, fmt, chunk_shape),
-            fill_value=meta.fill_value, codecs=codecs, attributes=thaw(meta.attributes),
-            dimension_names=meta.dimension_names, storage_transformers=meta.storage_transformers)
+            fill_value=placed.fill_value, codecs=codecs, attributes=placed.attributes,
+            dimension_names=placed.dimension_names,
+            storage_transformers=meta.storage_transformers)
+        if placed.null_fill:
+            doc["fill_value"] = None
+        return doc
     except MetadataError as exc:
         raise TransferError(f"{where} is not possible: {exc}") from None
 
@@ -296,6 +315,18 @@ def _normalized(item: Any) -> Any:
 
 
 # -- writing ----------------------------------------------------------------------------------
+def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
+    """Consolidate, in the target, each group whose source held consolidated metadata (the
+    deepest first, so an outer group's documents are read after the inner ones are written):
+    readers such as xarray open the result as they opened the source, with one read."""
+    from .formats.consolidated import consolidate_metadata, has_consolidated
+
+    held = [p for p in plans if not p.is_array and has_consolidated(p.source)]
+    for plan in sorted(held, key=lambda p: -p.path.count("/") - bool(p.path)):
+        if plan.target.format in (V2, V3):  # the formats with a consolidated form
+            consolidate_metadata(store, plan.path)
+
+
 def _prepare_target(store: Any, root: str, plans: list[NodePlan], *, resume: bool,
                     overwrite: bool) -> None:
     existing = read_metadata(store, root)
@@ -346,6 +377,7 @@ def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: Transf
     uniform = src_meta.chunk_grid.uniform_chunk_shape
     limit = engine.value_limit(src_meta.data_type.item_size,
                                math.prod(uniform) if uniform else None)
+    refill = not _same_values(src_meta.fill_value, dst_meta.fill_value, src_meta.dtype)
     done = 0
     coords_iter = itertools.product(*(range(n) for n in grid_shape))
     while chunk := list(itertools.islice(coords_iter, batch)):
@@ -358,6 +390,10 @@ def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: Transf
         for src_key, dst_key, coords in todo:
             blob = blobs.get(src_key)
             if blob is None:
+                if refill:  # a missing chunk reads as the source's fill: the target's differs
+                    shape = src_meta.chunk_grid.chunk_shape(coords)
+                    out[dst_key] = dst_chain.bind(shape).encode(
+                        np.full(shape, src_meta.fill_value, dtype=src_meta.dtype))
                 continue
             if plan.raw:
                 out[dst_key] = blob
@@ -421,11 +457,11 @@ class _KeyMaker:
 def compare(src_store: Any, src_path: str, dst_store: Any, dst_path: str) -> list[str]:
     """Differences between two hierarchies: nodes, attributes, shapes, data types, values."""
     problems: list[str] = []
-    src_root = open_node(src_store, src_path, read_only=True)
+    src_root = _open_root(src_store, src_path)
     for node in walk(src_root):
         path = _relocate(node.path, src_path, dst_path)
         try:
-            other = open_node(dst_store, path, read_only=True)
+            other = _open_root(dst_store, path)
         except NodeNotFoundError:
             problems.append(f"{node.name}: missing in the target")
             continue
@@ -435,18 +471,28 @@ def compare(src_store: Any, src_path: str, dst_store: Any, dst_path: str) -> lis
 
 def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
     where = a.name
-    if type(a) is not type(b):
+    # by kind, not class: a group read through consolidated metadata is a Group subclass
+    if a.metadata.node_type != b.metadata.node_type:
         return [f"{where}: a {a.metadata.node_type} became a {b.metadata.node_type}"]
     out = []
-    if dict(a.attrs) != dict(b.attrs):
-        out.append(f"{where}: attributes differ")
     if isinstance(a, Group):
+        if dict(a.attrs) != dict(b.attrs):
+            out.append(f"{where}: attributes differ")
         if sorted(a.keys()) != sorted(b.keys()):
             out.append(f"{where}: members differ ({sorted(a.keys())} vs {sorted(b.keys())})")
         return out
+    # xarray's names and mask may have changed places with the format (xarray_conventions)
+    names_a, attrs_a, mask_a = xarray_conventions.comparable(a.metadata)
+    names_b, attrs_b, mask_b = xarray_conventions.comparable(b.metadata)
+    if thaw(attrs_a) != thaw(attrs_b):
+        out.append(f"{where}: attributes differ")
+    if names_a != names_b:
+        out.append(f"{where}: dimension names differ ({names_a} vs {names_b})")
     if a.shape != b.shape or a.dtype != b.dtype:
         return out + [f"{where}: shape/dtype {a.shape} {a.dtype} vs {b.shape} {b.dtype}"]
-    if not _same_values(a.fill_value, b.fill_value, a.dtype):
+    if mask_a[0] != mask_b[0] or (mask_a[0] and not _same_values(mask_a[1], mask_b[1], a.dtype)):
+        out.append(f"{where}: missing-value masks differ ({mask_a} vs {mask_b})")
+    elif names_a is None and not _same_values(a.fill_value, b.fill_value, a.dtype):
         out.append(f"{where}: fill values differ")
     grid = a.metadata.chunk_grid
     for coords in itertools.product(*(range(n) for n in grid.grid_shape(a.shape))):
