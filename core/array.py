@@ -35,6 +35,7 @@ class Array(Node):
         uniform = metadata.chunk_grid.uniform_chunk_shape  # (a guess for irregular grids)
         self._nbytes = metadata.dtype.itemsize * (math.prod(uniform) if uniform else 1 << 20)
         self._inner = self._inner_chunks(uniform)
+        self._lasting = engine.range_cache(store)  # shard indexes this handle has read
 
     def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
         """The chunks inside each chunk of a regular grid, when the array->bytes codec stores
@@ -311,7 +312,8 @@ class Array(Node):
                 # store's reused read buffer (`buffers.reusable`) is free again for it
                 del blobs, blob
             if partial:
-                boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial])
+                boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial],
+                                     self._lasting)
                 for (proj, _, _, origin), box in zip(partial, boxes):
                     if box is None:
                         out[proj.out_selection] = fill
@@ -392,8 +394,12 @@ class Array(Node):
             streaming = all(proj.is_complete for proj in batch)
             results: dict[str, Any] = {}
             with engine.locked([key for _, key in items]):
-                executor.run_batched(work, items, parallel=threaded)
-                _store_results(store, results)
+                try:
+                    executor.run_batched(work, items, parallel=threaded)
+                    _store_results(store, results)
+                finally:
+                    if self._lasting is not None:
+                        self._lasting.invalidate()
 
     def _chunk_for_write(self, proj: Any, key: str, chain: Any, blob: Any) -> np.ndarray:
         """The chunk a write starts from: old contents where the write covers it partly."""
@@ -477,7 +483,11 @@ class Array(Node):
         # chunks wholly outside: erase
         keys = [self._chunk_key(c) for c in _outside_coords(old_grid, new_grid)]
         if keys:
-            self._chunk_store.erase_many(keys)
+            try:
+                self._chunk_store.erase_many(keys)
+            finally:
+                if self._lasting is not None:
+                    self._lasting.invalidate()
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         data = np.asanyarray(data)

@@ -53,6 +53,14 @@ class Settings:
     prefer: dict = field(default_factory=_env_prefer)
     #: wrap every store opened by URL or path in the store registry's `metrics` wrapper
     store_metrics: bool = field(default_factory=lambda: _env_bool("ZARRKIT_STORE_METRICS", False))
+    #: requests a network store keeps in flight at once, and selections `Array.get_many`
+    #: reads at once: waiting on the network costs no CPU, so this is not the thread count
+    io_concurrency: int = field(default_factory=lambda: _env_int("ZARRKIT_IO_CONCURRENCY", 64))
+    #: whether an array handle keeps the shard indexes it read: "remote" (stores whose calls
+    #: are round trips, `preferred_fetch_bytes` set), "always" or "never". A kept index misses
+    #: a shard rewritten through another handle until the array is opened again.
+    index_cache: str = field(default_factory=lambda: os.environ.get("ZARRKIT_INDEX_CACHE")
+                             or "remote")
 
 
 _lock = threading.Lock()

@@ -210,6 +210,23 @@ def children(store: Any, path: str) -> list[str]:
     return [p for p in prefixes if f"{prefix}{p}/{METADATA_KEY}" in found]
 
 
+def child_metadata(store: Any, path: str) -> dict[str, ArrayMetadata | GroupMetadata]:
+    """The nodes directly under `path` by name, from one listing and one batched read of
+    their `zarr.json` (what `children` reads anyway), so a group's members cost one request
+    each, all in flight together."""
+    store.require("list", f"list the members of group {path or '/'!r}")
+    prefix = node_prefix(path)
+    _keys, prefixes = store.list_dir(prefix)
+    found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
+    out = {}
+    for name in prefixes:
+        key = f"{prefix}{name}/{METADATA_KEY}"
+        if key in found:
+            where = f"{key} in {store}"
+            out[name] = parse_node(load_document(found[key], where), where)
+    return out
+
+
 def erase_node(store: Any, path: str) -> None:
     """Remove a node and everything below it."""
     store.erase_prefix(node_prefix(path)) if path else store.erase_prefix("")

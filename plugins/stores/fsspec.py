@@ -7,7 +7,8 @@ other fsspec URL spelled `fsspec+<protocol>://` (`fsspec+https://`, `fsspec+memo
 fsspec's instead.
 
 Batches go through fsspec's async interface in one gather on fsspec's I/O loop, at most
-`concurrency` requests at a time: `get_many`, `set_many`, `erase_many`, and `get_ranges`, whose
+`concurrency` requests at a time (default: the `io_concurrency` setting,
+`ZARRKIT_IO_CONCURRENCY`, read when the store is opened): `get_many`, `set_many`, `erase_many`, and `get_ranges`, whose
 nearby ranges of one key are first merged into one request (`ranges.plan`). A synchronous
 filesystem is wrapped in fsspec's `AsyncFileSystemWrapper`, which runs its calls in threads.
 
@@ -22,6 +23,7 @@ import asyncio
 import inspect
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
+from zarrkit import config
 from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError
 from zarrkit.names import names
 from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
@@ -57,10 +59,12 @@ class FsspecStore(Store):
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = preferred_store_bytes = 16 << 20
 
-    def __init__(self, fs: Any, path: str = "", *, mode: str = "r", concurrency: int = 64,
+    def __init__(self, fs: Any, path: str = "", *, mode: str = "r", concurrency: int | None = None,
                  url: str | None = None) -> None:
         """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3)."""
         self.read_only = check_mode(mode) == "r"
+        if concurrency is None:
+            concurrency = config.get().io_concurrency
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if not fs.async_impl:
@@ -85,7 +89,7 @@ class FsspecStore(Store):
         return name in SCHEMES or (name.startswith(_PREFIX) and len(name) > len(_PREFIX))
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", concurrency: int = 64,
+    def from_url(cls, url: str, *, mode: str = "r", concurrency: int | None = None,
                  **storage_options: Any) -> "FsspecStore":
         fsspec = _fsspec()
         target = url[len(_PREFIX):] if url.startswith(_PREFIX) else url
