@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -208,6 +209,44 @@ class Array(Node):
         Python clamps slices (zarr-python 3.4 raises for a start beyond the grid). The chunks
         of a sharded array are its shards, as in zarr-python."""
         return self._read(self.blocks._indexer(selection), out)
+
+    # -- many selections at once -------------------------------------------------------------
+    def read_async(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
+                   ) -> "Future[Any]":
+        """`self[selection]` started now and returned as a future, so that many reads wait on
+        the store together: on an object store, 100 windows cost about one round trip of
+        latency rather than 100. The selection is checked before this returns; at most the
+        `io_concurrency` setting of reads and writes run at once."""
+        indexer = self._indexer(selection)
+        if out is not None:
+            _checked_out(out, indexer.shape)
+        return executor.io_pool().submit(self._read, indexer, out)
+
+    def write_async(self, selection: Any, value: Any) -> "Future[None]":
+        """`self[selection] = value` started now, as `read_async`. Writes to overlapping
+        selections started together land in no particular order."""
+        self._check_writeable()
+        indexer = self._indexer(selection)
+        prepared = self._prepare_value(value, indexer.shape)
+        return executor.io_pool().submit(self._write, indexer, prepared)
+
+    def get_many(self, selections: Iterable[Any]) -> list[Any]:
+        """`[self[s] for s in selections]`, read at once (see `read_async`)."""
+        return [f.result() for f in [self.read_async(s) for s in selections]]
+
+    def set_many(self, items: Iterable[tuple[Any, Any]]) -> None:
+        """`self[s] = v` for each (selection, value), written at once (see `write_async`);
+        every selection and value is checked before anything is written."""
+        prepared = []
+        self._check_writeable()
+        for selection, value in items:
+            indexer = self._indexer(selection)
+            prepared.append((indexer, self._prepare_value(value, indexer.shape)))
+        pool = executor.io_pool()
+        futures = [pool.submit(self._write, i, v) for i, v in prepared]
+        wait(futures)  # every write has ended before the first error is raised
+        for future in futures:
+            future.result()
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self[selection] = value

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from .array import Array
 from .errors import ContainsNodeError, NodeNameError, NodeNotFoundError
-from .formats import detect, get_format
+from .formats import DETECTION_ORDER, get_format
 from .metadata import ArrayMetadata, GroupMetadata
 from .node import Node
 
@@ -49,12 +49,26 @@ def read_metadata(store: Any, path: str, expected: Any = None
     """The node at `path`. `expected`: the format module the node most likely has (a group's
     member usually has the group's format), read first without probing the others, so that
     on an object store opening a member costs one request rather than one per probe."""
+    tried = None
     if expected is not None and path:
         found = expected.read_metadata(store, path)
         if found is not None:
             return found
-    fmt = detect(store, path)
-    return None if fmt is None else fmt.read_metadata(store, path)
+        tried = expected
+    for name in DETECTION_ORDER:
+        try:
+            module = get_format(name)
+        except NotImplementedError:
+            continue
+        if module is tried:
+            continue
+        if getattr(module, "READ_PROBES", False):  # its read is its probe: one request
+            found = module.read_metadata(store, path)
+            if found is not None:
+                return found
+        elif module.probe(store, path):
+            return module.read_metadata(store, path)
+    return None
 
 
 def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) -> "Array | Group":

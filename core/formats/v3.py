@@ -188,13 +188,22 @@ def encode_document(doc: Mapping[str, Any]) -> bytes:
 
 # -- nodes in a store ---------------------------------------------------------------------
 def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
-    """The node at `path`, or None when there is none."""
+    """The node at `path`, or None when there is none (at the root also when `zarr.json` is
+    the 2020 draft's entry point, as `probe` says). Reading is this format's probe: one
+    request, where `probe` and then a read are two."""
     key = metadata_key(path)
     raw = store.get(key)
     if raw is None:
         return None
     where = f"{key} in {store}"
-    return parse_node(load_document(raw, where), where)
+    doc = load_document(raw, where)
+    if not path and doc.get("zarr_format") != 3:
+        return None
+    return parse_node(doc, where)
+
+
+#: `read_metadata` answers None where `probe` answers False (see `hierarchy.read_metadata`)
+READ_PROBES = True
 
 
 def write_metadata(store: Any, path: str, doc: Mapping[str, Any]) -> None:

@@ -97,6 +97,12 @@ class FsspecStore(Store):
         if scheme not in fsspec.available_protocols():
             raise UnknownExtensionError("store", url.split("://", 1)[0],
                                         hint=f"fsspec knows no protocol {scheme!r}")
+        if concurrency is None:
+            concurrency = config.get().io_concurrency
+        if scheme in ("s3", "s3a"):  # botocore keeps 10 connections unless told: 10 in flight
+            given = storage_options.get("config_kwargs") or {}
+            storage_options = {**storage_options, "config_kwargs": {
+                "max_pool_connections": concurrency, **given}}
         try:
             fs, path = fsspec.core.url_to_fs(target, **storage_options)
         except ImportError as exc:
