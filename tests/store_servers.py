@@ -145,6 +145,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    #: connections waiting to be accepted: a client opening 64 at once must not see its SYNs
+    #: dropped (retried after seconds) as with socketserver's default of 5
+    request_queue_size = 256
     traffic: Traffic
 
     def get_request(self) -> tuple[socket.socket, Any]:
