@@ -252,3 +252,17 @@ def test_io_concurrency_bounds_requests_in_flight(net: NetBed) -> None:
 def test_io_concurrency_is_read_from_the_environment(monkeypatch: Any) -> None:
     monkeypatch.setenv("ZARRKIT_IO_CONCURRENCY", "7")
     assert config.Settings().io_concurrency == 7
+
+
+def test_the_index_cache_setting_is_checked(monkeypatch: Any, tmp_path: Path) -> None:
+    a = zk.create_array(str(tmp_path / "a"), shape=(8,), chunks=(2,), shards=(4,), dtype="u1")
+    with config.override(index_cache="sometimes"):
+        with pytest.raises(ValueError, match="ZARRKIT_INDEX_CACHE"):
+            zk.open_array(str(tmp_path / "a"))
+    with config.override(index_cache="always"):  # a local store keeps indexes when told to
+        b = zk.open_array(str(tmp_path / "a"), mode="r+")
+        b[1:3] = 5
+        assert b[0:4].tolist() == [0, 5, 5, 0]
+        b[2:4] = 7  # the write clears what the handle kept
+        assert b[0:4].tolist() == [0, 5, 7, 7]
+    assert a[...].tolist() == [0, 5, 7, 7, 0, 0, 0, 0]
