@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -38,6 +39,7 @@ class Array(Node):
         self._value_limit = engine.value_limit(metadata.data_type.item_size,
                                                math.prod(uniform) if uniform else None)
         self._inner = self._inner_chunks(uniform)
+        self._lasting = engine.range_cache(store)  # shard indexes this handle has read
 
     def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
         """The chunks inside each chunk of a regular grid, when the array->bytes codec stores
@@ -222,6 +224,44 @@ class Array(Node):
         of a sharded array are its shards, as in zarr-python."""
         return self._read(self.blocks._indexer(selection), out)
 
+    # -- many selections at once -------------------------------------------------------------
+    def read_async(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
+                   ) -> "Future[Any]":
+        """`self[selection]` started now and returned as a future, so that many reads wait on
+        the store together: on an object store, 100 windows cost about one round trip of
+        latency rather than 100. The selection is checked before this returns; at most the
+        `io_concurrency` setting of reads and writes run at once."""
+        indexer = self._indexer(selection)
+        if out is not None:
+            _checked_out(out, indexer.shape)
+        return executor.io_pool().submit(self._read, indexer, out)
+
+    def write_async(self, selection: Any, value: Any) -> "Future[None]":
+        """`self[selection] = value` started now, as `read_async`. Writes to overlapping
+        selections started together land in no particular order."""
+        self._check_writeable()
+        indexer = self._indexer(selection)
+        prepared = self._prepare_value(value, indexer.shape)
+        return executor.io_pool().submit(self._write, indexer, prepared)
+
+    def get_many(self, selections: Iterable[Any]) -> list[Any]:
+        """`[self[s] for s in selections]`, read at once (see `read_async`)."""
+        return [f.result() for f in [self.read_async(s) for s in selections]]
+
+    def set_many(self, items: Iterable[tuple[Any, Any]]) -> None:
+        """`self[s] = v` for each (selection, value), written at once (see `write_async`);
+        every selection and value is checked before anything is written."""
+        prepared = []
+        self._check_writeable()
+        for selection, value in items:
+            indexer = self._indexer(selection)
+            prepared.append((indexer, self._prepare_value(value, indexer.shape)))
+        pool = executor.io_pool()
+        futures = [pool.submit(self._write, i, v) for i, v in prepared]
+        wait(futures)  # every write has ended before the first error is raised
+        for future in futures:
+            future.result()
+
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self[selection] = value
 
@@ -325,7 +365,8 @@ class Array(Node):
                 # store's reused read buffer (`buffers.reusable`) is free again for it
                 del blobs, blob
             if partial:
-                boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial])
+                boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial],
+                                     self._lasting)
                 for (proj, _, _, origin), box in zip(partial, boxes):
                     if box is None:
                         out[proj.out_selection] = fill
@@ -409,8 +450,12 @@ class Array(Node):
             streaming = all(proj.is_complete for proj in batch)
             results: dict[str, Any] = {}
             with engine.locked([key for _, key in items]):
-                executor.run_batched(work, items, parallel=threaded)
-                _store_results(store, results)
+                try:
+                    executor.run_batched(work, items, parallel=threaded)
+                    _store_results(store, results)
+                finally:
+                    if self._lasting is not None:
+                        self._lasting.invalidate()
 
     def _chunk_for_write(self, proj: Any, key: str, chain: Any, blob: Any) -> np.ndarray:
         """The chunk a write starts from: old contents where the write covers it partly."""
@@ -494,7 +539,11 @@ class Array(Node):
         # chunks wholly outside: erase
         keys = [self._chunk_key(c) for c in _outside_coords(old_grid, new_grid)]
         if keys:
-            self._chunk_store.erase_many(keys)
+            try:
+                self._chunk_store.erase_many(keys)
+            finally:
+                if self._lasting is not None:
+                    self._lasting.invalidate()
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         data = np.asanyarray(data)

@@ -32,11 +32,22 @@ from .store import ByteRange, Range, SuffixRange
 
 T = TypeVar("T")
 
+
+
+@dataclass(frozen=True)
+class Lasting:
+    """A range a partial decode asks for whose answer stays right for as long as the stored
+    value is not rewritten (a shard's index, which every read of that shard needs first): the
+    engine may answer it from a cache kept by the array handle, which its own writes clear."""
+
+    range: Range
+
+
 #: A partial decode runs as a generator, so the engine can gather the byte ranges that many
 #: chunks need into one store request. It yields a list of ranges of its encoded value
-#: (`ByteRange` / `SuffixRange`), is sent the list of answers (bytes; None when the value does
-#: not exist) and returns its result.
-RangeReads = Generator[list[Range], list[Any], T]
+#: (`ByteRange` / `SuffixRange`, or either wrapped in `Lasting`), is sent the list of answers
+#: (bytes; None when the value does not exist) and returns its result.
+RangeReads = Generator[list["Range | Lasting"], list[Any], T]
 
 
 class CodecKind(enum.Enum):
@@ -121,9 +132,11 @@ class Region:
         return Region(tuple(self.parts[i] for i in order), self.exact)
 
 
-def shift_range(rng: Range, offset: int, length: int) -> ByteRange:
+def shift_range(rng: "Range | Lasting", offset: int, length: int) -> "ByteRange | Lasting":
     """A range of a value that sits at `offset` (with `length` bytes) inside a larger one, as a
     range of the larger value; nested partial decoders use it to pass requests outwards."""
+    if isinstance(rng, Lasting):  # inside a value that lasts, a lasting part lasts as well
+        return Lasting(shift_range(rng.range, offset, length))
     if isinstance(rng, SuffixRange):
         n = min(rng.length, length)
         return ByteRange(offset + length - n, n)

@@ -45,6 +45,19 @@ def _env_prefer() -> dict[tuple[str, str], str]:
     return table
 
 
+def _env_schemes() -> dict[str, str]:
+    """ZARRKIT_STORE_SCHEMES="s3=obstore+s3;gs=obstore+gs"."""
+    table: dict[str, str] = {}
+    for item in filter(None, (p.strip() for p in
+                              os.environ.get("ZARRKIT_STORE_SCHEMES", "").split(";"))):
+        scheme, sep, target = item.partition("=")
+        if not sep or not scheme.strip() or not target.strip():
+            raise ValueError(f"ZARRKIT_STORE_SCHEMES entry {item!r} must look like "
+                             f"'scheme=other-scheme'")
+        table[scheme.strip().lower()] = target.strip().lower()
+    return table
+
+
 @dataclass(frozen=True)
 class Settings:
     threads: int = field(default_factory=lambda: _env_int("ZARRKIT_THREADS", os.cpu_count() or 1))
@@ -54,6 +67,16 @@ class Settings:
     prefer: dict = field(default_factory=_env_prefer)
     #: wrap every store opened by URL or path in the store registry's `metrics` wrapper
     store_metrics: bool = field(default_factory=lambda: _env_bool("ZARRKIT_STORE_METRICS", False))
+    #: requests a network store keeps in flight at once, and selections `Array.get_many`
+    #: reads at once: waiting on the network costs no CPU, so this is not the thread count
+    io_concurrency: int = field(default_factory=lambda: _env_int("ZARRKIT_IO_CONCURRENCY", 64))
+    #: URL schemes opened as another scheme: {"s3": "obstore+s3"} picks the store behind s3://
+    store_schemes: dict = field(default_factory=_env_schemes)
+    #: whether an array handle keeps the shard indexes it read: "remote" (stores whose calls
+    #: are round trips, `preferred_fetch_bytes` set), "always" or "never". A kept index misses
+    #: a shard rewritten through another handle until the array is opened again.
+    index_cache: str = field(default_factory=lambda: os.environ.get("ZARRKIT_INDEX_CACHE")
+                             or "remote")
 
 
 _lock = forksafe.lock()

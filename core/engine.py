@@ -8,11 +8,13 @@ across threads as decoding does, and a remote store still sees whole batches.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from . import executor, forksafe
-from .codec import RangeReads
+from . import config, executor, forksafe
+from .codec import Lasting, RangeReads
 from .store import DEFAULT_VALUE_LIMIT, ByteRange, Range
 
 #: encoded plus decoded bytes a batch may hold per thread
@@ -141,17 +143,142 @@ def locked(keys: Sequence[str]) -> Iterator[None]:
             _locks[s].release()
 
 
+# -- answers that last (shard indexes) -------------------------------------------------------------
+#: bytes of `Lasting` answers one array handle keeps
+_LASTING_BYTES = 16 << 20
+
+
+class RangeCache:
+    """The answers to `Lasting` reads (shard indexes) one array handle has fetched, so a
+    shard's index is read once however many windows touch it. A read that finds another
+    thread fetching the same range waits for that answer instead of asking again, so many
+    selections read at once (`Array.get_many`) fetch each index once too. Writes through the
+    handle call `invalidate`; an answer fetched across an invalidation is not kept. Only
+    values that exist are kept (an absent shard may be written by someone else)."""
+
+    def __init__(self, max_bytes: int = _LASTING_BYTES) -> None:
+        self._lock = forksafe.lock()
+        self._answers: OrderedDict[tuple[str, Range], bytes] = OrderedDict()
+        self._fetching: dict[tuple[str, Range], threading.Event] = {}
+        self._bytes = 0
+        self._max = max_bytes
+        self._generation = 0
+
+    def claim(self, wanted: Sequence[tuple[str, Range]]
+              ) -> tuple[dict[tuple[str, Range], bytes], list, list, int]:
+        """(answers known, ranges this caller must fetch, events of ranges being fetched by
+        others, the generation its fetches belong to)."""
+        known, mine, waits = {}, [], []
+        with self._lock:
+            for item in dict.fromkeys(wanted):
+                if item in self._answers:
+                    self._answers.move_to_end(item)
+                    known[item] = self._answers[item]
+                elif item in self._fetching:
+                    waits.append((item, self._fetching[item]))
+                else:
+                    self._fetching[item] = threading.Event()
+                    mine.append(item)
+            return known, mine, waits, self._generation
+
+    def settle(self, fetched: dict[tuple[str, Range], Any], claimed: Sequence[tuple[str, Range]],
+               generation: int) -> None:
+        """Keep what was fetched (unless invalidated meanwhile) and wake whoever waits; called
+        with an empty `fetched` when the fetch failed, so the waiters fetch for themselves."""
+        with self._lock:
+            for item in claimed:
+                value = fetched.get(item)
+                if value is not None and generation == self._generation:
+                    value = bytes(value)
+                    if item not in self._answers:
+                        self._bytes += len(value)
+                    self._answers[item] = value
+                event = self._fetching.pop(item, None)
+                if event is not None:
+                    event.set()
+            while self._bytes > self._max and self._answers:
+                _, dropped = self._answers.popitem(last=False)
+                self._bytes -= len(dropped)
+
+    def get(self, item: tuple[str, Range]) -> bytes | None:
+        with self._lock:
+            return self._answers.get(item)
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._answers.clear()
+            self._bytes = 0
+
+
+_INDEX_CACHE = ("remote", "always", "never")
+
+
+def range_cache(store: Any) -> RangeCache | None:
+    """A cache for an array handle on `store`, per the `index_cache` setting: by default only
+    where a read is a round trip (the store asks for big calls), since a kept index does not
+    see a shard rewritten by another writer until the array is opened again."""
+    choice = config.get().index_cache
+    if choice not in _INDEX_CACHE:
+        raise ValueError(f"the index_cache setting (ZARRKIT_INDEX_CACHE) must be one of "
+                         f"{_INDEX_CACHE}, got {choice!r}")
+    if choice == "always" or (choice == "remote" and store.preferred_fetch_bytes):
+        return RangeCache()
+    return None
+
+
+def _lasting_answers(store: Any, requests: list[tuple[str, Any]],
+                     cache: RangeCache | None) -> list[Any]:
+    """`fetch_ranges` for a round holding `Lasting` requests: those come from `cache` when
+    it has them (or from the thread already fetching them), the rest from the store."""
+    plain = [(key, rng.range if isinstance(rng, Lasting) else rng) for key, rng in requests]
+    if cache is None:
+        return fetch_ranges(store, plain)
+    lasting = [(key, rng.range) for key, rng in requests if isinstance(rng, Lasting)]
+    known, mine, waits, generation = cache.claim(lasting)
+    others = [r for r, (_, rng) in zip(plain, requests) if not isinstance(rng, Lasting)]
+    fetched: dict[tuple[str, Range], Any] = {}
+    try:
+        answers = fetch_ranges(store, [*mine, *others])
+        fetched = dict(zip(mine, answers[:len(mine)]))
+        by_request = dict(zip(others, answers[len(mine):]))
+    finally:
+        cache.settle(fetched, mine, generation)
+    late = []
+    for item, event in waits:
+        event.wait()
+        value = cache.get(item)
+        if value is None:  # that fetch failed, the value was absent, or a write cleared it
+            late.append(item)
+        else:
+            fetched[item] = value
+    if late:
+        fetched.update(zip(late, fetch_ranges(store, late)))
+    out = []
+    for (key, rng), item in zip(requests, plain):
+        if isinstance(rng, Lasting):
+            out.append(known[item] if item in known else fetched[item])
+        else:
+            out.append(by_request[item])
+    return out
+
+
 # -- partial decodes --------------------------------------------------------------------------------
-def drive(store: Any, reads: Sequence[tuple[str, RangeReads[Any]]]) -> list[Any]:
+def drive(store: Any, reads: Sequence[tuple[str, RangeReads[Any]]],
+          cache: RangeCache | None = None) -> list[Any]:
     """Run partial decodes of several stored values in lockstep: each round's byte ranges of
-    every value go to the store in one `get_ranges` call. Returns each decode's result."""
+    every value go to the store in one `get_ranges` call. Returns each decode's result.
+    `Lasting` requests are answered from `cache` where it can (see `RangeCache`)."""
     results: list[Any] = [None] * len(reads)
-    pending: list[tuple[int, list[Range]]] = []
+    pending: list[tuple[int, list[Any]]] = []
     for i, (_, gen) in enumerate(reads):
         _step(gen, None, i, results, pending)
     while pending:
         requests = [(reads[i][0], r) for i, ranges in pending for r in ranges]
-        answers = fetch_ranges(store, requests)
+        if any(isinstance(r, Lasting) for _, r in requests):
+            answers = _lasting_answers(store, requests, cache)
+        else:
+            answers = fetch_ranges(store, requests)
         current, pending, at = pending, [], 0
         for i, ranges in current:
             _step(reads[i][1], answers[at:at + len(ranges)], i, results, pending)

@@ -85,3 +85,25 @@ def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T], *,
             error = error or exc
     if error is not None:
         raise error
+
+
+# -- whole reads and writes at once (`Array.read_async`, `get_many`) --------------------------------
+_io_pool: ThreadPoolExecutor | None = None
+_io_size = 0
+
+
+def io_pool() -> ThreadPoolExecutor:
+    """Threads that each run one whole read or write, `io_concurrency` of them: their time goes
+    to waiting on a store, which costs no CPU, so there are as many as requests should be in
+    flight. Each runs its chunk work inline (as a pool worker does), since handing it to the
+    CPU-sized pool would queue one selection's round trips behind another's."""
+    global _io_pool, _io_size
+    size = max(1, config.get().io_concurrency)
+    with _lock:
+        if _io_pool is None or _io_size != size:
+            if _io_pool is not None:
+                _io_pool.shutdown(wait=False)
+            _io_pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="zarrkit-io",
+                                          initializer=_mark_worker)
+            _io_size = size
+        return _io_pool

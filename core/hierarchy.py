@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from .array import Array
 from .errors import ContainsNodeError, NodeNameError, NodeNotFoundError
-from .formats import detect, get_format
+from .formats import DETECTION_ORDER, get_format
 from .metadata import ArrayMetadata, GroupMetadata
 from .node import Node
 
@@ -44,9 +44,31 @@ def join(parent: str, name: str) -> str:
     return f"{parent}/{name}" if parent else name
 
 
-def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
-    fmt = detect(store, path)
-    return None if fmt is None else fmt.read_metadata(store, path)
+def read_metadata(store: Any, path: str, expected: Any = None
+                  ) -> ArrayMetadata | GroupMetadata | None:
+    """The node at `path`. `expected`: the format module the node most likely has (a group's
+    member usually has the group's format), read first without probing the others, so that
+    on an object store opening a member costs one request rather than one per probe."""
+    tried = None
+    if expected is not None and path:
+        found = expected.read_metadata(store, path)
+        if found is not None:
+            return found
+        tried = expected
+    for name in DETECTION_ORDER:
+        try:
+            module = get_format(name)
+        except NotImplementedError:
+            continue
+        if module is tried:
+            continue
+        if getattr(module, "READ_PROBES", False):  # its read is its probe: one request
+            found = module.read_metadata(store, path)
+            if found is not None:
+                return found
+        elif module.probe(store, path):
+            return module.read_metadata(store, path)
+    return None
 
 
 def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) -> "Array | Group":
@@ -57,8 +79,9 @@ def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) ->
     return group_for(store, path, metadata, read_only)
 
 
-def open_node(store: Any, path: str, *, read_only: bool) -> "Array | Group":
-    metadata = read_metadata(store, path)
+def open_node(store: Any, path: str, *, read_only: bool, expected: Any = None
+              ) -> "Array | Group":
+    metadata = read_metadata(store, path, expected)
     if metadata is None:
         raise NodeNotFoundError(path or "/", store)
     node = node_from_metadata(store, path, metadata, read_only)
@@ -121,10 +144,11 @@ class Group(Node):
             path = self._child_path(name)
         except NodeNameError:  # no member can have a name breaking the rules
             return False
-        return read_metadata(self._store, path) is not None
+        return read_metadata(self._store, path, self._format) is not None
 
     def __getitem__(self, name: str) -> "Array | Group":
-        return open_node(self._store, self._child_path(name), read_only=self._read_only)
+        return open_node(self._store, self._child_path(name), read_only=self._read_only,
+                         expected=self._format)
 
     def get(self, name: str, default: Any = None) -> Any:
         try:
@@ -133,10 +157,18 @@ class Group(Node):
             return default
 
     def members(self) -> Iterator[tuple[str, "Array | Group"]]:
-        """(name, node) for each child, sorted by name."""
+        """(name, node) for each child, sorted by name. A format that reads its children's
+        metadata in the listing (`child_metadata`, one concurrent batch) is asked for them
+        there, rather than once more per child."""
+        batched = getattr(self._format, "child_metadata", None)
+        if batched is not None:
+            for name, metadata in sorted(batched(self._store, self._path).items()):
+                yield name, node_from_metadata(self._store, join(self._path, name), metadata,
+                                               self._read_only)
+            return
         for name in self.keys():
             path = join(self._path, name)
-            metadata = read_metadata(self._store, path)
+            metadata = read_metadata(self._store, path, self._format)
             if metadata is not None:
                 yield name, node_from_metadata(self._store, path, metadata, self._read_only)
 

@@ -2,7 +2,8 @@
 
 Stores are plugins found by URL scheme in the `zarrkit.stores` registry; a plain path is the
 `file` scheme. A URL no store claims goes to the `zarrkit_open_store` hook before failing.
-`storage_options` go to the store's `from_url` as keyword arguments.
+`storage_options` go to the store's `from_url` as keyword arguments. The setting
+`store_schemes` (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`) opens a scheme's URLs as another's.
 
 With the setting `store_metrics` (`ZARRKIT_STORE_METRICS=1`) every store returned is wrapped by
 the store registry's `metrics` entry: a wrapper class with `wrap(store)` and the class methods
@@ -51,6 +52,9 @@ def _open(store: Any, mode: str, storage_options: dict | None) -> Store:
         raise TypeError(f"store must be a path, a URL or a zarrkit Store, got {type(store).__name__}")
     options = dict(storage_options or {})
     scheme = scheme_of(store)
+    routed = config.get().store_schemes.get(scheme)  # e.g. s3:// through another backend
+    if routed is not None and "://" in store:
+        store, scheme = f"{routed}://{store.split('://', 1)[1]}", routed
     try:
         cls = registry.resolve("store", scheme)
     except UnknownExtensionError:

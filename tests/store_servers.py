@@ -36,6 +36,10 @@ class Traffic:
     faults: list[Fault] = field(default_factory=list)
     always: Fault | None = None  # applied to every request while set
     delay: float = 0.0  # seconds each answer waits (to make concurrency visible)
+    #: bytes per second of answer bodies, all answers sharing one link (None: no cap)
+    bandwidth: float | None = None
+    link_free_at: float = 0.0
+    sent_bytes: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -54,6 +58,16 @@ class Traffic:
             time.sleep(self.delay)
         return fault
 
+    def transmit(self, nbytes: int) -> None:
+        """Wait for `nbytes` of body to cross the capped link, after those queued before it."""
+        with self.lock:
+            self.sent_bytes += nbytes
+            if not self.bandwidth:
+                return
+            start = max(time.monotonic(), self.link_free_at)
+            self.link_free_at = done = start + nbytes / self.bandwidth
+        time.sleep(max(0.0, done - time.monotonic()))
+
     def end(self) -> None:
         with self.lock:
             self.in_flight -= 1
@@ -68,6 +82,8 @@ class Traffic:
             self.faults.clear()
             self.always = None
             self.delay = 0.0
+            self.bandwidth = None
+            self.sent_bytes = 0
             self.max_in_flight = 0
             self.on_request = None
 
@@ -120,6 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if body and self.command != "HEAD":
+            self.server.traffic.transmit(len(data))
             self.wfile.write(data[:len(data) // 2] if truncate else data)
         if truncate:
             self.wfile.flush()
@@ -128,6 +145,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    #: connections waiting to be accepted: a client opening 64 at once must not see its SYNs
+    #: dropped (retried after seconds) as with socketserver's default of 5
+    request_queue_size = 256
     traffic: Traffic
 
     def get_request(self) -> tuple[socket.socket, Any]:
@@ -273,3 +293,66 @@ def s3_options(endpoint: str, *, attempts: int = 2, **extra: Any) -> dict[str, A
                           "connect_timeout": 5, "read_timeout": 10},
         **extra,
     }
+
+
+# -- the latency test bed ---------------------------------------------------------------------------
+class NetBed:
+    """moto's S3 server and a file server, each behind a proxy adding `delay` seconds to every
+    request (all requests wait at once, as on a real network) and optionally capping the
+    bandwidth of answers; the proxies count requests and body bytes. For tests (the `netbed`
+    fixtures) and `bench/network_bench.py`. `bucket` is created; `root` is what `http_url`
+    serves."""
+
+    def __init__(self, root: Path, *, delay: float = 0.0, bandwidth: float | None = None,
+                 bucket: str = "bed") -> None:
+        from contextlib import ExitStack
+
+        self._stack = ExitStack()
+        self.moto = Moto()
+        self._stack.callback(self.moto.stop)
+        self.bucket = bucket
+        self.moto.create_bucket(bucket)
+        self.s3_proxy = self._stack.enter_context(serving(Proxy(self.moto.address)))
+        self.files = self._stack.enter_context(serving(FileServer(root)))
+        self.http_proxy = self._stack.enter_context(serving(Proxy(address(self.files))))
+        self.set_delay(delay, bandwidth)
+
+    @property
+    def s3_endpoint(self) -> str:
+        return f"http://{address(self.s3_proxy)}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{address(self.http_proxy)}"
+
+    def s3_options(self, **extra: Any) -> dict[str, Any]:
+        """s3fs storage options for the proxied S3 server."""
+        return s3_options(self.s3_endpoint, **extra)
+
+    def set_delay(self, delay: float, bandwidth: float | None = None) -> None:
+        for proxy in (self.s3_proxy, self.http_proxy):
+            proxy.traffic.delay = delay
+            proxy.traffic.bandwidth = bandwidth
+
+    def reset(self) -> None:
+        """Forget the requests seen so far (delay and bandwidth stay)."""
+        for proxy in (self.s3_proxy, self.http_proxy):
+            with proxy.traffic.lock:
+                proxy.traffic.requests.clear()
+                proxy.traffic.sent_bytes = 0
+                proxy.traffic.max_in_flight = 0
+
+    def requests(self) -> int:
+        return sum(len(p.traffic.requests) for p in (self.s3_proxy, self.http_proxy))
+
+    def sent_bytes(self) -> int:
+        return sum(p.traffic.sent_bytes for p in (self.s3_proxy, self.http_proxy))
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> "NetBed":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

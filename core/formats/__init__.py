@@ -20,6 +20,11 @@ A format module provides, with the same names and signatures in each:
   (codecs, chunk_key_encoding, ...); refuse unknown ones with TypeError;
 - ``edit_document(metadata, *, attributes=..., shape=...) -> dict``: the document after a change;
 - ``write_metadata(store, path, doc)``, ``children(store, path)``, ``erase_node(store, path)``.
+
+Optional, for fewer requests on object stores: ``READ_PROBES = True`` when ``read_metadata``
+answers None exactly where ``probe`` answers False (then reading is the probe: one request);
+``child_metadata(store, path) -> {name: metadata}``, the children with their metadata from
+one listing and one batched read.
 """
 
 from __future__ import annotations

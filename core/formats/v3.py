@@ -188,13 +188,22 @@ def encode_document(doc: Mapping[str, Any]) -> bytes:
 
 # -- nodes in a store ---------------------------------------------------------------------
 def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
-    """The node at `path`, or None when there is none."""
+    """The node at `path`, or None when there is none (at the root also when `zarr.json` is
+    the 2020 draft's entry point, as `probe` says). Reading is this format's probe: one
+    request, where `probe` and then a read are two."""
     key = metadata_key(path)
     raw = store.get(key)
     if raw is None:
         return None
     where = f"{key} in {store}"
-    return parse_node(load_document(raw, where), where)
+    doc = load_document(raw, where)
+    if not path and doc.get("zarr_format") != 3:
+        return None
+    return parse_node(doc, where)
+
+
+#: `read_metadata` answers None where `probe` answers False (see `hierarchy.read_metadata`)
+READ_PROBES = True
 
 
 def write_metadata(store: Any, path: str, doc: Mapping[str, Any]) -> None:
@@ -208,6 +217,23 @@ def children(store: Any, path: str) -> list[str]:
     _keys, prefixes = store.list_dir(prefix)
     found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
     return [p for p in prefixes if f"{prefix}{p}/{METADATA_KEY}" in found]
+
+
+def child_metadata(store: Any, path: str) -> dict[str, ArrayMetadata | GroupMetadata]:
+    """The nodes directly under `path` by name, from one listing and one batched read of
+    their `zarr.json` (what `children` reads anyway), so a group's members cost one request
+    each, all in flight together."""
+    store.require("list", f"list the members of group {path or '/'!r}")
+    prefix = node_prefix(path)
+    _keys, prefixes = store.list_dir(prefix)
+    found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
+    out = {}
+    for name in prefixes:
+        key = f"{prefix}{name}/{METADATA_KEY}"
+        if key in found:
+            where = f"{key} in {store}"
+            out[name] = parse_node(load_document(found[key], where), where)
+    return out
 
 
 def erase_node(store: Any, path: str) -> None:

@@ -6,7 +6,8 @@ The index is an array of shape (*chunks_per_shard, 2) of uint64 (offset, nbytes)
 are both 2**64-1 is absent and reads as the fill value.
 
 Partial access goes through the codec contract (`decode_partial` / `encode_partial`): a read
-fetches the index and then only the inner chunks its region needs; a write re-encodes only the
+fetches the index (asked for as `Lasting`, so an array handle fetches it once per shard) and
+then only the inner chunks its region needs; a write re-encodes only the
 inner chunks it touches (decoding only the partly covered ones) and copies the encoded bytes
 of every other inner chunk unchanged. An inner chain that can itself decode partially (nested
 sharding) is read the same way, its byte ranges shifted into the shard.
@@ -23,8 +24,8 @@ import numpy as np
 
 from zarrkit import config, executor, forksafe
 from zarrkit.buffers import reusable
-from zarrkit.codec import (ChunkSpec, Codec, CodecKind, RangeReads, Region, as_bytes_view,
-                           lockstep, shift_range)
+from zarrkit.codec import (ChunkSpec, Codec, CodecKind, Lasting, RangeReads, Region,
+                           as_bytes_view, lockstep, shift_range)
 from zarrkit.codec_chain import BoundChain, CodecChain, evolve
 from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
@@ -157,7 +158,7 @@ class ShardingCodec(Codec):
     # -- partial access ---------------------------------------------------------------------------
     def decode_partial(self, region: Region, spec: ChunkSpec) -> RangeReads[np.ndarray | None]:
         layout = self._layout(spec)
-        index_bytes = (yield [layout.index_range()])[0]
+        index_bytes = (yield [Lasting(layout.index_range())])[0]
         if index_bytes is None:
             return None
         index = layout.index_of(index_bytes)

@@ -7,7 +7,8 @@ other fsspec URL spelled `fsspec+<protocol>://` (`fsspec+https://`, `fsspec+memo
 fsspec's instead.
 
 Batches go through fsspec's async interface in one gather on fsspec's I/O loop, at most
-`concurrency` requests at a time: `get_many`, `set_many`, `erase_many`, and `get_ranges`, whose
+`concurrency` requests at a time (default: the `io_concurrency` setting,
+`ZARRKIT_IO_CONCURRENCY`, read when the store is opened): `get_many`, `set_many`, `erase_many`, and `get_ranges`, whose
 nearby ranges of one key are first merged into one request (`ranges.plan`). A synchronous
 filesystem is wrapped in fsspec's `AsyncFileSystemWrapper`, which runs its calls in threads.
 
@@ -34,6 +35,7 @@ import inspect
 import os
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
+from zarrkit import config
 from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
 from zarrkit.names import names
 from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
@@ -71,10 +73,12 @@ class FsspecStore(Store):
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = preferred_store_bytes = 16 << 20
 
-    def __init__(self, fs: Any, path: str = "", *, mode: str = "r", concurrency: int = 64,
+    def __init__(self, fs: Any, path: str = "", *, mode: str = "r", concurrency: int | None = None,
                  url: str | None = None) -> None:
         """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3)."""
         self.read_only = check_mode(mode) == "r"
+        if concurrency is None:
+            concurrency = config.get().io_concurrency
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if not fs.async_impl:
@@ -118,7 +122,7 @@ class FsspecStore(Store):
         return name in SCHEMES or (name.startswith(_PREFIX) and len(name) > len(_PREFIX))
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", concurrency: int = 64,
+    def from_url(cls, url: str, *, mode: str = "r", concurrency: int | None = None,
                  **storage_options: Any) -> "FsspecStore":
         fsspec = _fsspec()
         target = url[len(_PREFIX):] if url.startswith(_PREFIX) else url
@@ -128,6 +132,12 @@ class FsspecStore(Store):
                                         hint=f"fsspec knows no protocol {scheme!r}")
         if scheme in ("http", "https"):  # credentials stay on their origin (see `http_rules`)
             storage_options = guarded_http_options(target, storage_options)
+        if concurrency is None:
+            concurrency = config.get().io_concurrency
+        if scheme in ("s3", "s3a"):  # botocore keeps 10 connections unless told: 10 in flight
+            given = storage_options.get("config_kwargs") or {}
+            storage_options = {**storage_options, "config_kwargs": {
+                "max_pool_connections": concurrency, **given}}
         try:
             fs, path = fsspec.core.url_to_fs(target, **storage_options)
         except ImportError as exc:

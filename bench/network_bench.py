@@ -1,0 +1,316 @@
+"""The network workloads of issue 28: zarrkit beside zarr-python 3 and tensorstore on moto's S3
+server behind a proxy that adds a delay to every request (tests/store_servers.py `NetBed`).
+
+The servers run in a child process, so their CPU is not the client's; every implementation
+reads the same objects, written once by zarrkit. For each delay, workload and implementation
+it prints the median time of `--reps` runs and the requests and body bytes the proxy saw in
+the last run. Nothing is written to the repository.
+
+    .venv/bin/python bench/network_bench.py --delay 0.02 --reps 3
+    .venv/bin/python bench/network_bench.py --delay 0 0.02 0.05 --only zarrkit-fsspec tensorstore
+
+Workloads: `list` (a group of 100 arrays: list it, read each one's metadata), `read` (a 64 MiB
+zstd array in 256 objects), `windows` (100 windows of 300x300 of a 4096x4096 uint16 array in
+shards of 2048x2048 with 256x256 inner chunks), `write` (the `read` array written anew).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+BUCKET = "bench"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+               "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
+               "AWS_EC2_METADATA_DISABLED": "true"}
+ZSTD = {"name": "zstd", "configuration": {"level": 1}}
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+# -- the servers, in a child process ----------------------------------------------------------------
+def _serve(conn: Any) -> None:
+    from store_servers import NetBed
+
+    with NetBed(Path(tempfile.mkdtemp()), bucket=BUCKET) as bed:
+        conn.send(bed.s3_endpoint)
+        while True:
+            command, arg = conn.recv()
+            if command == "delay":
+                bed.set_delay(arg)
+                conn.send(None)
+            elif command == "reset":
+                bed.reset()
+                conn.send(None)
+            elif command == "count":
+                conn.send((bed.requests(), bed.sent_bytes()))
+            else:
+                conn.send(None)
+                return
+
+
+class Servers:
+    def __init__(self) -> None:
+        self.conn, child = mp.Pipe()
+        self.process = mp.get_context("spawn").Process(target=_serve, args=(child,), daemon=True)
+        self.process.start()
+        self.endpoint = self.conn.recv()
+
+    def ask(self, command: str, arg: Any = None) -> Any:
+        self.conn.send((command, arg))
+        return self.conn.recv()
+
+    def close(self) -> None:
+        self.ask("stop")
+        self.process.join(10)
+
+
+# -- data ------------------------------------------------------------------------------------------
+def _dense() -> np.ndarray:
+    """64 MiB of float64 that zstd compresses somewhat, as measured data does."""
+    rng = np.random.default_rng(0)
+    base = np.linspace(0, 100, 4096 * 2048).reshape(4096, 2048)
+    return np.round(base + rng.normal(0, 0.01, base.shape), 2)
+
+
+def _image() -> np.ndarray:
+    y, x = np.mgrid[0:4096, 0:4096]
+    return ((x * 3 + y * 7) % 4099).astype("u2")
+
+
+def _windows() -> list[tuple[slice, slice]]:
+    corners = np.random.default_rng(1).integers(0, 4096 - 300, size=(100, 2))
+    return [np.s_[int(r):int(r) + 300, int(c):int(c) + 300] for r, c in corners]
+
+
+def prepare(endpoint: str, prefix: str) -> None:
+    import zarrkit as zk
+
+    options = fsspec_options(endpoint)
+    group = zk.open_group(f"s3://{BUCKET}/{prefix}/group.zarr", mode="w", storage_options=options)
+    for i in range(100):
+        group.create_array(f"a{i:03d}", shape=(100,), chunks=(10,), dtype="i4",
+                           attributes={"i": i})
+    dense = zk.create_array(f"s3://{BUCKET}/{prefix}/dense.zarr", shape=(4096, 2048),
+                            chunks=(256, 128), dtype="f8", codecs=[BYTES, ZSTD],
+                            storage_options=options)
+    dense[...] = _dense()
+    image = zk.create_array(f"s3://{BUCKET}/{prefix}/sharded.zarr", shape=(4096, 4096),
+                            chunks=(256, 256), shards=(2048, 2048), dtype="u2",
+                            codecs=[BYTES, ZSTD], storage_options=options)
+    image[...] = _image()
+
+
+def fsspec_options(endpoint: str) -> dict[str, Any]:
+    return {"key": "testing", "secret": "testing",
+            "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+
+
+def obstore_options(endpoint: str) -> dict[str, Any]:
+    return {"endpoint": endpoint, "access_key_id": "testing", "secret_access_key": "testing",
+            "region": "us-east-1", "client_options": {"allow_http": True}}
+
+
+# -- the implementations ---------------------------------------------------------------------------
+class Zarrkit:
+    def __init__(self, endpoint: str, prefix: str, backend: str) -> None:
+        self.scheme = "s3" if backend == "fsspec" else "obstore+s3"
+        self.options = (fsspec_options(endpoint) if backend == "fsspec"
+                        else obstore_options(endpoint))
+        self.root = f"{self.scheme}://{BUCKET}/{prefix}"
+
+    def list(self) -> Any:
+        import zarrkit as zk
+
+        group = zk.open_group(f"{self.root}/group.zarr", storage_options=self.options)
+        return {name: (a.shape, dict(a.attrs)) for name, a in group.arrays()}
+
+    def read(self) -> Any:
+        import zarrkit as zk
+
+        return zk.open_array(f"{self.root}/dense.zarr", storage_options=self.options)[...]
+
+    def windows(self) -> Any:
+        import zarrkit as zk
+
+        a = zk.open_array(f"{self.root}/sharded.zarr", storage_options=self.options)
+        if not hasattr(a, "get_many"):  # a zarrkit from before issue 28 (for before/after)
+            return [a[w] for w in _windows()]
+        return a.get_many(_windows())
+
+    def write(self, data: np.ndarray) -> None:
+        import zarrkit as zk
+
+        a = zk.create_array(f"{self.root}/w-{uuid.uuid4().hex}.zarr", shape=data.shape,
+                            chunks=(256, 128), dtype="f8", codecs=[BYTES, ZSTD],
+                            storage_options=self.options)
+        a[...] = data
+
+
+class ZarrPython:
+    def __init__(self, endpoint: str, prefix: str, backend: str) -> None:
+        self.endpoint, self.prefix, self.backend = endpoint, prefix, backend
+
+    def store(self, name: str, read_only: bool = True) -> Any:
+        import zarr.storage
+
+        path = f"{self.prefix}/{name}"
+        if self.backend == "fsspec":
+            return zarr.storage.FsspecStore.from_url(
+                f"s3://{BUCKET}/{path}", read_only=read_only,
+                storage_options={**fsspec_options(self.endpoint), "asynchronous": True})
+        from obstore.store import S3Store
+
+        return zarr.storage.ObjectStore(S3Store(BUCKET, prefix=path,
+                                                **obstore_options(self.endpoint)),
+                                        read_only=read_only)
+
+    def list(self) -> Any:
+        import zarr
+
+        group = zarr.open_group(self.store("group.zarr"), mode="r", use_consolidated=False)
+        return {name: (a.shape, dict(a.attrs)) for name, a in group.arrays()}
+
+    def read(self) -> Any:
+        import zarr
+
+        return zarr.open_array(self.store("dense.zarr"), mode="r")[...]
+
+    def windows(self) -> Any:
+        import zarr
+
+        a = zarr.open_array(self.store("sharded.zarr"), mode="r")
+        return [a[w] for w in _windows()]
+
+    def write(self, data: np.ndarray) -> None:
+        import zarr
+
+        a = zarr.create_array(self.store(f"w-{uuid.uuid4().hex}.zarr", read_only=False),
+                              shape=data.shape, chunks=(256, 128), dtype="f8",
+                              compressors=[ZSTD])
+        a[...] = data
+
+
+class Tensorstore:
+    def __init__(self, endpoint: str, prefix: str, backend: str) -> None:
+        self.endpoint, self.prefix = endpoint, prefix
+        os.environ.update(CREDENTIALS)
+
+    def kvstore(self, name: str) -> dict[str, Any]:
+        return {"driver": "s3", "bucket": BUCKET, "path": f"{self.prefix}/{name}/",
+                "endpoint": self.endpoint, "aws_region": "us-east-1"}
+
+    def open(self, name: str, **extra: Any) -> Any:
+        import tensorstore as ts
+
+        return ts.open({"driver": "zarr3", "kvstore": self.kvstore(name)}, **extra).result()
+
+    def list(self) -> Any:
+        import json
+
+        import tensorstore as ts
+
+        kv = ts.KvStore.open(self.kvstore("group.zarr")).result()
+        keys = [k.decode() for k in kv.list().result()]
+        docs = [k for k in keys if k.endswith("/zarr.json")]
+        futures = [kv.read(k) for k in docs]
+        return {k: json.loads(f.result().value) for k, f in zip(docs, futures)}
+
+    def read(self) -> Any:
+        return self.open("dense.zarr").read().result()
+
+    def windows(self) -> Any:
+        a = self.open("sharded.zarr")
+        futures = [a[w].read() for w in _windows()]
+        return [f.result() for f in futures]
+
+    def write(self, data: np.ndarray) -> None:
+        import tensorstore as ts
+
+        spec = {"driver": "zarr3", "kvstore": self.kvstore(f"w-{uuid.uuid4().hex}.zarr"),
+                "metadata": {"shape": list(data.shape), "data_type": "float64",
+                             "chunk_grid": {"name": "regular",
+                                            "configuration": {"chunk_shape": [256, 128]}},
+                             "codecs": [BYTES, ZSTD]}}
+        a = ts.open(spec, create=True).result()
+        a.write(data).result()
+
+
+IMPLEMENTATIONS: dict[str, Callable[[str, str], Any]] = {
+    "zarrkit-fsspec": lambda e, p: Zarrkit(e, p, "fsspec"),
+    "zarrkit-obstore": lambda e, p: Zarrkit(e, p, "obstore"),
+    "zarr-python-fsspec": lambda e, p: ZarrPython(e, p, "fsspec"),
+    "zarr-python-obstore": lambda e, p: ZarrPython(e, p, "obstore"),
+    "tensorstore": lambda e, p: Tensorstore(e, p, "s3"),
+}
+WORKLOADS = ("list", "read", "windows", "write")
+
+
+def check(workload: str, result: Any, dense: np.ndarray) -> None:
+    """Every implementation must have read what is there (a fast wrong answer counts not)."""
+    if workload == "list":
+        assert len(result) == 100, len(result)
+    elif workload == "read":
+        np.testing.assert_array_equal(np.asarray(result), dense)
+    elif workload == "windows":
+        image = _image()
+        for w, got in zip(_windows(), result):
+            np.testing.assert_array_equal(np.asarray(got), image[w])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--delay", type=float, nargs="+", default=[0.02])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--only", nargs="+", choices=list(IMPLEMENTATIONS),
+                        default=list(IMPLEMENTATIONS))
+    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    args = parser.parse_args()
+    os.environ.update(CREDENTIALS)
+    servers = Servers()
+    try:
+        prefix = uuid.uuid4().hex
+        prepare(servers.endpoint, prefix)
+        dense = _dense()
+        print(f"{'delay':>6} {'workload':<9} {'implementation':<20} {'median s':>9} "
+              f"{'requests':>9} {'MB':>8}")
+        for delay in args.delay:
+            servers.ask("delay", delay)
+            for workload in args.workloads:
+                for name in args.only:
+                    impl = IMPLEMENTATIONS[name](servers.endpoint, prefix)
+                    times, requests, sent = [], 0, 0
+                    try:
+                        for _ in range(args.reps):
+                            servers.ask("reset")
+                            start = time.perf_counter()
+                            result = (getattr(impl, workload)(dense) if workload == "write"
+                                      else getattr(impl, workload)())
+                            times.append(time.perf_counter() - start)
+                            requests, sent = servers.ask("count")
+                            check(workload, result, dense)
+                    except Exception as exc:  # one implementation failing does not stop the rest
+                        print(f"{delay:>6} {workload:<9} {name:<20} failed: "
+                              f"{type(exc).__name__}: {str(exc)[:200]}")
+                        continue
+                    print(f"{delay:>6} {workload:<9} {name:<20} {statistics.median(times):>9.3f} "
+                          f"{requests:>9} {sent / 1e6:>8.1f}", flush=True)
+    finally:
+        servers.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,307 @@
+"""A store over obstore (Rust's `object_store`): `obstore+s3://`, `obstore+gs://`,
+`obstore+az://`, `obstore+http(s)://`, or plain `s3://` ... once the `store_schemes` setting
+routes them here (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`). Needs `pip install
+'zarrkit[obstore]'`.
+
+`storage_options` go to `obstore.store.from_url`: the backend's configuration as keywords
+(S3: `endpoint`, `access_key_id`, `secret_access_key`, `region`, ...), `client_options`
+(`allow_http`, `timeout`, ...) and `retry_config`. Requests run on one event loop thread
+per process, at most `concurrency` at a time per batch (default: the `io_concurrency`
+setting); nearby ranges of one key are merged first (`ranges.plan`), as in every network store.
+
+Failures other than "no such key" raise `StoreError` naming the key, the operation and the
+store, after obstore's own retries (with backoff, on 5xx and throttling); never a missing key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+
+from zarrkit import config
+from zarrkit.errors import PluginLoadError, StoreError
+from zarrkit.names import names
+from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
+
+from . import ranges
+
+T = TypeVar("T")
+
+_PREFIX = "obstore+"
+_SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https")
+
+
+def _obstore() -> Any:
+    try:
+        import obstore
+    except ImportError as exc:
+        raise PluginLoadError("the obstore store needs the 'obstore' package: "
+                              "pip install 'zarrkit[obstore]'") from exc
+    return obstore
+
+
+# -- one event loop per process ---------------------------------------------------------------------
+_loop_lock = threading.Lock()
+_loop: tuple[int, asyncio.AbstractEventLoop] | None = None
+
+
+def _event_loop() -> asyncio.AbstractEventLoop:
+    """The loop every obstore store's requests run on, started on first use (and again in a
+    forked child, which inherits the loop but not its thread)."""
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop[0] != os.getpid():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="zarrkit-obstore",
+                             daemon=True).start()
+            _loop = (os.getpid(), loop)
+        return _loop[1]
+
+
+def _run(make: Callable[[], Awaitable[T]]) -> T:
+    async def run() -> T:
+        return await make()
+
+    return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
+
+
+class ObstoreStore(Store):
+    names = names("obstore+s3", aliases=[_PREFIX + s for s in _SCHEMES[1:]])
+    #: a batch's requests run concurrently: the more of it per call, the more overlap
+    preferred_fetch_bytes = preferred_store_bytes = 16 << 20
+
+    def __init__(self, backend: Any, *, mode: str = "r", url: str = "",
+                 concurrency: int | None = None) -> None:
+        """`backend`: an obstore store (its prefix is the store's root)."""
+        self.read_only = check_mode(mode) == "r"
+        self.backend = backend
+        self.concurrency = concurrency or config.get().io_concurrency
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        self._url = url
+        if url.split("://", 1)[0].removeprefix(_PREFIX) in ("http", "https"):
+            self.writeable = False  # plain HTTP servers: no PUT, no listing
+            self.listable = False
+
+    @classmethod
+    def matches_name(cls, name: str, format: str) -> bool:
+        return name.startswith(_PREFIX) and name[len(_PREFIX):] in _SCHEMES
+
+    @classmethod
+    def from_url(cls, url: str, *, mode: str = "r", concurrency: int | None = None,
+                 **options: Any) -> "ObstoreStore":
+        obstore = _obstore()
+        target = url[len(_PREFIX):] if url.startswith(_PREFIX) else url
+        target = "s3" + target[3:] if target.startswith("s3a://") else target
+        try:
+            backend = obstore.store.from_url(target.rstrip("/"), **options)
+        except Exception as exc:  # obstore's configuration errors
+            raise StoreError(f"obstore: {exc}", key=None, store=target, operation="open") \
+                from exc
+        return cls(backend, mode=mode, url=url, concurrency=concurrency)
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return StoreError(detail, key=key, store=self, operation=operation)
+
+    def _gather(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+        """Run every call concurrently, at most `concurrency` at a time, answers in order; the
+        first failure cancels the rest."""
+        if not calls:
+            return []
+
+        async def run() -> list[T]:
+            gate = asyncio.Semaphore(self.concurrency)
+            results: list[Any] = [None] * len(calls)
+
+            async def one(i: int, call: Callable[[], Awaitable[T]]) -> None:
+                async with gate:
+                    results[i] = await call()
+
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for i, call in enumerate(calls):
+                        group.create_task(one(i, call))
+            except BaseExceptionGroup as failures:
+                raise _first_leaf(failures) from None
+            return results
+
+        return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
+
+    # -- readable --------------------------------------------------------------------------------
+    async def _read(self, key: str, rng: Range | None) -> Any:
+        obstore = _obstore()
+        if ranges.is_empty_read(rng):
+            return b"" if await self._is_file(key) else None
+        options: dict[str, Any] = {}
+        if isinstance(rng, SuffixRange):
+            options["range"] = {"suffix": rng.length}
+        elif isinstance(rng, ByteRange):
+            options["range"] = ({"offset": rng.offset} if rng.length is None
+                                else (rng.offset, rng.offset + rng.length))
+        try:
+            result = await obstore.get_async(self.backend, key, options=options or None)
+            return await result.bytes_async()
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            if isinstance(exc, obstore.exceptions.NotFoundError):
+                return None
+            # a range starting at or past the end is refused rather than answered empty
+            if isinstance(rng, ByteRange) and await self._size_at_most(key, rng.offset):
+                return b""
+            raise self._error(exc, key, "read") from exc
+
+    async def _size_at_most(self, key: str, offset: int) -> bool:
+        try:
+            meta = await _obstore().head_async(self.backend, key)
+        except Exception:
+            return False
+        return int(meta["size"]) <= offset
+
+    async def _is_file(self, key: str) -> bool:
+        obstore = _obstore()
+        try:
+            await obstore.head_async(self.backend, key)
+        except FileNotFoundError:
+            return False
+        except Exception as exc:
+            if isinstance(exc, obstore.exceptions.NotFoundError):
+                return False
+            raise self._error(exc, key, "read") from exc
+        return True
+
+    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        check_key(key)
+        value = _run(lambda: self._read(key, byte_range))
+        return None if value is None else bytes(value)
+
+    def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        keys = [check_key(k) for k in keys]
+        values = self._gather([lambda k=k: self._read(k, None) for k in keys])
+        return {k: v for k, v in zip(keys, values) if v is not None}
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        return {k: bytes(v) for k, v in self.read_many(keys).items()}
+
+    def read_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
+        for key, _ in requests:
+            check_key(key)
+        plan = ranges.plan(requests)
+        return plan.answers(self._gather([lambda r=r: self._read(*r) for r in plan.reads]))
+
+    def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
+        return [None if v is None else bytes(v) for v in self.read_ranges(requests)]
+
+    def exists(self, key: str) -> bool:
+        check_key(key)
+        return _run(lambda: self._is_file(key))
+
+    # -- writeable -------------------------------------------------------------------------------
+    async def _write(self, key: str, value: Any) -> None:
+        try:
+            await _obstore().put_async(self.backend, key, value)
+        except Exception as exc:
+            raise self._error(exc, key, "write") from exc
+
+    def set(self, key: str, value: Any) -> None:
+        self.set_many({key: value})
+
+    def set_many(self, items: Mapping[str, Any]) -> None:
+        """Each value is one PUT (atomic per key on object stores); all keys checked first."""
+        self.require("write", "set keys")
+        values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
+        self._gather([lambda kv=kv: self._write(*kv) for kv in values])
+
+    def erase(self, key: str) -> None:
+        self.erase_many([key])
+
+    def erase_many(self, keys: Iterable[str]) -> None:
+        self.require("write", "erase keys")
+        keys = [check_key(k) for k in keys]
+
+        async def erase(key: str) -> None:
+            obstore = _obstore()
+            try:
+                await obstore.delete_async(self.backend, key)
+            except FileNotFoundError:
+                pass
+            except Exception as exc:
+                if not isinstance(exc, obstore.exceptions.NotFoundError):
+                    raise self._error(exc, key, "erase") from exc
+
+        self._gather([lambda k=k: erase(k) for k in keys])
+
+    def erase_prefix(self, prefix: str) -> None:
+        self.require("write", f"erase prefix {prefix!r}")
+        self.erase_many(list(self.list_prefix(check_prefix(prefix))))
+
+    # -- listable --------------------------------------------------------------------------------
+    def list(self) -> Iterator[str]:
+        return self.list_prefix("")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        self.require("list", f"list keys under {prefix!r}")
+        folder = prefix[:prefix.rfind("/") + 1]
+
+        async def find() -> list[str]:
+            out = []
+            try:
+                async for batch in _obstore().list(self.backend, folder.rstrip("/") or None):
+                    out.extend(meta["path"] for meta in batch)
+            except Exception as exc:
+                raise self._error(exc, prefix or None, "list") from exc
+            return out
+
+        return iter(sorted(k for k in _run(find) if k.startswith(prefix) and _valid(k)))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""
+        self.require("list", f"list {prefix!r}")
+        check_prefix(prefix)
+
+        async def ls() -> Any:
+            try:
+                return await _obstore().list_with_delimiter_async(
+                    self.backend, prefix.rstrip("/") or None)
+            except Exception as exc:
+                raise self._error(exc, prefix or None, "list") from exc
+
+        found = _run(ls)
+        keys = {m["path"][len(prefix):] for m in found["objects"]
+                if m["path"].startswith(prefix)}
+        prefixes = {p.rstrip("/")[len(prefix):] for p in found["common_prefixes"]
+                    if p.startswith(prefix)}
+        return (sorted(k for k in keys if k and "/" not in k),
+                sorted(p for p in prefixes if p and "/" not in p))
+
+    # -- identity --------------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ObstoreStore):
+            return NotImplemented
+        return self.backend is other.backend or (self._url == other._url and bool(self._url))
+
+    def __hash__(self) -> int:
+        return hash(self._url)
+
+    def __repr__(self) -> str:
+        return f"ObstoreStore({self._url!r})"
+
+
+def _valid(key: str) -> bool:
+    try:
+        check_key(key)
+    except ValueError:
+        return False
+    return True
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
