@@ -28,9 +28,10 @@ _local = threading.local()
 
 
 def _forget_pool() -> None:
-    """In a forked child: the pool's threads stayed behind in the parent."""
-    global _pool, _pool_size, _local
+    """In a forked child: the pools' threads stayed behind in the parent."""
+    global _pool, _pool_size, _io_pool, _io_size, _local
     _pool, _pool_size = None, 0
+    _io_pool, _io_size = None, 0
     _local = threading.local()
 
 
