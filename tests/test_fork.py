@@ -169,3 +169,19 @@ def test_zip_child_never_publishes_the_parents_pending_writes(tmp_path: Path) ->
     array[...] = 3
     store.close()
     assert zarrkit.open_array(f"zip://{tmp_path / 'w.zip'}")[...].tolist() == [3, 3, 3, 3]
+
+
+def test_fork_after_many_selections_at_once(tmp_path: Path) -> None:
+    """`get_many` / `read_async` run on a pool of their own: a child forked after the parent
+    used it reads many selections too, rather than waiting on the parent's threads."""
+    array = build("local", tmp_path).array
+    windows = [np.s_[i:i + 16, i:i + 16] for i in range(0, 128, 16)]
+    before = [w.copy() for w in array.get_many(windows)]
+    array.read_async(np.s_[0:8, 0:8]).result()
+
+    def child() -> list[float]:
+        one = array.read_async(windows[0]).result(timeout=20)  # (one task: no new thread)
+        return [float(one.sum())] + [float(w.sum()) for w in array.get_many(windows)]
+
+    want = [float(w.sum()) for w in before]
+    assert in_fork(child, timeout=60) == want[:1] + want
