@@ -124,12 +124,20 @@ def test_get_many_runs_requests_concurrently(served: Path, server: FileServer,
     assert time.monotonic() - start < 16 * 0.1 / 2
 
 
-def test_server_ignoring_range_is_cut_locally(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["stdlib", "fsspec"])
+def test_server_ignoring_range_is_cut_locally(tmp_path: Path, backend: str) -> None:
     LocalStore(tmp_path, mode="w").set("k", bytes(range(100)))
     with serving(FileServer(tmp_path, ignore_range=True)) as plain:
-        store = HttpStore(f"http://{address(plain)}")
+        if backend == "fsspec":
+            pytest.importorskip("aiohttp")
+            from zarrkit.storage import open_store
+
+            store: Store = open_store(f"fsspec+http://{address(plain)}")
+        else:
+            store = HttpStore(f"http://{address(plain)}")
         assert store.get("k", ByteRange(10, 5)) == bytes(range(10, 15))
         assert store.get("k", SuffixRange(3)) == bytes([97, 98, 99])
+        assert store.get("k", ByteRange(95)) == bytes(range(95, 100))
         assert store.get_ranges([("k", ByteRange(0, 2)), ("k", ByteRange(98, 10))]) == [
             b"\x00\x01", b"\x62\x63"]
 

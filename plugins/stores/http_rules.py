@@ -92,7 +92,9 @@ def aiohttp_guard(root: str, caller_headers: Iterable[str]
 
 def aiohttp_body_cap() -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
     """An aiohttp client middleware holding each GET's body to the read's value limit (read
-    in the request's task, whose context is the caller's)."""
+    in the request's task, whose context is the caller's). It also answers a range asked of
+    a server that ignores `Range` (a 200 with the whole value) with the range, as the
+    standard-library store does: fsspec would hand the whole value on as if it were it."""
 
     async def cap(request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         response = await handler(request)
@@ -104,17 +106,33 @@ def aiohttp_body_cap() -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Await
             response.close()
             raise TooLong(f"the body from {request.url} ({length} bytes) is longer than the "
                           f"{limit} bytes the read can hold")
-        response.content = _CappedStream(response.content, limit, str(request.url))
+        asked = request.headers.get("Range") if response.status == 200 else None
+        response.content = _CappedStream(response.content, limit, str(request.url),
+                                         _window(asked))
         return response
 
     return cap
 
 
-class _CappedStream:
-    """An aiohttp stream whose whole-body `read()` stops one block past `limit` bytes."""
+def _window(header: str | None) -> slice | None:
+    """The part of a whole value a `Range: bytes=a-b | a- | -n` header asked for."""
+    if not header or not header.startswith("bytes=") or "," in header:
+        return None
+    first, _, last = header[len("bytes="):].partition("-")
+    try:
+        if not first:
+            return slice(-int(last), None) if int(last) > 0 else slice(0, 0)
+        return slice(int(first), int(last) + 1 if last else None)
+    except ValueError:
+        return None
 
-    def __init__(self, stream: Any, limit: int, url: str) -> None:
-        self._stream, self._limit, self._url = stream, limit, url
+
+class _CappedStream:
+    """An aiohttp stream whose whole-body `read()` stops one block past `limit` bytes, and
+    gives only `window` of the body when one is set."""
+
+    def __init__(self, stream: Any, limit: int, url: str, window: slice | None) -> None:
+        self._stream, self._limit, self._url, self._window = stream, limit, url, window
 
     async def read(self, n: int = -1) -> bytes:
         if n >= 0:
@@ -127,7 +145,8 @@ class _CappedStream:
                 raise TooLong(f"the body from {self._url} is longer than the {self._limit} "
                               f"bytes the read can hold")
             blocks.append(block)
-        return b"".join(blocks)
+        body = b"".join(blocks)
+        return body if self._window is None else body[self._window]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
