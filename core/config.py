@@ -53,6 +53,12 @@ class Settings:
     prefer: dict = field(default_factory=_env_prefer)
     #: wrap every store opened by URL or path in the store registry's `metrics` wrapper
     store_metrics: bool = field(default_factory=lambda: _env_bool("ZARRKIT_STORE_METRICS", False))
+    #: the most bytes a chunk's decoding may produce at a step whose size the chunk spec does not
+    #: fix (variable-length types such as strings, codecs that cannot state a bound): a stored
+    #: value that decodes to more is refused as corrupt rather than exhausting memory. Read when
+    #: an array's codec chain is bound (when the array is opened).
+    max_chunk_bytes: int = field(
+        default_factory=lambda: _env_int("ZARRKIT_MAX_CHUNK_BYTES", 512 << 20))
 
 
 _lock = threading.Lock()

@@ -31,6 +31,7 @@ from zarrkit.codec import ChunkSpec, Codec, CodecKind
 from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
 from zarrkit.names import V2, V3, V3_DRAFT_2020, names
+from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, max_encoded_size
 from zarrkit.plugins.codecs.spellings import DRAFT_PATTERN, draft_id, draft_uri
 
 PREFIX = "numcodecs."
@@ -263,6 +264,17 @@ class _BytesBytesNumcodec(NumcodecsCodec):
 
     def decode(self, data: Any, spec: ChunkSpec) -> Any:
         return self.impl.decode(data)
+
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
+        bounded = BOUNDED.get(self.codec_id)
+        if bounded is None:  # decoded by numcodecs, checked after (see numcodecs_bounded)
+            return super().decode_bounded(data, spec, max_size)
+        return bounded(self, self.impl, data, max_size)
+
+    def max_encoded_size(self, nbytes: int) -> int | None:
+        if self.codec_id in BOUNDED:
+            return max_encoded_size(nbytes)
+        return super().max_encoded_size(nbytes)
 
 
 _KIND_CLASSES = {
