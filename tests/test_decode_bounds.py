@@ -118,6 +118,12 @@ def lz4_header_lies() -> bytes:
     return bytes(raw)
 
 
+def pcodec_bomb(total: int = BOMB) -> bytes:
+    from numcodecs import PCodec
+
+    return bytes(PCodec(level=8).encode(np.zeros(total // 8, np.float64)))
+
+
 def with_crc(blob: bytes) -> bytes:
     return blob + crc32c(blob).to_bytes(4, "little")
 
@@ -152,6 +158,7 @@ ATTACKS: dict[str, tuple[list[dict], Callable[[], bytes]]] = {
                                       lambda: zstd_rle_frame(2**31, declare=True)),
     "numcodecs.zstd undeclared": ([BYTES, numcodec("zstd", level=1)],
                                   lambda: zstd_rle_frame(BOMB, declare=False)),
+    "numcodecs.pcodec bomb": ([numcodec("pcodec", level=8)], pcodec_bomb),
     "numcodecs.blosc header lies": ([BYTES, numcodec("blosc", cname="lz4", clevel=5, shuffle=1)],
                                     blosc_header_lies),
 }
@@ -216,14 +223,15 @@ def test_the_crafted_zstd_frames_are_valid() -> None:
 @pytest.mark.parametrize("attack", [a for a in ATTACKS if "bomb" in a and "zstd" not in a
                                     and "2 GiB" not in a])
 def test_the_compressor_bombs_inflate_as_claimed(attack: str) -> None:
-    from numcodecs import Blosc, LZ4
+    from numcodecs import LZ4, Blosc, PCodec
 
     blob = blob_of(attack)
     assert len(blob) < BOMB // 100  # small when stored...
     decode = {"gzip bomb": gzip.decompress, "numcodecs.gzip bomb": gzip.decompress,
               "numcodecs.zlib bomb": zlib.decompress, "numcodecs.bz2 bomb": bz2.decompress,
               "numcodecs.lzma bomb": lzma.decompress, "blosc bomb": Blosc().decode,
-              "numcodecs.lz4 bomb": LZ4().decode}[attack]
+              "numcodecs.lz4 bomb": LZ4().decode,
+              "numcodecs.pcodec bomb": PCodec().decode}[attack]
     assert len(memoryview(decode(blob)).cast("B")) == BOMB  # ...large when decoded whole
 
 
@@ -289,6 +297,37 @@ def test_strings_are_bounded_by_the_configured_cap(tmp_path: Any) -> None:
         large = zk.open_array(store, path="s")
         assert large[3] == "y" * (2 << 20)
     assert config.get().max_chunk_bytes == 512 << 20  # the default
+
+
+def test_a_codec_written_before_the_bound_still_works_and_is_checked() -> None:
+    """A third-party bytes->bytes codec that knows only `decode(data, spec)` keeps decoding
+    in a chain; a value it decodes to more than the chunk holds is still refused (after the
+    fact: the base class's `decode_bounded` checks the size)."""
+    from zarrkit.api import resolve_data_type
+    from zarrkit.codec import ChunkSpec, Codec, CodecKind
+    from zarrkit.codec_chain import CodecChain
+    from zarrkit.names import names
+    from zarrkit.plugins.codecs.bytes import BytesCodec
+
+    class OldZlib(Codec):
+        names = names("test.old-zlib")
+        kind = CodecKind.BYTES_BYTES
+
+        def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+            return zlib.compress(data)
+
+        def decode(self, data: Any, spec: ChunkSpec) -> bytes:
+            return zlib.decompress(data)
+
+    float64 = resolve_data_type("float64")
+    chain = CodecChain([BytesCodec("little"), OldZlib()], float64, 0.0).bind((32, 32))
+    data = np.arange(1024, dtype="f8").reshape(32, 32)
+    np.testing.assert_array_equal(chain.decode(chain.encode(data)), data)
+    out = np.empty((32, 32))
+    chain.decode_into(chain.encode(data), out)
+    np.testing.assert_array_equal(out, data)
+    with pytest.raises(ChunkDecodeError, match="test.old-zlib.*more than the 8192"):
+        chain.decode(zlib.compress(bytes(1 << 20)), key="c/0")
 
 
 # -- what is valid still reads ----------------------------------------------------------------

@@ -4,19 +4,23 @@ numcodecs' own `decode` has no limit: `bz2`, `lzma`, `zlib` and `gzip` inflate a
 and `lz4`, `zstd` and `blosc` allocate whatever their header declares. Here each decodes the
 same format with the limit given: a declared size is checked before anything is allocated
 (lz4, zstd, blosc), and a stream is inflated to at most one byte past the limit (zlib, gzip,
-bz2, lzma). A codec not listed here is decoded by numcodecs and its result checked after (the
-residual: such a codec can still allocate what a hostile value makes it; checksums and
-shuffles cannot grow their input, so for them it costs nothing).
+bz2, lzma), and pcodec decodes into a chunk-sized array. A codec not listed here is decoded
+by numcodecs and its result checked after (the residual: such a codec can still allocate what
+a hostile value makes it, e.g. zfpy, whose header declares the shape it allocates; checksums
+and shuffles cannot grow their input, so for them it costs nothing).
 """
 
 from __future__ import annotations
 
 import bz2
 import lzma
+import math
 import zlib
 from typing import Any, Callable
 
-from zarrkit.codec import Codec, as_bytes_view, decoded_too_large
+import numpy as np
+
+from zarrkit.codec import ChunkSpec, Codec, as_bytes_view, decoded_too_large
 from zarrkit.errors import ChunkDecodeError
 
 #: the most memory an lzma/xz decoder may take for its dictionary beyond the decoded size (a
@@ -103,6 +107,26 @@ def _lzma(codec: Codec, impl: Any, data: Any, max_size: int) -> bytes:
     return _streams(lambda: lzma.LZMADecompressor(fmt, memlimit=limit), "lzma", codec, data,
                     max_size)
 
+
+def pcodec_chunk(codec: Codec, data: Any, spec: ChunkSpec) -> np.ndarray:
+    """numcodecs' pcodec (array -> bytes) decoded into a chunk of `spec` and no further: its
+    header declares how many values follow, which numcodecs' decode allocates."""
+    from pcodec import standalone
+
+    out = np.empty(math.prod(spec.shape), dtype=spec.dtype)
+    progress = standalone.simple_decompress_into(bytes(as_bytes_view(data)), out)
+    if not progress.finished or progress.n_processed != out.size:
+        more = "more" if not progress.finished else f"only {progress.n_processed}"
+        raise ChunkDecodeError(f"{codec.written_name()}: the value holds {more} values, a chunk "
+                               f"of shape {spec.shape} holds {out.size} (corrupt)")
+    return out
+
+
+#: array -> bytes numcodecs ids decoded into a chunk of the spec (the others are decoded by
+#: numcodecs and their element count checked after; zfpy's header declares a shape it allocates)
+BOUNDED_CHUNKS: dict[str, Callable[[Codec, Any, ChunkSpec], np.ndarray]] = {
+    "pcodec": pcodec_chunk,
+}
 
 #: numcodecs id -> a decoder taking (the bridge codec, numcodecs' codec, data, max_size)
 BOUNDED: dict[str, Callable[[Codec, Any, Any, int], Any]] = {

@@ -31,7 +31,7 @@ from zarrkit.codec import ChunkSpec, Codec, CodecKind
 from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
 from zarrkit.names import V2, V3, V3_DRAFT_2020, names
-from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, max_encoded_size
+from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, BOUNDED_CHUNKS, max_encoded_size
 from zarrkit.plugins.codecs.spellings import DRAFT_PATTERN, draft_id, draft_uri
 
 PREFIX = "numcodecs."
@@ -252,6 +252,9 @@ class _ArrayBytesNumcodec(NumcodecsCodec):
         return out.reshape(-1).view(np.uint8) if isinstance(out, np.ndarray) else out
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        bounded = BOUNDED_CHUNKS.get(self.codec_id)
+        if bounded is not None and spec.data_type.item_size is not None:
+            return _as_chunk(bounded(self, data, spec), spec, self)
         return _as_chunk(np.asarray(self.impl.decode(data)), spec, self)
 
 
