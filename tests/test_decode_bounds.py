@@ -306,11 +306,11 @@ def test_a_codec_written_before_the_bound_still_works_and_is_checked() -> None:
     from zarrkit.api import resolve_data_type
     from zarrkit.codec import ChunkSpec, Codec, CodecKind
     from zarrkit.codec_chain import CodecChain
-    from zarrkit.names import names
+    from zarrkit.names import names as spelled
     from zarrkit.plugins.codecs.bytes import BytesCodec
 
     class OldZlib(Codec):
-        names = names("test.old-zlib")
+        names = spelled("test.old-zlib")
         kind = CodecKind.BYTES_BYTES
 
         def encode(self, data: Any, spec: ChunkSpec) -> bytes:

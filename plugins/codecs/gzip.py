@@ -67,6 +67,6 @@ class GzipCodec(Codec):
         return out
 
     def max_encoded_size(self, nbytes: int) -> int:
-        # deflate's stored blocks: 5 bytes per 16 KiB at worst, plus the gzip header and
-        # trailer (a header may hold a name or comment: allowed 1 KiB)
-        return nbytes + 5 * (nbytes // 16383 + 1) + 18 + 1024
+        # deflate's stored blocks cost 5 bytes per 16 KiB at worst; a margin of 1/64 and
+        # 64 KiB leaves room for the gzip header's optional fields and flushes other writers make
+        return nbytes + nbytes // 64 + (64 << 10)
