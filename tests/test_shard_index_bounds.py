@@ -154,6 +154,40 @@ def test_valid_indexes_still_read_in_any_order_and_sharing_bytes() -> None:
     np.testing.assert_array_equal(a[40:60, 5:30], expected[40:60, 5:30])
 
 
+#: a window of a string shard whose index claims 100 MiB for an inner chunk, read from a local
+#: store in a process that cannot map 32 MiB more (the store reads ranges into one buffer
+#: sized from the request: mapped, so tracemalloc does not see it)
+LIMITED_WINDOW = r"""
+import resource, sys
+import zarrkit as zk
+from zarrkit.errors import ChunkDecodeError
+
+a = zk.open_array(sys.argv[1], path="a")
+a[0:8, 0:8]  # (the thread pool and the libraries' memory, before the limit)
+size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (size + (32 << 20), resource.RLIM_INFINITY))
+try:
+    a[33:40, 17:30]
+except ChunkDecodeError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_string_shard_window_never_asks_the_store_for_what_the_index_claims(
+        tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    store = LocalStore(tmp_path / "store", mode="w")
+    values = np.array([f"s{i}" for i in range(np.prod(SHAPE))], dtype=object).reshape(SHAPE)
+    sharded(store, [{"name": "vlen-utf8"}], dtype="string", values=values)
+    rewrite_index(store, lambda index, n: index.__setitem__((0, 1), (8, 100 << 20)))
+    done = subprocess.run([sys.executable, "-c", LIMITED_WINDOW, str(tmp_path / "store")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "refused:" in done.stdout, done.stderr[-2000:]
+    assert "inner chunk (0, 1)" in done.stdout and f"'{KEY}'" in done.stdout
+
+
 @pytest.mark.parametrize("where", ["memory", "local"])
 def test_string_shard_entry_past_the_end_is_probed_not_read(where: str, tmp_path: Any) -> None:
     """Variable-length inner chunks have no size the spec fixes (the configured cap bounds
