@@ -67,6 +67,13 @@ def zstd_rle_frame(total: int, *, declare: bool, checksum_flag: bool = False) ->
     return bytes(out)
 
 
+def zstd_one_block_declaring(declared: int, block: int = 2048) -> bytes:
+    """One RLE block of `block` zeros in a frame whose header declares `declared` bytes: the
+    shape of frame a batch decoder takes whole (and sizes by its header)."""
+    header = b"\x28\xb5\x2f\xfd" + bytes([0xC0, 17 - 10 << 3]) + declared.to_bytes(8, "little")
+    return header + ((block << 3) | (1 << 1) | 1).to_bytes(3, "little") + b"\x00"
+
+
 def _zeros_stream(compressor: Any, total: int) -> bytes:
     step = np.zeros(1 << 20, np.uint8).tobytes()
     parts = [compressor.compress(step) for _ in range(total // len(step))]
@@ -135,6 +142,7 @@ ATTACKS: dict[str, tuple[list[dict], Callable[[], bytes]]] = {
     "zstd declares 2**64-1": ([BYTES, ZSTD], lambda: zstd_rle_frame(2**20, declare=True)[:6]
                               + (2**64 - 1).to_bytes(8, "little")
                               + zstd_rle_frame(2**20, declare=True)[14:]),
+    "zstd one block declaring 2 GiB": ([BYTES, ZSTD], lambda: zstd_one_block_declaring(2**31)),
     "zstd undeclared 64 MiB": ([BYTES, ZSTD], lambda: zstd_rle_frame(BOMB, declare=False)),
     "zstd right size then a second frame": (
         [BYTES, ZSTD], lambda: zstd_rle_frame(CHUNK_BYTES, declare=True)
@@ -215,6 +223,7 @@ def test_the_crafted_zstd_frames_are_valid() -> None:
         frame = zstd_rle_frame(3 << 20 | 5, declare=declare)
         out = zstandard.ZstdDecompressor().stream_reader(frame).read()
         assert out == bytes(3 << 20 | 5)
+    assert zstandard.ZstdDecompressor().decompress(zstd_one_block_declaring(2048)) == bytes(2048)
     assert zstandard.frame_content_size(zstd_rle_frame(2**31, declare=True)) == 2**31
     assert len(zstd_rle_frame(2**31, declare=True)) < 70_000
 
@@ -248,7 +257,8 @@ def test_bomb_in_a_chunk_is_refused_quickly_and_small(attack: str, where: str,
     np.testing.assert_array_equal(a[:32, :], np.arange(64 * 64, dtype=DTYPE).reshape(SHAPE)[:32])
 
 
-@pytest.mark.parametrize("attack", ["zstd declares 2 GiB", "zstd undeclared 64 MiB",
+@pytest.mark.parametrize("attack", ["zstd declares 2 GiB", "zstd one block declaring 2 GiB",
+                                    "zstd undeclared 64 MiB",
                                     "gzip bomb", "blosc header lies"])
 def test_bomb_inside_a_shards_inner_chunk(attack: str, tmp_path: Any) -> None:
     """An inner chunk of a shard holding a bomb (index checksum valid): refused naming the
