@@ -307,8 +307,11 @@ def _whole_frames(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
     if not ok.any():
         return ok
     # the content size (the header's last field) no more than one block decodes to: the batch
-    # decoder allocates what a frame declares
-    ok &= _declared(buf, np.where(ok, at + header - size_bytes, 0), size_bytes) <= _BLOCK_BYTES
+    # decoder allocates what a frame declares. A field of 1 or 2 bytes holds at most 65,791;
+    # only wider ones (rare for the small chunks batched) are read
+    wide = ok & (size_bytes > 2)
+    if wide.any():
+        ok[wide] &= _declared(buf, (at + header - size_bytes)[wide], size_bytes[wide])
     at = np.where(ok, at + header, 0)
     block = (buf[at].astype(np.int64) | (buf[at + 1].astype(np.int64) << 8)
              | (buf[at + 2].astype(np.int64) << 16))
@@ -318,12 +321,11 @@ def _whole_frames(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
 
 
 def _declared(buf: np.ndarray, at: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
-    """The content sizes of `size_bytes` bytes (1, 2, 4 or 8, little endian) at `at` in `buf`."""
-    places = np.arange(8)
-    where = np.minimum(at[:, None] + places, buf.size - 1)
-    digits = np.where(places < size_bytes[:, None], buf[where], 0).astype(np.uint64)
-    size = (digits << (8 * places).astype(np.uint64)).sum(axis=1, dtype=np.uint64)
-    return size + np.where(size_bytes == 2, np.uint64(256), np.uint64(0))
+    """Whether the content sizes of `size_bytes` bytes (4 or 8, little endian) at `at` in
+    `buf` are at most a block's (an 8-byte field is written only for sizes beyond 4 GiB)."""
+    four = (buf[at].astype(np.int64) | (buf[at + 1].astype(np.int64) << 8)
+            | (buf[at + 2].astype(np.int64) << 16) | (buf[at + 3].astype(np.int64) << 24))
+    return (size_bytes == 4) & (four <= _BLOCK_BYTES)
 
 
 def _content_size(data: Any) -> int | None:
