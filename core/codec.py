@@ -26,6 +26,7 @@ from typing import Any, Callable, ClassVar, Generator, Sequence, TypeVar
 import numpy as np
 
 from .data_type import DataType
+from .errors import ChunkDecodeError
 from .extension import Extension, named_config
 from .names import V2, V3, V3_DRAFT_2020
 from .store import ByteRange, Range, SuffixRange
@@ -211,6 +212,38 @@ class Codec(Extension):
         """Size of the encoded form of `nbytes` input bytes, when it is fixed (checksums)."""
         return None
 
+    # -- bounded decoding ------------------------------------------------------------------------
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
+        """bytes->bytes: `decode`, refusing with a ChunkDecodeError a value that would decode to
+        more than `max_size` bytes. The chain decodes through this, never through `decode`, and
+        works `max_size` out from the chunk spec (see `BoundChain`), so a stored value can make
+        a decoder allocate no more than a chunk of its array can hold: a tiny frame that
+        declares or inflates to gigabytes (a decompression bomb) is refused, not decompressed.
+
+        A codec whose format declares its decoded size checks it before allocating; one that
+        decodes a stream decodes at most `max_size + 1` bytes. This default decodes and then
+        checks the size, so a codec that does not override it still refuses oversized values,
+        but only after decoding them (third-party codecs keep working unchanged)."""
+        out = self.decode(data, spec)
+        size = len(out) if type(out) is bytes else memoryview(out).nbytes
+        if size > max_size:
+            raise decoded_too_large(self, max_size, size)
+        return out
+
+    def max_encoded_size(self, nbytes: int) -> int | None:
+        """bytes->bytes: the most bytes a valid encoded value of at most `nbytes` decoded bytes
+        has (a compressor's worst-case expansion, a checksum's fixed overhead), so that a codec
+        further out is bounded by what this one accepts. None: the codec cannot say (the chain
+        then allows `config.max_chunk_bytes`, or twice the size and 64 KiB if more)."""
+        return self.encoded_size(nbytes)
+
+    def max_encoded_chunk_size(self, spec: ChunkSpec) -> int | None:
+        """array->bytes: the most bytes the encoded value of a chunk of `spec` has (exact for a
+        plain serialiser), which bounds the bytes->bytes codecs after it. None: no bound the
+        codec can state (variable-length types): the chain then allows
+        `config.max_chunk_bytes`."""
+        return None
+
     def to_json(self, format: str = V3) -> Any:
         """The codec as its format writes it.
 
@@ -236,7 +269,9 @@ class Codec(Extension):
         spec's shape and dtype (maybe strided, e.g. the chunk's place in a read's output).
 
         It is asked for chunks of every size: where the library decodes small values into a
-        buffer slower than it makes new ones (a per-call set-up), decode and copy instead."""
+        buffer slower than it makes new ones (a per-call set-up), decode and copy instead.
+        bytes->bytes: `len(out)` is the bound here (see `decode_bounded`): a value that declares
+        another size is declined before anything is allocated for it."""
         return False
 
     def decode_prefix_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
@@ -259,6 +294,9 @@ class Codec(Extension):
         return None (nothing decoded) so the caller decodes them one by one. A list may hold
         None for an item the codec leaves to `decode`: one it cannot vouch for decoding whole
         and alone, so that every error is still reported by the usual path, per chunk.
+
+        The bound of `decode_bounded` holds here too: an item whose header declares more than a
+        chunk of `spec` holds is left (None) to `decode_bounded`, which refuses it.
 
         Sharding asks it for each thread's share of a shard's inner chunks: one call that
         releases the GIL once lets two threads decode tiny inner chunks side by side, where
@@ -312,6 +350,15 @@ class Codec(Extension):
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.to_json())))
+
+
+def decoded_too_large(codec: Codec, max_size: int, size: int | None = None) -> Exception:
+    """The error for a value that decodes (or says it decodes) to more than a chunk can hold;
+    `size` None: found while decoding with a limit, so only "more than" is known."""
+    got = f"more than {max_size}" if size is None else str(size)
+    return ChunkDecodeError(f"codec {codec.written_name()!r}: the value decodes to {got} bytes, "
+                            f"more than the {max_size} a chunk of this array can hold (corrupt, "
+                            f"or a decompression bomb)")
 
 
 def as_bytes_view(data: Any) -> memoryview:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
-from . import buffers
+from . import buffers, config
 from .codec import ChunkSpec, Codec, CodecKind, RangeReads, Region
 from .errors import ChunkDecodeError, CodecChainError, ZarrkitError
 
@@ -84,6 +84,13 @@ class BoundChain:
     #: `decode_many_into` decodes a group of chunks in one call of the outermost bytes->bytes
     #: codec (`Codec.decode_batch`)
     batched: bool = field(init=False)
+    #: per bytes->bytes codec (in chain order) the most bytes its decoded value may hold; see
+    #: `decode_bounds`
+    decoded_bounds: tuple[int, ...] = field(init=False)
+    #: the most bytes a stored value of this chain may hold (its outermost codec's input)
+    max_stored_size: int = field(init=False)
+    #: (codec, bound) for decoding: the bytes->bytes codecs outermost first
+    _undo: tuple[tuple[Codec, int], ...] = field(init=False)
     _nbytes: int | None = field(init=False)
     _dtype: np.dtype = field(init=False)
 
@@ -110,6 +117,10 @@ class BoundChain:
                            and all(c.preserves_ranges for c in self.bytes_bytes))
         object.__setattr__(self, "can_encode_partial", ab.supports_partial_encode
                            and all(c.supports_partial_encode for c in aa))
+        bounds, stored = decode_bounds(ab, self.array_bytes[1], self.bytes_bytes, raw)
+        object.__setattr__(self, "decoded_bounds", bounds)
+        object.__setattr__(self, "max_stored_size", stored)
+        object.__setattr__(self, "_undo", tuple(reversed(tuple(zip(self.bytes_bytes, bounds)))))
         outer = self.bytes_bytes[-1] if self.bytes_bytes else None
         object.__setattr__(self, "batched", outer is not None
                            and type(outer).decode_batch is not Codec.decode_batch
@@ -280,9 +291,9 @@ class BoundChain:
         first = self.bytes_bytes[0]
         current = [first]
         try:
-            for codec in reversed(self.bytes_bytes[1:]):
+            for codec, bound in self._undo[:-1]:
                 current[0] = codec
-                data = codec.decode(data, self.array_bytes[1])
+                data = codec.decode_bounded(data, self.array_bytes[1], bound)
             current[0] = first
             write = first.decode_prefix_into if prefix else first.decode_into
             return write(data, buffer, self.array_bytes[1])
@@ -300,9 +311,9 @@ class BoundChain:
 
     def _decode_bytes(self, data: Any, current: list) -> Any:
         bytes_spec = self.array_bytes[1]
-        for codec in reversed(self.bytes_bytes):
+        for codec, bound in self._undo:
             current[0] = codec
-            data = codec.decode(data, bytes_spec)
+            data = codec.decode_bounded(data, bytes_spec, bound)
         return data
 
     def _decode_arrays(self, chunk: np.ndarray, current: list) -> np.ndarray:
@@ -428,6 +439,32 @@ def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Excep
     name = codec.written_name() if codec is not None else "?"
     return ChunkDecodeError(f"codec {name!r} failed to decode it (corrupt or truncated): "
                             f"{type(exc).__name__}: {exc}", key=key)
+
+
+#: a codec that cannot bound its input (`Codec.max_encoded_size` None) is allowed this much
+#: beyond twice its output, when that is more than `config.max_chunk_bytes`
+_SLACK = 64 << 10
+
+
+def decode_bounds(ab: Codec, spec: ChunkSpec, bytes_bytes: Sequence[Codec],
+                  raw: bool) -> tuple[tuple[int, ...], int]:
+    """The most bytes each bytes->bytes codec's decoded value may hold (in chain order), and
+    the most a stored value may hold. Worked from the array outwards: the array->bytes codec
+    takes exactly a chunk's bytes when the chunk's elements are stored as they are, else what
+    it says (`Codec.max_encoded_chunk_size`); each bytes->bytes codec may produce what the
+    next one inwards accepts, and accepts what it says (`Codec.max_encoded_size`). Where a
+    codec cannot say, `config.max_chunk_bytes` applies (or twice the size plus `_SLACK` when
+    that is more), so every step has a bound."""
+    cap = config.get().max_chunk_bytes
+    size = spec.nbytes if raw else ab.max_encoded_chunk_size(spec)
+    if size is None:
+        size = cap
+    bounds = []
+    for codec in bytes_bytes:
+        bounds.append(size)
+        wider = codec.max_encoded_size(size)
+        size = wider if wider is not None else max(cap, 2 * size + _SLACK)
+    return tuple(bounds), size
 
 
 class CodecChain:

@@ -77,6 +77,12 @@ class Settings:
     #: a shard rewritten through another handle until the array is opened again.
     index_cache: str = field(default_factory=lambda: os.environ.get("ZARRKIT_INDEX_CACHE")
                              or "remote")
+    #: the most bytes a chunk's decoding may produce at a step whose size the chunk spec does not
+    #: fix (variable-length types such as strings, codecs that cannot state a bound): a stored
+    #: value that decodes to more is refused as corrupt rather than exhausting memory. Read when
+    #: an array's codec chain is bound (when the array is opened).
+    max_chunk_bytes: int = field(
+        default_factory=lambda: _env_int("ZARRKIT_MAX_CHUNK_BYTES", 512 << 20))
 
 
 _lock = forksafe.lock()

@@ -117,6 +117,10 @@ class TestZfpLossy(CodecTests):
 
 # -- the numcodecs bridge -----------------------------------------------------------------
 class TestNumcodecsCompressors(CodecTests):
+    # lzma's decoder state is its dictionary (8 MiB at the default preset), allocated through
+    # Python's allocator: a bomb well above it tells the decoded value from the state
+    bomb_bytes = 48 << 20
+
     @pytest.fixture(params=["numcodecs.zlib", "numcodecs.bz2", "numcodecs.lzma",
                             "numcodecs.crc32", "numcodecs.adler32", "numcodecs.fletcher32",
                             "numcodecs.shuffle"])

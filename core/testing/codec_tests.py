@@ -12,7 +12,8 @@ Everything runs through the kernel's own codec chain (the codec plus the default
 bytes codec, from the `zarrkit_array_defaults` hook, when the chain needs one), so what is tested is what an array will do.
 Optional overrides: `shapes`, `sample(dtype, shape)` (data for the round trip), `fill_value`,
 `corrupt_detected` (False for a codec whose format cannot notice truncation, such as a raw
-zfp stream), `registered` (False to skip the checks that the registry resolves the names).
+zfp stream), `registered` (False to skip the checks that the registry resolves the names),
+`bomb_bytes` (what the decompression bomb of the bounded-decoding check inflates to).
 The class name does not start with "Test", so importing it does not run it on its own.
 """
 
@@ -56,6 +57,8 @@ class CodecTests:
     fill_value: ClassVar[Any] = 0
     corrupt_detected: ClassVar[bool] = True
     registered: ClassVar[bool] = True
+    #: what the bomb of `test_decoding_is_bounded_by_the_chunk` decodes to
+    bomb_bytes: ClassVar[int] = 8 << 20
 
     # -- helpers a subclass may override --------------------------------------------------
     def sample(self, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -140,6 +143,42 @@ class CodecTests:
             with pytest.raises(ChunkDecodeError) as info:
                 bound.decode(encoded[: len(encoded) // 2], key="c/0")
             assert "c/0" in str(info.value)
+
+    def test_decoding_is_bounded_by_the_chunk(self, codec: Codec) -> None:
+        """bytes->bytes: a stored value that decodes to far more than a chunk holds (a bomb:
+        `bomb_bytes` of zeros, encoded by the codec itself) is refused with a ChunkDecodeError
+        naming the chunk, and without allocating what it decodes to (`Codec.decode_bounded`):
+        through `decode` and through `decode_into` alike. A value of exactly the chunk's size
+        still decodes. (Memory is what Python's allocators hand out, as tracemalloc sees it:
+        bytes, numpy arrays, and what compression modules allocate through Python.)"""
+        if codec.kind is not CodecKind.BYTES_BYTES:
+            return
+        import tracemalloc
+
+        from zarrkit.api import resolve_data_type
+
+        data_type = resolve_data_type("uint8")
+        big = self.chain_for(codec, data_type, (self.bomb_bytes,))
+        encoded = bytes(memoryview(big.encode(np.zeros(self.bomb_bytes, np.uint8))).cast("B"))
+        small = self.chain_for(codec, data_type, (1024,))
+        exact = self.chain_for(codec, data_type, (self.bomb_bytes,))
+        np.testing.assert_array_equal(exact.decode(encoded), 0)
+        for decode in (lambda: small.decode(encoded, key="c/0"),
+                       lambda: small.decode_into(encoded, np.empty(1024, np.uint8), key="c/0")):
+            tracemalloc.start()
+            try:
+                with pytest.raises(ChunkDecodeError) as info:
+                    decode()
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert info.value.key == "c/0"
+            if len(encoded) > self.bomb_bytes // 8:
+                continue  # (no bomb: a codec that does not shrink zeros, e.g. a shuffle)
+            assert peak < self.bomb_bytes // 4, (
+                f"decoding a {len(encoded)}-byte value that inflates to {self.bomb_bytes} bytes "
+                f"allocated {peak} bytes before refusing it: bound the decode "
+                f"(`Codec.decode_bounded`)")
 
     def test_encoded_size_is_true(self, codec: Codec) -> None:
         if codec.kind is not CodecKind.BYTES_BYTES:

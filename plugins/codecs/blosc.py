@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from numcodecs import blosc
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
@@ -21,6 +21,8 @@ _SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 #: numcodecs (v2, the draft) writes the shuffle as an int; -1 means "by the element size"
 _SHUFFLE_CODES = {**_SHUFFLES, "auto": -1}
 _CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
+#: blosc's worst case: a header and the data stored as it is (BLOSC_MAX_OVERHEAD)
+_MAX_OVERHEAD = 16
 _HEADER_SIZE = 16  # version, versionlz, flags, typesize, then nbytes, blocksize, cbytes (u32 LE)
 
 
@@ -122,6 +124,12 @@ class BloscCodec(Codec):
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
         return blosc.decompress(_checked_header(data))
 
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return blosc.decompress(checked_frame(data, max_size, self))
+
+    def max_encoded_size(self, nbytes: int) -> int:
+        return nbytes + _MAX_OVERHEAD
+
     def decode_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
         view = _checked_header(data)
         if int.from_bytes(view[4:8], "little") != len(out):  # nbytes: the decoded size
@@ -148,6 +156,16 @@ def _checked_header(data: Any) -> memoryview:
     if cbytes != len(view):
         raise ChunkDecodeError(f"blosc: the header gives {cbytes} compressed bytes, the chunk "
                                f"has {len(view)} (truncated or corrupt)")
+    return view
+
+
+def checked_frame(data: Any, max_size: int, codec: Codec) -> memoryview:
+    """`_checked_header`, and the decoded size the header declares (which blosc allocates)
+    no more than `max_size`."""
+    view = _checked_header(data)
+    nbytes = int.from_bytes(view[4:8], "little")
+    if nbytes > max_size:
+        raise decoded_too_large(codec, max_size, nbytes)
     return view
 
 

@@ -50,6 +50,9 @@ class BytesCodec(Codec):
         data = spec.data_type.to_encoded(data, self.endian)
         return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
 
+    def max_encoded_chunk_size(self, spec: ChunkSpec) -> int | None:
+        return spec.nbytes
+
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         stored = spec.data_type.encoded_dtype(self.endian)
         return stored if stored == spec.dtype and spec.data_type.item_size else None

@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, decoded_too_large
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
 from zarrkit.plugins.codecs.spellings import draft_uri
@@ -52,8 +52,21 @@ class GzipCodec(Codec):
         return compressor.compress(data) + compressor.flush()
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return self.decode_bounded(data, spec, None)
+
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int | None) -> bytes:
+        # deflate declares no size up front (the trailer's is modulo 2**32), so the stream is
+        # inflated with a limit: one byte past `max_size` shows it holds more
+        limit = 0 if max_size is None else max_size + 1  # (0: no limit)
         decompressor = (_fast or zlib).decompressobj(_GZIP_WBITS)
-        out = decompressor.decompress(data)
+        out = decompressor.decompress(data, limit)
+        if max_size is not None and len(out) > max_size:
+            raise decoded_too_large(self, max_size)
         if not decompressor.eof:
             raise zlib.error("gzip stream is truncated")
         return out
+
+    def max_encoded_size(self, nbytes: int) -> int:
+        # deflate's stored blocks cost 5 bytes per 16 KiB at worst; a margin of 1/64 and
+        # 64 KiB leaves room for the gzip header's optional fields and flushes other writers make
+        return nbytes + nbytes // 64 + (64 << 10)

@@ -31,6 +31,7 @@ from zarrkit.codec import ChunkSpec, Codec, CodecKind
 from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
 from zarrkit.names import V2, V3, V3_DRAFT_2020, names
+from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, BOUNDED_CHUNKS, max_encoded_size
 from zarrkit.plugins.codecs.spellings import DRAFT_PATTERN, draft_id, draft_uri
 
 PREFIX = "numcodecs."
@@ -251,6 +252,9 @@ class _ArrayBytesNumcodec(NumcodecsCodec):
         return out.reshape(-1).view(np.uint8) if isinstance(out, np.ndarray) else out
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        bounded = BOUNDED_CHUNKS.get(self.codec_id)
+        if bounded is not None and spec.data_type.item_size is not None:
+            return _as_chunk(bounded(self, data, spec), spec, self)
         return _as_chunk(np.asarray(self.impl.decode(data)), spec, self)
 
 
@@ -263,6 +267,17 @@ class _BytesBytesNumcodec(NumcodecsCodec):
 
     def decode(self, data: Any, spec: ChunkSpec) -> Any:
         return self.impl.decode(data)
+
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
+        bounded = BOUNDED.get(self.codec_id)
+        if bounded is None:  # decoded by numcodecs, checked after (see numcodecs_bounded)
+            return super().decode_bounded(data, spec, max_size)
+        return bounded(self, self.impl, data, max_size)
+
+    def max_encoded_size(self, nbytes: int) -> int | None:
+        if self.codec_id in BOUNDED:
+            return max_encoded_size(nbytes)
+        return super().max_encoded_size(nbytes)
 
 
 _KIND_CLASSES = {

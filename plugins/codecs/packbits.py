@@ -8,6 +8,7 @@ first; stream bit j is bit j % 8 of byte j // 8. Signed values are sign-extended
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -67,6 +68,11 @@ class PackBitsCodec(Codec):
 
     def validate(self, spec: ChunkSpec) -> None:
         self._layout(spec)
+
+    def max_encoded_chunk_size(self, spec: ChunkSpec) -> int:
+        _first, width, components, _signed, _bytes = self._layout(spec)
+        count = math.prod(spec.shape) * components
+        return -(-count * width // 8) + (self.padding_encoding != "none")
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         first, width, components, _signed, comp_bytes = self._layout(spec)

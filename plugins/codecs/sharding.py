@@ -37,6 +37,12 @@ from zarrkit.store import ByteRange, SuffixRange
 
 #: offset and nbytes of an absent inner chunk
 EMPTY = 2**64 - 1
+#: the end of an inner chunk's byte range can be no further than this (a file offset, a
+#: Python buffer's length: both signed 64-bit)
+_MAX_END = 2**63 - 1
+#: inner chunks claiming more bytes than this, in a partial read of variable-length inner
+#: chunks, are checked to lie within the shard before they are read (`_Layout.probe`)
+_PROBE_FROM = 4 << 20
 _LOCATIONS = ("start", "end")
 
 #: decoded shard indexes a layout remembers (`_Layout.index_of`), and the largest remembered
@@ -112,6 +118,10 @@ class ShardingCodec(Codec):
     def inner_chunk_shape(self, spec: ChunkSpec) -> tuple[int, ...]:
         return self.chunk_shape
 
+    def max_encoded_chunk_size(self, spec: ChunkSpec) -> int:
+        layout = self._layout(spec)
+        return prod(layout.per_shard) * layout.inner.max_stored_size + layout.index_size
+
     # -- layout of one kind of shard ----------------------------------------------------------
     def _per_shard(self, shape: Sequence[int]) -> tuple[int, ...]:
         return tuple(s // c for s, c in zip(shape, self.chunk_shape))
@@ -163,6 +173,7 @@ class ShardingCodec(Codec):
             return None
         index = layout.index_of(index_bytes)
         origin = region.bounds()
+        yield from layout.probe(index, layout.touched(region))
         out = np.empty(tuple(hi - lo for lo, hi in origin), dtype=spec.dtype)
         reads, places = [], []
         for coords, place, part, within in layout.plan(region, origin):
@@ -407,18 +418,9 @@ class _Layout:
                                    f"{self.index_size}-byte index (truncated)")
         index = self.decode_index(data[:self.index_size] if self.at_start
                                   else data[total - self.index_size:])
-        offsets, sizes = index[..., 0], index[..., 1]
-        empty = offsets == EMPTY
-        if bool(empty.all()):
+        if bool((index[..., 0] == EMPTY).all()) and bool((index[..., 1] == EMPTY).all()):
             return None
-        if bool(((sizes == EMPTY) != empty).any()):
-            raise ChunkDecodeError("shard index: an inner chunk has only one of offset and "
-                                   "nbytes marked absent (corrupt index)")
-        limit = np.uint64(total)
-        bad = ~empty & ((sizes > limit) | (offsets > limit - np.minimum(sizes, limit)))
-        if bool(bad.any()):
-            where = tuple(np.argwhere(bad)[0].tolist())
-            _outside(where, int(offsets[where]), int(sizes[where]), total)
+        self.check_index(index, total)
         return index
 
     def decode_index(self, data: Any) -> np.ndarray:
@@ -438,11 +440,14 @@ class _Layout:
         only; the tables handed out are read-only."""
         view = as_bytes_view(data)
         if len(view) > _CACHED_INDEX_BYTES:
-            return self.decode_index(view)
+            index = self.decode_index(view)
+            self.check_index(index, None)
+            return index
         key = view.tobytes()
         index = self._indexes.get(key)
         if index is None:
             index = np.array(self.decode_index(view))  # (its own memory, not the read's)
+            self.check_index(index, None)
             index.setflags(write=False)
             with self._indexes_lock:
                 if len(self._indexes) >= _CACHED_INDEXES:
@@ -452,15 +457,59 @@ class _Layout:
 
     @staticmethod
     def entry(index: np.ndarray, coords: tuple[int, ...]) -> tuple[int, int]:
-        """One entry of an index read on its own (a partial read checks only what it uses;
-        ranges past the end show when they are read)."""
+        """One entry of an index that `check_index` has passed."""
         offset, nbytes = index[coords].tolist()
-        if (offset == EMPTY) != (nbytes == EMPTY):
-            raise ChunkDecodeError("shard index: an inner chunk has only one of offset and "
-                                   "nbytes marked absent (corrupt index)")
-        if offset != EMPTY and offset + nbytes > 2**63:
-            _outside(coords, offset, nbytes, None)
         return offset, nbytes
+
+    def probe(self, index: np.ndarray, touched: Iterable[tuple[tuple[int, ...], Any]]
+              ) -> RangeReads[None]:
+        """For a partial read, whose shard's length is not known: when an inner chunk to be
+        read claims more than `_PROBE_FROM` bytes and the inner chain does not bound it near an
+        inner chunk's size (variable-length types), first read the last byte it claims, so a
+        store never sizes a buffer for bytes the shard does not hold (one small request more,
+        only for such inner chunks)."""
+        fixed = self.inner.spec.nbytes
+        if fixed is not None and self.inner.max_stored_size <= 2 * fixed + _PROBE_FROM:
+            return  # (`check_index` bounds every inner chunk near its decoded size)
+        far = None
+        for coords, _ in touched:
+            offset, nbytes = index[coords].tolist()
+            if offset != EMPTY and nbytes > _PROBE_FROM and (far is None or offset + nbytes
+                                                             > far[1] + far[2]):
+                far = (coords, offset, nbytes)
+        if far is None:
+            return
+        coords, offset, nbytes = far
+        last = (yield [ByteRange(offset + nbytes - 1, 1)])[0]
+        if last is None or len(last) != 1:
+            _outside(coords, offset, nbytes, None)
+
+    def check_index(self, index: np.ndarray, total: int | None) -> None:
+        """Refuse (ChunkDecodeError naming the first bad inner chunk) an index with an entry
+        that marks only one of offset and nbytes absent, whose byte range overflows or reaches
+        past `total` (the shard's length; None when not known, as in a partial read), or that
+        claims more bytes than the inner chain accepts for one inner chunk
+        (`BoundChain.max_stored_size`). Every entry is checked before any is used, so no
+        buffer is ever sized from a bad one. One pass over the table with numpy: a cache of
+        decoded indexes calls it once per index it keeps."""
+        offsets, sizes = index[..., 0], index[..., 1]
+        empty = offsets == EMPTY
+        half = (sizes == EMPTY) != empty
+        if bool(half.any()):
+            where = tuple(np.argwhere(half)[0].tolist())
+            raise ChunkDecodeError(f"shard index: inner chunk {where} has only one of offset "
+                                   f"and nbytes marked absent (corrupt index)")
+        end = np.uint64(_MAX_END if total is None else min(total, _MAX_END))
+        limit = np.uint64(min(self.inner.max_stored_size, _MAX_END))
+        bad = ~empty & ((sizes > limit) | (sizes > end) | (offsets > end - np.minimum(sizes, end)))
+        if bool(bad.any()):
+            where = tuple(np.argwhere(bad)[0].tolist())
+            offset, nbytes = int(offsets[where]), int(sizes[where])
+            if nbytes > int(limit):
+                raise ChunkDecodeError(f"shard index: inner chunk {where} claims {nbytes} bytes, "
+                                       f"more than the {int(limit)} an encoded inner chunk can "
+                                       f"hold (corrupt index)")
+            _outside(where, offset, nbytes, total)
 
     def decode_inner(self, data: Any, coords: tuple[int, ...]) -> np.ndarray:
         try:

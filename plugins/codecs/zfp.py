@@ -13,6 +13,7 @@ shifted by half their range into the signed type of their width.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -73,6 +74,12 @@ class ZfpCodec(Codec):
         if self.mode == "expert":
             raise CodecChainError("zfp codec: expert mode is not available through zfpy",
                                   key="codecs")
+
+    def max_encoded_chunk_size(self, spec: ChunkSpec) -> int:
+        # zfp's worst case stays within a few per cent of the carrier's size (a block's
+        # most bits); twice that and a margin bounds every mode
+        carrier = np.dtype(_CARRIER.get(f"{spec.dtype.kind}{spec.dtype.itemsize}", "f8"))
+        return 2 * math.prod(spec.shape) * carrier.itemsize + (4 << 10)
 
     def _kwargs(self) -> dict[str, Any]:
         return {key: value for key, value in self.parameters}

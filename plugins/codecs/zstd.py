@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from numcodecs import zstd as _zstd
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
 from zarrkit.plugins.codecs.spellings import draft_uri
@@ -98,12 +98,15 @@ class ZstdCodec(Codec):
         return _zstd.compress(data, self.level, self.checksum)
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
-        if zstandard is not None:
-            try:  # one frame that declares its size, nothing after it: the common case
-                return _decompressor().decompress(data, allow_extra_data=False)
-            except zstandard.ZstdError:
-                pass  # no declared size, several frames, or corrupt: numcodecs decodes or raises
-        return _zstd.decompress(data)
+        return self.decode_bounded(data, spec, None)
+
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int | None) -> bytes:
+        return decompress_bounded(data, max_size, self)
+
+    def max_encoded_size(self, nbytes: int) -> int:
+        # libzstd's ZSTD_COMPRESSBOUND is n + n/256 + a few bytes; twice its margin and 64 KiB
+        # leave room for frames other writers make (several frames, skippable frames)
+        return nbytes + (nbytes >> 7) + (64 << 10)
 
     def batch_decodes(self, spec: ChunkSpec) -> bool:
         # from `_INTO_FROM` a chunk decodes straight into the output (a batch would copy it)
@@ -143,9 +146,11 @@ class ZstdCodec(Codec):
             # numcodecs' per-call context is most of a small chunk's cost (800 B: 15 µs, the
             # kept zstandard context and a copy 3.6 µs)
             try:
+                if zstandard.frame_content_size(data) != len(out):
+                    return False  # (undeclared, or not this chunk's size: the bounded way)
                 got = _decompressor().decompress(data, allow_extra_data=False)
             except zstandard.ZstdError:
-                return False  # (the usual way: numcodecs decodes it or says what is wrong)
+                return False  # (the usual way: it decodes it or says what is wrong)
             if len(got) != len(out):
                 return False
             out[:] = got
@@ -163,9 +168,9 @@ class ZstdCodec(Codec):
         if spec.nbytes is not None and len(out) > spec.nbytes - _BLOCK_BYTES:  # small chunks
             return False
         size = _content_size(data)
-        if (zstandard is None or self.checksum or size is None
+        if (zstandard is None or self.checksum or size is None or size != spec.nbytes
                 or len(out) > size - _BLOCK_BYTES):
-            return False
+            return False  # (a frame declaring another size than the chunk's goes the usual way)
         reader = _decompressor().stream_reader(data, read_across_frames=False)
         got = 0
         while got < len(out):
@@ -191,6 +196,100 @@ _MULTI = zstandard is not None and getattr(zstandard, "backend", "") == "cext" a
     zstandard, "BufferWithSegments")
 
 
+def decompress_bounded(data: Any, max_size: int | None, codec: Codec) -> bytes:
+    """zstd frames decoded to at most `max_size` bytes (None: no limit): the size a frame
+    declares is checked before anything is allocated for it; a frame without one (or several
+    frames) is decoded as a stream that stops past `max_size`. `codec` is named in errors."""
+    if zstandard is None:
+        return _decode_numcodecs(data, max_size, codec)
+    try:
+        size = zstandard.frame_content_size(data)
+    except zstandard.ZstdError:
+        size = -1  # not a frame's start: the stream decoder says what is wrong
+    if max_size is not None and size > max_size:
+        raise decoded_too_large(codec, max_size, size)
+    if size >= 0:
+        try:  # one frame that declares its size, nothing after it: the common case
+            return _decompressor().decompress(data, allow_extra_data=False)
+        except zstandard.ZstdError:
+            pass  # several frames, or corrupt: the stream decoder decodes or raises
+    return _stream_decode(data, max_size, codec)
+
+
+def _decode_numcodecs(data: Any, max_size: int | None, codec: Codec) -> bytes:
+    """Without zstandard: a declared size is checked first; a frame without one is decoded
+    whole by numcodecs and checked after (numcodecs has no limit to give it)."""
+    size = _content_size(data)
+    if max_size is not None and size is not None and size > max_size:
+        raise decoded_too_large(codec, max_size, size)
+    out = _zstd.decompress(data)
+    if max_size is not None and len(out) > max_size:
+        raise decoded_too_large(codec, max_size, len(out))
+    return out
+
+
+#: bytes decoded per read of a frame that does not declare its size (`_stream_decode`)
+_STREAM_STEP = 256 << 10
+
+
+def _stream_decode(data: Any, max_size: int | None, codec: Codec) -> bytes:
+    """Every frame of `data` decoded as a stream, read a step at a time so that no more than
+    `max_size` bytes (plus one step) are ever decoded: a frame that does not declare its size
+    cannot make it allocate more. A truncated frame or trailing garbage is an error (the
+    stream reader itself stops quietly at the end of its input, so the frames' block
+    structure is walked first)."""
+    _check_frames(as_bytes_view(data))
+    reader = _decompressor().stream_reader(data, read_across_frames=True)
+    parts, got = [], 0
+    while True:
+        step = _STREAM_STEP if max_size is None else min(_STREAM_STEP, max_size + 1 - got)
+        part = reader.read(max(step, 1))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+        if max_size is not None and got > max_size:
+            raise decoded_too_large(codec, max_size)
+    return b"".join(parts)
+
+
+_MAGIC = 0xFD2FB528
+_SKIPPABLE = 0x184D2A50  # the last four bits are free
+
+
+def _check_frames(view: memoryview) -> None:
+    """Raise ValueError unless `view` is whole zstd frames (or skippable frames) back to back,
+    each block as long as its header says and each frame ending in a last block (RFC 8878)."""
+    at, end = 0, len(view)
+    if not end:
+        raise ValueError("zstd: the value is empty (no frame)")
+    while at < end:
+        if end - at < 8:
+            raise ValueError(f"zstd: {end - at} bytes at {at} are too few for a frame (truncated)")
+        magic = int.from_bytes(view[at:at + 4], "little")
+        if magic & 0xFFFFFFF0 == _SKIPPABLE:
+            at += 8 + int.from_bytes(view[at + 4:at + 8], "little")
+            continue
+        if magic != _MAGIC:
+            raise ValueError(f"zstd: no frame at byte {at} (corrupt or trailing data)")
+        descriptor = view[at + 4]
+        single_segment = (descriptor >> 5) & 1
+        at += (5 + (1 - single_segment) + _DICT_ID_BYTES[descriptor & 3]
+               + (_FCS_BYTES[descriptor >> 6] or single_segment))
+        last = 0
+        while not last:
+            if at + 3 > end:
+                raise ValueError("zstd: the frame is truncated (a block header is missing)")
+            block = int.from_bytes(view[at:at + 3], "little")
+            last, kind = block & 1, (block >> 1) & 3
+            if kind == 3:
+                raise ValueError(f"zstd: reserved block type at byte {at} (corrupt)")
+            at += 3 + (1 if kind == 1 else block >> 3)
+        at += 4 * ((descriptor >> 2) & 1)
+    if at != end:
+        raise ValueError("zstd: the last frame is truncated")
+
+
 def _whole_frames(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Which of the items at `starts` (`lengths` bytes each) in `buf` are one zstd frame that
     declares its content size and holds a single block ending, with the frame's checksum when
@@ -207,12 +306,26 @@ def _whole_frames(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
     ok &= (size_bytes > 0) & (header + 3 <= lengths)
     if not ok.any():
         return ok
+    # the content size (the header's last field) no more than one block decodes to: the batch
+    # decoder allocates what a frame declares. A field of 1 or 2 bytes holds at most 65,791;
+    # only wider ones (rare for the small chunks batched) are read
+    wide = ok & (size_bytes > 2)
+    if wide.any():
+        ok[wide] &= _declared(buf, (at + header - size_bytes)[wide], size_bytes[wide])
     at = np.where(ok, at + header, 0)
     block = (buf[at].astype(np.int64) | (buf[at + 1].astype(np.int64) << 8)
              | (buf[at + 2].astype(np.int64) << 16))
     content = np.where(((block >> 1) & 3) == 1, 1, block >> 3)  # an RLE block holds one byte
     checksum = 4 * ((descriptor >> 2) & 1)
     return ok & ((block & 1) == 1) & (header + 3 + content + checksum == lengths)
+
+
+def _declared(buf: np.ndarray, at: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
+    """Whether the content sizes of `size_bytes` bytes (4 or 8, little endian) at `at` in
+    `buf` are at most a block's (an 8-byte field is written only for sizes beyond 4 GiB)."""
+    four = (buf[at].astype(np.int64) | (buf[at + 1].astype(np.int64) << 8)
+            | (buf[at + 2].astype(np.int64) << 16) | (buf[at + 3].astype(np.int64) << 24))
+    return (size_bytes == 4) & (four <= _BLOCK_BYTES)
 
 
 def _content_size(data: Any) -> int | None:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from numcodecs import LZ4
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
@@ -50,3 +50,17 @@ class Lz4Codec(Codec):
         if len(view) < _SIZE_HEADER:
             raise ChunkDecodeError(f"lz4: {len(view)} bytes is too short for the size header")
         return self._impl.decode(view)
+
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        # numcodecs allocates the size the header declares: check it first, so a chunk whose
+        # header claims gigabytes is refused before anything is allocated for it
+        view = as_bytes_view(data)
+        if len(view) >= _SIZE_HEADER:
+            declared = int.from_bytes(view[:_SIZE_HEADER], "little")
+            if declared > max_size:
+                raise decoded_too_large(self, max_size, declared)
+        return self.decode(view, spec)
+
+    def max_encoded_size(self, nbytes: int) -> int:
+        # LZ4's worst case (LZ4_COMPRESSBOUND) and the size header
+        return nbytes + nbytes // 255 + 16 + _SIZE_HEADER
