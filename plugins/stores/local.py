@@ -22,8 +22,10 @@ import numpy as np
 from zarrkit.buffers import reusable, scratch
 from zarrkit.errors import InvalidKeyError
 from zarrkit.names import names
-from zarrkit.store import ByteRange, Range, Store, check_key, check_mode, check_prefix
+from zarrkit.store import (ByteRange, Range, Store, Update, check_key, check_mode, check_prefix,
+                           write_back)
 
+from . import keylocks
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
 
@@ -41,8 +43,9 @@ _ABSENT = object()
 #: last key segments that `check_key` refuses on their own (besides '\\' and NUL)
 _ODD_NAMES = frozenset({"", ".", ".."})
 
-#: Temporary files of writes in flight (or left by a crash); listings skip them.
-_PARTIAL = re.compile(r"\.[0-9a-f]{16}\.partial")
+#: Temporary files of writes in flight (or left by a crash), and lock files of updates in
+#: flight (`keylocks`); listings skip them.
+_PARTIAL = re.compile(r"\.[0-9a-f]{16}\.partial|" + keylocks.LOCK_PATTERN)
 
 #: the largest whole-file read size `LocalStore._read_whole` learns (larger files are sized first)
 _MAX_HINT = 4 << 20
@@ -434,6 +437,25 @@ class LocalStore(Store):
         if self.fsync:
             _fsync_dir(parent)
         return True
+
+    # -- updates: per-key lock files (`keylocks`) ---------------------------------------------
+    safe_updates = keylocks.AVAILABLE
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        """Read, compute and write holding each key's lock file, which every process updating
+        the key takes (lock files are made and removed beside the keys; a folder made for one
+        of them that ends up empty is removed again)."""
+        if not keylocks.AVAILABLE:
+            super().update_many(keys, compute)
+            return
+        self.require("write", "update keys")
+        folders: dict[str, str] = {}
+        paths = [self._where(k, folders) for k in keys]
+        with keylocks.holding(paths):
+            new = compute(keys, self.read_many(keys))
+            write_back(self, new)
+        for folder in {os.path.dirname(p) for k, p in zip(keys, paths) if new.get(k) is None}:
+            self._prune(folder)
 
     def erase(self, key: str) -> None:
         self.require("write", f"erase {key!r}")
