@@ -163,3 +163,40 @@ def test_without_safe_updates_processes_lose_updates(
         if total:
             break
     assert total > 0
+
+
+# -- lock files on the local store ----------------------------------------------------------------
+def test_stale_lock_files_are_invisible_to_readers_and_taken_over(tmp_path: Path) -> None:
+    """A writer killed inside an update leaves its lock file beside the chunk key (v3: in
+    c/0/, v2: in the array's folder, beside .zarray). zarrkit, zarr-python and tensorstore
+    read past it, and the next update of that chunk takes it over and removes it."""
+    from zarrkit.plugins.stores.keylocks import lock_name
+
+    zarr = pytest.importorskip("zarr")
+    ts = pytest.importorskip("tensorstore")
+    data = np.arange(64, dtype="int32").reshape(8, 8)
+    roots = {3: tmp_path / "v3.zarr", 2: tmp_path / "v2.zarr"}
+    for fmt, root in roots.items():
+        zk.create_group(str(root), zarr_format=fmt)
+        extra = {"compressor": None} if fmt == 2 else {}  # (tensorstore: not numcodecs zstd's)
+        zk.create_array(str(root), path="a", shape=(8, 8), chunks=(4, 4), dtype="int32",
+                        zarr_format=fmt, **extra)[...] = data
+    stale = [roots[3] / "a" / "c" / "0" / lock_name("0"), roots[2] / "a" / lock_name("0.0")]
+    for place in stale:
+        place.touch()
+
+    for fmt, root in roots.items():
+        assert sorted(open_store(str(root)).list()) == sorted(
+            str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
+            and not p.name.endswith(".lock"))
+        group = zarr.open_group(str(root), mode="r")
+        assert [name for name, _ in group.members()] == ["a"]
+        np.testing.assert_array_equal(group["a"][...], data)
+        spec = {"driver": "zarr3" if fmt == 3 else "zarr",
+                "kvstore": {"driver": "file", "path": str(root / "a")}}
+        np.testing.assert_array_equal(ts.open(spec).result().read().result(), data)
+
+    for root in roots.values():
+        zk.open_array(str(root), path="a", mode="r+")[0, 0] = -1
+        assert zk.open_array(str(root), path="a")[0, 0] == -1
+    assert [p.exists() for p in stale] == [False, False]
