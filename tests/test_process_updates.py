@@ -200,3 +200,18 @@ def test_stale_lock_files_are_invisible_to_readers_and_taken_over(tmp_path: Path
         zk.open_array(str(root), path="a", mode="r+")[0, 0] = -1
         assert zk.open_array(str(root), path="a")[0, 0] == -1
     assert [p.exists() for p in stale] == [False, False]
+
+
+def test_a_symlink_at_a_lock_file_is_not_followed(tmp_path: Path) -> None:
+    from zarrkit.errors import StoreError
+    from zarrkit.plugins.stores.keylocks import lock_name
+
+    root = tmp_path / "data.zarr"
+    a = zk.create_array(str(root), shape=(8,), chunks=(4,), dtype="int32")
+    a[...] = 1
+    outside = tmp_path / "outside"
+    (root / "c" / lock_name("0")).symlink_to(outside)
+    with pytest.raises(StoreError, match="lock file"):
+        a[1] = 5
+    assert not outside.exists()
+    np.testing.assert_array_equal(a[...], np.ones(8))

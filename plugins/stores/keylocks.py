@@ -22,6 +22,8 @@ import os
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
+from zarrkit.errors import StoreError
+
 try:
     import fcntl
 except ImportError:  # (Windows: no flock; the local store's updates are then unguarded)
@@ -59,6 +61,15 @@ def holding(paths: Sequence[str]) -> Iterator[None]:
 
 
 def _acquire(folder: str, name: str) -> tuple[int, str, int]:
+    try:
+        return _lock(folder, name)
+    except OSError as exc:
+        raise StoreError(f"cannot take the lock file {name!r} in {folder!r} ({exc}); on a file "
+                         f"system without flock, ZARRKIT_SAFE_UPDATES=0 writes unguarded",
+                         operation="lock") from exc
+
+
+def _lock(folder: str, name: str) -> tuple[int, str, int]:
     dir_fd = _open_folder(folder)
     try:
         while True:
