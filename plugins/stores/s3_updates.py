@@ -79,8 +79,10 @@ class ConditionalWrites:
                 return (await self._get(key))[1] is None
         except FileExistsError:  # (s3fs's name for If-None-Match's 412)
             return False
-        except FileNotFoundError:  # If-Match on a key erased meanwhile
-            return False
+        except FileNotFoundError as exc:
+            if etag:  # If-Match on a key erased meanwhile
+                return False
+            raise self.store._error(exc, key, "write") from exc  # (no such bucket)
         except Exception as exc:
             if _code(exc) in _CONFLICTS:
                 return False
