@@ -12,7 +12,7 @@ import itertools
 import math
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from .data_type import cast_values, check_representable
 from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastError
 from .metadata import ArrayMetadata
 from .node import Node
-from .store import limiting_values
+from .store import limiting_values, unguarded_update
 
 class Array(Node):
 
@@ -380,13 +380,12 @@ class Array(Node):
         return out[()] if out.shape == () and not given else out
 
     def _write(self, indexer: Any, value: Any) -> None:
-        """Per batch, holding its keys' locks: each pool thread reads the old values of the
-        chunks of its share that the write covers partly and encodes its share (a chain that
-        can re-encodes only the touched part, e.g. the touched inner chunks of a shard); then
-        the whole batch is stored in one `set_many` / `erase_many`, so a chunk that fails to
-        decode leaves the batch unwritten. A batch of wholly written chunks has nothing to
-        decode; there each thread stores what it encoded every few chunks, through one
-        `store.writing()` per share (a store may keep lookups from one call to the next)."""
+        """Per batch, holding its keys' locks (this process's threads): a batch of wholly
+        written chunks has nothing to decode, so each pool thread encodes its share and stores
+        it every few chunks, through one `store.writing()` per share (a store may keep lookups
+        from one call to the next). A batch that covers some chunks partly goes through
+        `_update`: nothing of it is stored until every chunk is encoded, so a chunk that fails
+        to decode leaves the batch unwritten."""
         self._check_writeable()
         value = self._prepare_value(value, indexer.shape)
         meta = self._meta
@@ -397,20 +396,14 @@ class Array(Node):
         first_fill = (None if meta.dtype.hasobject
                       else np.asarray(fill, dtype=meta.dtype).reshape(1).view(np.uint8).tobytes())
 
-        def work(batch: Sequence[tuple[Any, str]]) -> None:
-            if not streaming:
-                encode(batch, None)
-                return
+        def stream(batch: Sequence[tuple[Any, str]]) -> None:
             with store.writing() as target:
-                encode(batch, target)
+                encode(batch, {}, target)
 
-        def encode(batch: Sequence[tuple[Any, str]], target: Any) -> None:
-            """Encode a share of a batch; with a `target`, store it there as it goes."""
-            partial = [key for proj, key in batch if not proj.is_complete]
-            existing: dict[str, Any] = {}
-            if partial:
-                with limiting_values(self._value_limit):
-                    existing = store.read_many(partial)
+        def encode(batch: Sequence[tuple[Any, str]], existing: dict[str, Any],
+                   target: Any = None) -> dict[str, Any]:
+            """Encode a share of a batch over the `existing` values of the chunks it covers
+            partly; with a `target`, store it there as it goes."""
             mine: dict[str, Any] = {}
             for proj, key in batch:
                 chain = self._bound(proj.coords)
@@ -431,28 +424,27 @@ class Array(Node):
                             and meta.data_type.chunk_equals_fill(chunk, fill)
                             else chain.encode(chunk))
                 mine[key] = data
-                if target is not None and len(mine) >= stream:
+                if target is not None and len(mine) >= streamed:
                     _store_results(target, mine)
                     mine = {}
             if target is not None:
                 _store_results(target, mine)
-            else:
-                results.update(mine)
+            return mine
 
         threaded = engine.parallel_writes(self._chunk_nbytes(), store)
         uniform = meta.chunk_grid.uniform_chunk_shape
-        stream = engine.stream_size(store, self._chunk_nbytes(), views=uniform is not None
-                                    and self._chain.bind(uniform).passes_views)
+        streamed = engine.stream_size(store, self._chunk_nbytes(), views=uniform is not None
+                                      and self._chain.bind(uniform).passes_views)
         for batch in _batches(indexer, self._batch_size()):
             items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
-            # nothing to decode, so nothing can fail half way: each thread stores as it goes,
-            # overlapping its writes with the other threads' encoding
-            streaming = all(proj.is_complete for proj in batch)
-            results: dict[str, Any] = {}
             with engine.locked([key for _, key in items]):
                 try:
-                    executor.run_batched(work, items, parallel=threaded)
-                    _store_results(store, results)
+                    if all(proj.is_complete for proj in batch):
+                        # nothing to decode, so nothing can fail half way: each thread stores
+                        # as it goes, overlapping its writes with the other threads' encoding
+                        executor.run_batched(stream, items, parallel=threaded)
+                    else:
+                        _update(store, items, encode, threaded, self._value_limit)
                 finally:
                     if self._lasting is not None:
                         self._lasting.invalidate()
@@ -634,6 +626,37 @@ def _checked_out(out: Any, shape: Sequence[int]) -> np.ndarray:
     if not out.flags.writeable:
         raise ValueError("out is read-only")
     return out
+
+
+def _update(store: Any, items: Sequence[tuple[Any, str]], encode: Any, threaded: bool,
+            limit: int) -> None:
+    """Write a batch that covers some chunks partly: the whole chunks are encoded first, then
+    the partly covered ones are read, merged and written in one `store.update_many` (safe
+    against writers in other processes on a store that has `safe_updates`, unless the
+    `safe_updates` setting is off), then the whole chunks are stored. The old values are read
+    under the store's value `limit` (`limiting_values`)."""
+    whole = [item for item in items if item[0].is_complete]
+    parts = [item for item in items if not item[0].is_complete]
+    results: dict[str, Any] = {}
+    if whole:
+        executor.run_batched(lambda share: results.update(encode(share, {})), whole,
+                             parallel=threaded)
+
+    def compute(keys: Sequence[str], old: Mapping[str, Any]) -> dict[str, Any]:
+        wanted = set(keys)
+        existing = dict(old)
+        new: dict[str, Any] = {}
+        executor.run_batched(lambda share: new.update(encode(share, existing)),
+                             [item for item in parts if item[1] in wanted], parallel=threaded)
+        return new
+
+    keys = [key for _, key in parts]
+    with limiting_values(limit):
+        if config.get().safe_updates:
+            store.update_many(keys, compute)
+        else:
+            unguarded_update(store, keys, compute)
+    _store_results(store, results)
 
 
 def _store_results(store: Any, results: dict[str, Any]) -> None:

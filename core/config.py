@@ -65,6 +65,9 @@ class Settings:
         default_factory=lambda: _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
     )
     prefer: dict = field(default_factory=_env_prefer)
+    #: write chunks and shards that a write covers partly through `Store.update_many`, so
+    #: writers in other processes of a store with `safe_updates` never lose each other's updates
+    safe_updates: bool = field(default_factory=lambda: _env_bool("ZARRKIT_SAFE_UPDATES", True))
     #: wrap every store opened by URL or path in the store registry's `metrics` wrapper
     store_metrics: bool = field(default_factory=lambda: _env_bool("ZARRKIT_STORE_METRICS", False))
     #: requests a network store keeps in flight at once, and selections `Array.get_many`

@@ -130,7 +130,7 @@ def locked(keys: Sequence[str]) -> Iterator[None]:
     """Hold the locks of `keys` (striped by hash) for a read-modify-write, so two threads of
     this process writing different parts of one stored value cannot lose each other's update.
     Locks are taken in one global order, so writers never deadlock. Per process only: writers
-    in other processes (or machines) must not write the same chunk or shard at once."""
+    in other processes (or machines) are kept apart by the store's `update_many`."""
     stripes = sorted({hash(k) % _STRIPES for k in keys})
     taken = []
     try:

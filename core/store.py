@@ -16,14 +16,17 @@ a compressed zip member) reads at most that many bytes and raises `ValueTooLarge
 
 from __future__ import annotations
 
+import random
 import re
 import sys
+import time
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar, ContextManager, Iterable, Iterator, Mapping, Sequence
+from typing import (Any, Callable, ClassVar, ContextManager, Iterable, Iterator, Mapping,
+                    Sequence)
 
-from .errors import CapabilityError, InvalidKeyError, ReadOnlyError
+from .errors import CapabilityError, InvalidKeyError, ReadOnlyError, StoreError
 from .names import Names
 
 
@@ -106,6 +109,56 @@ def check_prefix(prefix: str) -> str:
             raise InvalidKeyError(f"invalid prefix {prefix!r}: must be '' or end with '/'")
         check_key(prefix[:-1])
     return prefix
+
+
+#: `Store.update_many`'s compute: (keys, their current values) -> their new values
+Update = Callable[[Sequence[str], Mapping[str, Any]], Mapping[str, Any]]
+
+
+def unguarded_update(store: "Store", keys: Sequence[str], compute: Update) -> None:
+    """`Store.update_many` without protection from other writers: read, compute, write."""
+    store.require("write", "update keys")
+    write_back(store, compute(keys, store.read_many(keys) if keys else {}))
+
+
+def write_back(store: "Store", values: Mapping[str, Any]) -> None:
+    """Store an update's new values: set those that are values, erase those that are None."""
+    sets = {k: v for k, v in values.items() if v is not None}
+    if sets:
+        store.set_many(sets)
+    if len(sets) < len(values):
+        store.erase_many([k for k, v in values.items() if v is None])
+
+
+#: how often `optimistic_update` computes again after a conflict, and its pauses in between
+_UPDATE_ATTEMPTS = 64
+_FIRST_PAUSE = 0.001
+_LONGEST_PAUSE = 0.25
+
+
+def optimistic_update(store: "Store", keys: Sequence[str], compute: Update,
+                      read: Callable[[Sequence[str]], tuple[Mapping[str, Any], Mapping[str, Any]]],
+                      swap: Callable[[Mapping[str, Any], Mapping[str, Any]], Sequence[str]]
+                      ) -> None:
+    """`Store.update_many` by compare-and-swap, for stores that can write a key only if it is
+    unchanged (a transaction, a conditional PUT) but should not hold anything while `compute`
+    runs. `read(keys)` gives the keys' current values and a version token for each key
+    (absent keys too, e.g. None); `swap(tokens, new)` writes, each in one step against
+    every other writer, the new values of the keys whose token still holds, and returns the
+    keys it did not write; those are read and computed again after a growing random pause."""
+    store.require("write", "update keys")
+    pending = list(keys)
+    pause = _FIRST_PAUSE
+    for _ in range(_UPDATE_ATTEMPTS):
+        values, tokens = read(pending)
+        pending = list(swap(tokens, compute(pending, values)))
+        if not pending:
+            return
+        time.sleep(random.uniform(0, pause))
+        pause = min(_LONGEST_PAUSE, pause * 2)
+    raise StoreError(f"other writers kept changing {len(pending)} key(s) while this one "
+                     f"updated them ({_UPDATE_ATTEMPTS} attempts)", key=pending[0], store=store,
+                     operation="update")
 
 
 #: the modes of opening a store or a node; only "r" is read-only for a store
@@ -210,6 +263,23 @@ class Store:
         every call (two `lstat`s per chunk when compressed chunks go one per call). Not for
         use by several threads at once. Default: the store itself."""
         return nullcontext(self)
+
+    #: Whether `update_many` is safe against writers in other processes and on other machines
+    #: sharing the store (a lock, a transaction, or conditional writes), not only this one's.
+    safe_updates: ClassVar[bool] = False
+
+    def update_many(self, keys: Sequence[str], compute: "Update") -> None:
+        """Read-modify-write of `keys`: store `compute(keys, old)`, where `old` holds the
+        current values of those keys that exist (any read-only bytes-like objects) and a new
+        value of None erases its key. A store with `safe_updates` makes this one step against
+        every other `update_many` of the same keys, in any process: it holds a lock from the
+        read to the write, or writes only if the value is still the one it read and otherwise
+        calls `compute` again with the keys that changed (so `compute` must depend on `old`
+        only). The chunk engine writes every chunk or shard it updates in part through this.
+
+        Default, for stores that cannot do better: read, compute and write with nothing held,
+        so a writer in another process that updates the same key in between loses its update."""
+        unguarded_update(self, keys, compute)
 
     def erase(self, key: str) -> None:
         raise ReadOnlyError(f"{self} cannot be written")

@@ -255,14 +255,20 @@ def address(server: _Server) -> str:
 
 # -- moto's S3 server -------------------------------------------------------------------------------
 class Moto:
-    """moto's S3 API server in this process, on a free port of 127.0.0.1."""
+    """moto's S3 API server in this process, on a free port of 127.0.0.1.
 
-    def __init__(self) -> None:
+    `atomic`: one request at a time. moto checks a conditional PUT's `If-Match` and then
+    stores the object as two steps, so two conditional PUTs racing on one key can both pass
+    (and a GET racing a PUT of its key can fail with a 500), where S3 decides each atomically.
+    Tests of conditional writes use this, to test zarrkit against S3's behaviour."""
+
+    def __init__(self, *, atomic: bool = False) -> None:
         from moto.server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server_class = _AtomicMotoServer() if atomic else ThreadedMotoServer
+        self.server = server_class(ip_address="127.0.0.1", port=0, verbose=False)
         self.server.start()
         host, port = self.server.get_host_and_port()
         self.address = f"{host}:{port}"
@@ -282,6 +288,30 @@ class Moto:
             self.running = False
             self.server.stop()
             self.server._server.server_close()  # type: ignore[union-attr]
+
+
+def _AtomicMotoServer() -> Any:
+    """moto's threaded server, its app called under one lock (see `Moto`)."""
+    from werkzeug.serving import make_server
+    from moto.server import ThreadedMotoServer
+    from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
+                                               create_backend_app)
+
+    class AtomicMotoServer(ThreadedMotoServer):
+        def _server_entry(self) -> None:
+            app = DomainDispatcherApplication(create_backend_app)
+            lock = threading.Lock()
+
+            def one_at_a_time(environ: Any, start_response: Any) -> list[bytes]:
+                with lock:
+                    return list(app(environ, start_response))
+
+            self._server = make_server(self._ip_address, self._port, one_at_a_time, True,
+                                       request_handler=MotoRequestHandler)
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    return AtomicMotoServer
 
 
 def s3_options(endpoint: str, *, attempts: int = 2, **extra: Any) -> dict[str, Any]:

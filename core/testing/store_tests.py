@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -428,6 +428,47 @@ class StoreTests(ReadableStoreTests):
         store.set("late", b"1")
         assert view.get("late") == b"1"
 
+    # -- read-modify-write ---------------------------------------------------------------------
+    def test_update_many(self, store: Store) -> None:
+        store.set_many({"a/k": b"1", "b": b"2"})
+        seen: list[tuple[list[str], dict[str, bytes]]] = []
+
+        def compute(keys: Sequence[str], old: Mapping[str, Any]) -> dict[str, Any]:
+            seen.append((list(keys), {k: bytes(v) for k, v in old.items()}))
+            return {"a/k": bytes(old["a/k"]) + b"+", "b": None, "c/k": b"new"}
+
+        store.update_many(["a/k", "b", "c/k"], compute)
+        assert seen == [(["a/k", "b", "c/k"], {"a/k": b"1", "b": b"2"})]
+        assert store.get_many(["a/k", "b", "c/k"]) == {"a/k": b"1+", "c/k": b"new"}
+        assert sorted(store.list()) == ["a/k", "c/k"]  # (no lock files or the like show)
+
+    def test_update_many_that_fails_writes_nothing(self, store: Store) -> None:
+        store.set("k", b"old")
+
+        def compute(keys: Sequence[str], old: Mapping[str, Any]) -> dict[str, Any]:
+            raise ValueError("cannot decode")
+
+        with pytest.raises(ValueError):
+            store.update_many(["k", "new/k"], compute)
+        assert sorted(store.list()) == ["k"] and store.get("k") == b"old"
+
+    def test_concurrent_updates_lose_nothing(self, store: Store) -> None:
+        """Threads that each add their mark to one value: with `safe_updates`, every mark is
+        kept (the engine's own per-key locks are not involved here)."""
+        if not store.safe_updates:
+            pytest.skip(f"{type(store).__name__} does not guard updates")
+        threads, per_thread = 4, 8
+
+        def add(t: int) -> None:
+            for i in range(per_thread):
+                store.update_many(["shared/v"], lambda keys, old, m=f"{t}.{i};".encode():
+                                  {"shared/v": bytes(old.get("shared/v", b"")) + m})
+
+        _run_threads(add, threads)
+        marks = store.get("shared/v").decode().split(";")[:-1]  # type: ignore[union-attr]
+        assert sorted(marks) == sorted(f"{t}.{i}" for t in range(threads)
+                                       for i in range(per_thread))
+
     # -- threads -----------------------------------------------------------------------------
     def test_concurrent_sets_lose_nothing(self, store: Store) -> None:
         threads, per_thread = self.concurrent_writers
@@ -452,3 +493,24 @@ class StoreTests(ReadableStoreTests):
                     for t in range(threads) for i in range(per_thread)}
         assert sorted(store.list()) == sorted(expected)
         assert store.get_many(expected) == expected
+
+
+def _run_threads(work: Callable[[int], None], threads: int) -> None:
+    """Run `work(t)` on `threads` threads started together; re-raise the first failure."""
+    start = threading.Barrier(threads)
+    failures: list[BaseException] = []
+
+    def run(t: int) -> None:
+        start.wait()
+        try:
+            work(t)
+        except BaseException as exc:  # surfaced below; a thread cannot fail the test itself
+            failures.append(exc)
+
+    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    if failures:
+        raise failures[0]

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from zarrkit import forksafe
 from zarrkit.names import names
-from zarrkit.store import Range, Store, check_key, check_prefix
+from zarrkit.store import Range, Store, Update, check_key, check_prefix
 
 from .pickling import reopening
 from .wrapper import StoreWrapper
@@ -171,6 +171,14 @@ class CachingStore(StoreWrapper):
             self.inner.set_many(items)
         finally:
             self._invalidate(list(items))
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        """Straight to the store, which reads the keys' current values itself (a cached one
+        may be another writer's past)."""
+        try:
+            self.inner.update_many(keys, compute)
+        finally:
+            self._invalidate(keys)
 
     def erase(self, key: str) -> None:
         try:

@@ -38,9 +38,10 @@ from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequen
 from zarrkit import config
 from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
 from zarrkit.names import names
-from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
+from zarrkit.store import (ByteRange, Range, Store, SuffixRange, Update, check_key, check_mode,
+                           check_prefix, optimistic_update)
 
-from . import ranges
+from . import ranges, s3_updates
 from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
 from .pickling import reopening
 
@@ -271,6 +272,21 @@ class FsspecStore(Store):
         self.require("write", "set keys")
         values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
         self._gather([lambda kv=kv: self._write(*kv) for kv in values])
+
+    # -- updates ---------------------------------------------------------------------------------
+    @property  # type: ignore[override]
+    def safe_updates(self) -> bool:
+        """On S3: conditional writes (`s3_updates`). Other filesystems have no way to write
+        only if a value is unchanged that fsspec exposes: their updates are unguarded."""
+        return s3_updates.supported(self.fs)
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        if not self.safe_updates:
+            super().update_many(keys, compute)
+            return
+        keys = [check_key(k) for k in keys]
+        writes = s3_updates.ConditionalWrites(self)
+        optimistic_update(self, keys, compute, writes.read, writes.swap)
 
     def erase(self, key: str) -> None:
         self.erase_many([key])

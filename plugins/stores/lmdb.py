@@ -34,7 +34,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 from zarrkit import forksafe
 from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
 from zarrkit.names import names
-from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
+from zarrkit.store import (Range, Store, Update, check_key, check_mode, check_prefix,
+                           optimistic_update)
 
 T = TypeVar("T")
 
@@ -153,6 +154,39 @@ class LmdbStore(Store):
                 txn.put(raw, value)
 
         self._env.write(write, self)
+
+    # -- updates: compare-and-swap in one write transaction -------------------------------------------
+    safe_updates = True
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        """Each stored value is its own version token: a write transaction (one at a time
+        across every process, by LMDB's writer lock) stores the new values of the keys still
+        holding what was read. `compute` runs outside any transaction, so writers of the other
+        keys and processes are not kept waiting on it, nor pool threads on this store."""
+        optimistic_update(self, keys, compute, self._snapshot, self._swap)
+
+    def _snapshot(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
+        tokens: dict[str, Any] = dict.fromkeys(keys)
+        tokens.update(self.get_many(keys))
+        return {k: v for k, v in tokens.items() if v is not None}, tokens
+
+    def _swap(self, tokens: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+        self.require("write", "update keys")
+        writes = [(k, self._key(k), None if v is None else _buffer(v)) for k, v in new.items()]
+        changed: list[str] = []
+
+        def swap(txn: Any) -> None:
+            changed.clear()  # (run again if the map had to grow)
+            for key, raw, value in writes:
+                if txn.get(raw) != tokens.get(key):
+                    changed.append(key)
+                elif value is None:
+                    txn.delete(raw)
+                else:
+                    txn.put(raw, value)
+
+        self._env.write(swap, self)
+        return changed
 
     def erase(self, key: str) -> None:
         self.erase_many([key])

@@ -38,9 +38,10 @@ import numpy as np
 from zarrkit.buffers import reusable, scratch
 from zarrkit.errors import InvalidKeyError
 from zarrkit.names import names
-from zarrkit.store import ByteRange, Range, Store, check_key, check_mode, check_prefix
+from zarrkit.store import (ByteRange, Range, Store, Update, check_key, check_mode, check_prefix,
+                           write_back)
 
-from . import beneath
+from . import beneath, keylocks
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
 from .pickling import reopening
@@ -62,7 +63,7 @@ _ABSENT = object()
 _ODD_NAMES = frozenset({"", ".", ".."})
 
 #: Temporary files of writes in flight (or left by a crash); listings skip them.
-_PARTIAL = re.compile(r"\.[0-9a-f]{16}\.partial")
+_PARTIAL = re.compile(r"\.[0-9a-f]{16}\.partial|" + keylocks.LOCK_PATTERN)
 
 #: the largest whole-file read size `LocalStore._read_whole` learns (larger files are sized first)
 _MAX_HINT = 4 << 20
@@ -502,6 +503,41 @@ class LocalStore(Store):
         if self.fsync:
             os.fsync(where)
         return True
+
+    # -- updates: per-key lock files (`keylocks`) ---------------------------------------------
+    safe_updates = keylocks.AVAILABLE and _DIR_FD
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        """Read, compute and write holding each key's lock file, which every process updating
+        the key takes. Lock files are made beside the keys in folders opened beneath the root
+        (never through a symlink), and removed as they are let go; folders left empty by an
+        erase are pruned once the locks are gone."""
+        if not self.safe_updates:
+            super().update_many(keys, compute)
+            return
+        self.require("write", "update keys")
+        folders = _Folders()
+        try:
+            locks = []
+            for key in keys:  # (all checked before any lock is taken)
+                folder, _, name = check_key(key).rpartition("/")
+                where = folders.get(folder)
+                if where is None or where is _ABSENT:
+                    where = self._folder_fd(folder, folders, create=True)
+                locks.append((folder, where, name))
+            with keylocks.holding(locks):
+                new = compute(keys, self.read_many(keys))
+                write_back(self, new)
+            emptied = {k.rpartition("/")[0] for k in keys if new.get(k) is None}
+            for folder in emptied - {""}:
+                chain = self._chain(folders.root, folder)
+                if chain is not None:
+                    try:
+                        beneath.prune(folders.root, chain)
+                    finally:
+                        beneath.close_chain(chain)
+        finally:
+            folders.close()
 
     def erase(self, key: str) -> None:
         """Remove the key's file (a symlink at the key: the link, not what it points to) and

@@ -9,11 +9,12 @@ store, contents as they are now. To share writes between processes, use a store 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from zarrkit import forksafe
 from zarrkit.names import names
-from zarrkit.store import Range, Store, check_key, check_mode, check_prefix
+from zarrkit.store import (Range, Store, Update, check_key, check_mode, check_prefix,
+                           optimistic_update)
 
 _SCHEME = "memory://"
 
@@ -117,6 +118,34 @@ class MemoryStore(Store):
     def _put(self, copies: dict[str, bytes]) -> None:
         with self._space.lock:
             self._space.data.update(copies)
+
+    # -- updates ---------------------------------------------------------------------------------
+    safe_updates = True  # (only threads of this process can share a memory store)
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        """Compare-and-swap, each stored value its own token: nothing is held while `compute`
+        runs, so the pool threads it may use are never kept waiting on this store's lock."""
+        keys = [check_key(k) for k in keys]
+        optimistic_update(self, keys, compute, self._snapshot, self._swap)
+
+    def _snapshot(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
+        with self._space.lock:
+            tokens = {k: self._space.data.get(k) for k in keys}
+        return {k: v for k, v in tokens.items() if v is not None}, tokens
+
+    def _swap(self, tokens: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+        copies = {check_key(k): None if v is None else _frozen(v) for k, v in new.items()}
+        data = self._space.data
+        with self._space.lock:
+            changed = {k for k in copies if data.get(k) is not tokens.get(k)}
+            for key, value in copies.items():
+                if key in changed:
+                    continue
+                if value is None:
+                    data.pop(key, None)
+                else:
+                    data[key] = value
+        return list(changed)
 
     def erase(self, key: str) -> None:
         self.require("write", f"erase {key!r}")

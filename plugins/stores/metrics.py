@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from zarrkit import forksafe
 from zarrkit.names import names
-from zarrkit.store import Range, Store
+from zarrkit.store import Range, Store, Update
 
 from .pickling import reopening
 from .wrapper import StoreWrapper
@@ -166,6 +166,9 @@ class MetricsStore(StoreWrapper):
     def set_many(self, items: Mapping[str, bytes]) -> None:
         sent = sum(_nbytes(v) for v in items.values())
         self._measure("set_many", len(items), lambda: self.inner.set_many(items), sent=sent)
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        self._measure("update_many", len(keys), lambda: self.inner.update_many(keys, compute))
 
     def erase(self, key: str) -> None:
         self._measure("erase", 1, lambda: self.inner.erase(key))

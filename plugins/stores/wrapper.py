@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence
 
-from zarrkit.store import Range, Store
+from zarrkit.store import Range, Store, Update
 
 
 class StoreWrapper(Store):
@@ -77,6 +77,10 @@ class StoreWrapper(Store):
     def preferred_store_bytes(self) -> int | None:
         return self.inner.preferred_store_bytes
 
+    @property  # type: ignore[override]
+    def safe_updates(self) -> bool:
+        return self.inner.safe_updates
+
     def require(self, capability: str, operation: str) -> None:
         self.inner.require(capability, operation)
 
@@ -98,6 +102,9 @@ class StoreWrapper(Store):
 
     def set_many(self, items: Mapping[str, bytes]) -> None:
         self.inner.set_many(items)
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        self.inner.update_many(keys, compute)
 
     def erase(self, key: str) -> None:
         self.inner.erase(key)

@@ -1,0 +1,95 @@
+"""Conditional writes for the fsspec store on S3 (s3fs): its `update_many`.
+
+A value is read with its ETag; the new value is written with `If-Match: <that ETag>`, or with
+`If-None-Match: *` where the key was absent, and a value that became fill is deleted with
+`If-Match`. S3 (and moto's server) refuses such a write with 412 Precondition Failed (409 when
+two conditional writes of one key race) if another writer got there first; the key is then read
+and computed again (`optimistic_update`). A key that was absent and stays so is checked to be
+still absent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+#: answers that mean "another writer changed the key since it was read"
+_CONFLICTS = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey",
+                        "412", "409", "404"})
+_ABSENT = frozenset({"NoSuchKey", "404"})
+
+
+def supported(fs: Any) -> bool:
+    """Whether `fs` is s3fs's filesystem, which sends S3 calls with their conditions."""
+    return callable(getattr(fs, "_call_s3", None)) and callable(getattr(fs, "split_path", None))
+
+
+def _code(exc: BaseException) -> str | None:
+    """The S3 error code behind `exc` (s3fs raises an OSError whose cause is botocore's)."""
+    for err in (exc, exc.__cause__):
+        response = getattr(err, "response", None)
+        if isinstance(response, dict):
+            return str(response.get("Error", {}).get("Code", ""))
+    return None
+
+
+class ConditionalWrites:
+    """`read` and `swap` of `optimistic_update` for one fsspec store on S3."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.fs = store.fs
+
+    def _where(self, key: str) -> tuple[str, str]:
+        bucket, path, _ = self.fs.split_path(self.store._path(key))
+        return bucket, path
+
+    async def _get(self, key: str) -> tuple[bytes | None, str | None]:
+        bucket, path = self._where(key)
+        try:
+            answer = await self.fs._call_s3("get_object", Bucket=bucket, Key=path)
+        except FileNotFoundError:
+            return None, None
+        except Exception as exc:
+            if _code(exc) in _ABSENT:
+                return None, None
+            raise self.store._error(exc, key, "read") from exc
+        body = answer["Body"]
+        try:
+            data = await body.read()
+        finally:
+            body.close()
+        return data, answer["ETag"]
+
+    def read(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, str | None]]:
+        answers = self.store._gather([lambda k=k: self._get(k) for k in keys])
+        values = {k: v for k, (v, _) in zip(keys, answers) if v is not None}
+        return values, {k: etag for k, (_, etag) in zip(keys, answers)}
+
+    async def _put(self, key: str, value: Any, etag: str | None) -> bool:
+        """Whether the write happened (False: a conflict)."""
+        bucket, path = self._where(key)
+        try:
+            if value is not None:
+                condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+                await self.fs._call_s3("put_object", Bucket=bucket, Key=path,
+                                       Body=memoryview(value).tobytes(), **condition)
+            elif etag:
+                await self.fs._call_s3("delete_object", Bucket=bucket, Key=path, IfMatch=etag)
+            else:  # absent, and to stay absent: only if no one wrote it meanwhile
+                return (await self._get(key))[1] is None
+        except FileExistsError:  # (s3fs's name for If-None-Match's 412)
+            return False
+        except FileNotFoundError as exc:
+            if etag:  # If-Match on a key erased meanwhile
+                return False
+            raise self.store._error(exc, key, "write") from exc  # (no such bucket)
+        except Exception as exc:
+            if _code(exc) in _CONFLICTS:
+                return False
+            raise self.store._error(exc, key, "write") from exc
+        return True
+
+    def swap(self, tokens: Mapping[str, str | None], new: Mapping[str, Any]) -> list[str]:
+        keys = list(new)
+        done = self.store._gather([lambda k=k: self._put(k, new[k], tokens.get(k)) for k in keys])
+        return [k for k, ok in zip(keys, done) if not ok]
