@@ -127,3 +127,46 @@ def test_memory_store_write_is_refused_on_the_cluster(client: Any) -> None:
     array = zarrkit.create_array("memory://", shape=(8,), dtype="int8", chunks=(4,))
     with pytest.raises(zarrkit.errors.UnsafeWriteError, match="would be lost"):
         zd.to_zarrkit(da.ones(8, chunks=4, dtype="int8"), array)
+
+
+def _dataset() -> Any:
+    xr = pytest.importorskip("xarray")
+    time = np.array("2020-01-01", dtype="datetime64[ns]") + np.arange(12) * np.timedelta64(1, "D")
+    return xr.Dataset(
+        {"t": (("time", "y", "x"), np.random.default_rng(1).random((12, 64, 48), "float32")),
+         "flag": (("time",), np.arange(12, dtype="int16"))},
+        coords={"time": time, "y": np.arange(64), "x": np.arange(48) * 0.5},
+        attrs={"title": "on the cluster"})
+
+
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_xarray_dataset_with_chunks(client: Any, tmp_path: Path, moto: Moto, store: str) -> None:
+    """A dataset written through zarrkit, opened with engine="zarrkit" and `chunks=`, reduced
+    and written again on the workers: the same as the eager data, and as zarr-python's engine."""
+    xr = pytest.importorskip("xarray")
+    from zarrkit.xarray import to_zarrkit
+
+    if store == "local":
+        target, options = str(tmp_path / "ds.zarr"), None
+    else:
+        target = f"s3://{BUCKET}/{uuid.uuid4().hex}/ds.zarr"
+        options = s3_options(moto.endpoint)
+    ds = _dataset()
+    to_zarrkit(ds, target, mode="w", storage_options=options,
+               encoding={"t": {"chunks": (3, 32, 48), "shards": (6, 64, 48)}})
+
+    lazy = xr.open_dataset(target, engine="zarrkit", chunks={}, storage_options=options)
+    theirs = xr.open_dataset(target, engine="zarr", chunks={}, storage_options=options)
+    assert lazy["t"].chunks == theirs["t"].chunks == ((3,) * 4, (32, 32), (48,))
+    mean = lazy["t"].mean(dim=("y", "x")).compute()  # read on the workers
+    xr.testing.assert_allclose(mean, ds["t"].mean(dim=("y", "x")))
+    xr.testing.assert_identical(lazy.compute(), ds)
+
+    # written back from the workers, block by block, then read by zarr-python's engine
+    again = f"{target[:-len('ds.zarr')]}again.zarr"
+    to_zarrkit(lazy * 2, again, mode="w", storage_options=options)
+    xr.testing.assert_identical(
+        xr.open_dataset(again, engine="zarr", storage_options=options).load(),
+        xr.open_dataset(again, engine="zarrkit", storage_options=options).load())
+    xr.testing.assert_allclose(xr.open_dataset(again, engine="zarr",
+                                               storage_options=options)["t"], ds["t"] * 2)
