@@ -18,7 +18,8 @@ import numpy as np
 from . import config, engine, executor, indexing
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
-from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastError
+from .errors import (CodecChainError, MetadataError, ReadOnlyError, SelectionError,
+                     ValueCastError)
 from .metadata import ArrayMetadata
 from .node import Node
 from .store import limiting_values
@@ -76,7 +77,7 @@ class Array(Node):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._meta.shape, dtype=np.int64))
+        return math.prod(self._meta.shape)  # exact: numpy's int64 product wraps
 
     @property
     def dtype(self) -> np.dtype:
@@ -111,7 +112,7 @@ class Array(Node):
 
     @property
     def nchunks(self) -> int:
-        return int(np.prod(self.cdata_shape, dtype=np.int64))
+        return math.prod(self.cdata_shape)
 
     @property
     def fill_value(self) -> Any:
@@ -265,7 +266,7 @@ class Array(Node):
         it and copies each chunk's part into the output (`out`, when given)."""
         given = out is not None
         if not given:
-            out = np.empty(indexer.shape, dtype=self._meta.dtype)
+            out = _result(indexer.shape, self._meta.dtype)
         elif _checked_out(out, indexer.shape).dtype != self._meta.dtype:
             out[...] = self._read(indexer)  # another data type: cast as numpy assigns
             return out
@@ -334,8 +335,11 @@ class Array(Node):
                                                                        origin)]
 
         threaded = engine.parallel(self._chunk_nbytes())
-        for batch in _batches(indexer, self._batch_size()):
-            executor.run_batched(work, batch, parallel=threaded)
+        try:
+            for batch in _batches(indexer, self._batch_size()):
+                executor.run_batched(work, batch, parallel=threaded)
+        except MemoryError:
+            raise self._unallocatable() from None
         return out[()] if out.shape == () and not given else out
 
     def _write(self, indexer: Any, value: Any) -> None:
@@ -402,15 +406,26 @@ class Array(Node):
         uniform = meta.chunk_grid.uniform_chunk_shape
         stream = engine.stream_size(store, self._chunk_nbytes(), views=uniform is not None
                                     and self._chain.bind(uniform).passes_views)
-        for batch in _batches(indexer, self._batch_size()):
-            items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
-            # nothing to decode, so nothing can fail half way: each thread stores as it goes,
-            # overlapping its writes with the other threads' encoding
-            streaming = all(proj.is_complete for proj in batch)
-            results: dict[str, Any] = {}
-            with engine.locked([key for _, key in items]):
-                executor.run_batched(work, items, parallel=threaded)
-                _store_results(store, results)
+        try:
+            for batch in _batches(indexer, self._batch_size()):
+                items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
+                # nothing to decode, so nothing can fail half way: each thread stores as it
+                # goes, overlapping its writes with the other threads' encoding
+                streaming = all(proj.is_complete for proj in batch)
+                results: dict[str, Any] = {}
+                with engine.locked([key for _, key in items]):
+                    executor.run_batched(work, items, parallel=threaded)
+                    _store_results(store, results)
+        except MemoryError:
+            raise self._unallocatable() from None
+
+    def _unallocatable(self) -> MetadataError:
+        """What a chunk this process cannot allocate is reported as: its metadata declares
+        chunks too large for this machine (a regular grid may allow up to 2**63 - 1 bytes)."""
+        shape = self._meta.chunk_grid.uniform_chunk_shape
+        what = f"chunks of shape {shape} ({self._nbytes} bytes each)" if shape else "chunks"
+        return MetadataError(f"cannot allocate memory for a chunk: the array's {what} are too "
+                             f"large for this process", key="chunk_grid", where=self._where())
 
     def _chunk_for_write(self, proj: Any, key: str, chain: Any, blob: Any) -> np.ndarray:
         """The chunk a write starts from: old contents where the write covers it partly."""
@@ -585,6 +600,16 @@ def _checked_out(out: Any, shape: Sequence[int]) -> np.ndarray:
     if not out.flags.writeable:
         raise ValueError("out is read-only")
     return out
+
+
+def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The array a read returns; a selection too large to hold is refused as a selection."""
+    try:
+        return np.empty(shape, dtype=dtype)
+    except (ValueError, MemoryError):
+        nbytes = math.prod(shape) * dtype.itemsize
+        raise SelectionError(f"the selection has shape {shape} ({nbytes} bytes): too large "
+                             f"to hold in memory; read it in parts") from None
 
 
 def _store_results(store: Any, results: dict[str, Any]) -> None:

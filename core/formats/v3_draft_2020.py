@@ -33,6 +33,7 @@ from .draft_keys import (ENTRY_POINT_KEY, SEPARATORS, DraftChunkKeys, array_key,
                          group_key, meta_base, meta_prefix, separator_of)
 from .draft_types import data_type_json, parse_data_type
 from .documents import check_attributes as _attributes
+from .documents import check_chunk_size
 from .documents import check_shape as _shape
 from .documents import dump_document, fill_value_or_default, load_document
 from .layout_codec import LayoutCodec, as_layout
@@ -144,6 +145,7 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     shape = _shape(doc["shape"], where)
     data_type = parse_data_type(doc["data_type"], where)
     grid, keys = _grid(doc["chunk_grid"], shape, where)
+    check_chunk_size(grid, data_type, "chunk_grid.chunk_shape", where)
     _check_dimension_separator(doc, keys, where)
     layout = _layout(doc["chunk_memory_layout"], where)
     fill_value = fill_value_or_default(data_type, doc["fill_value"], NAME, where)
