@@ -57,6 +57,10 @@ def metadata_key(path: str) -> str:
     return key(path, ZARRAY)
 
 
+def node_keys(path: str) -> tuple[str, ...]:
+    return tuple(key(path, name) for name in (ZARRAY, ZGROUP, ZATTRS, ZMETADATA))
+
+
 def chunk_key(path: str, encoded: str) -> str:
     return f"{path}/{encoded}" if path else encoded
 

@@ -29,6 +29,10 @@ def metadata_key(path: str) -> str:
     return f"{path}/{METADATA_KEY}" if path else METADATA_KEY
 
 
+def node_keys(path: str) -> tuple[str, ...]:
+    return (metadata_key(path),)
+
+
 def chunk_key(path: str, encoded: str) -> str:
     return f"{path}/{encoded}" if path else encoded
 

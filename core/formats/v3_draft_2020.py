@@ -28,6 +28,7 @@ from ..memory_layout import MemoryLayout
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V2, V3_DRAFT_2020
 from ..negotiation import build, extension_list, unknown_fields
+from ..store import check_fits
 from . import draft_entry
 from .draft_keys import (ENTRY_POINT_KEY, SEPARATORS, DraftChunkKeys, array_key, data_prefix,
                          group_key, meta_base, meta_prefix, separator_of)
@@ -58,6 +59,10 @@ def metadata_key(path: str) -> str:
     return f"{meta_base(path)}.{{array,group}}.json"
 
 
+def node_keys(path: str) -> tuple[str, ...]:
+    return (array_key(path), group_key(path))
+
+
 def chunk_key(path: str, encoded: str) -> str:
     return data_prefix(path) + encoded
 
@@ -86,7 +91,7 @@ def _find(store: Any, path: str, suffix: str) -> tuple[str, bytes | None] | None
     path's folder under `meta/root` (non-empty: an implicit group). A store that cannot list
     cannot tell an implicit group from nothing, so it gets a CapabilityError, not an answer."""
     for kind, key in (("array", array_key(path, suffix)), ("group", group_key(path, suffix))):
-        raw = store.get(key)
+        raw = store.get(check_fits(store, key))
         if raw is not None:
             return kind, raw
     store.require("list", f"check for an implicit group at {path or '/'!r} (2020 draft)")

@@ -77,6 +77,9 @@ class StoreWrapper(Store):
     def preferred_store_bytes(self) -> int | None:
         return self.inner.preferred_store_bytes
 
+    def name_limit(self) -> int | None:
+        return self.inner.name_limit()
+
     def require(self, capability: str, operation: str) -> None:
         self.inner.require(capability, operation)
 
