@@ -24,6 +24,12 @@ def check_name(name: str) -> str:
         raise NodeNameError(f"node name {name!r} must not consist of periods only")
     if name.startswith("__"):
         raise NodeNameError(f"node name {name!r} must not start with '__' (reserved)")
+    if not name.isascii():
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise NodeNameError(f"node name {name!r} is not valid Unicode (a lone surrogate)"
+                                ) from None
     if name in RESERVED_NAMES:
         raise InvalidKeyError(f"node name {name!r} is the name of a metadata document; a "
                               f"store cannot hold a node there")

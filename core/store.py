@@ -95,6 +95,12 @@ def check_key(key: str) -> str:
             or "\x00" in key or ("." in key and _dot_segment(key))):
         raise InvalidKeyError(f"invalid store key {key!r}: not empty, no leading or trailing "
                               f"'/', no '//', '.' or '..' segments, no '\\' or NUL")
+    if not key.isascii():
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidKeyError(f"invalid store key {key!r}: not valid Unicode (a lone "
+                                  f"surrogate), so it has no UTF-8 form to store") from None
     return key
 
 
