@@ -7,13 +7,15 @@ from typing import Any, Iterator
 from .array import Array
 from .errors import ContainsNodeError, InvalidKeyError, NodeNameError, NodeNotFoundError
 from .formats import RESERVED_NAMES, available, check_node_fits, detect, get_format
-from .store import check_fits
 from .metadata import ArrayMetadata, GroupMetadata
 from .node import Node
+from .store import check_fits
 
 
 def check_name(name: str) -> str:
-    """A node name per the v3 spec: not empty, no '/', not only periods, not '__'-prefixed."""
+    """A node name per the v3 spec (not empty, no '/', not only periods, not '__'-prefixed),
+    valid Unicode, and not the name of a metadata document (which no store can hold as a node:
+    `InvalidKeyError`)."""
     if not isinstance(name, str):
         raise NodeNameError(f"node names are strings, got {name!r}")
     if not name:

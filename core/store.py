@@ -58,6 +58,7 @@ class SuffixRange:
 
 Range = ByteRange | SuffixRange
 
+
 #: the most bytes of one value a read holds when no caller said (metadata documents, values read
 #: straight from a store): generous for any document, small enough that a hostile server or
 #: archive cannot exhaust memory with it
