@@ -18,11 +18,11 @@ import numpy as np
 from . import config, engine, executor, indexing
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
-from .errors import (CodecChainError, MetadataError, ReadOnlyError, SelectionError,
-                     ValueCastError)
+from .errors import (CodecChainError, InvalidKeyError, MetadataError, ReadOnlyError,
+                     SelectionError, ValueCastError)
 from .metadata import ArrayMetadata
 from .node import Node
-from .store import limiting_values
+from .store import check_fits, limiting_values
 
 class Array(Node):
 
@@ -39,6 +39,22 @@ class Array(Node):
         self._value_limit = engine.value_limit(metadata.data_type.item_size,
                                                math.prod(uniform) if uniform else None)
         self._inner = self._inner_chunks(uniform)
+        self._check_chunk_keys(metadata)
+
+    def _check_chunk_keys(self, metadata: ArrayMetadata) -> None:
+        """Refuse, before anything is read or written, an array whose chunk keys are longer
+        than the store can hold (a v2 array of 130 dimensions names a chunk '1.1.[...].1', 259
+        bytes): the key of the last chunk, whose indices have the most digits, is checked."""
+        name_limit = getattr(self._chunk_store, "name_limit", None)
+        if name_limit is None or name_limit() is None:
+            return
+        last = tuple(max(0, n - 1) for n in metadata.chunk_grid.grid_shape(metadata.shape))
+        key = self._format.chunk_key(self._path, metadata.chunk_key_encoding.encode(last))
+        try:
+            check_fits(self._chunk_store, key)
+        except InvalidKeyError as exc:
+            raise InvalidKeyError(f"{self._where()}: the array's chunk keys cannot be stored: "
+                                  f"{exc}") from None
 
     def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
         """The chunks inside each chunk of a regular grid, when the array->bytes codec stores

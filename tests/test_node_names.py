@@ -97,3 +97,19 @@ def test_creating_a_deep_node_costs_store_work_linear_in_its_depth(fmt):
         # the ancestors are looked for in one batched call, not probed format by format
         # (a walk of the whole path each on a file system); a level costs its write
         assert calls_2n <= 2 * 200 + 10
+
+
+def test_chunk_keys_too_long_for_the_file_system_are_refused_before_writing(tmp_path):
+    store = LocalStore(tmp_path / "s", mode="w")
+    zk.create_group(store, zarr_format=2)
+    before = _files(tmp_path)
+    # v2 joins the 64 indices of a chunk with '.': '9999.9999.[...]' is 319 bytes
+    with pytest.raises(InvalidKeyError, match="chunk keys cannot be stored"):
+        zk.create_array(store, path="a", shape=(10_000,) * 64, chunks=(1,) * 64, dtype="u1",
+                        zarr_format=2)
+    assert _files(tmp_path) == before
+    # the same array with '/' between the indices has short segments
+    a = zk.create_array(store, path="a", shape=(10_000,) * 64, chunks=(1,) * 64, dtype="u1",
+                        zarr_format=2, dimension_separator="/")
+    a[(9_999,) * 64] = 7
+    assert zk.open_array(store, path="a")[(9_999,) * 64] == 7

@@ -151,3 +151,15 @@ def test_chunk_counts_of_a_sharded_array_are_exact():
     assert a.nchunks == 2**60  # inner chunks, as zarr-python counts them
     assert a.cdata_shape == (2**30, 2**30)
     assert np.asarray(a[2**40 - 1, -2:]).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_more_dimensions_than_numpy_holds_are_refused(fmt):
+    store = MemoryStore()
+    with pytest.raises(MetadataError, match="65 dimensions; at most 64") as info:
+        zk.create_array(store, shape=(1,) * 65, chunks=(1,) * 65, dtype="u1", zarr_format=fmt)
+    assert info.value.key == "shape"
+    zk.create_array(store, shape=(2,) * 64, chunks=(1,) * 64, dtype="u1", zarr_format=fmt)
+    _edit(store, lambda doc: (doc["shape"].append(1), _chunk_field(doc).append(1)))
+    with pytest.raises(MetadataError, match="65 dimensions; at most 64"):
+        zk.open_array(store)

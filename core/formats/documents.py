@@ -14,6 +14,8 @@ from ..errors import MetadataError
 #: start must fit a signed 64-bit integer, the bound zarr-python and tensorstore put on
 #: the spec's "non-negative integers", and what numpy indexes with.
 MAX_DIMENSION = 2**63 - 1
+#: The most dimensions an array may have: what a numpy array can have (numpy 2).
+MAX_NDIM = 64
 #: The most bytes one chunk may hold decoded: what a buffer can be addressed with.
 MAX_CHUNK_BYTES = sys.maxsize
 #: The deepest nesting of arrays and objects a metadata document may have. Python's JSON
@@ -71,7 +73,10 @@ def check_shape(value: Any, where: str, key: str = "shape") -> tuple[int, ...]:
 
 
 def check_dimensions(shape: Sequence[int], key: str, where: str | None) -> None:
-    """Every length at most `MAX_DIMENSION`."""
+    """At most `MAX_NDIM` lengths, each at most `MAX_DIMENSION`."""
+    if len(shape) > MAX_NDIM:
+        raise MetadataError(f"{len(shape)} dimensions; at most {MAX_NDIM} are supported (as "
+                            f"in numpy)", key=key, where=where)
     for i, n in enumerate(shape):
         if n > MAX_DIMENSION:
             raise MetadataError(f"dimension {i} is {n}; at most 2**63 - 1 is supported",
