@@ -343,3 +343,24 @@ def test_a_name_with_a_lone_surrogate_is_refused_by_every_store(tmp_path):
             else:
                 raise AssertionError("a lone surrogate was accepted")
         assert "a\ud800" not in root and root.keys() == []
+
+
+def test_blosc_sizes_beyond_a_c_int_are_metadata_errors():
+    # found by the fuzzer: numcodecs raised OverflowError on the first write (blocksize 2**31)
+    for fmt, field in [(3, "blocksize"), (3, "typesize"), (DRAFT, "blocksize")]:
+        store = MemoryStore()
+        zk.create_array(store, shape=(4,), dtype="f4", zarr_format=fmt,
+                        **({"codecs": [{"name": "bytes"}, {"name": "blosc", "configuration": {
+                            "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4,
+                            "blocksize": 0}}]} if fmt == 3 else {"compressor": "blosc"}))
+        key = "zarr.json" if fmt == 3 else "meta/root.array.json"
+        doc = json.loads(store.get(key))
+        codec = doc["codecs"][1] if fmt == 3 else doc["compressor"]
+        codec["configuration"][field] = 2**31
+        store.set(key, json.dumps(doc).encode())
+        try:
+            zk.open_array(store, mode="r+")[:] = 1
+        except ZarrkitError as exc:
+            assert field in str(exc) and "2**31 - 1" in str(exc)
+        else:
+            raise AssertionError(f"a blosc {field} of 2**31 was accepted")
