@@ -18,6 +18,7 @@ from .data_type import DataType, data_type_from_native
 from .errors import ContainsNodeError, MetadataError, NodeNotFoundError, UnknownExtensionError
 from .extension import Extension, parse_named_config
 from .formats import get_format
+from .formats.documents import check_chunk_size, check_dimensions, check_nesting
 from .hierarchy import Group, normalize_path, open_node, prepare_path, read_metadata
 from .names import V2, V3, V3_DRAFT_2020, check_format
 from .negotiation import build
@@ -199,6 +200,11 @@ def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: A
     fmt = _format_name(zarr_format)
     format_module = get_format(fmt)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    where = f"new array {path or '/'!r}"
+    if any(n < 0 for n in shape):
+        raise MetadataError(f"expected non-negative lengths, got {shape}", key="shape",
+                            where=where)
+    check_dimensions(shape, "shape", where)
     data_type = resolve_data_type(dtype, fmt)
     translated = format_module.creation_arguments(data_type, format_options)
     given = {"codecs": codecs, "chunk_key_encoding": chunk_key_encoding}
@@ -223,6 +229,7 @@ def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: A
     defaults = hooks.array_defaults(fmt, data_type, grid_shape)
     grid = resolve_extension_arg("chunk_grid", chunk_grid or _default(defaults, "chunk_grid", fmt),
                                  fmt, key="chunk_grid")
+    check_chunk_size(grid, data_type, "chunks" if chunk_grid is None else "chunk_grid", where)
     key_encoding = resolve_extension_arg(
         "chunk_key_encoding", chunk_key_encoding or _default(defaults, "chunk_key_encoding", fmt),
         fmt, key="chunk_key_encoding")
@@ -238,7 +245,6 @@ def _create_array_in(store: Any, path: str, *, shape: Any, dtype: Any, chunks: A
     doc = format_module.array_document(
         shape=shape, data_type=data_type, chunk_grid=grid, chunk_key_encoding=key_encoding,
         fill_value=fill, codecs=codec_list, attributes=attributes, dimension_names=dimension_names)
-    where = f"new array {path or '/'!r}"
     metadata = format_module.parse_array(format_module.load_document(
         format_module.encode_document(doc), where), where)
     array = Array(store, path, metadata)  # validates the codec chain before anything is written
@@ -260,7 +266,9 @@ def _create_group_in(store: Any, path: str, *, attributes: Any = None, zarr_form
     fmt = _format_name(zarr_format)
     format_module = get_format(fmt)
     doc = format_module.group_document(attributes)
-    metadata = format_module.parse_group(doc, f"new group {path or '/'!r}")
+    where = f"new group {path or '/'!r}"
+    check_nesting(doc, where)  # (parsing recurses once per level)
+    metadata = format_module.parse_group(doc, where)
     prepare_path(store, path, fmt, overwrite=overwrite)
     format_module.write_metadata(store, path, doc)
     return Group(store, path, metadata)

@@ -19,10 +19,11 @@ import numpy as np
 from . import config, engine, executor, indexing
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
-from .errors import CodecChainError, ReadOnlyError, SelectionError, ValueCastError
+from .errors import (CodecChainError, InvalidKeyError, MetadataError, ReadOnlyError,
+                     SelectionError, ValueCastError)
 from .metadata import ArrayMetadata
 from .node import Node
-from .store import limiting_values, unguarded_update
+from .store import check_fits, limiting_values, unguarded_update
 
 class Array(Node):
 
@@ -40,6 +41,22 @@ class Array(Node):
                                                math.prod(uniform) if uniform else None)
         self._inner = self._inner_chunks(uniform)
         self._lasting = engine.range_cache(store)  # shard indexes this handle has read
+        self._check_chunk_keys(metadata)
+
+    def _check_chunk_keys(self, metadata: ArrayMetadata) -> None:
+        """Refuse, before anything is read or written, an array whose chunk keys are longer
+        than the store can hold (a v2 array of 130 dimensions names a chunk '1.1.[...].1', 259
+        bytes): the key of the last chunk, whose indices have the most digits, is checked."""
+        name_limit = getattr(self._chunk_store, "name_limit", None)
+        if name_limit is None or name_limit() is None:
+            return
+        last = tuple(max(0, n - 1) for n in metadata.chunk_grid.grid_shape(metadata.shape))
+        key = self._format.chunk_key(self._path, metadata.chunk_key_encoding.encode(last))
+        try:
+            check_fits(self._chunk_store, key)
+        except InvalidKeyError as exc:
+            raise InvalidKeyError(f"{self._where()}: the array's chunk keys cannot be stored: "
+                                  f"{exc}") from None
 
     def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
         """The chunks inside each chunk of a regular grid, when the array->bytes codec stores
@@ -78,7 +95,7 @@ class Array(Node):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._meta.shape, dtype=np.int64))
+        return math.prod(self._meta.shape)  # exact: numpy's int64 product wraps
 
     @property
     def dtype(self) -> np.dtype:
@@ -113,7 +130,7 @@ class Array(Node):
 
     @property
     def nchunks(self) -> int:
-        return int(np.prod(self.cdata_shape, dtype=np.int64))
+        return math.prod(self.cdata_shape)
 
     @property
     def fill_value(self) -> Any:
@@ -305,7 +322,7 @@ class Array(Node):
         it and copies each chunk's part into the output (`out`, when given)."""
         given = out is not None
         if not given:
-            out = np.empty(indexer.shape, dtype=self._meta.dtype)
+            out = _result(indexer.shape, self._meta.dtype)
         elif _checked_out(out, indexer.shape).dtype != self._meta.dtype:
             out[...] = self._read(indexer)  # another data type: cast as numpy assigns
             return out
@@ -375,8 +392,11 @@ class Array(Node):
                                                                        origin)]
 
         threaded = engine.parallel(self._chunk_nbytes())
-        for batch in _batches(indexer, self._batch_size()):
-            executor.run_batched(work, batch, parallel=threaded)
+        try:
+            for batch in _batches(indexer, self._batch_size()):
+                executor.run_batched(work, batch, parallel=threaded)
+        except MemoryError:
+            raise self._unallocatable() from None
         return out[()] if out.shape == () and not given else out
 
     def _write(self, indexer: Any, value: Any) -> None:
@@ -435,19 +455,31 @@ class Array(Node):
         uniform = meta.chunk_grid.uniform_chunk_shape
         streamed = engine.stream_size(store, self._chunk_nbytes(), views=uniform is not None
                                       and self._chain.bind(uniform).passes_views)
-        for batch in _batches(indexer, self._batch_size()):
-            items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
-            with engine.locked([key for _, key in items]):
-                try:
-                    if all(proj.is_complete for proj in batch):
-                        # nothing to decode, so nothing can fail half way: each thread stores
-                        # as it goes, overlapping its writes with the other threads' encoding
-                        executor.run_batched(stream, items, parallel=threaded)
-                    else:
-                        _update(store, items, encode, threaded, self._value_limit)
-                finally:
-                    if self._lasting is not None:
-                        self._lasting.invalidate()
+        try:
+            for batch in _batches(indexer, self._batch_size()):
+                items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
+                with engine.locked([key for _, key in items]):
+                    try:
+                        if all(proj.is_complete for proj in batch):
+                            # nothing to decode, so nothing can fail half way: each thread
+                            # stores as it goes, overlapping its writes with the other
+                            # threads' encoding
+                            executor.run_batched(stream, items, parallel=threaded)
+                        else:
+                            _update(store, items, encode, threaded, self._value_limit)
+                    finally:
+                        if self._lasting is not None:
+                            self._lasting.invalidate()
+        except MemoryError:
+            raise self._unallocatable() from None
+
+    def _unallocatable(self) -> MetadataError:
+        """What a chunk this process cannot allocate is reported as: its metadata declares
+        chunks too large for this machine (a regular grid may allow up to 2**63 - 1 bytes)."""
+        shape = self._meta.chunk_grid.uniform_chunk_shape
+        what = f"chunks of shape {shape} ({self._nbytes} bytes each)" if shape else "chunks"
+        return MetadataError(f"cannot allocate memory for a chunk: the array's {what} are too "
+                             f"large for this process", key="chunk_grid", where=self._where())
 
     def _chunk_for_write(self, proj: Any, key: str, chain: Any, blob: Any) -> np.ndarray:
         """The chunk a write starts from: old contents where the write covers it partly."""
@@ -657,6 +689,16 @@ def _update(store: Any, items: Sequence[tuple[Any, str]], encode: Any, threaded:
         else:
             unguarded_update(store, keys, compute)
     _store_results(store, results)
+
+
+def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The array a read returns; a selection too large to hold is refused as a selection."""
+    try:
+        return np.empty(shape, dtype=dtype)
+    except (ValueError, MemoryError):
+        nbytes = math.prod(shape) * dtype.itemsize
+        raise SelectionError(f"the selection has shape {shape} ({nbytes} bytes): too large "
+                             f"to hold in memory; read it in parts") from None
 
 
 def _store_results(store: Any, results: dict[str, Any]) -> None:

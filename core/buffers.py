@@ -53,7 +53,10 @@ def placed(nbytes: int) -> np.ndarray:
     some base array) referenced, which `reusable`'s reference count relies on."""
     if nbytes < PLACED_FROM:
         return np.empty(nbytes, dtype=np.uint8)
-    mapping = mmap.mmap(-1, nbytes + _PHASE, **_PRIVATE)
+    try:
+        mapping = mmap.mmap(-1, nbytes + _PHASE, **_PRIVATE)
+    except (OverflowError, OSError):  # as numpy says it for its own arrays
+        raise MemoryError(f"cannot map a buffer of {nbytes} bytes") from None
     if nbytes >= HUGE_FROM and hasattr(mapping, "madvise") and hasattr(mmap, "MADV_HUGEPAGE"):
         try:
             mapping.madvise(mmap.MADV_HUGEPAGE)

@@ -126,7 +126,8 @@ class _Axis:
         ids = np.asarray(ids, dtype=np.int64)
         if self.size is not None:
             starts = ids * self.size
-            return starts, np.minimum(starts + self.size, self.length)
+            # (not min(start + size, length): near 2**63 the sum would wrap)
+            return starts, starts + np.minimum(self.size, self.length - starts)
         starts = np.asarray(self.grid.chunk_start(self.dim, ids), dtype=np.int64)
         last = ids + 1 >= self.n_chunks
         nxt = np.asarray(self.grid.chunk_start(self.dim, np.where(last, ids, ids + 1)), dtype=np.int64)

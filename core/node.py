@@ -16,6 +16,7 @@ from typing import Any
 from .attributes import Attributes
 from .errors import ReadOnlyError
 from .formats import get_format
+from .formats.documents import check_nesting
 
 
 class Node:
@@ -80,6 +81,7 @@ class Node:
         what is read; the format says how a change maps onto its documents."""
         self._check_writeable()
         doc = self._format.edit_document(self._meta, **changes)
+        check_nesting(doc, self._where())  # (parsing recurses once per level)
         metadata = self._format.parse_node(doc, self._where())
         self._format.write_metadata(self._store, self._path, doc)
         self._set_metadata(metadata)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import zarrkit as zk
@@ -27,8 +27,7 @@ from zarrkit.errors import (
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 
-SETTINGS = settings(max_examples=80, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(max_examples=80)  # (deadline, database, health checks: conftest.py)
 
 FILL = 3  # fill value of the random-access tests: data is drawn from 0..5, so it shows up often
 BYTES_ONLY = [{"name": "bytes", "configuration": {"endian": "little"}}]

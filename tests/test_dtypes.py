@@ -202,7 +202,7 @@ FLOAT_TYPES = ["float16", "float32", "float64", "bfloat16", "float8_e4m3", "floa
                "float8_e4m3fn", "float8_e3m4"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.sampled_from(FLOAT_TYPES), st.integers(min_value=0), st.sampled_from([V3, V3_DRAFT_2020]))
 def test_float_fill_bits_survive_json(name, bits, fmt):
     """Any bit pattern of a float type, NaN payloads included, survives a JSON round trip."""
@@ -215,7 +215,7 @@ def test_float_fill_bits_survive_json(name, bits, fmt):
     assert np.asarray(back, dtype=data_type.native).reshape(1).view(f"u{size}")[0] == raw[0]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.integers(min_value=-(2 ** 63), max_value=2 ** 63 - 1),
        st.sampled_from(["Y", "D", "s", "ns", "as", "generic"]), st.integers(1, 1000),
        st.sampled_from([V3, V2, V3_DRAFT_2020]))
@@ -246,7 +246,7 @@ def struct_docs(draw, depth=0):
     return {"name": "struct", "configuration": {"fields": fields}}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(struct_docs(), st.binary(min_size=64, max_size=64), st.sampled_from([V3, V2]))
 def test_struct_json_and_fill_round_trip(doc, seed_bytes, fmt):
     data_type = load(doc)

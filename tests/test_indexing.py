@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zarrkit.chunk_grid import ChunkGrid
@@ -26,9 +26,7 @@ PAD = -1        # value of the padding of edge chunks: reading it shows up as a 
 UNWRITTEN = -2  # initial value of a read's output: an element never written shows up too
 
 # More examples for a soak run: ZARRKIT_INDEXING_EXAMPLES=5000 pytest tests/test_indexing.py
-SETTINGS = settings(max_examples=int(os.environ.get("ZARRKIT_INDEXING_EXAMPLES", "200")),
-                    deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(max_examples=int(os.environ.get("ZARRKIT_INDEXING_EXAMPLES", "200")))
 
 
 # --------------------------------------------------------------------------------------------

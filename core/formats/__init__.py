@@ -4,6 +4,8 @@ everything they name (codecs, data types, grids, ...) comes from the registries.
 A format module provides, with the same names and signatures in each:
 
 - ``NAME``; ``metadata_key(path)`` (the key that names the node in errors);
+  ``node_keys(path)`` (the keys its metadata may be stored under, checked against the store's
+  name limit before a node is created);
   ``chunk_key(path, encoded)`` (where a chunk lives, from the key encoding's string);
 - ``probe(store, path) -> bool``: whether a node of this format is at `path`;
 - ``read_metadata(store, path) -> ArrayMetadata | GroupMetadata | None``;
@@ -33,8 +35,14 @@ from importlib import import_module
 from types import ModuleType
 
 from ..names import FORMATS, V2, V3, V3_DRAFT_2020, check_format
+from ..store import check_fits
 
 _MODULES = {V3: "v3", V2: "v2", V3_DRAFT_2020: "v3_draft_2020"}
+
+#: Names no node may have, in any format: the names of metadata documents. A node so named
+#: would put its folder where a document is looked for (or its document inside a node's
+#: folder), which a file-system store cannot hold and every reader would misread.
+RESERVED_NAMES = frozenset({"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"})
 
 #: the order in which `detect` asks each format whether a node is at a path
 DETECTION_ORDER = (V3, V2, V3_DRAFT_2020)
@@ -72,3 +80,10 @@ def detect(store, path: str) -> ModuleType | None:
         if module.probe(store, path):
             return module
     return None
+
+
+def check_node_fits(store, path: str, module: ModuleType) -> None:
+    """Refuse a node path whose metadata keys in `module`'s format have a segment longer than
+    the store can hold, before anything is written there."""
+    for key in module.node_keys(path):
+        check_fits(store, key)

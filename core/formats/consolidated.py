@@ -32,6 +32,7 @@ from ..hierarchy import Group, node_from_metadata, normalize_path, read_metadata
 from ..metadata import ArrayMetadata, GroupMetadata
 from ..names import V2, V3
 from . import get_format
+from .documents import short_repr
 
 FIELD = "consolidated_metadata"
 _FORMAT_OF = {3: V3, 2: V2}
@@ -86,11 +87,13 @@ def unfold_v2(group_doc: Mapping[str, Any]) -> dict[str, Any]:
 def _members_of(doc: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     value = doc.get(FIELD)
     if not isinstance(value, Mapping) or value.get("kind") != "inline":
-        raise MetadataError(f"expected an object with \"kind\": \"inline\", got {value!r}",
+        raise MetadataError(f"expected an object with \"kind\": \"inline\", got "
+                            f"{short_repr(value)}",
                             key=FIELD, where=where)
     members = value.get("metadata")
     if not isinstance(members, Mapping) or not all(isinstance(v, Mapping) for v in members.values()):
-        raise MetadataError(f"expected an object of member documents, got {members!r}",
+        raise MetadataError(f"expected an object of member documents, got "
+                            f"{short_repr(members)}",
                             key=f"{FIELD}.metadata", where=where)
     return members
 
@@ -161,7 +164,9 @@ class ConsolidatedGroup(Group):
         if doc is None:
             raise NodeNotFoundError(path, self._store, what="node in the consolidated metadata")
         where = f"{path!r} in the consolidated metadata of {self.name!r} in {self._store}"
-        fmt = _FORMAT_OF.get(doc.get("zarr_format"), self._meta.format)
+        zarr_format = doc.get("zarr_format")
+        fmt = (_FORMAT_OF.get(zarr_format, self._meta.format)
+               if isinstance(zarr_format, int) else self._meta.format)  # (a list: unhashable)
         stripped = {k: v for k, v in _thaw(doc).items() if k != FIELD}
         metadata = get_format(fmt).parse_node(stripped, where)
         if isinstance(metadata, ArrayMetadata):

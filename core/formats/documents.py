@@ -4,22 +4,59 @@ serialise one. Each format module re-exports `load_document` as part of its inte
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+import math
+import sys
+from typing import Any, Mapping, Sequence
 
 from ..errors import MetadataError
 
+#: The longest dimension (of an array or of a chunk): every position, chunk index and chunk
+#: start must fit a signed 64-bit integer, the bound zarr-python and tensorstore put on
+#: the spec's "non-negative integers", and what numpy indexes with.
+MAX_DIMENSION = 2**63 - 1
+#: The most dimensions an array may have: what a numpy array can have (numpy 2).
+MAX_NDIM = 64
+#: The most bytes one chunk may hold decoded: what a buffer can be addressed with.
+MAX_CHUNK_BYTES = sys.maxsize
+#: The deepest nesting of arrays and objects a metadata document may have. Python's JSON
+#: reader and writer recurse once per level, so a document nested thousands deep would end
+#: in a RecursionError; no real document comes near this.
+MAX_NESTING = 200
 
-def load_document(raw: bytes, where: str) -> dict[str, Any]:
+
+def load_document(raw: Any, where: str) -> dict[str, Any]:
     try:
         doc = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, TypeError) as exc:
         raise MetadataError(f"not valid JSON: {exc}", where=where) from None
+    except RecursionError:
+        raise MetadataError(f"nested more than {MAX_NESTING} levels deep", where=where) from None
     if not isinstance(doc, dict):
         raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", where=where)
+    check_nesting(doc, where)
     return doc
 
 
+def check_nesting(doc: Any, where: str | None = None) -> None:
+    """Refuse a document nested more than `MAX_NESTING` deep, naming the field where it goes
+    too deep; iterative, so a deep one cannot exhaust the stack here either."""
+    stack: list[tuple[Any, int, str]] = [(doc, 0, "")]
+    while stack:
+        value, depth, path = stack.pop()
+        if isinstance(value, Mapping):
+            items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+        else:
+            continue
+        if depth >= MAX_NESTING:
+            raise MetadataError(f"nested more than {MAX_NESTING} levels deep", key=path or None,
+                                where=where)
+        stack.extend((v, depth + 1, p) for p, v in items)
+
+
 def dump_document(doc: Mapping[str, Any], *, indent: int = 2) -> bytes:
+    check_nesting(doc)
     try:
         return json.dumps(doc, indent=indent, allow_nan=False).encode()
     except (TypeError, ValueError) as exc:
@@ -29,9 +66,41 @@ def dump_document(doc: Mapping[str, Any], *, indent: int = 2) -> bytes:
 def check_shape(value: Any, where: str, key: str = "shape") -> tuple[int, ...]:
     if not isinstance(value, list) or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value):
-        raise MetadataError(f"expected a list of non-negative integers, got {value!r}",
+        raise MetadataError(f"expected a list of non-negative integers, got {short_repr(value)}",
                             key=key, where=where)
+    check_dimensions(value, key, where)
     return tuple(value)
+
+
+def check_dimensions(shape: Sequence[int], key: str, where: str | None) -> None:
+    """At most `MAX_NDIM` lengths, each at most `MAX_DIMENSION`."""
+    if len(shape) > MAX_NDIM:
+        raise MetadataError(f"{len(shape)} dimensions; at most {MAX_NDIM} are supported (as "
+                            f"in numpy)", key=key, where=where)
+    for i, n in enumerate(shape):
+        if n > MAX_DIMENSION:
+            raise MetadataError(f"dimension {i} is {n}; at most 2**63 - 1 is supported",
+                                key=key, where=where)
+
+
+def check_chunk_size(grid: Any, data_type: Any, key: str, where: str | None) -> None:
+    """Refuse chunks too large to address: a regular grid's chunk with a dimension beyond
+    `MAX_DIMENSION` or more than `MAX_CHUNK_BYTES` decoded (an object or variable-size type
+    counts a pointer per element, as numpy holds it). Exact integers: nothing wraps."""
+    shape = grid.uniform_chunk_shape
+    if shape is None:
+        return
+    check_dimensions(shape, key, where)
+    nbytes = math.prod(shape) * max(1, data_type.native.itemsize)
+    if nbytes > MAX_CHUNK_BYTES:
+        raise MetadataError(f"a chunk of shape {list(shape)} holds {nbytes} bytes; at most "
+                            f"2**63 - 1 can be addressed", key=key, where=where)
+
+
+def short_repr(value: Any, limit: int = 200) -> str:
+    """A value for a message, cut short: a fuzzed document may hold megabytes."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def check_attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:

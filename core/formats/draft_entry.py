@@ -42,7 +42,7 @@ def looks_like_draft(raw: bytes) -> bool:
     string, where v3 has the number 3), so that a broken one is reported by this format."""
     try:
         doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, TypeError, RecursionError):
         return False
     return isinstance(doc, dict) and isinstance(doc.get("zarr_format"), str)
 

@@ -4,6 +4,7 @@ chunk engine treats every format alike."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -30,7 +31,7 @@ class LayoutCodec(Codec):
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         dtype = self._dtype(spec)
-        expected = int(np.prod(spec.shape, dtype=np.int64)) * dtype.itemsize
+        expected = math.prod(spec.shape) * dtype.itemsize
         if len(memoryview(data).cast("B")) != expected:
             raise ChunkDecodeError(f"chunk holds {len(memoryview(data).cast('B'))} bytes, a "
                                    f"{spec.shape} chunk of {dtype} needs {expected}")

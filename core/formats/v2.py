@@ -26,7 +26,8 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V2, V3
 from ..negotiation import build
-from .documents import dump_document, fill_value_or_default, load_document
+from .documents import (short_repr, check_chunk_size, check_dimensions, dump_document,
+                        fill_value_or_default, load_document)
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V2
@@ -54,6 +55,10 @@ def key(path: str, name: str) -> str:
 
 def metadata_key(path: str) -> str:
     return key(path, ZARRAY)
+
+
+def node_keys(path: str) -> tuple[str, ...]:
+    return tuple(key(path, name) for name in (ZARRAY, ZGROUP, ZATTRS, ZMETADATA))
 
 
 def chunk_key(path: str, encoded: str) -> str:
@@ -96,6 +101,7 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     compressor = None if doc["compressor"] is None else _codec(doc["compressor"], "compressor", where)
     data_type = _data_type(doc["dtype"], filters + ([compressor] if compressor else []), where)
     grid = _resolved("chunk_grid", GRID_NAME, {"chunk_shape": list(chunks)}, "chunks", where)
+    check_chunk_size(grid, data_type, "chunks", where)
     separator = doc.get("dimension_separator", ".")
     key_encoding = _resolved("chunk_key_encoding", KEY_ENCODING_NAME, {"separator": separator},
                              "dimension_separator", where)
@@ -131,8 +137,9 @@ def _int_list(value: Any, field: str, where: str, *, minimum: int) -> list[int]:
     if not isinstance(value, list) or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= minimum for n in value):
         what = "non-negative" if minimum == 0 else "positive"
-        raise MetadataError(f"expected a list of {what} integers, got {value!r}", key=field,
-                            where=where)
+        raise MetadataError(f"expected a list of {what} integers, got {short_repr(value)}",
+                            key=field, where=where)
+    check_dimensions(value, field, where)
     return value
 
 

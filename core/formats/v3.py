@@ -11,6 +11,7 @@ from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V3
 from ..negotiation import Skipped, resolve_extension, unknown_fields
 from .documents import check_attributes as _attributes
+from .documents import check_chunk_size
 from .documents import check_shape as _shape
 from .documents import dump_document, load_document
 
@@ -26,6 +27,10 @@ GROUP_FIELDS = ("zarr_format", "node_type", "attributes")
 # -- keys ---------------------------------------------------------------------------------
 def metadata_key(path: str) -> str:
     return f"{path}/{METADATA_KEY}" if path else METADATA_KEY
+
+
+def node_keys(path: str) -> tuple[str, ...]:
+    return (metadata_key(path),)
 
 
 def chunk_key(path: str, encoded: str) -> str:
@@ -47,7 +52,7 @@ def probe(store: Any, path: str) -> bool:
         return False
     try:
         return json.loads(raw).get("zarr_format") == 3
-    except (ValueError, AttributeError, UnicodeDecodeError):
+    except (ValueError, AttributeError, UnicodeDecodeError, TypeError, RecursionError):
         return True  # malformed: let read_metadata say what is wrong with it
 
 
@@ -84,6 +89,7 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
         grid.validate(shape)
     except MetadataError as exc:
         raise exc.locate("chunk_grid", where) from None
+    check_chunk_size(grid, data_type, "chunk_grid.configuration.chunk_shape", where)
     key_encoding = resolve_extension("chunk_key_encoding", doc["chunk_key_encoding"], NAME,
                                      key="chunk_key_encoding", where=where)
     try:

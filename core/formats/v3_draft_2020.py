@@ -28,11 +28,13 @@ from ..memory_layout import MemoryLayout
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V2, V3_DRAFT_2020
 from ..negotiation import build, extension_list, unknown_fields
+from ..store import check_fits
 from . import draft_entry
 from .draft_keys import (ENTRY_POINT_KEY, SEPARATORS, DraftChunkKeys, array_key, data_prefix,
                          group_key, meta_base, meta_prefix, separator_of)
 from .draft_types import data_type_json, parse_data_type
 from .documents import check_attributes as _attributes
+from .documents import check_chunk_size
 from .documents import check_shape as _shape
 from .documents import dump_document, fill_value_or_default, load_document
 from .layout_codec import LayoutCodec, as_layout
@@ -55,6 +57,10 @@ CREATION_OPTIONS = ("compressor", "filters", "order", "chunk_memory_layout", "di
 def metadata_key(path: str) -> str:
     """Names the node in errors: `meta/root/foo` + `.array.json` or `.group.json`."""
     return f"{meta_base(path)}.{{array,group}}.json"
+
+
+def node_keys(path: str) -> tuple[str, ...]:
+    return (array_key(path), group_key(path))
 
 
 def chunk_key(path: str, encoded: str) -> str:
@@ -85,7 +91,7 @@ def _find(store: Any, path: str, suffix: str) -> tuple[str, bytes | None] | None
     path's folder under `meta/root` (non-empty: an implicit group). A store that cannot list
     cannot tell an implicit group from nothing, so it gets a CapabilityError, not an answer."""
     for kind, key in (("array", array_key(path, suffix)), ("group", group_key(path, suffix))):
-        raw = store.get(key)
+        raw = store.get(check_fits(store, key))
         if raw is not None:
             return kind, raw
     store.require("list", f"check for an implicit group at {path or '/'!r} (2020 draft)")
@@ -144,6 +150,7 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     shape = _shape(doc["shape"], where)
     data_type = parse_data_type(doc["data_type"], where)
     grid, keys = _grid(doc["chunk_grid"], shape, where)
+    check_chunk_size(grid, data_type, "chunk_grid.chunk_shape", where)
     _check_dimension_separator(doc, keys, where)
     layout = _layout(doc["chunk_memory_layout"], where)
     fill_value = fill_value_or_default(data_type, doc["fill_value"], NAME, where)

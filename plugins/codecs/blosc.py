@@ -57,10 +57,19 @@ class BloscCodec(Codec):
             typesize=config_value(configuration, "typesize", int, owner=owner, default=None),
             blocksize=config_value(configuration, "blocksize", int, owner=owner, default=0),
         )
-        if codec.typesize is not None and codec.typesize < 1:
-            raise MetadataError(f"blosc codec: 'typesize' must be a positive integer, got "
-                                f"{codec.typesize}", key="configuration.typesize")
-        return codec
+        return codec._checked()
+
+    def _checked(self) -> "BloscCodec":
+        """Refuse sizes c-blosc cannot take (they are C ints): numcodecs raised OverflowError
+        on the first write for a blocksize of 2**31, RuntimeError for a typesize of 2**31."""
+        if self.typesize is not None and not 1 <= self.typesize < 2**31:
+            raise MetadataError(f"blosc codec: 'typesize' must be an integer from 1 to "
+                                f"2**31 - 1, got {self.typesize}", key="configuration.typesize")
+        if not 0 <= self.blocksize < 2**31:
+            raise MetadataError(f"blosc codec: 'blocksize' must be an integer from 0 (automatic) "
+                                f"to 2**31 - 1, got {self.blocksize}",
+                                key="configuration.blocksize")
+        return self
 
     @classmethod
     def _from_numcodecs(cls, configuration: Mapping[str, Any]) -> "BloscCodec":
@@ -82,7 +91,7 @@ class BloscCodec(Codec):
                                   default=None),
             blocksize=config_value(configuration, "blocksize", int, owner=owner, default=0),
             numcodecs_form=True,
-        )
+        )._checked()
 
     def validate(self, spec: ChunkSpec) -> None:
         # a stored chain must say how it shuffles, and how wide the elements are; a new one

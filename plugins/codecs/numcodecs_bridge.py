@@ -20,6 +20,7 @@ entry-point names before patterns (`numcodecs.bitround` is `plugins/codecs/bitro
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -204,7 +205,7 @@ class _ArrayArrayNumcodec(NumcodecsCodec):
     def _probe(self, spec: ChunkSpec) -> ChunkSpec:
         """The encoded spec, learnt by encoding the fill value (a few elements, and the whole
         chunk only when the few show that the size changes)."""
-        n = int(np.prod(spec.shape, dtype=np.int64))
+        n = math.prod(spec.shape)
         few = min(n, _PROBE) or 1
         out = self._encode_quietly(np.full(few, spec.fill_value, dtype=spec.dtype))
         shape = spec.shape
@@ -289,7 +290,7 @@ _KIND_CLASSES = {
 
 def _as_chunk(out: np.ndarray, spec: ChunkSpec, codec: NumcodecsCodec) -> np.ndarray:
     """numcodecs decodes to a flat array of its own dtype; give the chunk's shape and dtype."""
-    n = int(np.prod(spec.shape, dtype=np.int64))
+    n = math.prod(spec.shape)
     if out.size != n:
         raise ChunkDecodeError(f"{codec.written_name()} decoded {out.size} elements, a chunk of "
                                f"shape {spec.shape} has {n}")

@@ -91,7 +91,7 @@ class PackBitsCodec(Codec):
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         first, width, components, signed, comp_bytes = self._layout(spec)
-        count = int(np.prod(spec.shape, dtype=np.int64)) * components
+        count = math.prod(spec.shape) * components
         view = np.frombuffer(as_bytes_view(data), dtype=np.uint8)
         if self.padding_encoding == "first_byte":
             view = view[1:]

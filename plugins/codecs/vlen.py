@@ -9,6 +9,7 @@ format about an `|O` array.
 
 from __future__ import annotations
 
+import math
 import struct
 from typing import Any, ClassVar
 
@@ -46,7 +47,7 @@ class _VLen(Codec):
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         view = as_bytes_view(data)
-        expected = int(np.prod(spec.shape, dtype=np.int64))
+        expected = math.prod(spec.shape)
         if view.nbytes < 4:
             raise ChunkDecodeError(f"{self.written_name()}: {view.nbytes} bytes is too short "
                                    f"for the element count (truncated or corrupt)")

@@ -104,6 +104,7 @@ class LocalStore(Store):
         self._unnamed = bool(_O_TMPFILE)
         #: bytes asked for when reading a whole file (see `_read_whole`)
         self._size_hint = 4096
+        self._name_limit: int | None = None
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "LocalStore":
@@ -113,6 +114,12 @@ class LocalStore(Store):
     @property
     def url(self) -> str:
         return self.root.as_uri()
+
+    def name_limit(self) -> int | None:
+        """The file system's file-name limit (NAME_MAX) where the root is (or will be)."""
+        if self._name_limit is None:
+            self._name_limit = _name_max(self.root)
+        return self._name_limit
 
     # -- folders -----------------------------------------------------------------------------
     def _open_root(self, create: bool) -> int | None:
@@ -957,3 +964,15 @@ def _scan(directory: str, *, keep_partial: bool = False) -> list[os.DirEntry[str
             return [e for e in entries if keep_partial or not _PARTIAL.fullmatch(e.name)]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def _name_max(path: Path) -> int:
+    """NAME_MAX of the file system holding `path` or, before it exists, its nearest parent."""
+    for folder in (path, *path.parents):
+        try:
+            return os.pathconf(folder, "PC_NAME_MAX")
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):  # (no pathconf: Windows; its limit is 255 too)
+            break
+    return 255

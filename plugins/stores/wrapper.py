@@ -81,6 +81,9 @@ class StoreWrapper(Store):
     def safe_updates(self) -> bool:
         return self.inner.safe_updates
 
+    def name_limit(self) -> int | None:
+        return self.inner.name_limit()
+
     def require(self, capability: str, operation: str) -> None:
         self.inner.require(capability, operation)
 
