@@ -470,9 +470,26 @@ def test_huge_dimension_costs_per_chunk():
     assert [p.coords for p in points] == [(0,), (9,)]
 
 
+def _best_of(runs: int, work: Any) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def test_many_chunks_stay_fast():
-    """`a[:]` over 10,000 chunks: plain Python per chunk, no numpy."""
-    start = time.perf_counter()
-    projections = list(basic_indexer(..., (1000, 1000), RegularChunkGrid((10, 10))))
-    assert len(projections) == 10_000
-    assert time.perf_counter() - start < 1.0
+    """`a[:]` over 10,000 chunks: plain Python per chunk, no numpy. Judged against a bare loop
+    that builds the same tuples, timed beside it, so a loaded machine slows both alike (a
+    fixed bound in seconds failed under load with nothing wrong)."""
+    grid = RegularChunkGrid((10, 10))
+    assert len(list(basic_indexer(..., (1000, 1000), grid))) == 10_000
+
+    def bare() -> list[Any]:
+        return [((i, j), (slice(0, 10), slice(0, 10)),
+                 (slice(i * 10, i * 10 + 10), slice(j * 10, j * 10 + 10)), True)
+                for i in range(100) for j in range(100)]
+
+    indexing_time = _best_of(3, lambda: list(basic_indexer(..., (1000, 1000), grid)))
+    assert indexing_time < 8 * _best_of(3, bare)
