@@ -23,6 +23,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
+from zarrkit import forksafe
 from zarrkit.errors import StoreError
 
 try:
@@ -34,6 +35,29 @@ except ImportError:  # (Windows: no flock; the local store's updates are then un
 AVAILABLE = fcntl is not None and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
 
 _OPEN_LOCK = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+#: Lock files this process has open. flock belongs to the open file, which a forked child
+#: shares through the descriptors it inherits: a child that kept them would keep its parent's
+#: locks held after the parent let go (and wait forever on one itself). A child closes them.
+_open: set[int] = set()
+
+
+def _close_inherited() -> None:
+    for fd in list(_open):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _open.clear()
+
+
+forksafe.at_fork(_close_inherited)
+
+
+def _close(fd: int) -> None:
+    _open.discard(fd)  # (before closing: a number closed here may be reused at once)
+    os.close(fd)
+
 
 #: the lock file of a key named `name`: the hash keeps it short whatever the name's length
 LOCK_PATTERN = r"\.[0-9a-f]{16}\.lock"
@@ -71,14 +95,15 @@ def _acquire(folder: str, dir_fd: int, name: str) -> int:
 def _lock(dir_fd: int, name: str) -> int:
     while True:
         fd = os.open(name, _OPEN_LOCK, 0o644, dir_fd=dir_fd)
+        _open.add(fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if _still_named(fd, dir_fd, name):
                 return fd
         except BaseException:
-            os.close(fd)
+            _close(fd)
             raise
-        os.close(fd)  # its holder removed it as it let go: lock the one there now
+        _close(fd)  # its holder removed it as it let go: lock the one there now
 
 
 def _still_named(fd: int, dir_fd: int, name: str) -> bool:
@@ -96,4 +121,4 @@ def _release(dir_fd: int, name: str, fd: int) -> None:
     except FileNotFoundError:
         pass
     finally:
-        os.close(fd)
+        _close(fd)
