@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -45,3 +45,14 @@ def zarr2() -> Any:
     from zarr2_env import Zarr2
 
     return Zarr2.ensure()
+
+
+@pytest.fixture(scope="module")
+def moto(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A moto S3 server on 127.0.0.1 for one test module, with the module's `BUCKET` made."""
+    from store_servers import Moto
+
+    server = Moto()
+    server.create_bucket(request.module.BUCKET)
+    yield server
+    server.stop()

@@ -41,14 +41,6 @@ def client() -> Iterator[Any]:
             yield client
 
 
-@pytest.fixture(scope="module")
-def moto() -> Iterator[Moto]:
-    server = Moto()
-    server.create_bucket(BUCKET)
-    yield server
-    server.stop()
-
-
 @pytest.fixture(autouse=True)
 def quiet_workers(client: Any) -> Iterator[None]:
     """Fails the test if a worker logged a warning (or worse) while it ran."""

@@ -23,14 +23,6 @@ pytestmark = [pytest.mark.filterwarnings("ignore:This process .* is multi-thread
 
 
 @pytest.fixture(scope="module")
-def moto() -> Iterator[Moto]:
-    server = Moto()
-    server.create_bucket(BUCKET)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def http_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     served = tmp_path_factory.mktemp("served")
     with serving(FileServer(served)) as server:

@@ -26,14 +26,6 @@ BUCKET = "zarrkit-tests"
 
 
 @pytest.fixture(scope="module")
-def moto() -> Iterator[Moto]:
-    server = Moto()
-    server.create_bucket(BUCKET)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def proxy(moto: Moto) -> Iterator[Proxy]:
     """A proxy in front of moto that counts requests and injects faults."""
     with serving(Proxy(moto.address)) as server:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Consolidated metadata is currently not part:UserWarning")
 
 FORMATS = [2, 3]
+BUCKET = "xarray"
 #: encodings that decide what a reader sees, compared between the two engines
 ENCODINGS = ("dtype", "scale_factor", "add_offset", "_FillValue", "units", "calendar", "chunks",
              "preferred_chunks", "shards", "fill_value")
@@ -512,16 +513,8 @@ def test_region_explicit_and_auto(tmp_path: Path, fmt: int) -> None:
 
 
 # -- stores -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def moto() -> Iterator[Moto]:
-    server = Moto()
-    server.create_bucket("xarray")
-    yield server
-    server.stop()
-
-
 def test_s3_with_storage_options(moto: Moto) -> None:
-    url = f"s3://xarray/{uuid.uuid4().hex}.zarr"
+    url = f"s3://{BUCKET}/{uuid.uuid4().hex}.zarr"
     options = s3_options(moto.endpoint)
     to_zarrkit(dataset(), url, zarr_format=3, storage_options=options)
     ours = xr.open_dataset(url, engine="zarrkit", storage_options=options).load()
