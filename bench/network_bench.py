@@ -17,7 +17,6 @@ shards of 2048x2048 with 256x256 inner chunks), `write` (the `read` array writte
 from __future__ import annotations
 
 import argparse
-import asyncio
 import multiprocessing as mp
 import os
 import statistics
@@ -25,8 +24,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,9 +34,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 BUCKET = "bench"
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
-               "AWS_EC2_METADATA_DISABLED": "true"}
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
 ZSTD = {"name": "zstd", "configuration": {"level": 1}}
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
@@ -93,7 +97,7 @@ def _image() -> np.ndarray:
 
 def _windows() -> list[tuple[slice, slice]]:
     corners = np.random.default_rng(1).integers(0, 4096 - 300, size=(100, 2))
-    return [np.s_[int(r):int(r) + 300, int(c):int(c) + 300] for r, c in corners]
+    return [np.s_[int(r) : int(r) + 300, int(c) : int(c) + 300] for r, c in corners]
 
 
 def prepare(endpoint: str, prefix: str) -> None:
@@ -102,34 +106,53 @@ def prepare(endpoint: str, prefix: str) -> None:
     options = fsspec_options(endpoint)
     group = zk.open_group(f"s3://{BUCKET}/{prefix}/group.zarr", mode="w", storage_options=options)
     for i in range(100):
-        group.create_array(f"a{i:03d}", shape=(100,), chunks=(10,), dtype="i4",
-                           attributes={"i": i})
-    dense = zk.create_array(f"s3://{BUCKET}/{prefix}/dense.zarr", shape=(4096, 2048),
-                            chunks=(256, 128), dtype="f8", codecs=[BYTES, ZSTD],
-                            storage_options=options)
+        group.create_array(f"a{i:03d}", shape=(100,), chunks=(10,), dtype="i4", attributes={"i": i})
+    dense = zk.create_array(
+        f"s3://{BUCKET}/{prefix}/dense.zarr",
+        shape=(4096, 2048),
+        chunks=(256, 128),
+        dtype="f8",
+        codecs=[BYTES, ZSTD],
+        storage_options=options,
+    )
     dense[...] = _dense()
-    image = zk.create_array(f"s3://{BUCKET}/{prefix}/sharded.zarr", shape=(4096, 4096),
-                            chunks=(256, 256), shards=(2048, 2048), dtype="u2",
-                            codecs=[BYTES, ZSTD], storage_options=options)
+    image = zk.create_array(
+        f"s3://{BUCKET}/{prefix}/sharded.zarr",
+        shape=(4096, 4096),
+        chunks=(256, 256),
+        shards=(2048, 2048),
+        dtype="u2",
+        codecs=[BYTES, ZSTD],
+        storage_options=options,
+    )
     image[...] = _image()
 
 
 def fsspec_options(endpoint: str) -> dict[str, Any]:
-    return {"key": "testing", "secret": "testing",
-            "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+    return {
+        "key": "testing",
+        "secret": "testing",
+        "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"},
+    }
 
 
 def obstore_options(endpoint: str) -> dict[str, Any]:
-    return {"endpoint": endpoint, "access_key_id": "testing", "secret_access_key": "testing",
-            "region": "us-east-1", "client_options": {"allow_http": True}}
+    return {
+        "endpoint": endpoint,
+        "access_key_id": "testing",
+        "secret_access_key": "testing",
+        "region": "us-east-1",
+        "client_options": {"allow_http": True},
+    }
 
 
 # -- the implementations ---------------------------------------------------------------------------
 class Zarrkit:
     def __init__(self, endpoint: str, prefix: str, backend: str) -> None:
         self.scheme = "s3" if backend == "fsspec" else "obstore+s3"
-        self.options = (fsspec_options(endpoint) if backend == "fsspec"
-                        else obstore_options(endpoint))
+        self.options = (
+            fsspec_options(endpoint) if backend == "fsspec" else obstore_options(endpoint)
+        )
         self.root = f"{self.scheme}://{BUCKET}/{prefix}"
 
     def list(self) -> Any:
@@ -154,9 +177,14 @@ class Zarrkit:
     def write(self, data: np.ndarray) -> None:
         import zarrkit as zk
 
-        a = zk.create_array(f"{self.root}/w-{uuid.uuid4().hex}.zarr", shape=data.shape,
-                            chunks=(256, 128), dtype="f8", codecs=[BYTES, ZSTD],
-                            storage_options=self.options)
+        a = zk.create_array(
+            f"{self.root}/w-{uuid.uuid4().hex}.zarr",
+            shape=data.shape,
+            chunks=(256, 128),
+            dtype="f8",
+            codecs=[BYTES, ZSTD],
+            storage_options=self.options,
+        )
         a[...] = data
 
 
@@ -170,13 +198,15 @@ class ZarrPython:
         path = f"{self.prefix}/{name}"
         if self.backend == "fsspec":
             return zarr.storage.FsspecStore.from_url(
-                f"s3://{BUCKET}/{path}", read_only=read_only,
-                storage_options={**fsspec_options(self.endpoint), "asynchronous": True})
+                f"s3://{BUCKET}/{path}",
+                read_only=read_only,
+                storage_options={**fsspec_options(self.endpoint), "asynchronous": True},
+            )
         from obstore.store import S3Store
 
-        return zarr.storage.ObjectStore(S3Store(BUCKET, prefix=path,
-                                                **obstore_options(self.endpoint)),
-                                        read_only=read_only)
+        return zarr.storage.ObjectStore(
+            S3Store(BUCKET, prefix=path, **obstore_options(self.endpoint)), read_only=read_only
+        )
 
     def list(self) -> Any:
         import zarr
@@ -198,9 +228,13 @@ class ZarrPython:
     def write(self, data: np.ndarray) -> None:
         import zarr
 
-        a = zarr.create_array(self.store(f"w-{uuid.uuid4().hex}.zarr", read_only=False),
-                              shape=data.shape, chunks=(256, 128), dtype="f8",
-                              compressors=[ZSTD])
+        a = zarr.create_array(
+            self.store(f"w-{uuid.uuid4().hex}.zarr", read_only=False),
+            shape=data.shape,
+            chunks=(256, 128),
+            dtype="f8",
+            compressors=[ZSTD],
+        )
         a[...] = data
 
 
@@ -210,8 +244,13 @@ class Tensorstore:
         os.environ.update(CREDENTIALS)
 
     def kvstore(self, name: str) -> dict[str, Any]:
-        return {"driver": "s3", "bucket": BUCKET, "path": f"{self.prefix}/{name}/",
-                "endpoint": self.endpoint, "aws_region": "us-east-1"}
+        return {
+            "driver": "s3",
+            "bucket": BUCKET,
+            "path": f"{self.prefix}/{name}/",
+            "endpoint": self.endpoint,
+            "aws_region": "us-east-1",
+        }
 
     def open(self, name: str, **extra: Any) -> Any:
         import tensorstore as ts
@@ -240,11 +279,16 @@ class Tensorstore:
     def write(self, data: np.ndarray) -> None:
         import tensorstore as ts
 
-        spec = {"driver": "zarr3", "kvstore": self.kvstore(f"w-{uuid.uuid4().hex}.zarr"),
-                "metadata": {"shape": list(data.shape), "data_type": "float64",
-                             "chunk_grid": {"name": "regular",
-                                            "configuration": {"chunk_shape": [256, 128]}},
-                             "codecs": [BYTES, ZSTD]}}
+        spec = {
+            "driver": "zarr3",
+            "kvstore": self.kvstore(f"w-{uuid.uuid4().hex}.zarr"),
+            "metadata": {
+                "shape": list(data.shape),
+                "data_type": "float64",
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [256, 128]}},
+                "codecs": [BYTES, ZSTD],
+            },
+        }
         a = ts.open(spec, create=True).result()
         a.write(data).result()
 
@@ -275,8 +319,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--delay", type=float, nargs="+", default=[0.02])
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--only", nargs="+", choices=list(IMPLEMENTATIONS),
-                        default=list(IMPLEMENTATIONS))
+    parser.add_argument(
+        "--only", nargs="+", choices=list(IMPLEMENTATIONS), default=list(IMPLEMENTATIONS)
+    )
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     args = parser.parse_args()
     os.environ.update(CREDENTIALS)
@@ -285,8 +330,10 @@ def main() -> None:
         prefix = uuid.uuid4().hex
         prepare(servers.endpoint, prefix)
         dense = _dense()
-        print(f"{'delay':>6} {'workload':<9} {'implementation':<20} {'median s':>9} "
-              f"{'requests':>9} {'MB':>8}")
+        print(
+            f"{'delay':>6} {'workload':<9} {'implementation':<20} {'median s':>9} "
+            f"{'requests':>9} {'MB':>8}"
+        )
         for delay in args.delay:
             servers.ask("delay", delay)
             for workload in args.workloads:
@@ -297,17 +344,25 @@ def main() -> None:
                         for _ in range(args.reps):
                             servers.ask("reset")
                             start = time.perf_counter()
-                            result = (getattr(impl, workload)(dense) if workload == "write"
-                                      else getattr(impl, workload)())
+                            result = (
+                                getattr(impl, workload)(dense)
+                                if workload == "write"
+                                else getattr(impl, workload)()
+                            )
                             times.append(time.perf_counter() - start)
                             requests, sent = servers.ask("count")
                             check(workload, result, dense)
                     except Exception as exc:  # one implementation failing does not stop the rest
-                        print(f"{delay:>6} {workload:<9} {name:<20} failed: "
-                              f"{type(exc).__name__}: {str(exc)[:200]}")
+                        print(
+                            f"{delay:>6} {workload:<9} {name:<20} failed: "
+                            f"{type(exc).__name__}: {str(exc)[:200]}"
+                        )
                         continue
-                    print(f"{delay:>6} {workload:<9} {name:<20} {statistics.median(times):>9.3f} "
-                          f"{requests:>9} {sent / 1e6:>8.1f}", flush=True)
+                    print(
+                        f"{delay:>6} {workload:<9} {name:<20} {statistics.median(times):>9.3f} "
+                        f"{requests:>9} {sent / 1e6:>8.1f}",
+                        flush=True,
+                    )
     finally:
         servers.close()
 

@@ -51,10 +51,12 @@ def make_dataset(path: Path, size_mib: int) -> None:
             noise = rng.integers(0, 64, size=(side, side)).astype("float32") / 256
             field[s] = base * (k + 1) + s + noise
         data_vars[name] = (("time", "y", "x"), field)
-    ds = xr.Dataset(data_vars, coords={"time": np.arange(steps), "y": np.arange(side),
-                                       "x": np.arange(side)})
-    encoding = {name: {"chunks": (1, 256, 256), "compressors": [ZstdCodec(level=1)]}
-                for name in VARIABLES}
+    ds = xr.Dataset(
+        data_vars, coords={"time": np.arange(steps), "y": np.arange(side), "x": np.arange(side)}
+    )
+    encoding = {
+        name: {"chunks": (1, 256, 256), "compressors": [ZstdCodec(level=1)]} for name in VARIABLES
+    }
     ds.to_zarr(path, mode="w", encoding=encoding, zarr_format=3, consolidated=True)
 
 
@@ -69,8 +71,9 @@ def measure(path: str, engine: str, scheduler: str, chunks: str) -> dict[str, fl
     if scheduler == "cluster":
         from distributed import Client, LocalCluster
 
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         client = Client(cluster)
     try:
         start = time.perf_counter()
@@ -98,7 +101,10 @@ def measure(path: str, engine: str, scheduler: str, chunks: str) -> dict[str, fl
 def run_one(path: Path, engine: str, scheduler: str, chunks: str) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, __file__, "--chunks", chunks, "--measure", str(path), engine, scheduler],
-        check=True, capture_output=True, text=True)
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -107,10 +113,15 @@ def main() -> int:
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--dir", default=None, help="where the dataset goes (default: a temp dir)")
-    parser.add_argument("--chunks", choices=("auto", "stored"), default="auto",
-                        help="dask blocks: xarray's 'auto', or one per stored chunk")
-    parser.add_argument("--measure", nargs=3, metavar=("PATH", "ENGINE", "SCHEDULER"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--chunks",
+        choices=("auto", "stored"),
+        default="auto",
+        help="dask blocks: xarray's 'auto', or one per stored chunk",
+    )
+    parser.add_argument(
+        "--measure", nargs=3, metavar=("PATH", "ENGINE", "SCHEDULER"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(*args.measure, args.chunks)))
@@ -120,24 +131,31 @@ def main() -> int:
         path = Path(tmp) / "bench.zarr"
         make_dataset(path, args.size_mib)
         runs: dict[tuple[str, str], list[dict[str, float]]] = {
-            (e, s): [] for e in ENGINES for s in SCHEDULERS}
+            (e, s): [] for e in ENGINES for s in SCHEDULERS
+        }
         for rep in range(args.reps):
             for scheduler in SCHEDULERS:
                 order = ENGINES if rep % 2 == 0 else ENGINES[::-1]
                 for engine in order:
                     runs[engine, scheduler].append(run_one(path, engine, scheduler, args.chunks))
-        print(f"dataset: {args.size_mib} MiB of float32 in 256x256 zstd chunks, "
-              f"{len(VARIABLES)} variables; dask chunks {args.chunks}; medians of {args.reps}\n")
-        print("| scheduler | zarr (s) | zarrkit (s) | zarr / zarrkit | peak MiB zarr | "
-              "peak MiB zarrkit | same result |")
+        print(
+            f"dataset: {args.size_mib} MiB of float32 in 256x256 zstd chunks, "
+            f"{len(VARIABLES)} variables; dask chunks {args.chunks}; medians of {args.reps}\n"
+        )
+        print(
+            "| scheduler | zarr (s) | zarrkit (s) | zarr / zarrkit | peak MiB zarr | "
+            "peak MiB zarrkit | same result |"
+        )
         print("|---|---|---|---|---|---|---|")
         for scheduler in SCHEDULERS:
             t = {e: statistics.median(r["seconds"] for r in runs[e, scheduler]) for e in ENGINES}
             m = {e: statistics.median(r["peak_mib"] for r in runs[e, scheduler]) for e in ENGINES}
             same = len({round(r["checksum"], 3) for e in ENGINES for r in runs[e, scheduler]}) == 1
-            print(f"| {scheduler} | {t['zarr']:.2f} | {t['zarrkit']:.2f} | "
-                  f"{t['zarr'] / t['zarrkit']:.2f}x | {m['zarr']:.0f} | {m['zarrkit']:.0f} | "
-                  f"{'yes' if same else 'NO'} |")
+            print(
+                f"| {scheduler} | {t['zarr']:.2f} | {t['zarrkit']:.2f} | "
+                f"{t['zarr'] / t['zarrkit']:.2f}x | {m['zarr']:.0f} | {m['zarrkit']:.0f} | "
+                f"{'yes' if same else 'NO'} |"
+            )
     return 0
 
 

@@ -47,27 +47,44 @@ SPEED_EXTRAS = {"isal": "the gzip codec through ISA-L: pip install -e '.[fast-gz
 def run(args: argparse.Namespace, rest: list[str]) -> int:
     missing = missing_extras()
     if missing and not args.without_extras:
-        print("not running: this interpreter lacks what zarrkit is measured with (its plugins "
-              "would fall back silently):\n" + "\n".join(f"  {m}: {why}" for m, why in missing)
-              + "\n(--without-extras runs anyway)", file=sys.stderr)
+        print(
+            "not running: this interpreter lacks what zarrkit is measured with (its plugins "
+            "would fall back silently):\n"
+            + "\n".join(f"  {m}: {why}" for m, why in missing)
+            + "\n(--without-extras runs anyway)",
+            file=sys.stderr,
+        )
         return 2
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     impls = args.impls.split(",")
     passes = [(impls, args.tag)]
     if args.both_orders:
-        passes = [(impls, f"{args.tag or 'run'}-forward"),
-                  (impls[::-1], f"{args.tag or 'run'}-reversed")]
+        passes = [
+            (impls, f"{args.tag or 'run'}-forward"),
+            (impls[::-1], f"{args.tag or 'run'}-reversed"),
+        ]
     code, found = 0, []
     for order, tag in passes:
         started = time.time()
-        cmd = [sys.executable, str(args.harness), "run", "--out-dir", str(out_dir),
-               "--impls", ",".join(order), *(["--tag", tag] if tag else []), *rest]
+        cmd = [
+            sys.executable,
+            str(args.harness),
+            "run",
+            "--out-dir",
+            str(out_dir),
+            "--impls",
+            ",".join(order),
+            *(["--tag", tag] if tag else []),
+            *rest,
+        ]
         print("+", " ".join(cmd), flush=True)
         code = subprocess.call(cmd) or code
         # (a run of the same day and tag overwrites its file, so look at times, not names)
-        new = sorted((p for p in out_dir.glob("peers-*.json") if os.path.getmtime(p) >= started),
-                     key=os.path.getmtime)
+        new = sorted(
+            (p for p in out_dir.glob("peers-*.json") if os.path.getmtime(p) >= started),
+            key=os.path.getmtime,
+        )
         if not new:
             print("the harness wrote no results", file=sys.stderr)
             return code or 1
@@ -106,6 +123,7 @@ def merge(results: list[dict], harness: Path = DEFAULT_HARNESS) -> dict:
 
 def _harness_module(path: Path) -> Any:
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("peers_bench", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -117,6 +135,7 @@ def missing_extras() -> list[tuple[str, str]]:
     `pip install -e .` once ran the whole benchmark with zlib's gzip: W1 gzip-1 at 94 MB/s
     instead of 336, and nothing said so."""
     import importlib.util
+
     return [(m, why) for m, why in SPEED_EXTRAS.items() if importlib.util.find_spec(m) is None]
 
 
@@ -143,6 +162,7 @@ def _fmt(x: float | None, unit: str = "x") -> str:
 @dataclass(frozen=True)
 class Target:
     """One target of issue 3 as one run measured it (`value` in `unit`; None: not measured)."""
+
     name: str
     value: float | None
     unit: str
@@ -192,33 +212,65 @@ def targets(result: dict) -> list[Target]:
             us = _per(result, rows.get((wl, codec, US)), "chunk")
             if us is not None:
                 ts_us = _per(result, rows.get((wl, codec, TS)), "chunk")
-                out.append(Target(f"{wl} {codec}: <= {limit:.0f} µs/chunk", us, " µs",
-                                  f"tensorstore {_fmt(ts_us, ' µs')}", us <= limit))
+                out.append(
+                    Target(
+                        f"{wl} {codec}: <= {limit:.0f} µs/chunk",
+                        us,
+                        " µs",
+                        f"tensorstore {_fmt(ts_us, ' µs')}",
+                        us <= limit,
+                    )
+                )
     w2 = rows.get(("W2", "zstd", US))
     raw = result.get("limits", {}).get("codecs", {}).get("zstd", {}).get("decode_2t_MBps")
     if w2 and raw:
         share = w2["MBps"] / raw["median"]
-        out.append(Target("W2 zstd: >= 60% of raw numcodecs 2-thread decode", share, "%",
-                          f"{w2['MBps']:.0f} of {raw['median']:.0f} MB/s", share >= 0.6))
+        out.append(
+            Target(
+                "W2 zstd: >= 60% of raw numcodecs 2-thread decode",
+                share,
+                "%",
+                f"{w2['MBps']:.0f} of {raw['median']:.0f} MB/s",
+                share >= 0.6,
+            )
+        )
     sizes = result["meta"]["sizes"]
     output_mib = sizes["big_shape"][0] * sizes["big_shape"][1] * 4 / 2**20
-    peaks = [r["op_peak_extra_mib"] for (wl, _c, impl), r in rows.items()
-             if wl == "W2" and impl == US and r.get("op_peak_extra_mib") is not None]
+    peaks = [
+        r["op_peak_extra_mib"]
+        for (wl, _c, impl), r in rows.items()
+        if wl == "W2" and impl == US and r.get("op_peak_extra_mib") is not None
+    ]
     if peaks:
         over = max(peaks) - output_mib
-        out.append(Target("W2 full read: peak RSS <= output + 128 MiB", over, " MiB",
-                          f"worst codec, output {output_mib:.0f} MiB", over <= 128))
+        out.append(
+            Target(
+                "W2 full read: peak RSS <= output + 128 MiB",
+                over,
+                " MiB",
+                f"worst codec, output {output_mib:.0f} MiB",
+                over <= 128,
+            )
+        )
     return out
 
 
 def targets_markdown(result: dict, name: str = "") -> str:
-    lines = [f"Targets of issue 3 judged on {name or 'this run'} "
-             f"({'quick' if result['meta'].get('quick') else 'full'} sizes, "
-             f"reps={result['meta'].get('reps')}); x = how many times faster zarrkit is:", "",
-             "| target | measured | detail | met |", "|---|---|---|---|"]
+    lines = [
+        (
+            f"Targets of issue 3 judged on {name or 'this run'} "
+            f"({'quick' if result['meta'].get('quick') else 'full'} sizes, "
+            f"reps={result['meta'].get('reps')}); x = how many times faster zarrkit is:"
+        ),
+        "",
+        "| target | measured | detail | met |",
+        "|---|---|---|---|",
+    ]
     for t in targets(result):
-        lines.append(f"| {t.name} | {t.measured} | {t.detail} | "
-                     f"{'yes' if t.met else 'no' if t.met is not None else 'n/a'} |")
+        lines.append(  # noqa: PERF401
+            f"| {t.name} | {t.measured} | {t.detail} | "
+            f"{'yes' if t.met else 'no' if t.met is not None else 'n/a'} |"
+        )
     return "\n".join(lines)
 
 
@@ -234,19 +286,24 @@ def tally(paths: list[Path]) -> str:
     judged: list[tuple[str, list[Target]]] = []
     left_out: list[str] = []
     for name, result, found in measured:
-        if (result["meta"].get("quick") or len(found) < every
-                or any(t.met is None for t in found)):
+        if result["meta"].get("quick") or len(found) < every or any(t.met is None for t in found):
             left_out.append(name)
         else:
             judged.append((name, found))
     if not judged:
         return "no full run among these results measured every target"
     names = list(dict.fromkeys(t.name for _, found in judged for t in found))
-    lines = [f"Targets of issue 3 over {len(judged)} passes, each judged on its own "
-             f"(targets met per pass: {', '.join(str(sum(t.met for t in f)) for _, f in judged)} "
-             f"of {len(names)}; every target in one pass: "
-             f"{sum(all(t.met for t in f) for _, f in judged)} of {len(judged)}):", "",
-             "| target | met in | worst | median | best |", "|---|---|---|---|---|"]
+    lines = [
+        (
+            f"Targets of issue 3 over {len(judged)} passes, each judged on its own "
+            f"(targets met per pass: {', '.join(str(sum(t.met for t in f)) for _, f in judged)} "
+            f"of {len(names)}; every target in one pass: "
+            f"{sum(all(t.met for t in f) for _, f in judged)} of {len(judged)}):"
+        ),
+        "",
+        "| target | met in | worst | median | best |",
+        "|---|---|---|---|---|",
+    ]
     rows = []
     for name in names:
         got = [t for _, found in judged for t in found if t.name == name]
@@ -254,13 +311,22 @@ def tally(paths: list[Path]) -> str:
         if unit in (" µs", " MiB"):  # lower is better
             values.reverse()
         met = sum(bool(t.met) for t in got)
-        rows.append((met / len(got), f"| {name} | {met} of {len(got)} | "
-                     f"{_shown(values[0], unit)} | {_shown(statistics.median(values), unit)} | "
-                     f"{_shown(values[-1], unit)} |"))
+        rows.append(
+            (
+                met / len(got),
+                (
+                    f"| {name} | {met} of {len(got)} | "
+                    f"{_shown(values[0], unit)} | {_shown(statistics.median(values), unit)} | "
+                    f"{_shown(values[-1], unit)} |"
+                ),
+            )
+        )
     lines += [row for _, row in sorted(rows, key=lambda r: r[0])]
     if left_out:
-        lines += ["", "Left out (quick sizes, or not every target measured): "
-                  + ", ".join(left_out)]
+        lines += [
+            "",
+            "Left out (quick sizes, or not every target measured): " + ", ".join(left_out),
+        ]
     return "\n".join(lines)
 
 
@@ -276,19 +342,26 @@ def overhead(args: argparse.Namespace) -> int:
 
     n, chunk = args.chunks * 200, 200
     data = np.cumsum(np.random.default_rng(0).standard_normal(n)).astype("float32")
-    chains = {"none": [{"name": "bytes", "configuration": {"endian": "little"}}],
-              "zstd": [{"name": "bytes", "configuration": {"endian": "little"}},
-                       {"name": "zstd", "configuration": {"level": 1, "checksum": False}}]}
+    chains = {
+        "none": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "zstd": [
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "zstd", "configuration": {"level": 1, "checksum": False}},
+        ],
+    }
     print("| codec | threads | write µs/chunk | read µs/chunk |\n|---|---|---|---|")
     for codec, codecs in chains.items():
         for threads in (1, 2):
             with config.override(threads=threads):
-                a = zk.create_array(MemoryStore(), shape=(n,), chunks=(chunk,), dtype="float32",
-                                    codecs=codecs)
-                write = min(_timed(lambda: a.__setitem__(Ellipsis, data)) for _ in range(3))
-                read = min(_timed(lambda: a[...]) for _ in range(3))
-            print(f"| {codec} | {threads} | {write / args.chunks * 1e6:.1f} | "
-                  f"{read / args.chunks * 1e6:.1f} |")
+                a = zk.create_array(
+                    MemoryStore(), shape=(n,), chunks=(chunk,), dtype="float32", codecs=codecs
+                )
+                write = min(_timed(lambda: a.__setitem__(Ellipsis, data)) for _ in range(3))  # noqa: B023
+                read = min(_timed(lambda: a[...]) for _ in range(3))  # noqa: B023
+            print(
+                f"| {codec} | {threads} | {write / args.chunks * 1e6:.1f} | "
+                f"{read / args.chunks * 1e6:.1f} |"
+            )
     return 0
 
 
@@ -299,23 +372,34 @@ def _timed(fn: Any) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run the peers harness, then judge the targets")
     r.add_argument("--harness", default=str(DEFAULT_HARNESS))
     r.add_argument("--out-dir", default=str(HERE / "results"))
     r.add_argument("--impls", default=f"{BASELINE},{RUST},{TS},{US}")
-    r.add_argument("--without-extras", action="store_true",
-                   help="run even when a speed extra (e.g. isal) is not installed")
-    r.add_argument("--both-orders", action="store_true",
-                   help="run again with the implementations reversed; judge both together")
+    r.add_argument(
+        "--without-extras",
+        action="store_true",
+        help="run even when a speed extra (e.g. isal) is not installed",
+    )
+    r.add_argument(
+        "--both-orders",
+        action="store_true",
+        help="run again with the implementations reversed; judge both together",
+    )
     r.add_argument("--tag", default="", help="suffix of the result files (as the harness's)")
-    t = sub.add_parser("targets", help="judge the targets on results JSON of the harness "
-                                       "(several: their reps together)")
+    t = sub.add_parser(
+        "targets",
+        help="judge the targets on results JSON of the harness (several: their reps together)",
+    )
     t.add_argument("results", nargs="+")
-    a = sub.add_parser("tally", help="how often each target was met over many results JSON "
-                                     "(each pass judged on its own)")
+    a = sub.add_parser(
+        "tally",
+        help="how often each target was met over many results JSON (each pass judged on its own)",
+    )
     a.add_argument("results", nargs="+")
     o = sub.add_parser("overhead", help="per-chunk cost of the engine on a memory store")
     o.add_argument("--chunks", type=int, default=10_000)

@@ -12,16 +12,29 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _API = {
-    "create_array": "api", "create_group": "api", "open": "api", "open_array": "api",
-    "open_group": "api", "Array": "array", "Group": "hierarchy",
-    "open_consolidated": "api", "consolidate_metadata": "api",
+    "create_array": "api",
+    "create_group": "api",
+    "open": "api",
+    "open_array": "api",
+    "open_group": "api",
+    "Array": "array",
+    "Group": "hierarchy",
+    "open_consolidated": "api",
+    "consolidate_metadata": "api",
 }
 
 __all__ = [*_API, "__version__"]
 
 if TYPE_CHECKING:
-    from .api import (consolidate_metadata, create_array, create_group, open, open_array,
-                      open_consolidated, open_group)
+    from .api import (
+        consolidate_metadata,
+        create_array,
+        create_group,
+        open,
+        open_array,
+        open_consolidated,
+        open_group,
+    )
     from .array import Array
     from .hierarchy import Group
 

@@ -10,23 +10,30 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from . import config, engine, executor, indexing
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
-from .errors import (CodecChainError, InvalidKeyError, MetadataError, ReadOnlyError,
-                     SelectionError, ValueCastError)
+from .errors import (
+    CodecChainError,
+    InvalidKeyError,
+    MetadataError,
+    ReadOnlyError,
+    SelectionError,
+    ValueCastError,
+)
 from .metadata import ArrayMetadata
 from .node import Node
 from .store import check_fits, limiting_values, unguarded_update
 
-class Array(Node):
 
+class Array(Node):
     # -- metadata ----------------------------------------------------------------------------
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
         super()._set_metadata(metadata)
@@ -37,8 +44,9 @@ class Array(Node):
         self._chunk_store = store
         uniform = metadata.chunk_grid.uniform_chunk_shape  # (a guess for irregular grids)
         self._nbytes = metadata.dtype.itemsize * (math.prod(uniform) if uniform else 1 << 20)
-        self._value_limit = engine.value_limit(metadata.data_type.item_size,
-                                               math.prod(uniform) if uniform else None)
+        self._value_limit = engine.value_limit(
+            metadata.data_type.item_size, math.prod(uniform) if uniform else None
+        )
         self._inner = self._inner_chunks(uniform)
         self._lasting = engine.range_cache(store)  # shard indexes this handle has read
         self._check_chunk_keys(metadata)
@@ -55,8 +63,9 @@ class Array(Node):
         try:
             check_fits(self._chunk_store, key)
         except InvalidKeyError as exc:
-            raise InvalidKeyError(f"{self._where()}: the array's chunk keys cannot be stored: "
-                                  f"{exc}") from None
+            raise InvalidKeyError(
+                f"{self._where()}: the array's chunk keys cannot be stored: {exc}"
+            ) from None
 
     def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
         """The chunks inside each chunk of a regular grid, when the array->bytes codec stores
@@ -82,7 +91,7 @@ class Array(Node):
             skipped = ", ".join(repr(s.name) for s in metadata.skipped)
             if skipped:
                 exc.detail += f" (left out as not understood: {skipped})"
-            raise exc.locate(where=self._where())
+            raise exc.locate(where=self._where())  # noqa: B904
         return chain
 
     @property
@@ -172,7 +181,7 @@ class Array(Node):
         return from_zarrkit(self, chunks=chunks)
 
     @property
-    def info(self) -> "ArrayInfo":
+    def info(self) -> ArrayInfo:
         return ArrayInfo.of(self)
 
     # -- indexing ----------------------------------------------------------------------------
@@ -196,31 +205,34 @@ class Array(Node):
             if _advanced_apart(items, self.ndim):
                 raise SelectionError(
                     "an index array and integers separated by a slice: numpy would move the "
-                    "array's dimension to the front; use a.oindex[...] (dimensions stay in place)")
+                    "array's dimension to the front; use a.oindex[...] (dimensions stay in place)"
+                )
             return indexing.orthogonal_indexer(selection, self.shape, grid)
         if len(arrays) == len(items) == self.ndim:
             return indexing.vectorized_indexer(selection, self.shape, grid)
         raise SelectionError(
             "this mix of several index arrays with other indices is ambiguous; use "
-            "a.oindex[...] (each array indexes its own dimension) or a.vindex[...] (points)")
+            "a.oindex[...] (each array indexes its own dimension) or a.vindex[...] (points)"
+        )
 
     @property
-    def oindex(self) -> "_Indexed":
+    def oindex(self) -> _Indexed:
         return _Indexed(self, indexing.orthogonal_indexer)
 
     @property
-    def vindex(self) -> "_Indexed":
+    def vindex(self) -> _Indexed:
         return _Indexed(self, indexing.vectorized_indexer)
 
     @property
-    def blocks(self) -> "_Indexed":
+    def blocks(self) -> _Indexed:
         """Whole chunks by their grid positions: `a.blocks[1, 2:4]` (see `get_block_selection`)."""
         return _Indexed(self, indexing.block_indexer)
 
     # The get_* methods take `out=`: an existing array of the selection's shape to read into
     # (and return), so repeated reads reuse one buffer and chunks decode straight into it.
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
-                            ) -> Any:
+    def get_basic_selection(
+        self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
+    ) -> Any:
         return self._read(self._indexer(selection), out)
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
@@ -242,8 +254,9 @@ class Array(Node):
         return self._read(self.blocks._indexer(selection), out)
 
     # -- many selections at once -------------------------------------------------------------
-    def read_async(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
-                   ) -> "Future[Any]":
+    def read_async(
+        self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
+    ) -> Future[Any]:
         """`self[selection]` started now and returned as a future, so that many reads wait on
         the store together: on an object store, 100 windows cost about one round trip of
         latency rather than 100. The selection is checked before this returns; at most the
@@ -253,7 +266,7 @@ class Array(Node):
             _checked_out(out, indexer.shape)
         return executor.io_pool().submit(self._read, indexer, out)
 
-    def write_async(self, selection: Any, value: Any) -> "Future[None]":
+    def write_async(self, selection: Any, value: Any) -> Future[None]:
         """`self[selection] = value` started now, as `read_async`. Writes to overlapping
         selections started together land in no particular order."""
         self._check_writeable()
@@ -298,8 +311,9 @@ class Array(Node):
         m = np.asarray(mask)
         if m.dtype != bool or m.shape != self.shape:
             got = f"dtype {m.dtype}" if m.dtype != bool else f"shape {m.shape}"
-            raise SelectionError(f"a mask selection is a boolean array of the array's shape "
-                                 f"{self.shape}; got {got}")
+            raise SelectionError(
+                f"a mask selection is a boolean array of the array's shape {self.shape}; got {got}"
+            )
         return indexing.vectorized_indexer(m, self.shape, self._meta.chunk_grid)
 
     # -- the chunk engine --------------------------------------------------------------------
@@ -345,17 +359,23 @@ class Array(Node):
         def work(batch: Sequence[Any]) -> None:
             whole, partial = [], []
             if single is not None and not single.can_decode_partial:  # (the common case)
-                whole = [(proj, chunk_key(path, encode_key(proj.coords)), single)
-                         for proj in batch]
+                whole = [(proj, chunk_key(path, encode_key(proj.coords)), single) for proj in batch]
                 batch = ()
             for proj in batch:
                 key = chunk_key(path, encode_key(proj.coords))
                 chain = single or self._bound(proj.coords)
                 if chain.can_decode_partial and not proj.is_complete:
-                    region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape,
-                                                   orthogonal)
-                    partial.append((proj, key, chain.decode_partial(region, key),
-                                    [lo for lo, _ in region.bounds()]))
+                    region = indexing.chunk_region(
+                        proj.chunk_selection, chain.spec.shape, orthogonal
+                    )
+                    partial.append(
+                        (
+                            proj,
+                            key,
+                            chain.decode_partial(region, key),
+                            [lo for lo, _ in region.bounds()],
+                        )
+                    )
                 else:
                     whole.append((proj, key, chain))
             with limiting_values(self._value_limit), store.reading() as source:
@@ -370,9 +390,15 @@ class Array(Node):
                     blob = blobs.get(key)
                     if blob is None:
                         out[proj.out_selection] = fill
-                    elif (plain and chain.into and proj.is_complete
-                          and (proj.chunk_selection == whole_selection
-                               or _whole_chunk(proj.chunk_selection, chain.spec.shape))):
+                    elif (
+                        plain
+                        and chain.into
+                        and proj.is_complete
+                        and (
+                            proj.chunk_selection == whole_selection
+                            or _whole_chunk(proj.chunk_selection, chain.spec.shape)
+                        )
+                    ):
                         chain.decode_into(blob, out[proj.out_selection], key)
                     elif proj.is_complete:
                         _place(out, proj, chain.decode_scratch(blob, key))
@@ -382,14 +408,16 @@ class Array(Node):
                 # store's reused read buffer (`buffers.reusable`) is free again for it
                 del blobs, blob
             if partial:
-                boxes = engine.drive(store, [(key, gen) for _, key, gen, _ in partial],
-                                     self._lasting)
+                boxes = engine.drive(
+                    store, [(key, gen) for _, key, gen, _ in partial], self._lasting
+                )
                 for (proj, _, _, origin), box in zip(partial, boxes):
                     if box is None:
                         out[proj.out_selection] = fill
                     else:
-                        out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection,
-                                                                       origin)]
+                        out[proj.out_selection] = box[
+                            indexing.shifted(proj.chunk_selection, origin)
+                        ]
 
         threaded = engine.parallel(self._chunk_nbytes())
         try:
@@ -413,36 +441,48 @@ class Array(Node):
         write_empty = config.get().write_empty_chunks or meta.keep_fill_chunks
         store = self._chunk_store
         orthogonal = getattr(indexer, "orthogonal", False)
-        first_fill = (None if meta.dtype.hasobject
-                      else np.asarray(fill, dtype=meta.dtype).reshape(1).view(np.uint8).tobytes())
+        first_fill = (
+            None
+            if meta.dtype.hasobject
+            else np.asarray(fill, dtype=meta.dtype).reshape(1).view(np.uint8).tobytes()
+        )
 
         def stream(batch: Sequence[tuple[Any, str]]) -> None:
             with store.writing() as target:
                 encode(batch, {}, target)
 
-        def encode(batch: Sequence[tuple[Any, str]], existing: dict[str, Any],
-                   target: Any = None) -> dict[str, Any]:
+        def encode(
+            batch: Sequence[tuple[Any, str]], existing: dict[str, Any], target: Any = None
+        ) -> dict[str, Any]:
             """Encode a share of a batch over the `existing` values of the chunks it covers
             partly; with a `target`, store it there as it goes."""
             mine: dict[str, Any] = {}
             for proj, key in batch:
                 chain = self._bound(proj.coords)
                 if not proj.is_complete and chain.can_encode_partial:
-                    region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape,
-                                                   orthogonal)
-                    data = chain.encode_partial(existing.pop(key, None), region,
-                                                _updater(proj, value), key)
+                    region = indexing.chunk_region(
+                        proj.chunk_selection, chain.spec.shape, orthogonal
+                    )
+                    data = chain.encode_partial(
+                        existing.pop(key, None), region, _updater(proj, value), key
+                    )
                 else:
-                    if (chain.takes_views and proj.is_complete
-                            and _whole_chunk(proj.chunk_selection, chain.spec.shape)):
+                    if (
+                        chain.takes_views
+                        and proj.is_complete
+                        and _whole_chunk(proj.chunk_selection, chain.spec.shape)
+                    ):
                         chunk = value[proj.out_selection]  # the chunk as it is: no copy
                     else:
                         chunk = self._chunk_for_write(proj, key, chain, existing.pop(key, None))
                         chunk[proj.chunk_selection] = value[proj.out_selection]
-                    data = (None if not write_empty
-                            and _maybe_fill(chunk, first_fill)
-                            and meta.data_type.chunk_equals_fill(chunk, fill)
-                            else chain.encode(chunk))
+                    data = (
+                        None
+                        if not write_empty
+                        and _maybe_fill(chunk, first_fill)
+                        and meta.data_type.chunk_equals_fill(chunk, fill)
+                        else chain.encode(chunk)
+                    )
                 mine[key] = data
                 if target is not None and len(mine) >= streamed:
                     _store_results(target, mine)
@@ -453,8 +493,11 @@ class Array(Node):
 
         threaded = engine.parallel_writes(self._chunk_nbytes(), store)
         uniform = meta.chunk_grid.uniform_chunk_shape
-        streamed = engine.stream_size(store, self._chunk_nbytes(), views=uniform is not None
-                                      and self._chain.bind(uniform).passes_views)
+        streamed = engine.stream_size(
+            store,
+            self._chunk_nbytes(),
+            views=uniform is not None and self._chain.bind(uniform).passes_views,
+        )
         try:
             for batch in _batches(indexer, self._batch_size()):
                 items = [(proj, self._chunk_key(proj.coords)) for proj in batch]
@@ -478,8 +521,12 @@ class Array(Node):
         chunks too large for this machine (a regular grid may allow up to 2**63 - 1 bytes)."""
         shape = self._meta.chunk_grid.uniform_chunk_shape
         what = f"chunks of shape {shape} ({self._nbytes} bytes each)" if shape else "chunks"
-        return MetadataError(f"cannot allocate memory for a chunk: the array's {what} are too "
-                             f"large for this process", key="chunk_grid", where=self._where())
+        return MetadataError(
+            f"cannot allocate memory for a chunk: the array's {what} are too "
+            f"large for this process",
+            key="chunk_grid",
+            where=self._where(),
+        )
 
     def _chunk_for_write(self, proj: Any, key: str, chain: Any, blob: Any) -> np.ndarray:
         """The chunk a write starts from: old contents where the write covers it partly."""
@@ -498,8 +545,10 @@ class Array(Node):
         grid = self._meta.chunk_grid
         if grid.uniform_chunk_shape is not None:  # chunk i starts at i * size
             return all((c + 1) * n <= s for c, n, s in zip(coords, shape, self.shape))
-        return all(int(grid.chunk_start(d, c)) + n <= s
-                   for d, (c, n, s) in enumerate(zip(coords, shape, self.shape)))
+        return all(
+            int(grid.chunk_start(d, c)) + n <= s
+            for d, (c, n, s) in enumerate(zip(coords, shape, self.shape))
+        )
 
     def _prepare_value(self, value: Any, shape: tuple[int, ...]) -> np.ndarray:
         """Cast and broadcast a written value up front, so a bad one writes nothing."""
@@ -516,29 +565,36 @@ class Array(Node):
                 try:
                     arr = cast_values(source, data_type)
                 except (TypeError, ValueError, OverflowError) as exc:
-                    raise ValueCastError(f"cannot store values of dtype {source.dtype} in an array "
-                                         f"of {data_type.describe()}: {exc}") from None
+                    raise ValueCastError(
+                        f"cannot store values of dtype {source.dtype} in an array "
+                        f"of {data_type.describe()}: {exc}"
+                    ) from None
                 check_representable(source, arr, data_type)
         while arr.ndim > len(shape) and arr.shape[0] == 1:
             arr = arr[0]
         try:
             return np.broadcast_to(arr, shape)
         except ValueError:
-            raise ValueCastError(f"a value of shape {np.shape(value)} cannot be written to a "
-                                 f"selection of shape {shape}") from None
+            raise ValueCastError(
+                f"a value of shape {np.shape(value)} cannot be written to a "
+                f"selection of shape {shape}"
+            ) from None
 
     def _check_writeable(self) -> None:
         super()._check_writeable()
         if not self._meta.writeable:
             names = ", ".join(s.name for s in self._meta.skipped)
-            raise ReadOnlyError(f"array {self.name!r} cannot be written: it uses extensions this "
-                                f"installation does not understand ({names})")
+            raise ReadOnlyError(
+                f"array {self.name!r} cannot be written: it uses extensions this "
+                f"installation does not understand ({names})"
+            )
 
     # -- shape changes -----------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:
         """Change the shape. Data outside the new shape is dropped, so growing again shows fill."""
-        new = tuple(int(n) for n in (shape[0] if len(shape) == 1 and np.ndim(shape[0]) > 0
-                                     else shape))
+        new = tuple(
+            int(n) for n in (shape[0] if len(shape) == 1 and np.ndim(shape[0]) > 0 else shape)
+        )
         old = self.shape
         if len(new) != len(old) or any(n < 0 for n in new):
             raise ValueError(f"new shape {new} must have {len(old)} non-negative dimensions")
@@ -575,10 +631,12 @@ class Array(Node):
         if not -self.ndim <= axis < self.ndim:
             raise ValueCastError(f"cannot append along axis {axis} of an array of shape {old}")
         axis = axis % self.ndim
-        expected = old[:axis] + old[axis + 1:]
-        if data.ndim != self.ndim or data.shape[:axis] + data.shape[axis + 1:] != expected:
-            raise ValueCastError(f"cannot append data of shape {data.shape} to an array of shape "
-                                 f"{old} along axis {axis}")
+        expected = old[:axis] + old[axis + 1 :]
+        if data.ndim != self.ndim or data.shape[:axis] + data.shape[axis + 1 :] != expected:
+            raise ValueCastError(
+                f"cannot append data of shape {data.shape} to an array of shape "
+                f"{old} along axis {axis}"
+            )
         self._prepare_value(data, data.shape)  # refuse unrepresentable values before resizing
         new = list(old)
         new[axis] += data.shape[axis]
@@ -622,13 +680,21 @@ class ArrayInfo:
     read_only: bool
 
     @classmethod
-    def of(cls, array: Array) -> "ArrayInfo":
+    def of(cls, array: Array) -> ArrayInfo:
         meta = array.metadata
-        return cls(array.name, array.shape, meta.data_type.to_json(meta.format), array.chunks,
-                   array.shards,
-                   meta.data_type.fill_to_json(meta.fill_value, meta.format),
-                   [c.to_json(meta.format) for c in meta.codecs], array.dimension_names,
-                   str(array.store), array.nbytes, array.read_only)
+        return cls(
+            array.name,
+            array.shape,
+            meta.data_type.to_json(meta.format),
+            array.chunks,
+            array.shards,
+            meta.data_type.fill_to_json(meta.fill_value, meta.format),
+            [c.to_json(meta.format) for c in meta.codecs],
+            array.dimension_names,
+            str(array.store),
+            array.nbytes,
+            array.read_only,
+        )
 
     def __str__(self) -> str:
         rows = [("Type", "zarrkit.Array"), *((k, v) for k, v in self.__dict__.items())]
@@ -660,8 +726,9 @@ def _checked_out(out: Any, shape: Sequence[int]) -> np.ndarray:
     return out
 
 
-def _update(store: Any, items: Sequence[tuple[Any, str]], encode: Any, threaded: bool,
-            limit: int) -> None:
+def _update(
+    store: Any, items: Sequence[tuple[Any, str]], encode: Any, threaded: bool, limit: int
+) -> None:
     """Write a batch that covers some chunks partly: the whole chunks are encoded first, then
     the partly covered ones are read, merged and written in one `store.update_many` (safe
     against writers in other processes on a store that has `safe_updates`, unless the
@@ -671,15 +738,19 @@ def _update(store: Any, items: Sequence[tuple[Any, str]], encode: Any, threaded:
     parts = [item for item in items if not item[0].is_complete]
     results: dict[str, Any] = {}
     if whole:
-        executor.run_batched(lambda share: results.update(encode(share, {})), whole,
-                             parallel=threaded)
+        executor.run_batched(
+            lambda share: results.update(encode(share, {})), whole, parallel=threaded
+        )
 
     def compute(keys: Sequence[str], old: Mapping[str, Any]) -> dict[str, Any]:
         wanted = set(keys)
         existing = dict(old)
         new: dict[str, Any] = {}
-        executor.run_batched(lambda share: new.update(encode(share, existing)),
-                             [item for item in parts if item[1] in wanted], parallel=threaded)
+        executor.run_batched(
+            lambda share: new.update(encode(share, existing)),
+            [item for item in parts if item[1] in wanted],
+            parallel=threaded,
+        )
         return new
 
     keys = [key for _, key in parts]
@@ -697,8 +768,10 @@ def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return np.empty(shape, dtype=dtype)
     except (ValueError, MemoryError):
         nbytes = math.prod(shape) * dtype.itemsize
-        raise SelectionError(f"the selection has shape {shape} ({nbytes} bytes): too large "
-                             f"to hold in memory; read it in parts") from None
+        raise SelectionError(
+            f"the selection has shape {shape} ({nbytes} bytes): too large "
+            f"to hold in memory; read it in parts"
+        ) from None
 
 
 def _store_results(store: Any, results: dict[str, Any]) -> None:
@@ -734,21 +807,28 @@ def _whole_chunk(chunk_selection: tuple, shape: tuple[int, ...]) -> bool:
     """Whether a chunk selection is the whole chunk in order (then out[out_selection] has the
     chunk's shape and the chunk can be decoded straight into it)."""
     for item, n in zip(chunk_selection, shape):
-        if type(item) is not slice or item.start != 0 or item.stop != n or item.step not in (None, 1):
+        if (
+            type(item) is not slice
+            or item.start != 0
+            or item.stop != n
+            or item.step not in (None, 1)
+        ):
             return False
     return len(chunk_selection) == len(shape) > 0  # (a 0-d out[()] is a copy, not a view)
 
 
 def _updater(proj: Any, value: np.ndarray) -> Any:
     """What a partial encoder calls to write this projection's values into a chunk."""
+
     def update(chunk: np.ndarray) -> None:
         chunk[proj.chunk_selection] = value[proj.out_selection]
+
     return update
 
 
 def _groups(items: list[Any], size: int) -> Iterable[list[Any]]:
     for i in range(0, len(items), size):
-        yield items[i:i + size]
+        yield items[i : i + size]
 
 
 def _batches(indexer: Iterable[Any], size: int) -> Iterable[list[Any]]:
@@ -763,7 +843,9 @@ def _outside_coords(old_grid: Sequence[int], new_grid: Sequence[int]) -> Iterabl
     for d in range(ndim):
         if new_grid[d] >= old_grid[d]:
             continue
-        ranges = [range(min(new_grid[i], old_grid[i])) if i < d else range(old_grid[i])
-                  for i in range(ndim)]
+        ranges = [
+            range(min(new_grid[i], old_grid[i])) if i < d else range(old_grid[i])
+            for i in range(ndim)
+        ]
         ranges[d] = range(new_grid[d], old_grid[d])
         yield from itertools.product(*ranges)

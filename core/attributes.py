@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from typing import Any
 
 
 class Attributes(MutableMapping):

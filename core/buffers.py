@@ -40,8 +40,11 @@ _PHASE = 64
 HUGE_FROM = 4 << 20
 
 #: private anonymous memory, as malloc's (Python's default on POSIX is shared memory)
-_PRIVATE = ({"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS}
-            if hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS") else {})
+_PRIVATE = (
+    {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS}
+    if hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")
+    else {}
+)
 
 _kept = threading.local()
 _scratch = threading.local()

@@ -3,7 +3,7 @@ chunk holds each position and where each chunk starts, never looping in Python o
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -35,6 +35,6 @@ class ChunkGrid(Extension):
         """The chunk shape when every chunk has one, else None."""
         return None
 
-    def resized(self, new_shape: Sequence[int]) -> "ChunkGrid":
+    def resized(self, new_shape: Sequence[int]) -> ChunkGrid:
         """The grid of the array after a resize (a regular grid stays as it is)."""
         return self

@@ -16,8 +16,9 @@ import importlib.metadata as md
 import json
 import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 #: Listing order and headings; "hook" is the `zarrkit.plugins` group of hook modules.
 KIND_TITLES: dict[str, str] = {
@@ -53,9 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="zarrkit", description="Zarr arrays and groups.")
     parser.set_defaults(run=None)
-    parser.add_argument("--store-metrics", action="store_true",
-                        help="count every store operation (calls, keys, bytes, seconds) and "
-                             "print a table to stderr at the end")
+    parser.add_argument(
+        "--store-metrics",
+        action="store_true",
+        help="count every store operation (calls, keys, bytes, seconds) and "
+        "print a table to stderr at the end",
+    )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_plugins(commands)
     from .cli_transfer import add_commands
@@ -92,17 +96,25 @@ class PluginRow:
 
 def _add_plugins(commands: Any) -> None:
     cmd = commands.add_parser(
-        "plugins", help="list installed extensions and hook plugins",
+        "plugins",
+        help="list installed extensions and hook plugins",
         description="List every installed extension (by kind) and hook plugin, with the "
-                    "distribution providing it, without importing any of them.")
-    cmd.add_argument("--kind", type=_kind_arg, metavar="KIND",
-                     help="only this kind: " + ", ".join(KIND_TITLES))
-    cmd.add_argument("--check", action="store_true",
-                     help="import everything, show names per format and report load errors, "
-                          "name collisions and classes without names (exit code 1 if any)")
+        "distribution providing it, without importing any of them.",
+    )
+    cmd.add_argument(
+        "--kind", type=_kind_arg, metavar="KIND", help="only this kind: " + ", ".join(KIND_TITLES)
+    )
+    cmd.add_argument(
+        "--check",
+        action="store_true",
+        help="import everything, show names per format and report load errors, "
+        "name collisions and classes without names (exit code 1 if any)",
+    )
     cmd.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
-    cmd.epilog = ("LOADED tells whether the module was already imported when listed: zarrkit "
-                  "imports a plugin only when its name is used.")
+    cmd.epilog = (
+        "LOADED tells whether the module was already imported when listed: zarrkit "
+        "imports a plugin only when its name is used."
+    )
     cmd.set_defaults(run=_run_plugins)
 
 
@@ -113,7 +125,8 @@ def _kind_arg(text: str) -> str:
         if candidate in KIND_TITLES:
             return candidate
     raise argparse.ArgumentTypeError(
-        f"unknown kind {text!r}; expected one of {', '.join(KIND_TITLES)}")
+        f"unknown kind {text!r}; expected one of {', '.join(KIND_TITLES)}"
+    )
 
 
 def _run_plugins(args: argparse.Namespace) -> int:
@@ -152,9 +165,18 @@ def _extension_rows(kind: str) -> list[PluginRow]:
 
 
 def _row(kind: str, provider: Any) -> PluginRow:
-    version = provider.version or (_version_of(provider.distribution) if provider.distribution else None)
-    return PluginRow(kind, provider.name, provider.value, provider.distribution, version,
-                     provider.origin, provider.loaded)
+    version = provider.version or (
+        _version_of(provider.distribution) if provider.distribution else None
+    )
+    return PluginRow(
+        kind,
+        provider.name,
+        provider.value,
+        provider.distribution,
+        version,
+        provider.origin,
+        provider.loaded,
+    )
 
 
 def _hook_rows() -> list[PluginRow]:
@@ -163,9 +185,17 @@ def _hook_rows() -> list[PluginRow]:
     rows = []
     for ep in md.entry_points(group=hooks.GROUP):
         dist = ep.dist
-        rows.append(PluginRow(
-            "hook", ep.name, ep.value, dist.metadata["Name"] if dist else None,
-            dist.version if dist else None, "entry point", ep.module in sys.modules))
+        rows.append(
+            PluginRow(
+                "hook",
+                ep.name,
+                ep.value,
+                dist.metadata["Name"] if dist else None,
+                dist.version if dist else None,
+                "entry point",
+                ep.module in sys.modules,
+            )
+        )
     return rows
 
 
@@ -200,8 +230,11 @@ def _check_hooks(rows: list[PluginRow]) -> list[Problem]:
         problem = Problem(category, str(failure))
         problems.append(problem)
         for row in rows:
-            if (row.kind, row.name, row.value) == ("hook", failure.name, failure.value) \
-                    and row.distribution == failure.distribution:
+            if (row.kind, row.name, row.value) == (
+                "hook",
+                failure.name,
+                failure.value,
+            ) and row.distribution == failure.distribution:
                 row.problems.append(problem)
     return problems
 
@@ -245,13 +278,17 @@ def _names_table(names: Any) -> dict[str, dict[str, Any]]:
     table = {}
     for fmt in names.formats():
         spelling = names.get(fmt)
-        table[fmt] = {"name": spelling.name, "aliases": list(spelling.aliases),
-                      "pattern": spelling.pattern}
+        table[fmt] = {
+            "name": spelling.name,
+            "aliases": list(spelling.aliases),
+            "pattern": spelling.pattern,
+        }
     return table
 
 
-def _check_collisions(kind: str, conflicts: dict[str, list[Any]],
-                      by_key: dict[tuple, PluginRow]) -> list[Problem]:
+def _check_collisions(
+    kind: str, conflicts: dict[str, list[Any]], by_key: dict[tuple, PluginRow]
+) -> list[Problem]:
     """One problem per name declared by several distributions, unless a preference settles it."""
     from . import config
 
@@ -261,9 +298,13 @@ def _check_collisions(kind: str, conflicts: dict[str, list[Any]],
         preferred = config.get().prefer.get((kind, name))
         if preferred is not None and any(_same_dist(p.distribution, preferred) for p in providers):
             continue
-        problem = Problem("collision", (
-            f"{kind} {name!r} is provided by more than one distribution: {', '.join(dists)}; "
-            f"choose one with ZARRKIT_PREFER='{kind}:{name}=<distribution>'"))
+        problem = Problem(
+            "collision",
+            (
+                f"{kind} {name!r} is provided by more than one distribution: {', '.join(dists)}; "
+                f"choose one with ZARRKIT_PREFER='{kind}:{name}=<distribution>'"
+            ),
+        )
         problems.append(problem)
         for p in providers:
             row = by_key.get((p.name, p.value, p.distribution, p.origin))

@@ -20,21 +20,30 @@ FORMAT_CHOICES = ("v3", "v2", "v3-draft-2020")
 
 def add_commands(commands: Any) -> None:
     convert = commands.add_parser(
-        "convert", help="convert a hierarchy to another zarr format",
+        "convert",
+        help="convert a hierarchy to another zarr format",
         description="Convert the hierarchy (or array) at SRC into zarr format --to at DST. "
-                    "Encoded chunks are copied untouched where the codec chains are equivalent, "
-                    "re-encoded otherwise.")
+        "Encoded chunks are copied untouched where the codec chains are equivalent, "
+        "re-encoded otherwise.",
+    )
     convert.add_argument("--to", required=True, choices=FORMAT_CHOICES, help="target format")
-    convert.add_argument("--codecs", type=_json_list, default=None, metavar="JSON",
-                         help='new codecs for every array, as v3 JSON (e.g. \'["bytes", '
-                              '{"name": "zstd", "configuration": {"level": 3}}]\'); chunks are '
-                              're-encoded')
+    convert.add_argument(
+        "--codecs",
+        type=_json_list,
+        default=None,
+        metavar="JSON",
+        help='new codecs for every array, as v3 JSON (e.g. \'["bytes", '
+        '{"name": "zstd", "configuration": {"level": 3}}]\'); chunks are '
+        "re-encoded",
+    )
     _common(convert)
     convert.set_defaults(run=_run_convert)
     copy = commands.add_parser(
-        "copy", help="copy a hierarchy to another store, same format",
+        "copy",
+        help="copy a hierarchy to another store, same format",
         description="Copy the hierarchy (or array) at SRC to DST: documents and encoded chunks "
-                    "byte for byte.")
+        "byte for byte.",
+    )
     _common(copy)
     copy.set_defaults(run=_run_copy)
 
@@ -44,22 +53,32 @@ def _common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("target", metavar="DST", help="path or URL of the target store")
     cmd.add_argument("--path", default="", help="node to start from in SRC (default: the root)")
     cmd.add_argument("--target-path", default=None, help="where it goes in DST (default: --path)")
-    cmd.add_argument("--verify", action="store_true",
-                     help="compare every value afterwards; exit code 1 on a difference")
-    cmd.add_argument("--resume", action="store_true",
-                     help="finish an interrupted run: keep what DST already has")
+    cmd.add_argument(
+        "--verify",
+        action="store_true",
+        help="compare every value afterwards; exit code 1 on a difference",
+    )
+    cmd.add_argument(
+        "--resume", action="store_true", help="finish an interrupted run: keep what DST already has"
+    )
     cmd.add_argument("--overwrite", action="store_true", help="replace what DST holds at the path")
     bar = cmd.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show a progress bar (default: when stderr is a terminal)")
+    bar.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
     bar.add_argument("--no-progress", dest="progress", action="store_false")
 
 
 def _run_convert(args: argparse.Namespace) -> int:
     from .transfer import convert
 
-    return _run(args, lambda **kw: convert(args.source, args.target, to=args.to,
-                                           codecs=args.codecs, **kw))
+    return _run(
+        args, lambda **kw: convert(args.source, args.target, to=args.to, codecs=args.codecs, **kw)
+    )
 
 
 def _json_list(text: str) -> list:
@@ -82,8 +101,14 @@ def _run(args: argparse.Namespace, transfer: Any) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
     try:
-        report = transfer(path=args.path, target_path=args.target_path, verify=args.verify,
-                          resume=args.resume, overwrite=args.overwrite, progress=bar)
+        report = transfer(
+            path=args.path,
+            target_path=args.target_path,
+            verify=args.verify,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=bar,
+        )
     except (ZarrkitError, ValueError, NotImplementedError) as exc:
         if bar is not None:
             bar.finish()
@@ -120,8 +145,9 @@ class ProgressBar:
             return
         self._current, self._last = path, now
         filled = self.WIDTH if total == 0 else self.WIDTH * done // total
-        self._out.write(f"\r{path} [{'#' * filled}{'-' * (self.WIDTH - filled)}] "
-                        f"{done}/{total} chunks")
+        self._out.write(
+            f"\r{path} [{'#' * filled}{'-' * (self.WIDTH - filled)}] {done}/{total} chunks"
+        )
         self._out.flush()
 
     def finish(self) -> None:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, ClassVar, Generator, Sequence, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -32,7 +33,6 @@ from .names import V2, V3, V3_DRAFT_2020
 from .store import ByteRange, Range, SuffixRange
 
 T = TypeVar("T")
-
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class ChunkSpec:
             return None
         return math.prod(self.shape) * size
 
-    def with_shape(self, shape: tuple[int, ...]) -> "ChunkSpec":
+    def with_shape(self, shape: tuple[int, ...]) -> ChunkSpec:
         return replace(self, shape=tuple(shape))
 
 
@@ -90,7 +90,7 @@ class Region:
     exact: bool = True
 
     @classmethod
-    def whole(cls, shape: Sequence[int]) -> "Region":
+    def whole(cls, shape: Sequence[int]) -> Region:
         return cls(tuple(slice(0, int(n)) for n in shape), True)
 
     def overlap(self, dim: int, start: int, stop: int) -> slice | np.ndarray | None:
@@ -117,7 +117,7 @@ class Region:
                     return False
         return True
 
-    def within(self, box: Sequence[tuple[int, int]]) -> "Region":
+    def within(self, box: Sequence[tuple[int, int]]) -> Region:
         """The part of this region inside a box, in the box's local coordinates (every part
         non-empty: ask `overlap` first)."""
         return Region(tuple(self.overlap(d, a, b) for d, (a, b) in enumerate(box)), self.exact)
@@ -125,15 +125,20 @@ class Region:
     def bounds(self) -> tuple[tuple[int, int], ...]:
         """The box around the region: (first, last + 1) per dimension. A partial decode
         returns this box of the chunk, not the whole chunk (see `Codec.decode_partial`)."""
-        return tuple((p.start, p.stop) if isinstance(p, slice)
-                     else (int(p[0]), int(p[-1]) + 1) if p.size else (0, 0)
-                     for p in self.parts)
+        return tuple(
+            (p.start, p.stop)
+            if isinstance(p, slice)
+            else (int(p[0]), int(p[-1]) + 1)
+            if p.size
+            else (0, 0)
+            for p in self.parts
+        )
 
-    def permuted(self, order: Sequence[int]) -> "Region":
+    def permuted(self, order: Sequence[int]) -> Region:
         return Region(tuple(self.parts[i] for i in order), self.exact)
 
 
-def shift_range(rng: "Range | Lasting", offset: int, length: int) -> "ByteRange | Lasting":
+def shift_range(rng: Range | Lasting, offset: int, length: int) -> ByteRange | Lasting:
     """A range of a value that sits at `offset` (with `length` bytes) inside a larger one, as a
     range of the larger value; nested partial decoders use it to pass requests outwards."""
     if isinstance(rng, Lasting):  # inside a value that lasts, a lasting part lasts as well
@@ -157,13 +162,18 @@ def lockstep(reads: Sequence[RangeReads[Any]]) -> RangeReads[list[Any]]:
         answers = yield [r for _, ranges in pending for r in ranges]
         current, pending, at = pending, [], 0
         for i, ranges in current:
-            _advance(reads[i], answers[at:at + len(ranges)], i, results, pending)
+            _advance(reads[i], answers[at : at + len(ranges)], i, results, pending)
             at += len(ranges)
     return results
 
 
-def _advance(gen: RangeReads[Any], answer: Any, i: int, results: list[Any],
-             pending: list[tuple[int, list[Range]]]) -> None:
+def _advance(
+    gen: RangeReads[Any],
+    answer: Any,
+    i: int,
+    results: list[Any],
+    pending: list[tuple[int, list[Range]]],
+) -> None:
     try:
         pending.append((i, gen.send(answer)))
     except StopIteration as stop:
@@ -188,7 +198,7 @@ class Codec(Extension):
     #: the written value instead of a copy
     reads_input_only: ClassVar[bool] = False
 
-    def evolve(self, spec: ChunkSpec) -> "Codec":
+    def evolve(self, spec: ChunkSpec) -> Codec:
         """Fill in what a user left out but the chunk spec determines (e.g. an endian).
 
         Called once when an array is created, never on read: what was read is used as is.
@@ -324,8 +334,9 @@ class Codec(Extension):
         raise NotImplementedError
         yield  # pragma: no cover
 
-    def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
-                       spec: ChunkSpec) -> Any:
+    def encode_partial(
+        self, old: Any, region: Region, update: Callable[[np.ndarray], None], spec: ChunkSpec
+    ) -> Any:
         """array->bytes: the new encoded value after a write that touches only `region`, from
         the old encoded value (None when there is none). `update(chunk)` writes the new values
         into a full-shape chunk whose region holds the old values. Returns None when the whole
@@ -356,9 +367,11 @@ def decoded_too_large(codec: Codec, max_size: int, size: int | None = None) -> E
     """The error for a value that decodes (or says it decodes) to more than a chunk can hold;
     `size` None: found while decoding with a limit, so only "more than" is known."""
     got = f"more than {max_size}" if size is None else str(size)
-    return ChunkDecodeError(f"codec {codec.written_name()!r}: the value decodes to {got} bytes, "
-                            f"more than the {max_size} a chunk of this array can hold (corrupt, "
-                            f"or a decompression bomb)")
+    return ChunkDecodeError(
+        f"codec {codec.written_name()!r}: the value decodes to {got} bytes, "
+        f"more than the {max_size} a chunk of this array can hold (corrupt, "
+        f"or a decompression bomb)"
+    )
 
 
 def as_bytes_view(data: Any) -> memoryview:

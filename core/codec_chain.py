@@ -9,9 +9,10 @@ A bound chain also says whether it can decode part of a chunk from byte ranges
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -25,16 +26,21 @@ def split(codecs: Sequence[Codec]) -> tuple[tuple[Codec, ...], Codec, tuple[Code
     kinds = [c.kind for c in codecs]
     n_ab = kinds.count(CodecKind.ARRAY_BYTES)
     if n_ab != 1:
-        raise CodecChainError(f"a codec chain needs exactly one array -> bytes codec, got {n_ab} "
-                              f"in {[c.to_json() for c in codecs]}", key="codecs")
+        raise CodecChainError(
+            f"a codec chain needs exactly one array -> bytes codec, got {n_ab} "
+            f"in {[c.to_json() for c in codecs]}",
+            key="codecs",
+        )
     i = kinds.index(CodecKind.ARRAY_BYTES)
     if any(k is not CodecKind.ARRAY_ARRAY for k in kinds[:i]):
-        raise CodecChainError("only array -> array codecs may come before the array -> bytes codec",
-                              key="codecs")
-    if any(k is not CodecKind.BYTES_BYTES for k in kinds[i + 1:]):
-        raise CodecChainError("only bytes -> bytes codecs may come after the array -> bytes codec",
-                              key="codecs")
-    return tuple(codecs[:i]), codecs[i], tuple(codecs[i + 1:])
+        raise CodecChainError(
+            "only array -> array codecs may come before the array -> bytes codec", key="codecs"
+        )
+    if any(k is not CodecKind.BYTES_BYTES for k in kinds[i + 1 :]):
+        raise CodecChainError(
+            "only bytes -> bytes codecs may come after the array -> bytes codec", key="codecs"
+        )
+    return tuple(codecs[:i]), codecs[i], tuple(codecs[i + 1 :])
 
 
 def evolve(codecs: Sequence[Codec], spec: ChunkSpec) -> tuple[Codec, ...]:
@@ -105,26 +111,49 @@ class BoundChain:
         object.__setattr__(self, "raw", raw)
         object.__setattr__(self, "takes_views", raw or all(c.reads_input_only for c in (*aa, ab)))
         object.__setattr__(self, "passes_views", raw and not self.bytes_bytes)
-        object.__setattr__(self, "direct", raw and bool(self.bytes_bytes)
-                           and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into)
-        object.__setattr__(self, "_ab_into", not aa and not self.bytes_bytes
-                           and type(ab).decode_into is not Codec.decode_into)
+        object.__setattr__(
+            self,
+            "direct",
+            raw
+            and bool(self.bytes_bytes)
+            and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into,
+        )
+        object.__setattr__(
+            self,
+            "_ab_into",
+            not aa and not self.bytes_bytes and type(ab).decode_into is not Codec.decode_into,
+        )
         object.__setattr__(self, "into", self.direct or self._ab_into)
-        object.__setattr__(self, "prefix", self.direct and type(self.bytes_bytes[0])
-                           .decode_prefix_into is not Codec.decode_prefix_into)
-        object.__setattr__(self, "can_decode_partial", ab.supports_partial_decode
-                           and all(c.supports_partial_decode for c in aa)
-                           and all(c.preserves_ranges for c in self.bytes_bytes))
-        object.__setattr__(self, "can_encode_partial", ab.supports_partial_encode
-                           and all(c.supports_partial_encode for c in aa))
+        object.__setattr__(
+            self,
+            "prefix",
+            self.direct
+            and type(self.bytes_bytes[0]).decode_prefix_into is not Codec.decode_prefix_into,
+        )
+        object.__setattr__(
+            self,
+            "can_decode_partial",
+            ab.supports_partial_decode
+            and all(c.supports_partial_decode for c in aa)
+            and all(c.preserves_ranges for c in self.bytes_bytes),
+        )
+        object.__setattr__(
+            self,
+            "can_encode_partial",
+            ab.supports_partial_encode and all(c.supports_partial_encode for c in aa),
+        )
         bounds, stored = decode_bounds(ab, self.array_bytes[1], self.bytes_bytes, raw)
         object.__setattr__(self, "decoded_bounds", bounds)
         object.__setattr__(self, "max_stored_size", stored)
         object.__setattr__(self, "_undo", tuple(reversed(tuple(zip(self.bytes_bytes, bounds)))))
         outer = self.bytes_bytes[-1] if self.bytes_bytes else None
-        object.__setattr__(self, "batched", outer is not None
-                           and type(outer).decode_batch is not Codec.decode_batch
-                           and outer.batch_decodes(self.array_bytes[1]))
+        object.__setattr__(
+            self,
+            "batched",
+            outer is not None
+            and type(outer).decode_batch is not Codec.decode_batch
+            and outer.batch_decodes(self.array_bytes[1]),
+        )
 
     def encode(self, chunk: np.ndarray) -> Any:
         if self.raw:  # the elements as they are: no need to ask the array->bytes codec
@@ -163,8 +192,11 @@ class BoundChain:
         # `bytes` (what compressors return) owns its memory, and is not asked: numpy's overlap
         # check releases the GIL, which on two threads is a hand-off per chunk (W1 blosc
         # writes in two A/B runs: 5 and 19 % of the time, a fifth of the thread switches)
-        if (scratch is not None and type(data) is not bytes
-                and np.may_share_memory(np.asarray(memoryview(data)), scratch)):
+        if (
+            scratch is not None
+            and type(data) is not bytes
+            and np.may_share_memory(np.asarray(memoryview(data)), scratch)
+        ):
             data = bytes(memoryview(data))
         return data
 
@@ -215,8 +247,9 @@ class BoundChain:
                 _raise_decode_error(exc, key, codec)
         dest[...] = self.decode(data, key)
 
-    def decode_many_into(self, blobs: Sequence[Any], dests: Sequence[np.ndarray],
-                         keys: Sequence[str | None]) -> None:
+    def decode_many_into(
+        self, blobs: Sequence[Any], dests: Sequence[np.ndarray], keys: Sequence[str | None]
+    ) -> None:
         """`decode_into` for each chunk, the outermost bytes->bytes codec decoding them all in
         one call when it can (`batched`); what it leaves, or all when it declines, goes the
         usual way, which reports any error per chunk."""
@@ -227,8 +260,10 @@ class BoundChain:
                 self.decode_into(blob, dest, key)
             return
         if len(decoded) != len(blobs):
-            raise CodecChainError(f"codec {outer.written_name()!r}: decode_batch gave "
-                                  f"{len(decoded)} values for {len(blobs)} chunks")
+            raise CodecChainError(
+                f"codec {outer.written_name()!r}: decode_batch gave "
+                f"{len(decoded)} values for {len(blobs)} chunks"
+            )
         rest = self._rest()
         copy = rest.raw and not rest.bytes_bytes  # the decoded bytes are the chunk
         nbytes = self._nbytes
@@ -243,17 +278,17 @@ class BoundChain:
             else:
                 rest.decode_into(value, dest, key)
 
-    def _rest(self) -> "BoundChain":
+    def _rest(self) -> BoundChain:
         """This chain without its outermost bytes->bytes codec (what `decode_batch` leaves)."""
         rest = self.__dict__.get("_rest_chain")
         if rest is None:
-            rest = BoundChain(self.array_array, self.array_bytes, self.bytes_bytes[:-1],
-                              self.spec)
+            rest = BoundChain(self.array_array, self.array_bytes, self.bytes_bytes[:-1], self.spec)
             object.__setattr__(self, "_rest_chain", rest)
         return rest
 
-    def decode_scratch(self, data: Any, key: str | None = None,
-                       selection: tuple | None = None) -> np.ndarray:
+    def decode_scratch(
+        self, data: Any, key: str | None = None, selection: tuple | None = None
+    ) -> np.ndarray:
         """The decoded chunk, in this thread's scratch buffer when the chain decodes in place:
         valid only until this thread's next decode, for a caller that copies part of it out
         at once (no chunk-sized allocation per chunk). Given the chunk `selection` the caller
@@ -264,14 +299,18 @@ class BoundChain:
                 return self._raw_chunk(data, key)
             return self.decode(data, key)
         dest = _scratch(self.spec.nbytes, self.spec.dtype).reshape(self.spec.shape)
-        if selection is not None and self.prefix and self._decode_prefix(data, dest, selection,
-                                                                         key):
+        if (
+            selection is not None
+            and self.prefix
+            and self._decode_prefix(data, dest, selection, key)
+        ):
             return dest
         self.decode_into(data, dest, key)
         return dest
 
-    def _decode_prefix(self, data: Any, dest: np.ndarray, selection: tuple,
-                       key: str | None) -> bool:
+    def _decode_prefix(
+        self, data: Any, dest: np.ndarray, selection: tuple, key: str | None
+    ) -> bool:
         """Decode into `dest` the rows of the chunk up to the last one `selection` touches."""
         shape = self.spec.shape
         if not shape or not selection:
@@ -280,11 +319,13 @@ class BoundChain:
         if rows >= shape[0]:
             return False
         nbytes = rows * (dest.nbytes // shape[0])
-        return self._bytes_into(data, memoryview(dest.reshape(-1)).cast("B")[:nbytes], key,
-                                prefix=True)
+        return self._bytes_into(
+            data, memoryview(dest.reshape(-1)).cast("B")[:nbytes], key, prefix=True
+        )
 
-    def _bytes_into(self, data: Any, buffer: memoryview, key: str | None,
-                    prefix: bool = False) -> bool:
+    def _bytes_into(
+        self, data: Any, buffer: memoryview, key: str | None, prefix: bool = False
+    ) -> bool:
         """The bytes->bytes codecs decoded in turn, the last (nearest the array) writing into
         `buffer`: the whole decoded value, or with `prefix` its first `len(buffer)` bytes.
         False when that codec declines (nothing written to `buffer`)."""
@@ -304,9 +345,12 @@ class BoundChain:
         spec = self.spec
         size = len(data) if type(data) is bytes else memoryview(data).nbytes
         if size != self._nbytes:
-            raise ChunkDecodeError(f"expected {spec.nbytes} bytes for a chunk of shape "
-                                   f"{spec.shape} {spec.dtype}, got {size} (truncated or "
-                                   f"corrupt)", key=key)
+            raise ChunkDecodeError(
+                f"expected {spec.nbytes} bytes for a chunk of shape "
+                f"{spec.shape} {spec.dtype}, got {size} (truncated or "
+                f"corrupt)",
+                key=key,
+            )
         return np.frombuffer(data, dtype=self._dtype).reshape(spec.shape)
 
     def _decode_bytes(self, data: Any, current: list) -> Any:
@@ -324,8 +368,10 @@ class BoundChain:
 
     def _checked(self, chunk: np.ndarray, key: str | None) -> np.ndarray:
         if chunk.shape != self.spec.shape:
-            raise ChunkDecodeError(f"decoded shape {chunk.shape} differs from the chunk shape "
-                                   f"{self.spec.shape}", key=key)
+            raise ChunkDecodeError(
+                f"decoded shape {chunk.shape} differs from the chunk shape {self.spec.shape}",
+                key=key,
+            )
         return chunk
 
     def _inner_region(self, region: Region) -> Region:
@@ -336,7 +382,9 @@ class BoundChain:
             region = mapped
         return region
 
-    def decode_partial(self, region: Region, key: str | None = None) -> RangeReads[np.ndarray | None]:
+    def decode_partial(
+        self, region: Region, key: str | None = None
+    ) -> RangeReads[np.ndarray | None]:
         """The box `region.bounds()` of the chunk with (at least) `region` decoded, reading
         only the byte ranges the array->bytes codec asks for; None when the stored value does
         not exist. Only when `can_decode_partial`."""
@@ -353,12 +401,15 @@ class BoundChain:
             _raise_decode_error(exc, key, current[0])
         shape = tuple(hi - lo for lo, hi in region.bounds())
         if box.shape != shape:
-            raise ChunkDecodeError(f"partial decode gave shape {box.shape}, expected the box "
-                                   f"{shape} of the region", key=key)
+            raise ChunkDecodeError(
+                f"partial decode gave shape {box.shape}, expected the box {shape} of the region",
+                key=key,
+            )
         return box
 
-    def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
-                       key: str | None = None) -> Any:
+    def encode_partial(
+        self, old: Any, region: Region, update: Callable[[np.ndarray], None], key: str | None = None
+    ) -> Any:
         """The new stored value of a chunk a write covers partly: the old value (None: absent)
         is decoded only as far as the array->bytes codec needs. None: the chunk is all fill.
         Only when `can_encode_partial`."""
@@ -388,6 +439,8 @@ def _rows_needed(item: Any, n: int) -> int:
     if isinstance(item, np.ndarray):
         return int(item.max()) + 1 if item.size else 0
     return int(item) + 1
+
+
 def _scratch(nbytes: int, dtype: np.dtype) -> np.ndarray:
     """A per-thread buffer of `nbytes` bytes viewed as `dtype`, reused from chunk to chunk (a
     fresh chunk-sized allocation costs page faults every time)."""
@@ -400,8 +453,9 @@ def _encode_scratch(nbytes: int) -> np.ndarray:
     return buffers.scratch("encode", nbytes)
 
 
-def _through_view(update: Callable[[np.ndarray], None], codec: Codec,
-                  spec: ChunkSpec) -> Callable[[np.ndarray], None]:
+def _through_view(
+    update: Callable[[np.ndarray], None], codec: Codec, spec: ChunkSpec
+) -> Callable[[np.ndarray], None]:
     """`update` for the chunk on the encoded side of an array->array codec."""
     return lambda encoded: update(codec.decoded_view(encoded, spec))
 
@@ -437,8 +491,10 @@ def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Excep
     if isinstance(exc, ZarrkitError):
         return exc
     name = codec.written_name() if codec is not None else "?"
-    return ChunkDecodeError(f"codec {name!r} failed to decode it (corrupt or truncated): "
-                            f"{type(exc).__name__}: {exc}", key=key)
+    return ChunkDecodeError(
+        f"codec {name!r} failed to decode it (corrupt or truncated): {type(exc).__name__}: {exc}",
+        key=key,
+    )
 
 
 #: a codec that cannot bound its input (`Codec.max_encoded_size` None) is allowed this much
@@ -446,8 +502,9 @@ def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Excep
 _SLACK = 64 << 10
 
 
-def decode_bounds(ab: Codec, spec: ChunkSpec, bytes_bytes: Sequence[Codec],
-                  raw: bool) -> tuple[tuple[int, ...], int]:
+def decode_bounds(
+    ab: Codec, spec: ChunkSpec, bytes_bytes: Sequence[Codec], raw: bool
+) -> tuple[tuple[int, ...], int]:
     """The most bytes each bytes->bytes codec's decoded value may hold (in chain order), and
     the most a stored value may hold. Worked from the array outwards: the array->bytes codec
     takes exactly a chunk's bytes when the chunk's elements are stored as they are, else what
@@ -480,7 +537,9 @@ class CodecChain:
     def bind(self, shape: tuple[int, ...]) -> BoundChain:
         bound = self._bound.get(shape)
         if bound is None:
-            bound = self._bound[shape] = self._bind(ChunkSpec(shape, self.data_type, self.fill_value))
+            bound = self._bound[shape] = self._bind(
+                ChunkSpec(shape, self.data_type, self.fill_value)
+            )
         return bound
 
     def _bind(self, spec: ChunkSpec) -> BoundChain:

@@ -6,9 +6,9 @@ Kept deliberately small: a setting belongs here only when it is not a property o
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterator
 
 from . import forksafe
 
@@ -48,12 +48,14 @@ def _env_prefer() -> dict[tuple[str, str], str]:
 def _env_schemes() -> dict[str, str]:
     """ZARRKIT_STORE_SCHEMES="s3=obstore+s3;gs=obstore+gs"."""
     table: dict[str, str] = {}
-    for item in filter(None, (p.strip() for p in
-                              os.environ.get("ZARRKIT_STORE_SCHEMES", "").split(";"))):
+    for item in filter(
+        None, (p.strip() for p in os.environ.get("ZARRKIT_STORE_SCHEMES", "").split(";"))
+    ):
         scheme, sep, target = item.partition("=")
         if not sep or not scheme.strip() or not target.strip():
-            raise ValueError(f"ZARRKIT_STORE_SCHEMES entry {item!r} must look like "
-                             f"'scheme=other-scheme'")
+            raise ValueError(
+                f"ZARRKIT_STORE_SCHEMES entry {item!r} must look like 'scheme=other-scheme'"
+            )
         table[scheme.strip().lower()] = target.strip().lower()
     return table
 
@@ -78,14 +80,16 @@ class Settings:
     #: whether an array handle keeps the shard indexes it read: "remote" (stores whose calls
     #: are round trips, `preferred_fetch_bytes` set), "always" or "never". A kept index misses
     #: a shard rewritten through another handle until the array is opened again.
-    index_cache: str = field(default_factory=lambda: os.environ.get("ZARRKIT_INDEX_CACHE")
-                             or "remote")
+    index_cache: str = field(
+        default_factory=lambda: os.environ.get("ZARRKIT_INDEX_CACHE") or "remote"
+    )
     #: the most bytes a chunk's decoding may produce at a step whose size the chunk spec does not
     #: fix (variable-length types such as strings, codecs that cannot state a bound): a stored
     #: value that decodes to more is refused as corrupt rather than exhausting memory. Read when
     #: an array's codec chain is bound (when the array is opened).
     max_chunk_bytes: int = field(
-        default_factory=lambda: _env_int("ZARRKIT_MAX_CHUNK_BYTES", 512 << 20))
+        default_factory=lambda: _env_int("ZARRKIT_MAX_CHUNK_BYTES", 512 << 20)
+    )
 
 
 _lock = forksafe.lock()

@@ -8,7 +8,8 @@ branch on concrete types.
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class DataType(Extension):
         raise NotImplementedError
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "DataType":
+    def from_native(cls, dtype: np.dtype) -> DataType:
         """Build from a numpy dtype this class claimed through `numpy_keys`."""
         return cls()
 
@@ -52,7 +53,7 @@ class DataType(Extension):
         """'little' / 'big' as named in v2 or draft metadata; None in v3 or for byte-free types."""
         return self._endian
 
-    def with_endian(self, endian: str | None) -> "DataType":
+    def with_endian(self, endian: str | None) -> DataType:
         """A copy remembering `endian` (ignored for types without byte order)."""
         if endian not in (None, "little", "big"):
             raise ValueError(f"endian must be 'little', 'big' or None, got {endian!r}")
@@ -96,10 +97,15 @@ class DataType(Extension):
         """Convert one scalar to this type, refusing values the type cannot represent."""
         arr = np.asarray(value)
         try:
-            out = (np.asarray(value, dtype=self.native) if arr.dtype.kind in "OU"
-                   else cast_values(arr, self))
+            out = (
+                np.asarray(value, dtype=self.native)
+                if arr.dtype.kind in "OU"
+                else cast_values(arr, self)
+            )
         except (ValueError, TypeError, OverflowError) as exc:
-            raise ValueCastError(f"{value!r} cannot be stored as {self.describe()}: {exc}") from None
+            raise ValueCastError(
+                f"{value!r} cannot be stored as {self.describe()}: {exc}"
+            ) from None
         if out.shape != ():
             raise ValueCastError(f"fill value must be a scalar, got shape {out.shape}")
         check_representable(arr, out, self)
@@ -119,7 +125,11 @@ class DataType(Extension):
         """The largest finite value of a float type (per component for complex), for range
         checks on writes: formats without infinities saturate instead of overflowing."""
         if self.native.kind in "fc":
-            part = self.native if self.native.kind == "f" else np.dtype(f"f{self.native.itemsize // 2}")
+            part = (
+                self.native
+                if self.native.kind == "f"
+                else np.dtype(f"f{self.native.itemsize // 2}")
+            )
             return float(np.finfo(part).max)
         return None
 
@@ -158,8 +168,10 @@ class DataType(Extension):
         """Whether the bytes codec needs an `endian` to lay this type out."""
         native = self.native
         if native.fields:
-            return any(native.fields[f][0].itemsize > 1 and native.fields[f][0].kind != "V"
-                       for f in native.names)
+            return any(
+                native.fields[f][0].itemsize > 1 and native.fields[f][0].kind != "V"
+                for f in native.names
+            )
         return native.itemsize > 1 and native.kind not in "VSUO"
 
     def encoded_dtype(self, endian: str | None) -> np.dtype:
@@ -198,8 +210,11 @@ class DataType(Extension):
         return native.itemsize * 8, 1, native.kind == "i"
 
     def __eq__(self, other: object) -> bool:
-        return (type(self) is type(other) and self.to_json() == other.to_json()
-                and self.endian == other.endian)
+        return (
+            type(self) is type(other)
+            and self.to_json() == other.to_json()
+            and self.endian == other.endian
+        )
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.to_json()), self.endian))
@@ -214,8 +229,10 @@ def cast_values(source: np.ndarray, data_type: DataType) -> np.ndarray:
     target = data_type.native
     if source.dtype.kind == "c" and data_type.numeric_kind not in "cOV":
         if np.any(source.imag):
-            raise ValueCastError(f"complex values with a non-zero imaginary part cannot be "
-                                 f"stored as {data_type.describe()}")
+            raise ValueCastError(
+                f"complex values with a non-zero imaginary part cannot be "
+                f"stored as {data_type.describe()}"
+            )
         source = source.real
     with np.errstate(invalid="ignore", over="ignore"):
         return source.astype(target)
@@ -245,8 +262,10 @@ def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataTyp
                 if limit is not None and src.kind in "biuf":
                     bad |= finite & (np.abs(source.astype(np.float64)) > limit)
             if np.any(bad):
-                raise ValueCastError(f"values of dtype {src} cannot be stored as "
-                                     f"{data_type.describe()}: out of range")
+                raise ValueCastError(
+                    f"values of dtype {src} cannot be stored as "
+                    f"{data_type.describe()}: out of range"
+                )
         return
     int_range = data_type.int_range
     if src.kind in "iu" and int_range is not None:
@@ -256,7 +275,8 @@ def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataTyp
             return
         raise ValueCastError(
             f"values of dtype {src} cannot be stored as {data_type.describe()}: out of range "
-            f"{low}..{high}")
+            f"{low}..{high}"
+        )
     try:
         back = cast.astype(src)
         same = np.array_equal(back, source, equal_nan=src.kind in "fc")
@@ -319,8 +339,9 @@ def data_type_from_native(dtype: Any) -> DataType:
     try:
         dtype = np.dtype(dtype)
     except TypeError as exc:
-        raise MetadataError(f"{dtype!r} is not a data type name nor a numpy dtype: {exc}",
-                            key="data_type") from None
+        raise MetadataError(
+            f"{dtype!r} is not a data type name nor a numpy dtype: {exc}", key="data_type"
+        ) from None
     table = native_index.table()
     for key in native_keys(dtype):
         candidates = table.get(key)
@@ -330,9 +351,13 @@ def data_type_from_native(dtype: Any) -> DataType:
             names = ", ".join(sorted(_label(c) for c in candidates))
             raise MetadataError(
                 f"numpy dtype {dtype} matches several data types: {names}; name the one you "
-                f"want with its Zarr name", key="data_type")
+                f"want with its Zarr name",
+                key="data_type",
+            )
         return candidates[0].from_native(dtype)
-    raise MetadataError(f"no installed data type plugin handles numpy dtype {dtype}", key="data_type")
+    raise MetadataError(
+        f"no installed data type plugin handles numpy dtype {dtype}", key="data_type"
+    )
 
 
 def _label(cls: type) -> str:

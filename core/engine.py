@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from . import config, executor, forksafe
 from .codec import Lasting, RangeReads
@@ -164,8 +165,9 @@ class RangeCache:
         self._max = max_bytes
         self._generation = 0
 
-    def claim(self, wanted: Sequence[tuple[str, Range]]
-              ) -> tuple[dict[tuple[str, Range], bytes], list, list, int]:
+    def claim(
+        self, wanted: Sequence[tuple[str, Range]]
+    ) -> tuple[dict[tuple[str, Range], bytes], list, list, int]:
         """(answers known, ranges this caller must fetch, events of ranges being fetched by
         others, the generation its fetches belong to)."""
         known, mine, waits = {}, [], []
@@ -181,8 +183,12 @@ class RangeCache:
                     mine.append(item)
             return known, mine, waits, self._generation
 
-    def settle(self, fetched: dict[tuple[str, Range], Any], claimed: Sequence[tuple[str, Range]],
-               generation: int) -> None:
+    def settle(
+        self,
+        fetched: dict[tuple[str, Range], Any],
+        claimed: Sequence[tuple[str, Range]],
+        generation: int,
+    ) -> None:
         """Keep what was fetched (unless invalidated meanwhile) and wake whoever waits; called
         with an empty `fetched` when the fetch failed, so the waiters fetch for themselves."""
         with self._lock:
@@ -220,15 +226,18 @@ def range_cache(store: Any) -> RangeCache | None:
     see a shard rewritten by another writer until the array is opened again."""
     choice = config.get().index_cache
     if choice not in _INDEX_CACHE:
-        raise ValueError(f"the index_cache setting (ZARRKIT_INDEX_CACHE) must be one of "
-                         f"{_INDEX_CACHE}, got {choice!r}")
+        raise ValueError(
+            f"the index_cache setting (ZARRKIT_INDEX_CACHE) must be one of "
+            f"{_INDEX_CACHE}, got {choice!r}"
+        )
     if choice == "always" or (choice == "remote" and store.preferred_fetch_bytes):
         return RangeCache()
     return None
 
 
-def _lasting_answers(store: Any, requests: list[tuple[str, Any]],
-                     cache: RangeCache | None) -> list[Any]:
+def _lasting_answers(
+    store: Any, requests: list[tuple[str, Any]], cache: RangeCache | None
+) -> list[Any]:
     """`fetch_ranges` for a round holding `Lasting` requests: those come from `cache` when
     it has them (or from the thread already fetching them), the rest from the store."""
     plain = [(key, rng.range if isinstance(rng, Lasting) else rng) for key, rng in requests]
@@ -240,8 +249,8 @@ def _lasting_answers(store: Any, requests: list[tuple[str, Any]],
     fetched: dict[tuple[str, Range], Any] = {}
     try:
         answers = fetch_ranges(store, [*mine, *others])
-        fetched = dict(zip(mine, answers[:len(mine)]))
-        by_request = dict(zip(others, answers[len(mine):]))
+        fetched = dict(zip(mine, answers[: len(mine)]))
+        by_request = dict(zip(others, answers[len(mine) :]))
     finally:
         cache.settle(fetched, mine, generation)
     late = []
@@ -255,7 +264,7 @@ def _lasting_answers(store: Any, requests: list[tuple[str, Any]],
     if late:
         fetched.update(zip(late, fetch_ranges(store, late)))
     out = []
-    for (key, rng), item in zip(requests, plain):
+    for (_key, rng), item in zip(requests, plain):
         if isinstance(rng, Lasting):
             out.append(known[item] if item in known else fetched[item])
         else:
@@ -264,8 +273,9 @@ def _lasting_answers(store: Any, requests: list[tuple[str, Any]],
 
 
 # -- partial decodes --------------------------------------------------------------------------------
-def drive(store: Any, reads: Sequence[tuple[str, RangeReads[Any]]],
-          cache: RangeCache | None = None) -> list[Any]:
+def drive(
+    store: Any, reads: Sequence[tuple[str, RangeReads[Any]]], cache: RangeCache | None = None
+) -> list[Any]:
     """Run partial decodes of several stored values in lockstep: each round's byte ranges of
     every value go to the store in one `get_ranges` call. Returns each decode's result.
     `Lasting` requests are answered from `cache` where it can (see `RangeCache`)."""
@@ -281,13 +291,18 @@ def drive(store: Any, reads: Sequence[tuple[str, RangeReads[Any]]],
             answers = fetch_ranges(store, requests)
         current, pending, at = pending, [], 0
         for i, ranges in current:
-            _step(reads[i][1], answers[at:at + len(ranges)], i, results, pending)
+            _step(reads[i][1], answers[at : at + len(ranges)], i, results, pending)
             at += len(ranges)
     return results
 
 
-def _step(gen: RangeReads[Any], answer: Any, i: int, results: list[Any],
-          pending: list[tuple[int, list[Range]]]) -> None:
+def _step(
+    gen: RangeReads[Any],
+    answer: Any,
+    i: int,
+    results: list[Any],
+    pending: list[tuple[int, list[Range]]],
+) -> None:
     try:
         pending.append((i, gen.send(answer)))
     except StopIteration as stop:
@@ -309,12 +324,13 @@ def fetch_ranges(store: Any, requests: Sequence[tuple[str, Range | None]]) -> li
         if data is None or length is None:
             out.append(data)
         else:
-            out.append(memoryview(data)[start:start + length])
+            out.append(memoryview(data)[start : start + length])
     return out
 
 
-def coalesce(requests: Sequence[tuple[str, Range | None]]
-             ) -> tuple[list[tuple[str, Range | None]], list[tuple[int, int, int | None]]]:
+def coalesce(
+    requests: Sequence[tuple[str, Range | None]],
+) -> tuple[list[tuple[str, Range | None]], list[tuple[int, int, int | None]]]:
     """Merged requests, and for each original request (index into merged, start inside the
     merged answer, length; length None: the whole answer)."""
     merged: list[tuple[str, Range | None]] = []

@@ -26,7 +26,7 @@ class MetadataError(ZarrkitError):
             prefix += f"field {self.key!r}: "
         return prefix + self.detail
 
-    def locate(self, key: str | None = None, where: str | None = None) -> "MetadataError":
+    def locate(self, key: str | None = None, where: str | None = None) -> MetadataError:
         """Point the error at a field of a document (`key` is prefixed to the plugin's own)."""
         if key:
             if not self.key:
@@ -42,8 +42,15 @@ class MetadataError(ZarrkitError):
 class UnknownExtensionError(MetadataError):
     """No installed plugin provides an extension named in metadata (or asked for by a user)."""
 
-    def __init__(self, kind: str, name: str, format: str | None = None, *,
-                 hint: str | None = None, where: str | None = None):
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        format: str | None = None,
+        *,
+        hint: str | None = None,
+        where: str | None = None,
+    ):
         self.kind = kind
         self.name = name
         self.format = format
@@ -52,7 +59,9 @@ class UnknownExtensionError(MetadataError):
         if hint:
             msg += f"; {hint}"
         else:
-            msg += f"; install a package that registers it in the entry-point group 'zarrkit.{kind}s'"
+            msg += (
+                f"; install a package that registers it in the entry-point group 'zarrkit.{kind}s'"
+            )
         super().__init__(msg, where=where)
 
 
@@ -116,8 +125,14 @@ class StoreError(ZarrkitError):
     """The storage behind a store failed (I/O error, network fault, server error, corrupt
     container); `key` and `store` say where. Never turned into a missing key or a fill value."""
 
-    def __init__(self, message: str, *, key: str | None = None, store: object | None = None,
-                 operation: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str | None = None,
+        store: object | None = None,
+        operation: str | None = None,
+    ):
         self.key = key
         self.store = store
         self.operation = operation

@@ -14,8 +14,9 @@ which the child does not have, and its first batch would wait for them forever.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 from . import config, forksafe
 
@@ -44,8 +45,9 @@ def _get_pool(size: int) -> ThreadPoolExecutor:
         if _pool is None or _pool_size != size:
             if _pool is not None:
                 _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="zarrkit",
-                                       initializer=_mark_worker)
+            _pool = ThreadPoolExecutor(
+                max_workers=size, thread_name_prefix="zarrkit", initializer=_mark_worker
+            )
             _pool_size = size
         return _pool
 
@@ -58,8 +60,9 @@ def threads() -> int:
     return max(1, config.get().threads)
 
 
-def run_batched(work: Callable[[Sequence[T]], None], items: Sequence[T], *,
-                parallel: bool = True) -> None:
+def run_batched(
+    work: Callable[[Sequence[T]], None], items: Sequence[T], *, parallel: bool = True
+) -> None:
     """Run `work` over `items` split into one batch per thread; re-raise the first error.
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
@@ -104,7 +107,8 @@ def io_pool() -> ThreadPoolExecutor:
         if _io_pool is None or _io_size != size:
             if _io_pool is not None:
                 _io_pool.shutdown(wait=False)
-            _io_pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="zarrkit-io",
-                                          initializer=_mark_worker)
+            _io_pool = ThreadPoolExecutor(
+                max_workers=size, thread_name_prefix="zarrkit-io", initializer=_mark_worker
+            )
             _io_size = size
         return _io_pool

@@ -6,7 +6,8 @@ with `from_json`; `to_json` gives it back in a format. Instances are immutable v
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from .errors import MetadataError
 from .names import V3, Names
@@ -50,23 +51,30 @@ def parse_named_config(doc: Any, *, key: str, where: str | None = None) -> tuple
         return doc, {}, True
     if not isinstance(doc, Mapping):
         raise MetadataError(
-            f"expected an extension name or an object with 'name', got {doc!r}", key=key, where=where
+            f"expected an extension name or an object with 'name', got {doc!r}",
+            key=key,
+            where=where,
         )
     name = doc.get("name")
     if not isinstance(name, str) or not name:
-        raise MetadataError(f"extension object lacks a string 'name': {doc!r}", key=key, where=where)
+        raise MetadataError(
+            f"extension object lacks a string 'name': {doc!r}", key=key, where=where
+        )
     configuration = doc.get("configuration", {})
     if configuration is None:
         configuration = {}
     if not isinstance(configuration, Mapping):
         raise MetadataError(
-            f"'configuration' of {name!r} must be an object, got {configuration!r}", key=key, where=where
+            f"'configuration' of {name!r} must be an object, got {configuration!r}",
+            key=key,
+            where=where,
         )
     must_understand = doc.get("must_understand", True)
     if not isinstance(must_understand, bool):
         raise MetadataError(
             f"'must_understand' of {name!r} must be true or false, got {must_understand!r}",
-            key=key, where=where,
+            key=key,
+            where=where,
         )
     extra = set(doc) - {"name", "configuration", "must_understand"}
     if extra:
@@ -76,13 +84,22 @@ def parse_named_config(doc: Any, *, key: str, where: str | None = None) -> tuple
     return name, dict(configuration), must_understand
 
 
-def config_value(configuration: Mapping[str, Any], field: str, types: type | tuple, *,
-                 owner: str, default: Any = ..., choices: tuple | None = None) -> Any:
+def config_value(
+    configuration: Mapping[str, Any],
+    field: str,
+    types: type | tuple,
+    *,
+    owner: str,
+    default: Any = ...,
+    choices: tuple | None = None,
+) -> Any:
     """Read one configuration field with a type check that names the field on failure."""
     if field not in configuration:
         if default is ...:
-            raise MetadataError(f"{owner}: configuration lacks required field {field!r}",
-                                key=f"configuration.{field}")
+            raise MetadataError(
+                f"{owner}: configuration lacks required field {field!r}",
+                key=f"configuration.{field}",
+            )
         return default
     value = configuration[field]
     if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
@@ -91,13 +108,15 @@ def config_value(configuration: Mapping[str, Any], field: str, types: type | tup
         ok = isinstance(value, types)
     if not ok or (choices is not None and value not in choices):
         expected = f"one of {list(choices)}" if choices else getattr(types, "__name__", str(types))
-        raise MetadataError(f"{owner}: {field!r} must be {expected}, got {value!r}",
-                            key=f"configuration.{field}")
+        raise MetadataError(
+            f"{owner}: {field!r} must be {expected}, got {value!r}", key=f"configuration.{field}"
+        )
     return value
 
 
 def check_known_fields(configuration: Mapping[str, Any], allowed: set[str], *, owner: str) -> None:
     extra = set(configuration) - allowed
     if extra:
-        raise MetadataError(f"{owner}: unknown configuration fields {sorted(extra)}",
-                            key="configuration")
+        raise MetadataError(
+            f"{owner}: unknown configuration fields {sorted(extra)}", key="configuration"
+        )

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-_locks: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_locks: weakref.WeakSet[Any] = weakref.WeakSet()
 #: id(owner) -> (weak reference to owner, its reset); dropped when the owner is collected
 _resets: dict[int, tuple[Any, Callable[[Any], None]]] = {}
 _hooks: list[Callable[[], None]] = []
@@ -54,7 +55,7 @@ def at_fork(reset: Callable[[], None]) -> None:
 def _in_child() -> None:
     for held in list(_locks):
         held._at_fork_reinit()  # (what the standard library's own modules do after a fork)
-    for reset in list(_hooks):
+    for reset in _hooks:
         reset()
     for ref, reset_owner in list(_resets.values()):
         owner = ref()

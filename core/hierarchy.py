@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .array import Array
 from .errors import ContainsNodeError, InvalidKeyError, NodeNameError, NodeNotFoundError
@@ -30,11 +31,14 @@ def check_name(name: str) -> str:
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
-            raise NodeNameError(f"node name {name!r} is not valid Unicode (a lone surrogate)"
-                                ) from None
+            raise NodeNameError(
+                f"node name {name!r} is not valid Unicode (a lone surrogate)"
+            ) from None
     if name in RESERVED_NAMES:
-        raise InvalidKeyError(f"node name {name!r} is the name of a metadata document; a "
-                              f"store cannot hold a node there")
+        raise InvalidKeyError(
+            f"node name {name!r} is the name of a metadata document; a "
+            f"store cannot hold a node there"
+        )
     return name
 
 
@@ -56,14 +60,16 @@ def join(parent: str, name: str) -> str:
     return f"{parent}/{name}" if parent else name
 
 
-def read_metadata(store: Any, path: str, expected: Any = None
-                  ) -> ArrayMetadata | GroupMetadata | None:
+def read_metadata(
+    store: Any, path: str, expected: Any = None
+) -> ArrayMetadata | GroupMetadata | None:
     check_fits(store, path)
     return _read_metadata(store, path, expected)
 
 
-def _read_metadata(store: Any, path: str, expected: Any = None
-                   ) -> ArrayMetadata | GroupMetadata | None:
+def _read_metadata(
+    store: Any, path: str, expected: Any = None
+) -> ArrayMetadata | GroupMetadata | None:
     """`read_metadata` of a path already checked against the store's name limit: the node
     at `path`. `expected`: the format module the node most likely has (a group's
     member usually has the group's format), read first without probing the others, so that
@@ -90,7 +96,7 @@ def _read_metadata(store: Any, path: str, expected: Any = None
     return None
 
 
-def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) -> "Array | Group":
+def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) -> Array | Group:
     if isinstance(metadata, ArrayMetadata):
         return Array(store, path, metadata, read_only=read_only)
     from .formats.consolidated import group_for  # a group holding consolidated metadata
@@ -98,8 +104,7 @@ def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) ->
     return group_for(store, path, metadata, read_only)
 
 
-def open_node(store: Any, path: str, *, read_only: bool, expected: Any = None
-              ) -> "Array | Group":
+def open_node(store: Any, path: str, *, read_only: bool, expected: Any = None) -> Array | Group:
     metadata = read_metadata(store, path, expected)
     if metadata is None:
         raise NodeNotFoundError(path or "/", store)
@@ -129,8 +134,10 @@ def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:
     existing = _read_metadata(store, path) if path in candidates else None
     if existing is not None:
         if not overwrite:
-            raise ContainsNodeError(f"a {existing.node_type} already exists at {path or '/'!r} "
-                                    f"in {store}; pass overwrite=True to replace it")
+            raise ContainsNodeError(
+                f"a {existing.node_type} already exists at {path or '/'!r} "
+                f"in {store}; pass overwrite=True to replace it"
+            )
         get_format(existing.format).erase_node(store, path)
     elif overwrite and path:
         format_module.erase_node(store, path)
@@ -183,9 +190,10 @@ class Group(Node):
         except (NodeNameError, InvalidKeyError):  # no member can have such a name
             return False
 
-    def __getitem__(self, name: str) -> "Array | Group":
-        return open_node(self._store, self._child_path(name), read_only=self._read_only,
-                         expected=self._format)
+    def __getitem__(self, name: str) -> Array | Group:
+        return open_node(
+            self._store, self._child_path(name), read_only=self._read_only, expected=self._format
+        )
 
     def get(self, name: str, default: Any = None) -> Any:
         try:
@@ -193,15 +201,19 @@ class Group(Node):
         except NodeNotFoundError:
             return default
 
-    def members(self) -> Iterator[tuple[str, "Array | Group"]]:
+    def members(self) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) for each child, sorted by name. A format that reads its children's
         metadata in the listing (`child_metadata`, one concurrent batch) is asked for them
         there, rather than once more per child."""
         batched = getattr(self._format, "child_metadata", None)
         if batched is not None:
             for name, metadata in sorted(batched(self._store, self._path).items()):
-                yield name, node_from_metadata(self._store, join(self._path, name), metadata,
-                                               self._read_only)
+                yield (
+                    name,
+                    node_from_metadata(
+                        self._store, join(self._path, name), metadata, self._read_only
+                    ),
+                )
             return
         for name in self.keys():
             path = join(self._path, name)
@@ -212,7 +224,7 @@ class Group(Node):
     def arrays(self) -> Iterator[tuple[str, Array]]:
         return ((n, m) for n, m in self.members() if isinstance(m, Array))
 
-    def groups(self) -> Iterator[tuple[str, "Group"]]:
+    def groups(self) -> Iterator[tuple[str, Group]]:
         return ((n, m) for n, m in self.members() if isinstance(m, Group))
 
     def array_keys(self) -> list[str]:
@@ -228,15 +240,21 @@ class Group(Node):
         kwargs.setdefault("zarr_format", self._meta.format)
         return _create_array_in(self._store, self._child_path(name), **kwargs)
 
-    def create_group(self, name: str, *, attributes: dict | None = None,
-                     overwrite: bool = False) -> "Group":
+    def create_group(
+        self, name: str, *, attributes: dict | None = None, overwrite: bool = False
+    ) -> Group:
         from .api import _create_group_in
 
         self._check_writeable()
-        return _create_group_in(self._store, self._child_path(name), attributes=attributes,
-                                overwrite=overwrite, zarr_format=self._meta.format)
+        return _create_group_in(
+            self._store,
+            self._child_path(name),
+            attributes=attributes,
+            overwrite=overwrite,
+            zarr_format=self._meta.format,
+        )
 
-    def require_group(self, name: str) -> "Group":
+    def require_group(self, name: str) -> Group:
         node = self.get(name)
         if isinstance(node, Group):
             return node

@@ -8,8 +8,9 @@ imported on the first hook call, never at `import zarrkit`.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pluggy
 
@@ -40,16 +41,22 @@ class HookSpecs:
         """What to install to get an unknown extension, for the error message."""
 
     @hookspec(firstresult=True)
-    def zarrkit_array_defaults(self, format: str, data_type: Any,
-                               chunk_shape: tuple[int, ...]) -> dict | None:
+    def zarrkit_array_defaults(
+        self, format: str, data_type: Any, chunk_shape: tuple[int, ...]
+    ) -> dict | None:
         """What a new array gets where its creator names nothing: a dict with any of
         "codecs" (a list), "chunk_grid" (for `chunk_shape`) and "chunk_key_encoding", each in
         the spec's JSON form. The first non-None answer wins; the kernel itself names none."""
 
     @hookspec(firstresult=True)
-    def zarrkit_shard_codecs(self, format: str, shard_shape: tuple[int, ...],
-                             chunk_shape: tuple[int, ...], codecs: list,
-                             options: dict) -> list | None:
+    def zarrkit_shard_codecs(
+        self,
+        format: str,
+        shard_shape: tuple[int, ...],
+        chunk_shape: tuple[int, ...],
+        codecs: list,
+        options: dict,
+    ) -> list | None:
         """The codec chain (the spec's JSON form, or codec objects) that stores chunks of
         `chunk_shape`, encoded with `codecs` (codec objects, defaults filled in), together in
         each chunk of a grid of `shard_shape`: what `create_array(shards=...)` writes.
@@ -75,14 +82,18 @@ class HookPluginFailure:
     error: str
 
     def __str__(self) -> str:
-        return (f"the hook plugin entry point {self.name!r} = {self.value!r} from "
-                f"{self.distribution or 'an unknown distribution'} {self.error}")
+        return (
+            f"the hook plugin entry point {self.name!r} = {self.value!r} from "
+            f"{self.distribution or 'an unknown distribution'} {self.error}"
+        )
 
 
 _lock = forksafe.rlock()
 _manager: pluggy.PluginManager | None = None
 _extensions_registered = False
-_plugin_eps: dict[str, tuple[str, str | None]] = {}  # plugin name -> (entry point value, distribution)
+_plugin_eps: dict[
+    str, tuple[str, str | None]
+] = {}  # plugin name -> (entry point value, distribution)
 _failures: list[HookPluginFailure] = []
 
 
@@ -190,16 +201,26 @@ def install_hint(kind: str, name: str, format: str) -> str | None:
 
 
 def array_defaults(format: str, data_type: Any, chunk_shape: tuple[int, ...]) -> dict:
-    answer = manager().hook.zarrkit_array_defaults(format=format, data_type=data_type,
-                                                   chunk_shape=tuple(chunk_shape))
+    answer = manager().hook.zarrkit_array_defaults(
+        format=format, data_type=data_type, chunk_shape=tuple(chunk_shape)
+    )
     return answer or {}
 
 
-def shard_codecs(format: str, shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...],
-                 codecs: list, options: dict) -> list | None:
-    return manager().hook.zarrkit_shard_codecs(format=format, shard_shape=tuple(shard_shape),
-                                               chunk_shape=tuple(chunk_shape), codecs=codecs,
-                                               options=options)
+def shard_codecs(
+    format: str,
+    shard_shape: tuple[int, ...],
+    chunk_shape: tuple[int, ...],
+    codecs: list,
+    options: dict,
+) -> list | None:
+    return manager().hook.zarrkit_shard_codecs(
+        format=format,
+        shard_shape=tuple(shard_shape),
+        chunk_shape=tuple(chunk_shape),
+        codecs=codecs,
+        options=options,
+    )
 
 
 def open_store(url: str, options: dict) -> Any:

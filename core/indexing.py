@@ -24,9 +24,10 @@ Every `ChunkProjection` satisfies, for `out` of shape `indexer.shape` and `chunk
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator, Sequence
 from itertools import product
 from math import prod
-from typing import Any, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,8 +36,12 @@ from .codec import Region
 from .errors import SelectionError
 
 __all__ = [
-    "ChunkProjection", "Indexer", "basic_indexer", "orthogonal_indexer", "vectorized_indexer",
+    "ChunkProjection",
+    "Indexer",
+    "basic_indexer",
     "chunk_region",
+    "orthogonal_indexer",
+    "vectorized_indexer",
 ]
 
 # Above this many chunks in the (touched part of the) grid, linear chunk ids could overflow int64,
@@ -96,13 +101,13 @@ class _Axis:
     the vectorised ChunkGrid methods, once per dimension rather than once per chunk.
     """
 
-    __slots__ = ("grid", "dim", "length", "size", "n_chunks")
+    __slots__ = ("dim", "grid", "length", "n_chunks", "size")
 
     def __init__(self, grid: ChunkGrid, dim: int, length: int, size: int | None, n_chunks: int):
         self.grid = grid
         self.dim = dim
         self.length = length
-        self.size = size          # the chunk size of a regular grid, else None
+        self.size = size  # the chunk size of a regular grid, else None
         self.n_chunks = n_chunks  # only needed (and only computed) for other grids
 
     def chunk_of(self, pos: int) -> int:
@@ -130,14 +135,16 @@ class _Axis:
             return starts, starts + np.minimum(self.size, self.length - starts)
         starts = np.asarray(self.grid.chunk_start(self.dim, ids), dtype=np.int64)
         last = ids + 1 >= self.n_chunks
-        nxt = np.asarray(self.grid.chunk_start(self.dim, np.where(last, ids, ids + 1)), dtype=np.int64)
+        nxt = np.asarray(
+            self.grid.chunk_start(self.dim, np.where(last, ids, ids + 1)), dtype=np.int64
+        )
         return starts, np.where(last, self.length, np.minimum(nxt, self.length))
 
     def spans(self, ids: range | np.ndarray) -> Iterator[tuple[int, int, int]]:
         """(chunk id, start, end) for each id, as Python ints."""
         if self.size is not None:
             size, length = self.size, self.length
-            for i in (ids if isinstance(ids, range) else ids.tolist()):
+            for i in ids if isinstance(ids, range) else ids.tolist():
                 start = i * size
                 yield i, start, min(start + size, length)
             return
@@ -214,7 +221,7 @@ def _slice_pieces(axis: _Axis, start: int, step: int, n: int) -> list[_Piece]:
     return pieces
 
 
-def _run_pieces(size: int, length: int, start: int, stop: int) -> "_Run":
+def _run_pieces(size: int, length: int, start: int, stop: int) -> _Run:
     """The common case, a contiguous run on a regular grid: one pass of int arithmetic."""
     return _Run(size, length, start, stop)
 
@@ -226,7 +233,7 @@ class _Run:
     tiny chunks made 30,000 objects that the garbage collector kept walking and promoting
     until a full collection ran in the middle of the read (~2 µs per chunk)."""
 
-    __slots__ = ("_size", "_length", "_start", "_stop")
+    __slots__ = ("_length", "_size", "_start", "_stop")
 
     def __init__(self, size: int, length: int, start: int, stop: int):
         self._size, self._length, self._start, self._stop = size, length, start, stop
@@ -249,8 +256,12 @@ class _Run:
             if c1 > length:
                 c1 = length
             end = c1 if c1 < stop else stop
-            yield (i, whole if pos == c0 and end == c0 + size else slice(pos - c0, end - c0),
-                   slice(pos - start, end - start), end - pos == c1 - c0)
+            yield (
+                i,
+                whole if pos == c0 and end == c0 + size else slice(pos - c0, end - c0),
+                slice(pos - start, end - start),
+                end - pos == c1 - c0,
+            )
             i += 1
             c0 += size
             pos = end
@@ -284,8 +295,9 @@ def _array_pieces(axis: _Axis, idx: np.ndarray) -> list[_Piece]:
     first_pos = pos[lo].tolist()
     last_pos = pos[hi - 1].tolist()
     pieces = []
-    for g, (i, s, e, a, b) in enumerate(zip(ids[lo].tolist(), starts.tolist(), ends.tolist(),
-                                            lo.tolist(), hi.tolist())):
+    for g, (i, s, e, a, b) in enumerate(
+        zip(ids[lo].tolist(), starts.tolist(), ends.tolist(), lo.tolist(), hi.tolist())
+    ):
         count = b - a
         if distinct[g] == count and last_pos[g] - first_pos[g] == count - 1:
             chunk_sel: Any = slice(first_pos[g] - s, first_pos[g] - s + count)
@@ -310,16 +322,18 @@ def _expand(selection: Any, ndim: int) -> tuple:
     n_items = len(selection) - len(ellipses)
     if n_items > ndim:
         raise SelectionError(
-            f"too many indices: the array has {ndim} dimension(s), the selection indexes {n_items}")
+            f"too many indices: the array has {ndim} dimension(s), the selection indexes {n_items}"
+        )
     if ellipses:
         e = ellipses[0]
-        selection = selection[:e] + (slice(None),) * (ndim - n_items) + selection[e + 1:]
+        selection = selection[:e] + (slice(None),) * (ndim - n_items) + selection[e + 1 :]
     return selection + (slice(None),) * (ndim - len(selection))
 
 
 def _is_bool_scalar(item: Any) -> bool:
     return isinstance(item, (bool, np.bool_)) or (
-        isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype == bool)
+        isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype == bool
+    )
 
 
 def _check_int(item: Any, dim: int, length: int) -> int:
@@ -376,7 +390,8 @@ def _out_of_bounds(dim: int | None, index: int, length: int) -> None:
     where = f"dimension {dim}: " if dim is not None else ""
     raise SelectionError(
         f"{where}index {index} is out of bounds for length {length} "
-        f"(valid: {-length} to {length - 1})")
+        f"(valid: {-length} to {length - 1})"
+    )
 
 
 def _orthogonal_item(item: Any, dim: int, axis: _Axis) -> tuple[list[_Piece], int | None]:
@@ -392,12 +407,14 @@ def _orthogonal_item(item: Any, dim: int, axis: _Axis) -> tuple[list[_Piece], in
             return _int_pieces(axis, _check_int(arr, dim, length)), None
         if arr.ndim != 1:
             raise SelectionError(
-                f"dimension {dim}: orthogonal selection takes 1-D arrays, got shape {arr.shape}")
+                f"dimension {dim}: orthogonal selection takes 1-D arrays, got shape {arr.shape}"
+            )
         if arr.dtype == bool:
             if arr.shape[0] != length:
                 raise SelectionError(
                     f"dimension {dim}: boolean array of length {arr.shape[0]} does not match "
-                    f"the dimension's length {length}")
+                    f"the dimension's length {length}"
+                )
             arr = np.flatnonzero(arr)
         else:
             arr = _int_array(arr, dim, length, "an index array")
@@ -443,14 +460,15 @@ class _ProductIndexer(Indexer):
     """The chunks of a selection that acts on each dimension independently: the Cartesian
     product of the per-dimension pieces."""
 
-    __slots__ = ("shape", "_pieces", "_drops", "_arrays", "plain")
+    __slots__ = ("_arrays", "_drops", "_pieces", "plain", "shape")
 
-    def __init__(self, shape: tuple[int, ...], pieces: list[list[_Piece]],
-                 drops: bool, arrays: bool):
+    def __init__(
+        self, shape: tuple[int, ...], pieces: list[list[_Piece]], drops: bool, arrays: bool
+    ):
         self.shape = shape
         self._pieces = pieces
-        self._drops = drops      # some dimension is an int: its None out_sel must be left out
-        self._arrays = arrays    # some dimension is an array: selections may need ix_ form
+        self._drops = drops  # some dimension is an int: its None out_sel must be left out
+        self._arrays = arrays  # some dimension is an array: selections may need ix_ form
         self.plain = not arrays
 
     @property
@@ -469,8 +487,9 @@ class _ProductIndexer(Indexer):
             for i, chunk_sel, out_sel, complete in self._pieces[0]:
                 if chunk_sel is not last_sel:  # (whole chunks share one selection)
                     last_sel, last = chunk_sel, (chunk_sel,)
-                yield _new(ChunkProjection,
-                           ((i,), last, () if out_sel is None else (out_sel,), complete))
+                yield _new(
+                    ChunkProjection, ((i,), last, () if out_sel is None else (out_sel,), complete)
+                )
             return
         for combo in product(*self._pieces):
             coords, chunk_sel, out_sel, complete = zip(*combo)
@@ -500,7 +519,8 @@ def basic_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) -> Inde
             out_shape.append(n)
         elif isinstance(item, (list, np.ndarray)) and np.ndim(item) > 0:
             raise SelectionError(
-                f"dimension {dim}: arrays are not basic indices; use oindex or vindex")
+                f"dimension {dim}: arrays are not basic indices; use oindex or vindex"
+            )
         else:
             pieces.append(_int_pieces(axis, _check_int(item, dim, axis.length)))
             drops = True
@@ -519,12 +539,14 @@ def block_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) -> Inde
         if isinstance(item, slice):
             if item.step not in (None, 1):
                 raise SelectionError(
-                    f"dimension {dim}: block selections take slices of step 1, got {item!r}")
+                    f"dimension {dim}: block selections take slices of step 1, got {item!r}"
+                )
             lo, hi, _ = item.indices(n)
             hi = max(lo, hi)
         elif isinstance(item, (list, np.ndarray)) and np.ndim(item) > 0:
             raise SelectionError(
-                f"dimension {dim}: block selections take ints and slices, not index arrays")
+                f"dimension {dim}: block selections take ints and slices, not index arrays"
+            )
         else:
             try:
                 lo = _check_int(item, dim, n)
@@ -532,11 +554,13 @@ def block_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) -> Inde
                 if isinstance(item, (int, np.integer)) and not _is_bool_scalar(item):
                     raise SelectionError(
                         f"dimension {dim}: block {item} is out of bounds: the dimension has {n} "
-                        f"chunk(s) (valid: {-n} to {n - 1})") from None
+                        f"chunk(s) (valid: {-n} to {n - 1})"
+                    ) from None
                 raise
             hi = lo + 1
-        region.append(slice(_block_edge(grid, dim, lo, n, length),
-                            _block_edge(grid, dim, hi, n, length)))
+        region.append(
+            slice(_block_edge(grid, dim, lo, n, length), _block_edge(grid, dim, hi, n, length))
+        )
     return basic_indexer(tuple(region), shape, grid)
 
 
@@ -584,7 +608,7 @@ class _PointIndexer(Indexer):
     per-chunk selections are views of arrays computed once.
     """
 
-    __slots__ = ("shape", "_projections")
+    __slots__ = ("_projections", "shape")
     orthogonal = False
 
     def __init__(self, shape: tuple[int, ...], projections: list[ChunkProjection]):
@@ -599,7 +623,9 @@ class _PointIndexer(Indexer):
         return iter(self._projections)
 
 
-def _parse_points(selection: Any, axes: list[_Axis]) -> tuple[list[np.ndarray], tuple[int, ...], bool]:
+def _parse_points(
+    selection: Any, axes: list[_Axis]
+) -> tuple[list[np.ndarray], tuple[int, ...], bool]:
     """Flat normalised coordinates per dimension, the result shape, and whether the points are
     known to be distinct (they are for a mask)."""
     ndim = len(axes)
@@ -610,27 +636,37 @@ def _parse_points(selection: Any, axes: list[_Axis]) -> tuple[list[np.ndarray], 
     if isinstance(mask, np.ndarray) and mask.dtype == bool:
         if mask.shape != shape:
             raise SelectionError(
-                f"boolean mask of shape {mask.shape} does not match the array's shape {shape}")
+                f"boolean mask of shape {mask.shape} does not match the array's shape {shape}"
+            )
         coords = [c.astype(np.int64, copy=False) for c in np.nonzero(mask)] if ndim else []
         return coords, (int(np.count_nonzero(mask)),), True
     items = selection if isinstance(selection, tuple) else (selection,)
     if len(items) != ndim:
         raise SelectionError(
             f"vectorized selection needs one integer array per dimension: the array has {ndim} "
-            f"dimension(s), the selection has {len(items)} item(s)")
+            f"dimension(s), the selection has {len(items)} item(s)"
+        )
     arrays = []
     for dim, (item, axis) in enumerate(zip(items, axes)):
-        if item is None or isinstance(item, slice) or item is Ellipsis or _is_bool_scalar(item) or (
-                isinstance(item, np.ndarray) and item.dtype == bool):
+        if (
+            item is None
+            or isinstance(item, slice)
+            or item is Ellipsis
+            or _is_bool_scalar(item)
+            or (isinstance(item, np.ndarray) and item.dtype == bool)
+        ):
             raise SelectionError(
                 f"dimension {dim}: vectorized selection takes integer arrays or ints (or a single "
-                f"boolean mask of the array's shape), got {type(item).__name__} {item!r}")
+                f"boolean mask of the array's shape), got {type(item).__name__} {item!r}"
+            )
         arrays.append(_int_array(item, dim, axis.length, "a coordinate array"))
     try:
         broadcast = np.broadcast_arrays(*arrays) if arrays else []
     except ValueError:
         shapes = ", ".join(str(a.shape) for a in arrays)
-        raise SelectionError(f"coordinate arrays of shapes {shapes} do not broadcast together") from None
+        raise SelectionError(
+            f"coordinate arrays of shapes {shapes} do not broadcast together"
+        ) from None
     out_shape = broadcast[0].shape if broadcast else ()
     return [b.ravel() for b in broadcast], out_shape, False
 
@@ -694,7 +730,9 @@ def vectorized_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) ->
     if order is not None:
         coords = [c[order] for c in coords]
         ids = [i[order] for i in ids]
-    return _PointIndexer(out_shape, _point_projections(axes, coords, ids, order, out_shape, distinct))
+    return _PointIndexer(
+        out_shape, _point_projections(axes, coords, ids, order, out_shape, distinct)
+    )
 
 
 def _runs(ids: list[np.ndarray]) -> tuple[list[int], list[int]]:
@@ -707,9 +745,14 @@ def _runs(ids: list[np.ndarray]) -> tuple[list[int], list[int]]:
     return [0] + cut.tolist(), cut.tolist() + [n]
 
 
-def _point_projections(axes: list[_Axis], coords: list[np.ndarray], ids: list[np.ndarray],
-                       order: np.ndarray | None, out_shape: tuple[int, ...],
-                       distinct: bool) -> list[ChunkProjection]:
+def _point_projections(
+    axes: list[_Axis],
+    coords: list[np.ndarray],
+    ids: list[np.ndarray],
+    order: np.ndarray | None,
+    out_shape: tuple[int, ...],
+    distinct: bool,
+) -> list[ChunkProjection]:
     """One projection per run of same-chunk points; selections are views of whole-point arrays,
     so the per-chunk cost is a few slices, not an allocation per point."""
     lo, hi = _runs(ids)
@@ -720,7 +763,7 @@ def _point_projections(axes: list[_Axis], coords: list[np.ndarray], ids: list[np
     group_coords = list(zip(*(g.tolist() for g in group_ids)))
     group_extents = list(zip(*((end - start).tolist() for start, end in bounds)))
     if len(lo) == 1:
-        chunk_sel = tuple(l.reshape(out_shape) for l in local)
+        chunk_sel = tuple(l.reshape(out_shape) for l in local)  # noqa: E741
         out_sel = (slice(None),) * len(out_shape)
         complete = _group_complete(local, group_extents[0], distinct)
         return [ChunkProjection(group_coords[0], chunk_sel, out_sel, complete)]
@@ -731,7 +774,7 @@ def _point_projections(axes: list[_Axis], coords: list[np.ndarray], ids: list[np
         out_pos = np.unravel_index(flat, out_shape)
     projections = []
     for g, (a, b) in enumerate(zip(lo, hi)):
-        chunk_sel = tuple(l[a:b] for l in local)
+        chunk_sel = tuple(l[a:b] for l in local)  # noqa: E741
         out_sel = (slice(a, b),) if out_pos is None else tuple(o[a:b] for o in out_pos)
         complete = _group_complete(chunk_sel, group_extents[g], distinct)
         projections.append(ChunkProjection(group_coords[g], chunk_sel, out_sel, complete))

@@ -7,9 +7,10 @@ edits of the document followed by a re-parse, so what is written is always what 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .chunk_grid import ChunkGrid
 from .chunk_key_encoding import ChunkKeyEncoding

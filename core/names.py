@@ -8,8 +8,8 @@ and optionally a name pattern for a family (raw bits `r8`, `r16`, ...). The regi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 #: The Zarr formats zarrkit speaks; every per-format table is keyed by these.
 V3 = "v3"

@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from . import registry
 from .errors import MetadataError, MustUnderstandError, UnknownExtensionError
@@ -40,36 +41,46 @@ def unknown_fields(doc: Mapping[str, Any], known: Iterable[str], *, where: str) 
             continue
         raise MustUnderstandError(
             "this installation does not understand this field, and it is not marked "
-            '"must_understand": false', key=key, where=where)
+            '"must_understand": false',
+            key=key,
+            where=where,
+        )
     return extra
 
 
-def extension_list(items: Any, *, key: str, where: str,
-                   understood: Iterable[str] = ()) -> list[Mapping[str, Any]]:
+def extension_list(
+    items: Any, *, key: str, where: str, understood: Iterable[str] = ()
+) -> list[Mapping[str, Any]]:
     """The 2020 draft's `extensions` list (entry point and array metadata): objects naming a
     protocol extension by URI with a `must_understand` flag. One this installation does not
     understand is refused when it must be understood, else ignored; the ignored ones are
     returned (they stay in the document as read)."""
     if not isinstance(items, list):
-        raise MetadataError(f"expected a list of extension objects, got {items!r}", key=key,
-                            where=where)
+        raise MetadataError(
+            f"expected a list of extension objects, got {items!r}", key=key, where=where
+        )
     understood = set(understood)
     ignored = []
     for i, item in enumerate(items):
         at = f"{key}[{i}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("extension"), str):
-            raise MetadataError(f"expected an object with a string 'extension', got {item!r}",
-                                key=at, where=where)
+            raise MetadataError(
+                f"expected an object with a string 'extension', got {item!r}", key=at, where=where
+            )
         flag = item.get("must_understand", True)
         if not isinstance(flag, bool):
-            raise MetadataError(f"'must_understand' must be true or false, got {flag!r}",
-                                key=at, where=where)
+            raise MetadataError(
+                f"'must_understand' must be true or false, got {flag!r}", key=at, where=where
+            )
         if item["extension"] in understood:
             continue
         if flag:
             raise MustUnderstandError(
                 f"this installation does not understand the extension {item['extension']!r}, "
-                'and it is not marked "must_understand": false', key=at, where=where)
+                'and it is not marked "must_understand": false',
+                key=at,
+                where=where,
+            )
         ignored.append(item)
     return ignored
 
@@ -86,12 +97,15 @@ def resolve_extension(kind: str, doc: Any, format: str, *, key: str, where: str)
     return build(cls, name, configuration, format, key=key, where=where)
 
 
-def build(cls: type, name: str, configuration: Mapping[str, Any], format: str, *,
-          key: str, where: str) -> Any:
+def build(
+    cls: type, name: str, configuration: Mapping[str, Any], format: str, *, key: str, where: str
+) -> Any:
     """`cls.from_json`, with errors re-pointed at the metadata field they came from."""
     try:
         return cls.from_json(name, configuration, format)
     except MetadataError as exc:
         raise exc.locate(key, where) from None
     except (TypeError, ValueError) as exc:
-        raise MetadataError(f"invalid configuration for {name!r}: {exc}", key=key, where=where) from None
+        raise MetadataError(
+            f"invalid configuration for {name!r}: {exc}", key=key, where=where
+        ) from None

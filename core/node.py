@@ -27,8 +27,15 @@ class Node:
         self._set_metadata(metadata)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _unpickle, (type(self), self._store, self._path, self._meta.format,
-                           self._meta.to_json(), self._read_only, self._pickled_options())
+        return _unpickle, (
+            type(self),
+            self._store,
+            self._path,
+            self._meta.format,
+            self._meta.to_json(),
+            self._read_only,
+            self._pickled_options(),
+        )
 
     def _pickled_options(self) -> dict[str, Any]:
         """Constructor keywords beyond (store, path, metadata, read_only) that a subclass needs
@@ -65,8 +72,9 @@ class Node:
 
     @property
     def attrs(self) -> Attributes:
-        return Attributes(lambda: self._meta.attributes,
-                          lambda attrs: self._rewrite_metadata(attributes=attrs))
+        return Attributes(
+            lambda: self._meta.attributes, lambda attrs: self._rewrite_metadata(attributes=attrs)
+        )
 
     def _where(self) -> str:
         return f"{self._format.metadata_key(self._path)} in {self._store}"
@@ -87,8 +95,15 @@ class Node:
         self._set_metadata(metadata)
 
 
-def _unpickle(cls: type, store: Any, path: str, format: str, document: dict[str, Any],
-              read_only: bool, options: dict[str, Any]) -> Node:
+def _unpickle(
+    cls: type,
+    store: Any,
+    path: str,
+    format: str,
+    document: dict[str, Any],
+    read_only: bool,
+    options: dict[str, Any],
+) -> Node:
     fmt = get_format(format)
     metadata = fmt.parse_node(document, f"{fmt.metadata_key(path)} in {store} (unpickled)")
     return cls(store, path, metadata, read_only=read_only, **options)

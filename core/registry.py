@@ -20,8 +20,9 @@ import importlib
 import importlib.metadata as md
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from . import config, forksafe
 from .errors import PluginConflictError, PluginLoadError, UnknownExtensionError
@@ -186,7 +187,9 @@ class Registry:
     def _add_hooked(self, cls: type, name: str | None, distribution: str | None) -> None:
         _names_of(cls)
         name = name or _primary_name(cls)
-        provider = Provider(name, f"{cls.__module__}:{cls.__qualname__}", distribution, None, "hook")
+        provider = Provider(
+            name, f"{cls.__module__}:{cls.__qualname__}", distribution, None, "hook"
+        )
         self._hooked.append(Handle(self.kind, provider, cls))
 
     # -- resolution ------------------------------------------------------------------------
@@ -212,7 +215,9 @@ class Registry:
             if handle.provider.name == name or _matches(handle.cls, name, format):
                 return handle.cls
         exact = self._preferred(name, self.entries().get(name, []))
-        fitting = [(p, c) for p, c in ((p, self._load(p)) for p in exact) if _matches(c, name, format)]
+        fitting = [
+            (p, c) for p, c in ((p, self._load(p)) for p in exact) if _matches(c, name, format)
+        ]
         if fitting:
             return self._choose(name, fitting)
         from . import hooks
@@ -244,8 +249,11 @@ class Registry:
         wanted = config.get().prefer.get((self.kind, name))
         if wanted is None or len(providers) < 2:
             return providers
-        chosen = [p for p in providers
-                  if p.distribution and _normalize_dist(p.distribution) == _normalize_dist(wanted)]
+        chosen = [
+            p
+            for p in providers
+            if p.distribution and _normalize_dist(p.distribution) == _normalize_dist(wanted)
+        ]
         return chosen or providers
 
     def _choose(self, name: str, candidates: list[tuple[Provider, type]]) -> type:
@@ -257,7 +265,9 @@ class Registry:
         wanted = config.get().prefer.get((self.kind, name))
         if wanted is not None:
             for cls, provider in distinct.items():
-                if provider.distribution and _normalize_dist(provider.distribution) == _normalize_dist(wanted):
+                if provider.distribution and _normalize_dist(
+                    provider.distribution
+                ) == _normalize_dist(wanted):
                     return cls
         # Prefer an exact name over alias/pattern matches before calling it a conflict.
         exact = {c: p for c, p in distinct.items() if _written_names(c) & {name}}
@@ -311,7 +321,7 @@ class Registry:
         hooks.ensure_registered_extensions()
         rows: list[tuple[Provider, type | None, str | None]] = []
         for handle in self._runtime + self._hooked:
-            rows.append((handle.provider, handle.cls, None))
+            rows.append((handle.provider, handle.cls, None))  # noqa: PERF401
         for providers in self.entries().values():
             for provider in providers:
                 try:
@@ -406,4 +416,3 @@ def refresh() -> None:
         reg.refresh()
         reg._hooked.clear()
     hooks.reset()
-

@@ -26,8 +26,15 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 #: the store registry's name for the wrapper the `store_metrics` setting applies
 METRICS_WRAPPER = "metrics"
 
-__all__ = ["MODES", "check_mode", "open_store", "scheme_of", "metrics_summary",
-           "metrics_report", "reset_metrics"]
+__all__ = [
+    "MODES",
+    "check_mode",
+    "metrics_report",
+    "metrics_summary",
+    "open_store",
+    "reset_metrics",
+    "scheme_of",
+]
 
 
 def scheme_of(url: str) -> str:
@@ -49,7 +56,9 @@ def _open(store: Any, mode: str, storage_options: dict | None) -> Store:
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     if not isinstance(store, str):
-        raise TypeError(f"store must be a path, a URL or a zarrkit Store, got {type(store).__name__}")
+        raise TypeError(
+            f"store must be a path, a URL or a zarrkit Store, got {type(store).__name__}"
+        )
     options = dict(storage_options or {})
     scheme = scheme_of(store)
     routed = config.get().store_schemes.get(scheme)  # e.g. s3:// through another backend

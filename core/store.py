@@ -19,11 +19,11 @@ from __future__ import annotations
 import random
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import (Any, Callable, ClassVar, ContextManager, Iterable, Iterator, Mapping,
-                    Sequence)
+from typing import Any, ClassVar, ContextManager  # noqa: UP035
 
 from .errors import CapabilityError, InvalidKeyError, ReadOnlyError, StoreError
 from .names import Names
@@ -95,23 +95,39 @@ def check_key(key: str) -> str:
     deep hierarchy are long; a pattern took 0.1 ms per 800-character key.)"""
     if not isinstance(key, str):
         raise TypeError(f"store keys are strings, got {key!r}")
-    if (not key or key[0] == "/" or key[-1] == "/" or "//" in key or "\\" in key
-            or "\x00" in key or ("." in key and _dot_segment(key))):
-        raise InvalidKeyError(f"invalid store key {key!r}: not empty, no leading or trailing "
-                              f"'/', no '//', '.' or '..' segments, no '\\' or NUL")
+    if (
+        not key
+        or key[0] == "/"
+        or key[-1] == "/"
+        or "//" in key
+        or "\\" in key
+        or "\x00" in key
+        or ("." in key and _dot_segment(key))
+    ):
+        raise InvalidKeyError(
+            f"invalid store key {key!r}: not empty, no leading or trailing "
+            f"'/', no '//', '.' or '..' segments, no '\\' or NUL"
+        )
     if not key.isascii():
         try:
             key.encode("utf-8")
         except UnicodeEncodeError:
-            raise InvalidKeyError(f"invalid store key {key!r}: not valid Unicode (a lone "
-                                  f"surrogate), so it has no UTF-8 form to store") from None
+            raise InvalidKeyError(
+                f"invalid store key {key!r}: not valid Unicode (a lone "
+                f"surrogate), so it has no UTF-8 form to store"
+            ) from None
     return key
 
 
 def _dot_segment(key: str) -> bool:
     """Whether a '.' or '..' segment is in `key`."""
-    return (key in (".", "..") or key.startswith(("./", "../")) or key.endswith(("/.", "/.."))
-            or "/./" in key or "/../" in key)
+    return (
+        key in (".", "..")
+        or key.startswith(("./", "../"))
+        or key.endswith(("/.", "/.."))
+        or "/./" in key
+        or "/../" in key
+    )
 
 
 def check_prefix(prefix: str) -> str:
@@ -127,13 +143,13 @@ def check_prefix(prefix: str) -> str:
 Update = Callable[[Sequence[str], Mapping[str, Any]], Mapping[str, Any]]
 
 
-def unguarded_update(store: "Store", keys: Sequence[str], compute: Update) -> None:
+def unguarded_update(store: Store, keys: Sequence[str], compute: Update) -> None:
     """`Store.update_many` without protection from other writers: read, compute, write."""
     store.require("write", "update keys")
     write_back(store, compute(keys, store.read_many(keys) if keys else {}))
 
 
-def write_back(store: "Store", values: Mapping[str, Any]) -> None:
+def write_back(store: Store, values: Mapping[str, Any]) -> None:
     """Store an update's new values: set those that are values, erase those that are None."""
     sets = {k: v for k, v in values.items() if v is not None}
     if sets:
@@ -148,10 +164,13 @@ _FIRST_PAUSE = 0.001
 _LONGEST_PAUSE = 0.25
 
 
-def optimistic_update(store: "Store", keys: Sequence[str], compute: Update,
-                      read: Callable[[Sequence[str]], tuple[Mapping[str, Any], Mapping[str, Any]]],
-                      swap: Callable[[Mapping[str, Any], Mapping[str, Any]], Sequence[str]]
-                      ) -> None:
+def optimistic_update(
+    store: Store,
+    keys: Sequence[str],
+    compute: Update,
+    read: Callable[[Sequence[str]], tuple[Mapping[str, Any], Mapping[str, Any]]],
+    swap: Callable[[Mapping[str, Any], Mapping[str, Any]], Sequence[str]],
+) -> None:
     """`Store.update_many` by compare-and-swap, for stores that can write a key only if it is
     unchanged (a transaction, a conditional PUT) but should not hold anything while `compute`
     runs. `read(keys)` gives the keys' current values and a version token for each key
@@ -168,9 +187,13 @@ def optimistic_update(store: "Store", keys: Sequence[str], compute: Update,
             return
         time.sleep(random.uniform(0, pause))
         pause = min(_LONGEST_PAUSE, pause * 2)
-    raise StoreError(f"other writers kept changing {len(pending)} key(s) while this one "
-                     f"updated them ({_UPDATE_ATTEMPTS} attempts)", key=pending[0], store=store,
-                     operation="update")
+    raise StoreError(
+        f"other writers kept changing {len(pending)} key(s) while this one "
+        f"updated them ({_UPDATE_ATTEMPTS} attempts)",
+        key=pending[0],
+        store=store,
+        operation="update",
+    )
 
 
 def check_fits(store: Any, key: str) -> str:
@@ -181,8 +204,10 @@ def check_fits(store: Any, key: str) -> str:
             size = len(segment.encode("utf-8", "surrogatepass"))
             if size > limit:
                 shown = segment if len(segment) <= 40 else segment[:40] + "..."
-                raise InvalidKeyError(f"store key {key[:120]!r}: the segment {shown!r} is {size} "
-                                      f"bytes; {store} holds names of at most {limit} bytes")
+                raise InvalidKeyError(
+                    f"store key {key[:120]!r}: the segment {shown!r} is {size} "
+                    f"bytes; {store} holds names of at most {limit} bytes"
+                )
     return key
 
 
@@ -221,7 +246,7 @@ class Store:
     preferred_store_bytes: ClassVar[int | None] = None
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "Store":
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> Store:
         raise NotImplementedError
 
     # -- readable ----------------------------------------------------------------------------
@@ -293,7 +318,7 @@ class Store:
     #: sharing the store (a lock, a transaction, or conditional writes), not only this one's.
     safe_updates: ClassVar[bool] = False
 
-    def update_many(self, keys: Sequence[str], compute: "Update") -> None:
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
         """Read-modify-write of `keys`: store `compute(keys, old)`, where `old` holds the
         current values of those keys that exist (any read-only bytes-like objects) and a new
         value of None erases its key. A store with `safe_updates` makes this one step against
@@ -333,7 +358,7 @@ class Store:
         keys: set[str] = set()
         prefixes: set[str] = set()
         for key in self.list_prefix(prefix):
-            rest = key[len(prefix):]
+            rest = key[len(prefix) :]
             head, sep, _ = rest.partition("/")
             (prefixes if sep else keys).add(head)
         return sorted(keys), sorted(prefixes)
@@ -356,7 +381,7 @@ class Store:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:

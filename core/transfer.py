@@ -17,9 +17,10 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from os.path import commonpath
+from typing import Any
 
 import numpy as np
 
@@ -79,45 +80,92 @@ class TransferReport:
 
     def summary(self) -> str:
         arrays = sum(p.is_array for p in self.nodes)
-        text = (f"{len(self.nodes)} node(s), {arrays} array(s), to zarr format {self.format}: "
-                f"{self.chunks_copied} chunks copied as encoded, {self.chunks_reencoded} "
-                f"re-encoded, {self.chunks_skipped} already present; "
-                f"{self.bytes_written} bytes written")
+        text = (
+            f"{len(self.nodes)} node(s), {arrays} array(s), to zarr format {self.format}: "
+            f"{self.chunks_copied} chunks copied as encoded, {self.chunks_reencoded} "
+            f"re-encoded, {self.chunks_skipped} already present; "
+            f"{self.bytes_written} bytes written"
+        )
         if self.verified:
-            text += ("; verified: all values equal" if not self.mismatches
-                     else f"; verify found {len(self.mismatches)} differences")
+            text += (
+                "; verified: all values equal"
+                if not self.mismatches
+                else f"; verify found {len(self.mismatches)} differences"
+            )
         return text
 
 
 # -- the public functions ---------------------------------------------------------------------
-def convert(source: Any, target: Any, *, to: Any, path: str = "", target_path: str | None = None,
-            verify: bool = False, resume: bool = False, overwrite: bool = False,
-            progress: Progress | None = None, storage_options: dict | None = None,
-            target_storage_options: dict | None = None, codecs: Sequence[Any] | None = None,
-            batch_bytes: int = _BATCH_BYTES) -> TransferReport:
+def convert(
+    source: Any,
+    target: Any,
+    *,
+    to: Any,
+    path: str = "",
+    target_path: str | None = None,
+    verify: bool = False,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: Progress | None = None,
+    storage_options: dict | None = None,
+    target_storage_options: dict | None = None,
+    codecs: Sequence[Any] | None = None,
+    batch_bytes: int = _BATCH_BYTES,
+) -> TransferReport:
     """Convert the hierarchy (or array) at `path` of `source` into zarr format `to` in `target`.
 
     `codecs` (v3 codec JSON: array -> array, one array -> bytes, bytes -> bytes) replaces every
     array's codecs, e.g. to recompress while converting; chunks are then re-encoded."""
     fmt = _format_name(to)
-    return _transfer(source, target, fmt, path, target_path, verify=verify, resume=resume,
-                     codecs=codecs,
-                     overwrite=overwrite, progress=progress, keep_documents=False,
-                     storage_options=storage_options, target_storage_options=target_storage_options,
-                     batch_bytes=batch_bytes)
+    return _transfer(
+        source,
+        target,
+        fmt,
+        path,
+        target_path,
+        verify=verify,
+        resume=resume,
+        codecs=codecs,
+        overwrite=overwrite,
+        progress=progress,
+        keep_documents=False,
+        storage_options=storage_options,
+        target_storage_options=target_storage_options,
+        batch_bytes=batch_bytes,
+    )
 
 
-def copy(source: Any, target: Any, *, path: str = "", target_path: str | None = None,
-         verify: bool = False, resume: bool = False, overwrite: bool = False,
-         progress: Progress | None = None, storage_options: dict | None = None,
-         target_storage_options: dict | None = None,
-         batch_bytes: int = _BATCH_BYTES) -> TransferReport:
+def copy(
+    source: Any,
+    target: Any,
+    *,
+    path: str = "",
+    target_path: str | None = None,
+    verify: bool = False,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: Progress | None = None,
+    storage_options: dict | None = None,
+    target_storage_options: dict | None = None,
+    batch_bytes: int = _BATCH_BYTES,
+) -> TransferReport:
     """Copy the hierarchy (or array) at `path` to `target` in the same format, documents and
     encoded chunks byte for byte."""
-    return _transfer(source, target, None, path, target_path, verify=verify, resume=resume,
-                     overwrite=overwrite, progress=progress, keep_documents=True,
-                     storage_options=storage_options, target_storage_options=target_storage_options,
-                     batch_bytes=batch_bytes)
+    return _transfer(
+        source,
+        target,
+        None,
+        path,
+        target_path,
+        verify=verify,
+        resume=resume,
+        overwrite=overwrite,
+        progress=progress,
+        keep_documents=True,
+        storage_options=storage_options,
+        target_storage_options=target_storage_options,
+        batch_bytes=batch_bytes,
+    )
 
 
 def _format_name(to: Any) -> str:
@@ -129,19 +177,33 @@ def _format_name(to: Any) -> str:
     return name
 
 
-def _transfer(source: Any, target: Any, fmt: str | None, path: str, target_path: str | None, *,
-              verify: bool, resume: bool, overwrite: bool, progress: Progress | None,
-              keep_documents: bool, storage_options: dict | None,
-              target_storage_options: dict | None, batch_bytes: int,
-              codecs: Sequence[Any] | None = None) -> TransferReport:
+def _transfer(
+    source: Any,
+    target: Any,
+    fmt: str | None,
+    path: str,
+    target_path: str | None,
+    *,
+    verify: bool,
+    resume: bool,
+    overwrite: bool,
+    progress: Progress | None,
+    keep_documents: bool,
+    storage_options: dict | None,
+    target_storage_options: dict | None,
+    batch_bytes: int,
+    codecs: Sequence[Any] | None = None,
+) -> TransferReport:
     src_store = open_store(source, mode="r", storage_options=storage_options)
     path = normalize_path(path)
     dst_root = normalize_path(path if target_path is None else target_path)
     root = _open_root(src_store, path)
     fmt = fmt or root.metadata.format
     nodes = list(walk(root))
-    plans = [_plan(node, _relocate(node.path, path, dst_root), fmt, keep_documents, codecs)
-             for node in nodes]
+    plans = [
+        _plan(node, _relocate(node.path, path, dst_root), fmt, keep_documents, codecs)
+        for node in nodes
+    ]
     dst_store = open_store(target, mode="a", storage_options=target_storage_options)
     dst_store.require("write", f"write the converted hierarchy into {dst_store}")
     _prepare_target(dst_store, dst_root, plans, resume=resume, overwrite=overwrite)
@@ -150,8 +212,15 @@ def _transfer(source: Any, target: Any, fmt: str | None, path: str, target_path:
         if not _resumed_node(dst_store, plan, resume):
             get_format(fmt).write_metadata(dst_store, plan.path, plan.document)
         if plan.is_array:
-            _transfer_chunks(node, dst_store, plan, report, resume=resume, progress=progress,
-                             batch_bytes=batch_bytes)
+            _transfer_chunks(
+                node,
+                dst_store,
+                plan,
+                report,
+                resume=resume,
+                progress=progress,
+                batch_bytes=batch_bytes,
+            )
     if not keep_documents:  # (a copy keeps the documents, consolidated ones included)
         _consolidate_like_source(dst_store, plans)
     if verify:
@@ -172,7 +241,7 @@ def _open_root(store: Any, path: str) -> Array | Group:
 
 
 def _relocate(node_path: str, src_root: str, dst_root: str) -> str:
-    rest = node_path[len(src_root):].lstrip("/") if src_root else node_path
+    rest = node_path[len(src_root) :].lstrip("/") if src_root else node_path
     return "/".join(p for p in (dst_root, rest) if p)
 
 
@@ -185,8 +254,13 @@ def walk(node: Array | Group) -> Iterator[Array | Group]:
 
 
 # -- planning ---------------------------------------------------------------------------------
-def _plan(node: Array | Group, path: str, fmt: str, keep_documents: bool,
-          codecs: Sequence[Any] | None = None) -> NodePlan:
+def _plan(
+    node: Array | Group,
+    path: str,
+    fmt: str,
+    keep_documents: bool,
+    codecs: Sequence[Any] | None = None,
+) -> NodePlan:
     meta = node.metadata
     module = get_format(fmt)
     where = f"{node.name!r} converted to zarr format {fmt}"
@@ -199,15 +273,18 @@ def _plan(node: Array | Group, path: str, fmt: str, keep_documents: bool,
     try:
         target = module.parse_node(module.load_document(module.encode_document(doc), where), where)
     except MetadataError as exc:
-        raise TransferError(f"{node.name!r} cannot be written in zarr format {fmt}: {exc}") from None
+        raise TransferError(
+            f"{node.name!r} cannot be written in zarr format {fmt}: {exc}"
+        ) from None
     if isinstance(meta, GroupMetadata):
         return NodePlan(path, meta, target, doc)
     why = _why_reencode(meta, target)
     return NodePlan(path, meta, target, doc, raw=why is None, why_reencode=why)
 
 
-def _array_document(meta: ArrayMetadata, fmt: str, where: str,
-                    new_codecs: Sequence[Any] | None = None) -> dict:
+def _array_document(
+    meta: ArrayMetadata, fmt: str, where: str, new_codecs: Sequence[Any] | None = None
+) -> dict:
     """The canonical pieces of an array, re-expressed in `fmt`; refuses with the reason."""
     ndim = len(meta.shape)
     chunk_shape = meta.chunk_grid.uniform_chunk_shape or meta.chunk_grid.chunk_shape((0,) * ndim)
@@ -216,23 +293,32 @@ def _array_document(meta: ArrayMetadata, fmt: str, where: str,
         if new_codecs is not None:
             from .api import resolve_extension_arg
 
-            chosen = [resolve_extension_arg("codec", c, V3, key=f"codecs[{i}]")
-                      for i, c in enumerate(new_codecs)]
+            chosen = [
+                resolve_extension_arg("codec", c, V3, key=f"codecs[{i}]")
+                for i, c in enumerate(new_codecs)
+            ]
         else:
             chosen = _codecs_for(meta.codecs, ndim, fmt)
         codecs = evolve(chosen, spec)
         if meta.skipped:
             names = ", ".join(repr(s.name) for s in meta.skipped)
-            raise MetadataError(f"it uses extensions this installation does not understand "
-                                f"({names}); converting would drop them")
+            raise MetadataError(
+                f"it uses extensions this installation does not understand "
+                f"({names}); converting would drop them"
+            )
         # xarray's dimension names and missing-value mask live in other places per format
         placed = xarray_conventions.place(meta, fmt, thaw(meta.attributes))
         doc = get_format(fmt).array_document(
-            shape=meta.shape, data_type=meta.data_type, chunk_grid=meta.chunk_grid,
+            shape=meta.shape,
+            data_type=meta.data_type,
+            chunk_grid=meta.chunk_grid,
             chunk_key_encoding=_key_encoding_for(meta, fmt, chunk_shape),
-            fill_value=placed.fill_value, codecs=codecs, attributes=placed.attributes,
+            fill_value=placed.fill_value,
+            codecs=codecs,
+            attributes=placed.attributes,
             dimension_names=placed.dimension_names,
-            storage_transformers=meta.storage_transformers)
+            storage_transformers=meta.storage_transformers,
+        )
         if placed.null_fill:
             doc["fill_value"] = None
         return doc
@@ -255,8 +341,16 @@ def _codecs_for(codecs: Sequence[Any], ndim: int, fmt: str) -> list[Any]:
             raise MetadataError(f"the memory layout {codec.to_json()!r} has no v3 equivalent")
         for i, item in enumerate(equivalent):
             cls = registry.resolve("codec", item["name"], V3)
-            out.append(build(cls, item["name"], item.get("configuration") or {}, V3,
-                             key=f"codecs[{i}]", where="the v3 form of a memory layout"))
+            out.append(
+                build(
+                    cls,
+                    item["name"],
+                    item.get("configuration") or {},
+                    V3,
+                    key=f"codecs[{i}]",
+                    where="the v3 form of a memory layout",
+                )
+            )
     return out
 
 
@@ -327,17 +421,20 @@ def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
             consolidate_metadata(store, plan.path)
 
 
-def _prepare_target(store: Any, root: str, plans: list[NodePlan], *, resume: bool,
-                    overwrite: bool) -> None:
+def _prepare_target(
+    store: Any, root: str, plans: list[NodePlan], *, resume: bool, overwrite: bool
+) -> None:
     existing = read_metadata(store, root)
     if existing is None:
         return
     if resume:
         return
     if not overwrite:
-        raise ContainsNodeError(f"the target {store} already holds a {existing.node_type} at "
-                                f"{root or '/'!r}; overwrite (--overwrite) replaces it, resume "
-                                f"(--resume) finishes an interrupted transfer")
+        raise ContainsNodeError(
+            f"the target {store} already holds a {existing.node_type} at "
+            f"{root or '/'!r}; overwrite (--overwrite) replaces it, resume "
+            f"(--resume) finishes an interrupted transfer"
+        )
     get_format(existing.format).erase_node(store, root)
 
 
@@ -349,9 +446,11 @@ def _resumed_node(store: Any, plan: NodePlan, resume: bool) -> bool:
     if found is None:
         return False
     if found.format != plan.target.format or not _same_node(found, plan.target):
-        raise TransferError(f"cannot resume: the target's {found.node_type} at "
-                            f"{plan.path or '/'!r} differs from what this transfer writes; "
-                            f"start over with overwrite=True")
+        raise TransferError(
+            f"cannot resume: the target's {found.node_type} at "
+            f"{plan.path or '/'!r} differs from what this transfer writes; "
+            f"start over with overwrite=True"
+        )
     return True
 
 
@@ -363,8 +462,16 @@ def _same_node(a: ArrayMetadata | GroupMetadata, b: ArrayMetadata | GroupMetadat
     return docs[0] == docs[1] and thaw(a.attributes) == thaw(b.attributes)
 
 
-def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: TransferReport, *,
-                     resume: bool, progress: Progress | None, batch_bytes: int) -> None:
+def _transfer_chunks(
+    node: Array,
+    dst_store: Any,
+    plan: NodePlan,
+    report: TransferReport,
+    *,
+    resume: bool,
+    progress: Progress | None,
+    batch_bytes: int,
+) -> None:
     src_meta, dst_meta = plan.source, plan.target
     src_keys = _KeyMaker(node.store, node.path, src_meta)
     dst_keys = _KeyMaker(dst_store, plan.path, dst_meta)
@@ -375,8 +482,9 @@ def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: Transf
     dst_chain = CodecChain(dst_meta.codecs, dst_meta.data_type, dst_meta.fill_value)
     batch = _batch_size(src_meta, batch_bytes)
     uniform = src_meta.chunk_grid.uniform_chunk_shape
-    limit = engine.value_limit(src_meta.data_type.item_size,
-                               math.prod(uniform) if uniform else None)
+    limit = engine.value_limit(
+        src_meta.data_type.item_size, math.prod(uniform) if uniform else None
+    )
     refill = not _same_values(src_meta.fill_value, dst_meta.fill_value, src_meta.dtype)
     done = 0
     coords_iter = itertools.product(*(range(n) for n in grid_shape))
@@ -393,7 +501,8 @@ def _transfer_chunks(node: Array, dst_store: Any, plan: NodePlan, report: Transf
                 if refill:  # a missing chunk reads as the source's fill: the target's differs
                     shape = src_meta.chunk_grid.chunk_shape(coords)
                     out[dst_key] = dst_chain.bind(shape).encode(
-                        np.full(shape, src_meta.fill_value, dtype=src_meta.dtype))
+                        np.full(shape, src_meta.fill_value, dtype=src_meta.dtype)
+                    )
                 continue
             if plan.raw:
                 out[dst_key] = blob
@@ -420,7 +529,7 @@ def _present(store: Any, key: str, present: set[str] | None) -> bool:
     return store.exists(key) if present is None else key in present
 
 
-def _present_keys(store: Any, keys: "_KeyMaker", grid_shape: tuple[int, ...]) -> set[str] | None:
+def _present_keys(store: Any, keys: _KeyMaker, grid_shape: tuple[int, ...]) -> set[str] | None:
     """The array's chunk keys already in the target, from one listing of the prefix its first
     and last chunk keys share; None when the store cannot list."""
     if not store.listable:
@@ -428,8 +537,8 @@ def _present_keys(store: Any, keys: "_KeyMaker", grid_shape: tuple[int, ...]) ->
     if not all(grid_shape):
         return set()
     first, last = keys((0,) * len(grid_shape)), keys(tuple(n - 1 for n in grid_shape))
-    common = os.path.commonprefix([first, last])
-    prefix = common[:common.rfind("/") + 1]
+    common = commonpath([first, last])
+    prefix = common[: common.rfind("/") + 1]
     return set(store.list_prefix(prefix))
 
 
@@ -496,8 +605,10 @@ def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
         out.append(f"{where}: fill values differ")
     grid = a.metadata.chunk_grid
     for coords in itertools.product(*(range(n) for n in grid.grid_shape(a.shape))):
-        region = tuple(slice(int(grid.chunk_start(d, c)), int(grid.chunk_start(d, c)) + n)
-                       for d, (c, n) in enumerate(zip(coords, grid.chunk_shape(coords))))
+        region = tuple(
+            slice(int(grid.chunk_start(d, c)), int(grid.chunk_start(d, c)) + n)
+            for d, (c, n) in enumerate(zip(coords, grid.chunk_shape(coords)))
+        )
         if not _same_values(a[region], b[region], a.dtype):
             out.append(f"{where}: values differ in chunk {coords}")
     return out

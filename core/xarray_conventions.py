@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import base64
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -46,8 +47,11 @@ def names_of(meta: Any) -> tuple[str, ...] | None:
             return None
         return tuple(names)
     stored = meta.attributes.get(ARRAY_DIMENSIONS)
-    if (isinstance(stored, (list, tuple)) and len(stored) == len(meta.shape)
-            and all(isinstance(n, str) for n in stored)):
+    if (
+        isinstance(stored, (list, tuple))
+        and len(stored) == len(meta.shape)
+        and all(isinstance(n, str) for n in stored)
+    ):
         return tuple(stored)
     return None
 
@@ -79,8 +83,11 @@ def place(meta: Any, fmt: str, attributes: Mapping[str, Any]) -> Placed:
         return Placed(names, attributes, meta.fill_value)
     stored = attributes.get(ARRAY_DIMENSIONS, list(names))
     if list(stored) != list(names):
-        raise MetadataError(f"its dimension_names {list(names)} and its attribute "
-                            f"{ARRAY_DIMENSIONS!r} {stored!r} disagree", key="dimension_names")
+        raise MetadataError(
+            f"its dimension_names {list(names)} and its attribute "
+            f"{ARRAY_DIMENSIONS!r} {stored!r} disagree",
+            key="dimension_names",
+        )
     attributes[ARRAY_DIMENSIONS] = list(names)
     attributes.pop(FILL_VALUE, None)
     if masked:
@@ -115,8 +122,9 @@ def encode_fill(value: Any, dtype: np.dtype) -> Any:
         return base64.standard_b64encode(bytes(value)).decode()
     if kind == "U":
         return str(value)
-    raise MetadataError(f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}",
-                        key=FILL_VALUE)
+    raise MetadataError(
+        f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}", key=FILL_VALUE
+    )
 
 
 def decode_fill(value: Any, dtype: np.dtype) -> Any:
@@ -135,10 +143,13 @@ def decode_fill(value: Any, dtype: np.dtype) -> Any:
         if kind == "U":
             return str(value)
     except (TypeError, ValueError, IndexError, struct.error) as exc:
-        raise MetadataError(f"{value!r} is not an xarray-encoded fill value of data type "
-                            f"{dtype}: {exc}", key=FILL_VALUE) from None
-    raise MetadataError(f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}",
-                        key=FILL_VALUE)
+        raise MetadataError(
+            f"{value!r} is not an xarray-encoded fill value of data type {dtype}: {exc}",
+            key=FILL_VALUE,
+        ) from None
+    raise MetadataError(
+        f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}", key=FILL_VALUE
+    )
 
 
 def _b64_float(value: Any) -> str:

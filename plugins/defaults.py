@@ -19,8 +19,10 @@ from zarrkit.hooks import hookimpl
 from zarrkit.names import V2, V3, V3_DRAFT_2020
 
 _ZSTD = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
-_DRAFT_BLOSC = {"codec": "https://purl.org/zarr/spec/codec/blosc/1.0",
-                "configuration": {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}}
+_DRAFT_BLOSC = {
+    "codec": "https://purl.org/zarr/spec/codec/blosc/1.0",
+    "configuration": {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
+}
 
 
 def _serializer(data_type: Any) -> Any:
@@ -29,7 +31,9 @@ def _serializer(data_type: Any) -> Any:
 
 
 @hookimpl(trylast=True)
-def zarrkit_array_defaults(format: str, data_type: Any, chunk_shape: tuple[int, ...]) -> dict | None:
+def zarrkit_array_defaults(
+    format: str, data_type: Any, chunk_shape: tuple[int, ...]
+) -> dict | None:
     grid = {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}}
     if format == V3:
         return {

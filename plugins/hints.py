@@ -17,11 +17,22 @@ _ML_DTYPES = re.compile(r"bfloat16|float8_\w+|float6_\w+|float4_\w+|u?int[24]")
 _NOT_YET = {
     "codec": {"sharding_indexed", "squeeze"},
     #: complex numbers of ml_dtypes formats: numpy and ml_dtypes have no such type to decode to
-    "data_type": {"complex_bfloat16", "complex_float16"} | {
-        f"complex_{part}" for part in (
-            "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-            "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn",
-            "float6_e2m3fn", "float6_e3m2fn")},
+    "data_type": {"complex_bfloat16", "complex_float16"}
+    | {
+        f"complex_{part}"
+        for part in (
+            "float8_e3m4",
+            "float8_e4m3",
+            "float8_e4m3b11fnuz",
+            "float8_e4m3fnuz",
+            "float8_e5m2",
+            "float8_e5m2fnuz",
+            "float8_e8m0fnu",
+            "float4_e2m1fn",
+            "float6_e2m3fn",
+            "float6_e3m2fn",
+        )
+    },
     "chunk_grid": {"rectilinear"},
 }
 
@@ -29,19 +40,27 @@ _NOT_YET = {
 @hookimpl
 def zarrkit_install_hint(kind: str, name: str, format: str) -> str | None:
     if kind == "data_type" and _ML_DTYPES.fullmatch(name) and format == "v3":
-        return ("it looks like an ml_dtypes format that zarrkit does not ship; a data type "
-                "plugin (entry-point group 'zarrkit.data_types') backed by ml_dtypes adds it")
+        return (
+            "it looks like an ml_dtypes format that zarrkit does not ship; a data type "
+            "plugin (entry-point group 'zarrkit.data_types') backed by ml_dtypes adds it"
+        )
     if kind == "codec" and _numcodecs_id(name, format) in _OPTIONAL_NUMCODECS:
         extra = _OPTIONAL_NUMCODECS[_numcodecs_id(name, format)]
-        return (f"numcodecs provides {name!r} only when the {extra!r} package is installed: "
-                f"pip install 'zarrkit[{extra}]'")
+        return (
+            f"numcodecs provides {name!r} only when the {extra!r} package is installed: "
+            f"pip install 'zarrkit[{extra}]'"
+        )
     if kind == "codec" and name.startswith("numcodecs."):
-        return (f"numcodecs has no codec {name[len('numcodecs.'):]!r} here; a package that "
-                f"registers it with numcodecs (or in 'zarrkit.codecs') adds it")
+        return (
+            f"numcodecs has no codec {name[len('numcodecs.') :]!r} here; a package that "
+            f"registers it with numcodecs (or in 'zarrkit.codecs') adds it"
+        )
     if name in _NOT_YET.get(kind, ()):
-        return (f"{name!r} is a registered Zarr extension that this zarrkit version does not "
-                f"ship yet; a plugin package declaring it in the entry-point group "
-                f"'zarrkit.{kind}s' adds it")
+        return (
+            f"{name!r} is a registered Zarr extension that this zarrkit version does not "
+            f"ship yet; a plugin package declaring it in the entry-point group "
+            f"'zarrkit.{kind}s' adds it"
+        )
     return None
 
 
@@ -50,4 +69,4 @@ _OPTIONAL_NUMCODECS = {"pcodec": "pcodec", "zfpy": "zfp"}
 
 
 def _numcodecs_id(name: str, format: str) -> str:
-    return name[len("numcodecs."):] if format == "v3" and name.startswith("numcodecs.") else name
+    return name[len("numcodecs.") :] if format == "v3" and name.startswith("numcodecs.") else name

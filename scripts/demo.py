@@ -26,13 +26,26 @@ def main(argv: list[str]) -> int:
     y, x = np.mgrid[0:500, 0:800]
     temperature = (15 + 10 * np.sin(y / 80) * np.cos(x / 120)).astype("float32")
     t = climate.create_array(
-        "temperature", shape=temperature.shape, chunks=(128, 128), dtype="float32",
-        codecs=[{"name": "bytes", "configuration": {"endian": "little"}},
-                {"name": "zstd", "configuration": {"level": 3, "checksum": False}}],
-        fill_value="NaN", dimension_names=("y", "x"), attributes={"units": "degC"})
+        "temperature",
+        shape=temperature.shape,
+        chunks=(128, 128),
+        dtype="float32",
+        codecs=[
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
+        ],
+        fill_value="NaN",
+        dimension_names=("y", "x"),
+        attributes={"units": "degC"},
+    )
     t[:] = temperature
-    counts = climate.create_array("station_counts", shape=(800,), chunks=(100,), dtype="uint16",
-                                  codecs=["bytes", {"name": "gzip", "configuration": {"level": 5}}])
+    counts = climate.create_array(
+        "station_counts",
+        shape=(800,),
+        chunks=(100,),
+        dtype="uint16",
+        codecs=["bytes", {"name": "gzip", "configuration": {"level": 5}}],
+    )
     counts[100:300] = np.arange(200, dtype="uint16")
     print(f"  wrote {t.name}: shape {t.shape}, chunks {t.chunks}, {t.nbytes / 2**20:.1f} MiB")
     print(f"  wrote {counts.name}: only chunks 1 and 2 hold data; the rest stay unwritten")
@@ -49,8 +62,10 @@ def main(argv: list[str]) -> int:
 
     stored = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
     size = sum((target / p).stat().st_size for p in stored)
-    print(f"\nthe store holds {len(stored)} files, {size / 2**20:.2f} MiB "
-          f"(compression ratio {t.nbytes / size:.1f}x); the hierarchy:")
+    print(
+        f"\nthe store holds {len(stored)} files, {size / 2**20:.2f} MiB "
+        f"(compression ratio {t.nbytes / size:.1f}x); the hierarchy:"
+    )
     print(zk.open_group(str(target)).tree())
     return 0
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -16,12 +17,17 @@ from zarrkit.plugins.stores.memory import MemoryStore
 # Hypothesis profiles: what every property test shares, and how many examples a test that does
 # not set its own count draws (the fuzz tests). "dev", the default, keeps a local run quick;
 # "ci" draws thousands and is chosen where CI=true (CI sets it) or by HYPOTHESIS_PROFILE=ci.
-_SHARED = {"deadline": None, "database": None,
-           "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+_SHARED = {
+    "deadline": None,
+    "database": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 settings.register_profile("dev", max_examples=150, **_SHARED)
 settings.register_profile("ci", max_examples=2500, **_SHARED)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
-                      or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev"))
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev")
+)
 
 
 @pytest.fixture(params=["memory", "local"])

@@ -37,16 +37,17 @@ class Endless:
 
 
 class _HostileHandler(_Handler):
-    server: "HostileServer"
+    server: HostileServer
 
     def _serve(self, body: bool) -> None:
         server = self.server
         with server.lock:
-            server.seen.append((self.command, self.path, {k.lower(): v
-                                                          for k, v in self.headers.items()}))
+            server.seen.append(
+                (self.command, self.path, {k.lower(): v for k, v in self.headers.items()})
+            )
         for prefix, target in server.redirects.items():
             if self.path.startswith(prefix):
-                location = target + self.path[len(prefix):]
+                location = target + self.path[len(prefix) :]
                 self._answer(server.redirect_status, b"moved", {"Location": location}, body)
                 return
         for prefix, endless in server.endless.items():
@@ -81,9 +82,15 @@ class HostileServer(FileServer):
     a body without end. `seen` holds (method, path, lower-cased headers) of every request;
     `streamed` the bytes of endless bodies sent. With `tls`, it speaks https."""
 
-    def __init__(self, root: Path, *, redirects: dict[str, str] | None = None,
-                 endless: dict[str, Endless] | None = None, redirect_status: int = 302,
-                 tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        redirects: dict[str, str] | None = None,
+        endless: dict[str, Endless] | None = None,
+        redirect_status: int = 302,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         super().__init__(root)
         self.RequestHandlerClass = _HostileHandler
         self.redirects = dict(redirects or {})
@@ -105,8 +112,9 @@ class HostileServer(FileServer):
         """(path, header) of every credential header that reached this server."""
         wanted = {name.lower() for name in CREDENTIALS}
         with self.lock:
-            return [(path, name) for _, path, headers in self.seen for name in headers
-                    if name in wanted]
+            return [
+                (path, name) for _, path, headers in self.seen for name in headers if name in wanted
+            ]
 
     def paths(self) -> list[str]:
         with self.lock:
@@ -116,10 +124,29 @@ class HostileServer(FileServer):
 def self_signed(folder: Path) -> tuple[Path, ssl.SSLContext]:
     """A certificate for 127.0.0.1 made by `openssl`, and a server context using it."""
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return cert, context

@@ -10,8 +10,22 @@ from typing import Any
 import numpy as np
 
 #: every data type zarrkit ships that other implementations also know (not r<N>)
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 
 #: a NaN with a payload, per float width (big-endian hex, as in v3 fill values)
 NAN_PAYLOAD = {2: "7e01", 4: "7fc00001", 8: "7ff8000000000001"}
@@ -91,8 +105,16 @@ def expected_from(data: np.ndarray, fill: Any, region: Any) -> np.ndarray:
 
 
 def blosc(cname: str, shuffle: str, typesize: int) -> dict:
-    return {"name": "blosc", "configuration": {"cname": cname, "clevel": 5, "shuffle": shuffle,
-                                               "typesize": typesize, "blocksize": 0}}
+    return {
+        "name": "blosc",
+        "configuration": {
+            "cname": cname,
+            "clevel": 5,
+            "shuffle": shuffle,
+            "typesize": typesize,
+            "blocksize": 0,
+        },
+    }
 
 
 BYTES_LE = {"name": "bytes", "configuration": {"endian": "little"}}
@@ -108,16 +130,29 @@ CODEC_CHAINS: dict[str, list[dict]] = {
     "gzip-9": [BYTES_BE, {"name": "gzip", "configuration": {"level": 9}}],
     "zstd": [BYTES_LE, {"name": "zstd", "configuration": {"level": 3, "checksum": False}}],
     "zstd-checksum": [BYTES_LE, {"name": "zstd", "configuration": {"level": 3, "checksum": True}}],
-    "zstd-negative-level": [BYTES_LE, {"name": "zstd", "configuration": {"level": -5, "checksum": False}}],
-    **{f"blosc-{cname}-{shuffle}": [BYTES_LE, blosc(cname, shuffle, 8)]
-       for cname in ("lz4", "zstd") for shuffle in ("noshuffle", "shuffle", "bitshuffle")},
+    "zstd-negative-level": [
+        BYTES_LE,
+        {"name": "zstd", "configuration": {"level": -5, "checksum": False}},
+    ],
+    **{
+        f"blosc-{cname}-{shuffle}": [BYTES_LE, blosc(cname, shuffle, 8)]
+        for cname in ("lz4", "zstd")
+        for shuffle in ("noshuffle", "shuffle", "bitshuffle")
+    },
     "crc32c": [BYTES_LE, {"name": "crc32c"}],
-    "transpose+bytes+zstd+crc32c": [T10, BYTES_BE,
-                                    {"name": "zstd", "configuration": {"level": 5, "checksum": True}},
-                                    {"name": "crc32c"}],
-    "transpose+bytes+blosc+gzip+crc32c": [T10, BYTES_LE, blosc("lz4", "bitshuffle", 8),
-                                          {"name": "gzip", "configuration": {"level": 6}},
-                                          {"name": "crc32c"}],
+    "transpose+bytes+zstd+crc32c": [
+        T10,
+        BYTES_BE,
+        {"name": "zstd", "configuration": {"level": 5, "checksum": True}},
+        {"name": "crc32c"},
+    ],
+    "transpose+bytes+blosc+gzip+crc32c": [
+        T10,
+        BYTES_LE,
+        blosc("lz4", "bitshuffle", 8),
+        {"name": "gzip", "configuration": {"level": 6}},
+        {"name": "crc32c"},
+    ],
     "transpose-twice+crc32c+crc32c": [T10, T10, BYTES_BE, {"name": "crc32c"}, {"name": "crc32c"}],
 }
 
@@ -130,7 +165,10 @@ def for_dtype(codecs: list[dict], dtype: str) -> list[dict]:
         if codec["name"] == "bytes" and itemsize == 1:
             codec = {"name": "bytes"}
         elif codec["name"] == "blosc":
-            codec = {"name": "blosc", "configuration": {**codec["configuration"], "typesize": itemsize}}
+            codec = {
+                "name": "blosc",
+                "configuration": {**codec["configuration"], "typesize": itemsize},
+            }
         out.append(codec)
     return out
 
@@ -160,11 +198,26 @@ FILLS = [
     ("float32-neginf", "float32", "-Infinity", np.float32(-np.inf)),
     ("float16-inf", "float16", "Infinity", np.float16(np.inf)),
     ("float32-nan-payload", "float32", "0x7fc00001", from_hex("7fc00001", "float32")),
-    ("float64-nan-payload", "float64", "0x7ff8000000000001", from_hex("7ff8000000000001", "float64")),
+    (
+        "float64-nan-payload",
+        "float64",
+        "0x7ff8000000000001",
+        from_hex("7ff8000000000001", "float64"),
+    ),
     ("float16-nan-payload", "float16", "0x7e01", from_hex("7e01", "float16")),
     ("complex64-re-im", "complex64", [1.5, -2.0], complex_scalar(1.5, -2.0, "complex64")),
-    ("complex128-nan-inf", "complex128", ["NaN", "Infinity"], complex_scalar(np.nan, np.inf, "complex128")),
-    ("complex128-neginf-0", "complex128", ["-Infinity", 0.0], complex_scalar(-np.inf, 0.0, "complex128")),
+    (
+        "complex128-nan-inf",
+        "complex128",
+        ["NaN", "Infinity"],
+        complex_scalar(np.nan, np.inf, "complex128"),
+    ),
+    (
+        "complex128-neginf-0",
+        "complex128",
+        ["-Infinity", 0.0],
+        complex_scalar(-np.inf, 0.0, "complex128"),
+    ),
     ("bool-true", "bool", True, np.bool_(True)),
     ("bool-false", "bool", False, np.bool_(False)),
 ]

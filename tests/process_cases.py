@@ -11,9 +11,10 @@ import select
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,15 +44,27 @@ class Case:
         return not self.array.read_only
 
 
-def build(name: str, tmp: Path, *, s3: tuple[str, dict] | None = None,
-          http: Callable[[Path], str] | None = None) -> Case:
+def build(
+    name: str,
+    tmp: Path,
+    *,
+    s3: tuple[str, dict] | None = None,
+    http: Callable[[Path], str] | None = None,
+) -> Case:
     """The array on store `name`; `s3` (bucket URL prefix, storage options) and `http` (serve a
     folder, answer its URL) for the stores that need a server."""
     data = expected()
 
     def create(store: Any, **options: Any) -> Any:
-        array = zarrkit.create_array(store, shape=SHAPE, dtype="float64", chunks=CHUNKS,
-                                     shards=SHARDS, fill_value=0, **options)
+        array = zarrkit.create_array(
+            store,
+            shape=SHAPE,
+            dtype="float64",
+            chunks=CHUNKS,
+            shards=SHARDS,
+            fill_value=0,
+            **options,
+        )
         array[...] = data
         assert np.array_equal(array[...], data)
         return array
@@ -62,8 +75,11 @@ def build(name: str, tmp: Path, *, s3: tuple[str, dict] | None = None,
         return Case(name, array, lambda: zarrkit.open_array(url, mode="r"))
     if name == "local":
         array = create(str(tmp / "local.zarr"))
-        return Case(name, zarrkit.open_array(str(tmp / "local.zarr"), mode="r+"),
-                    lambda: zarrkit.open_array(str(tmp / "local.zarr")))
+        return Case(
+            name,
+            zarrkit.open_array(str(tmp / "local.zarr"), mode="r+"),
+            lambda: zarrkit.open_array(str(tmp / "local.zarr")),
+        )
     if name == "zip":
         from zarrkit.plugins.stores.zip import ZipStore
 
@@ -81,8 +97,11 @@ def build(name: str, tmp: Path, *, s3: tuple[str, dict] | None = None,
         prefix, options = s3
         url = f"{prefix}/{uuid.uuid4().hex}/data.zarr"
         create(url, storage_options=options)
-        return Case(name, zarrkit.open_array(url, mode="r+", storage_options=options),
-                    lambda: zarrkit.open_array(url, storage_options=options))
+        return Case(
+            name,
+            zarrkit.open_array(url, mode="r+", storage_options=options),
+            lambda: zarrkit.open_array(url, storage_options=options),
+        )
     if name == "http":
         assert http is not None
         served = tmp / "served"
@@ -154,12 +173,12 @@ def in_fork(run: Callable[[], Any], timeout: float = 60.0) -> Any:
             os.close(r)
             try:
                 message = pickle.dumps(("ok", run()))
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            except BaseException as exc:
                 message = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
             view = memoryview(message)
             while view:
-                view = view[os.write(w, view):]
-        except BaseException:  # noqa: BLE001
+                view = view[os.write(w, view) :]
+        except BaseException:
             code = 1
         finally:
             os._exit(code)

@@ -20,16 +20,16 @@ def value(row: int, column: int) -> int:
     return row * 1000 + column + 1
 
 
-def write_cells(url: str, options: dict[str, Any], row: int, columns: int, signals: str,
-                safe: bool) -> None:
+def write_cells(
+    url: str, options: dict[str, Any], row: int, columns: int, signals: str, safe: bool
+) -> None:
     """Write cell (row, c) of each array for every column c, each write its own partial
     update of the one chunk (or shard) that every writer shares."""
     import zarrkit as zk
     from zarrkit import config
 
     config.set(safe_updates=safe)
-    arrays = [zk.open_array(url, path=name, mode="r+", storage_options=options)
-              for name in ARRAYS]
+    arrays = [zk.open_array(url, path=name, mode="r+", storage_options=options) for name in ARRAYS]
     folder = Path(signals)
     (folder / f"ready.{row}").touch()
     deadline = time.monotonic() + 60

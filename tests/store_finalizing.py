@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import gc
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def opens_while_collecting(lock: Any, open_another: Callable[[], None]) -> bool:
     """Collect garbage and open another store with `lock` held, as inside the store's own
     `acquire`; False when that does not finish in 30 s (a deadlock)."""
+
     def run() -> None:
         with lock:
             gc.collect()

@@ -15,11 +15,12 @@ import socket
 import threading
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
-from contextlib import contextmanager
+from typing import Any
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
@@ -90,7 +91,7 @@ class Traffic:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
@@ -128,8 +129,9 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             traffic.end()
 
-    def _answer(self, status: int, data: bytes, headers: dict[str, str], body: bool,
-                truncate: bool = False) -> None:
+    def _answer(
+        self, status: int, data: bytes, headers: dict[str, str], body: bool, truncate: bool = False
+    ) -> None:
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
@@ -137,7 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if body and self.command != "HEAD":
             self.server.traffic.transmit(len(data))
-            self.wfile.write(data[:len(data) // 2] if truncate else data)
+            self.wfile.write(data[: len(data) // 2] if truncate else data)
         if truncate:
             self.wfile.flush()
             self.close_connection = True
@@ -220,14 +222,27 @@ class Proxy(_Server):
         payload = handler.rfile.read(length) if length else None
         conn = http.client.HTTPConnection(self.upstream, timeout=30)
         try:
-            headers = {k: v for k, v in handler.headers.items()
-                       if k.lower() not in ("connection", "keep-alive")}
+            headers = {
+                k: v
+                for k, v in handler.headers.items()
+                if k.lower() not in ("connection", "keep-alive")
+            }
             conn.request(handler.command, handler.path, body=payload, headers=headers)
             answer = conn.getresponse()
             data = answer.read()
-            kept = {k: v for k, v in answer.getheaders()
-                    if k.lower() not in ("content-length", "transfer-encoding", "connection",
-                                         "keep-alive", "server", "date")}
+            kept = {
+                k: v
+                for k, v in answer.getheaders()
+                if k.lower()
+                not in (
+                    "content-length",
+                    "transfer-encoding",
+                    "connection",
+                    "keep-alive",
+                    "server",
+                    "date",
+                )
+            }
             return answer.status, data, kept
         except OSError:
             return 502, b"upstream unreachable", {}
@@ -292,10 +307,13 @@ class Moto:
 
 def _AtomicMotoServer() -> Any:
     """moto's threaded server, its app called under one lock (see `Moto`)."""
-    from werkzeug.serving import make_server
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
     from moto.server import ThreadedMotoServer
-    from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
-                                               create_backend_app)
+    from werkzeug.serving import make_server
 
     class AtomicMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
@@ -306,8 +324,13 @@ def _AtomicMotoServer() -> Any:
                 with lock:
                     return list(app(environ, start_response))
 
-            self._server = make_server(self._ip_address, self._port, one_at_a_time, True,
-                                       request_handler=MotoRequestHandler)
+            self._server = make_server(
+                self._ip_address,
+                self._port,
+                one_at_a_time,
+                True,
+                request_handler=MotoRequestHandler,
+            )
             self._server_ready_event.set()
             self._server.serve_forever()
 
@@ -317,10 +340,14 @@ def _AtomicMotoServer() -> Any:
 def s3_options(endpoint: str, *, attempts: int = 2, **extra: Any) -> dict[str, Any]:
     """s3fs storage options for a test server: fixed credentials, few quick retries."""
     return {
-        "key": "testing", "secret": "testing",
+        "key": "testing",
+        "secret": "testing",
         "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"},
-        "config_kwargs": {"retries": {"max_attempts": attempts, "mode": "standard"},
-                          "connect_timeout": 5, "read_timeout": 10},
+        "config_kwargs": {
+            "retries": {"max_attempts": attempts, "mode": "standard"},
+            "connect_timeout": 5,
+            "read_timeout": 10,
+        },
         **extra,
     }
 
@@ -333,8 +360,9 @@ class NetBed:
     fixtures) and `bench/network_bench.py`. `bucket` is created; `root` is what `http_url`
     serves."""
 
-    def __init__(self, root: Path, *, delay: float = 0.0, bandwidth: float | None = None,
-                 bucket: str = "bed") -> None:
+    def __init__(
+        self, root: Path, *, delay: float = 0.0, bandwidth: float | None = None, bucket: str = "bed"
+    ) -> None:
         from contextlib import ExitStack
 
         self._stack = ExitStack()
@@ -381,7 +409,7 @@ class NetBed:
     def close(self) -> None:
         self._stack.close()
 
-    def __enter__(self) -> "NetBed":
+    def __enter__(self) -> NetBed:
         return self
 
     def __exit__(self, *exc: object) -> None:

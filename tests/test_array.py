@@ -21,7 +21,11 @@ from hypothesis import strategies as st
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import (
-    ContainsNodeError, NodeNotFoundError, ReadOnlyError, SelectionError, ValueCastError,
+    ContainsNodeError,
+    NodeNotFoundError,
+    ReadOnlyError,
+    SelectionError,
+    ValueCastError,
     ZarrkitError,
 )
 from zarrkit.plugins.stores.local import LocalStore
@@ -107,7 +111,7 @@ def basic_selections(draw, shape):
     items = [draw(slices(n) | ints(n)) if n else draw(slices(n)) for n in shape]
     form = draw(st.sampled_from(["full", "partial", "ellipsis", "bare"]))
     if form == "partial":
-        items = items[:draw(st.integers(0, len(items)))]
+        items = items[: draw(st.integers(0, len(items)))]
     elif form == "ellipsis":
         i = draw(st.integers(0, len(items)))
         j = draw(st.integers(i, len(items)))
@@ -130,7 +134,9 @@ def orthogonal_selections(draw, shape):
         elif kind == "list":  # unsorted, negatives and duplicates; sometimes empty
             items.append(draw(st.lists(ints(n), max_size=6)) if n else [])
         else:
-            items.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool))
+            items.append(
+                np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+            )
     return tuple(items)
 
 
@@ -169,7 +175,7 @@ def vectorized_selections(draw, shape):
             items.append(draw(ints(n)))
             continue
         ashape = [draw(st.sampled_from([k, 1])) for k in out_shape]
-        ashape = ashape[draw(st.integers(0, len(ashape))):]
+        ashape = ashape[draw(st.integers(0, len(ashape))) :]
         values = draw(st.lists(ints(n), min_size=prod(ashape), max_size=prod(ashape)))
         items.append(np.array(values, dtype=np.int64).reshape(ashape))
     return tuple(items)
@@ -216,8 +222,9 @@ def test_basic_selection_matches_numpy(kind, tmp_path_factory, setup, data):
     store, a, ref = make(kind, tmp_path_factory, shape, chunks, init, write_first)
     sel = data.draw(basic_selections(shape))
     assert_same(a[sel], ref[sel])
-    value = data.draw(write_values(ref[sel].shape, other[sel],
-                                   element=not isinstance(ref[sel], np.ndarray)))
+    value = data.draw(
+        write_values(ref[sel].shape, other[sel], element=not isinstance(ref[sel], np.ndarray))
+    )
     a[sel] = value
     ref[sel] = value
     assert_array_state(a, store, ref)
@@ -254,9 +261,15 @@ def test_vectorized_selection_matches_numpy(kind, tmp_path_factory, setup, data)
     np_sel = sel[0] if is_mask else sel
     assert_same(a.vindex[sel], ref[np_sel])
     # numpy takes no extra leading dimension for a mask, nor for a single element
-    value = data.draw(write_values(ref[np_sel].shape, other[np_sel],
-                                   element=is_mask or isinstance(sel, np.ndarray)
-                                   or not isinstance(ref[np_sel], np.ndarray)))
+    value = data.draw(
+        write_values(
+            ref[np_sel].shape,
+            other[np_sel],
+            element=is_mask
+            or isinstance(sel, np.ndarray)
+            or not isinstance(ref[np_sel], np.ndarray),
+        )
+    )
     a.vindex[sel] = value
     ref[np_sel] = value
     assert_array_state(a, store, ref)
@@ -273,15 +286,15 @@ def fancy_selections(draw, shape):
         return np.array(flags, dtype=bool).reshape(shape)
     if kind == "all":
         k = draw(st.integers(0, 4)) if 0 not in shape else 0
-        return tuple(draw(st.lists(ints(n), min_size=k, max_size=k)) if n else []
-                     for n in shape)
+        return tuple(draw(st.lists(ints(n), min_size=k, max_size=k)) if n else [] for n in shape)
     where = draw(st.integers(0, len(shape) - 1))
     items = []
     for d, n in enumerate(shape):
         if d == where:
             if draw(st.booleans()):
-                items.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)),
-                                      dtype=bool))
+                items.append(
+                    np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+                )
             else:
                 items.append(draw(st.lists(ints(n), max_size=5)) if n else [])
         else:
@@ -324,29 +337,52 @@ def test_selection_examples(store):
     ref = np.arange(6 * 7 * 5, dtype="float64").reshape(6, 7, 5)
     a = zk.create_array(store, shape=ref.shape, dtype="float64", chunks=(4, 3, 2))
     a[...] = ref
-    for sel in [-1, (-2, -3, -1), (slice(None, None, -1),), (slice(5, 0, -2), 3),
-                (Ellipsis, 1), (1, Ellipsis, slice(None, None, -3)), (), Ellipsis,
-                (slice(2, 2), 0), (slice(-100, 100, 4),)]:
+    for sel in [
+        -1,
+        (-2, -3, -1),
+        (slice(None, None, -1),),
+        (slice(5, 0, -2), 3),
+        (Ellipsis, 1),
+        (1, Ellipsis, slice(None, None, -3)),
+        (),
+        Ellipsis,
+        (slice(2, 2), 0),
+        (slice(-100, 100, 4),),
+    ]:
         assert_same(a[sel], ref[sel])
-    assert_same(a.oindex[[4, -1, 0], :, [True, False, True, False, True]],
-                ref[np.ix_([4, -1, 0], range(7), [0, 2, 4])])
+    assert_same(
+        a.oindex[[4, -1, 0], :, [True, False, True, False, True]],
+        ref[np.ix_([4, -1, 0], range(7), [0, 2, 4])],
+    )
     assert_same(a.oindex[1, [6, 0, 6], 2:], ref[1][np.ix_([6, 0, 6], range(2, 5))])
     assert_same(a.oindex[..., [1]], ref[..., [1]])
     assert_same(a.vindex[[0, 5], [6, 1], [4, 0]], ref[[0, 5], [6, 1], [4, 0]])
-    assert_same(a.vindex[np.array([[0], [5]]), [1, 2, 3], 2],
-                ref[np.array([[0], [5]]), [1, 2, 3], 2])
+    assert_same(
+        a.vindex[np.array([[0], [5]]), [1, 2, 3], 2], ref[np.array([[0], [5]]), [1, 2, 3], 2]
+    )
     mask = ref % 3 == 0
     assert_same(a.vindex[mask], ref[mask])
     assert_same(a.get_coordinate_selection(([1], [1], [1])), ref[[1], [1], [1]])
     assert_same(a.get_basic_selection((slice(None), 2)), ref[:, 2])
 
 
-@pytest.mark.parametrize("codecs", [
-    [{"name": "bytes"}, {"name": "zstd"}],
-    [{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [2, 8], "codecs": [{"name": "bytes"}, {"name": "zstd"}],
-        "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}],
-], ids=["zstd", "sharded"])
+@pytest.mark.parametrize(
+    "codecs",
+    [
+        [{"name": "bytes"}, {"name": "zstd"}],
+        [
+            {
+                "name": "sharding_indexed",
+                "configuration": {
+                    "chunk_shape": [2, 8],
+                    "codecs": [{"name": "bytes"}, {"name": "zstd"}],
+                    "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+                },
+            }
+        ],
+    ],
+    ids=["zstd", "sharded"],
+)
 def test_a_selection_taking_whole_chunks_in_another_order_reads_their_values(store, codecs):
     """Every element of each chunk, in another order: decoding straight into the chunk's place
     in the output cannot work there (with an index array, out[out_selection] is a copy)."""
@@ -364,8 +400,13 @@ def test_datetime_chunks_decode_straight_into_the_output(store, n):
     """numpy gives datetime arrays no buffer format, so they are decoded through a plain bytes
     buffer; a big chunk used to fail to read ("cannot include dtype 'M' in a buffer")."""
     ref = (np.arange(2 * n) * 1000).astype("M8[s]").reshape(2, n)
-    a = zk.create_array(store, shape=ref.shape, dtype=ref.dtype, chunks=ref.shape,
-                        codecs=[{"name": "bytes"}, {"name": "zstd"}])
+    a = zk.create_array(
+        store,
+        shape=ref.shape,
+        dtype=ref.dtype,
+        chunks=ref.shape,
+        codecs=[{"name": "bytes"}, {"name": "zstd"}],
+    )
     a[...] = ref
     assert_same(a[...], ref)
     assert_same(a[:, 1:], ref[:, 1:])
@@ -387,9 +428,11 @@ def test_selection_errors(store):
 def test_writes_spelled_out(store):
     ref = np.zeros((6, 7), dtype="int32")
     a = zk.create_array(store, shape=ref.shape, dtype="int32", chunks=(4, 3))
-    for sel, value in [((slice(None, None, -2), slice(1, None, 3)), 5),
-                       ((-1,), np.arange(7)),
-                       ((Ellipsis, -1), np.arange(6)[::-1])]:
+    for sel, value in [
+        ((slice(None, None, -2), slice(1, None, 3)), 5),
+        ((-1,), np.arange(7)),
+        ((Ellipsis, -1), np.arange(6)[::-1]),
+    ]:
         a[sel] = value
         ref[sel] = value
     a.oindex[[5, 0], [True] * 3 + [False] * 4] = [[1, 2, 3], [4, 5, 6]]
@@ -408,21 +451,32 @@ def test_writes_spelled_out(store):
 # --------------------------------------------------------------------------------------------
 # Reading into the caller's array (out=), mask and block selections
 
-SHARDED_I4 = [{"name": "sharding_indexed", "configuration": {
-    "chunk_shape": [2, 3], "codecs": [{"name": "bytes"}, {"name": "zstd"}],
-    "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]
+SHARDED_I4 = [
+    {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": [2, 3],
+            "codecs": [{"name": "bytes"}, {"name": "zstd"}],
+            "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+        },
+    }
+]
 
 
-@pytest.mark.parametrize("codecs", [None, [{"name": "bytes"}, {"name": "zstd"}], SHARDED_I4],
-                         ids=["bytes", "zstd", "sharded"])
+@pytest.mark.parametrize(
+    "codecs",
+    [None, [{"name": "bytes"}, {"name": "zstd"}], SHARDED_I4],
+    ids=["bytes", "zstd", "sharded"],
+)
 @pytest.mark.parametrize("layout", ["C", "F", "strided"])
 def test_reads_into_out_land_in_the_given_array(store, codecs, layout):
     """Every get_* method fills the given array and returns that very array, whatever its
     memory layout; chunks never written read as the fill value there too."""
     ref = np.arange(10 * 7, dtype="int32").reshape(10, 7)
     kwargs = {"codecs": codecs} if codecs else {}
-    a = zk.create_array(store, shape=ref.shape, dtype="int32", chunks=(4, 6), fill_value=-9,
-                        **kwargs)
+    a = zk.create_array(
+        store, shape=ref.shape, dtype="int32", chunks=(4, 6), fill_value=-9, **kwargs
+    )
     a[:8] = ref[:8]
     ref[8:] = -9
 
@@ -431,8 +485,9 @@ def test_reads_into_out_land_in_the_given_array(store, codecs, layout):
             return np.full(shape, 77, dtype="int32")
         if layout == "F":
             return np.asfortranarray(np.full(shape, 77, dtype="int32"))
-        return np.full(tuple(2 * n for n in shape), 77, dtype="int32")[tuple(
-            slice(None, None, 2) for _ in shape)]
+        return np.full(tuple(2 * n for n in shape), 77, dtype="int32")[
+            tuple(slice(None, None, 2) for _ in shape)
+        ]
 
     mask = ref % 4 == 1
     cases = [
@@ -464,10 +519,12 @@ def test_a_wrong_out_is_refused_before_anything_is_read(store):
     a[...] = 1
     read_only = np.zeros((2, 5), dtype="int8")
     read_only.flags.writeable = False
-    for out, error, says in [(np.zeros((5, 2), dtype="int8"), ValueError, r"\(5, 2\).*\(2, 5\)"),
-                             (np.zeros(10, dtype="int8"), ValueError, "shape"),
-                             ([[0] * 5] * 2, TypeError, "numpy array"),
-                             (read_only, ValueError, "read-only")]:
+    for out, error, says in [
+        (np.zeros((5, 2), dtype="int8"), ValueError, r"\(5, 2\).*\(2, 5\)"),
+        (np.zeros(10, dtype="int8"), ValueError, "shape"),
+        ([[0] * 5] * 2, TypeError, "numpy array"),
+        (read_only, ValueError, "read-only"),
+    ]:
         with pytest.raises(error, match=says):
             a.get_basic_selection(slice(0, 2), out=out)
         assert not np.any(np.asarray(out)), "a refused out= was written"
@@ -498,7 +555,7 @@ def _block_region(sel, shape, chunks):
     sel = sel if isinstance(sel, tuple) else (sel,)
     if Ellipsis in sel:
         at = sel.index(Ellipsis)
-        sel = sel[:at] + (slice(None),) * (len(shape) - len(sel) + 1) + sel[at + 1:]
+        sel = sel[:at] + (slice(None),) * (len(shape) - len(sel) + 1) + sel[at + 1 :]
     sel = sel + (slice(None),) * (len(shape) - len(sel))
     region = []
     for item, n, c in zip(sel, shape, chunks):
@@ -513,9 +570,18 @@ def _block_region(sel, shape, chunks):
     return tuple(region)
 
 
-BLOCK_SELECTIONS = [0, -1, (1, 2), (slice(1, 3), -2), (slice(None), slice(2, None)),
-                    (slice(-2, None), 0), (slice(5, 9),), (slice(2, 1), 1), Ellipsis,
-                    (Ellipsis, 1)]
+BLOCK_SELECTIONS = [
+    0,
+    -1,
+    (1, 2),
+    (slice(1, 3), -2),
+    (slice(None), slice(2, None)),
+    (slice(-2, None), 0),
+    (slice(5, 9),),
+    (slice(2, 1), 1),
+    Ellipsis,
+    (Ellipsis, 1),
+]
 
 
 def test_block_selection_reads_and_writes_whole_chunks(store):
@@ -534,8 +600,12 @@ def test_block_selection_reads_and_writes_whole_chunks(store):
     a.set_block_selection((slice(2, None), slice(0, 2)), 5)
     ref[8:, :6] = 5
     assert_same(a[...], ref)
-    for bad, says in [(slice(None, None, 2), "step 1"), (3, "block 3 is out of bounds"),
-                      (([0, 1],), "index arrays"), ((0, 0, 0), "too many")]:
+    for bad, says in [
+        (slice(None, None, 2), "step 1"),
+        (3, "block 3 is out of bounds"),
+        (([0, 1],), "index arrays"),
+        ((0, 0, 0), "too many"),
+    ]:
         with pytest.raises(SelectionError, match=says):
             a.blocks[bad]
         with pytest.raises(SelectionError, match=says):
@@ -625,8 +695,15 @@ def decode_bytes_only(store: Any, key: str, chunk_shape, dtype) -> np.ndarray:
 
 def test_edge_chunks_roundtrip_and_padding_is_fill(store):
     data = np.arange(1, 36, dtype="int32").reshape(5, 7)
-    a = zk.create_array(store, path="a", shape=(5, 7), dtype="int32", chunks=(2, 3),
-                        fill_value=-9, codecs=BYTES_ONLY)
+    a = zk.create_array(
+        store,
+        path="a",
+        shape=(5, 7),
+        dtype="int32",
+        chunks=(2, 3),
+        fill_value=-9,
+        codecs=BYTES_ONLY,
+    )
     a[...] = data
     assert_same(a[...], data)
     assert chunk_keys(store, "a") == {f"a/c/{i}/{j}" for i in range(3) for j in range(3)}
@@ -636,17 +713,31 @@ def test_edge_chunks_roundtrip_and_padding_is_fill(store):
     assert_same(bottom[1], np.full(3, -9, dtype="int32"))
     assert_same(bottom[0], data[4, 0:3])
     # an edge chunk created by a partial write is padded with fill as well
-    b = zk.create_array(store, path="b", shape=(5, 7), dtype="int32", chunks=(2, 3),
-                        fill_value=-9, codecs=BYTES_ONLY)
+    b = zk.create_array(
+        store,
+        path="b",
+        shape=(5, 7),
+        dtype="int32",
+        chunks=(2, 3),
+        fill_value=-9,
+        codecs=BYTES_ONLY,
+    )
     b[4, 6] = 1
-    assert_same(decode_bytes_only(store, "b/c/2/2", (2, 3), "int32"),
-                np.array([[1, -9, -9], [-9, -9, -9]], dtype="int32"))
+    assert_same(
+        decode_bytes_only(store, "b/c/2/2", (2, 3), "int32"),
+        np.array([[1, -9, -9], [-9, -9, -9]], dtype="int32"),
+    )
 
 
 def test_big_endian_bytes_codec_roundtrip(store):
     data = np.arange(12, dtype="float64").reshape(3, 4) / 7
-    a = zk.create_array(store, shape=(3, 4), dtype="float64", chunks=(2, 2),
-                        codecs=[{"name": "bytes", "configuration": {"endian": "big"}}])
+    a = zk.create_array(
+        store,
+        shape=(3, 4),
+        dtype="float64",
+        chunks=(2, 2),
+        codecs=[{"name": "bytes", "configuration": {"endian": "big"}}],
+    )
     a[...] = data
     assert_same(zk.open_array(store)[...], data)
     raw = store.get("c/0/0")
@@ -661,10 +752,12 @@ def test_wrong_shape_writes_nothing(store):
     a = zk.create_array(store, shape=(4, 6), dtype="int32", chunks=(2, 2))
     a[...] = 1
     before = snapshot(store)
-    for sel, value in [((slice(0, 2), slice(0, 3)), np.ones((3, 3))),
-                       ((slice(None),), np.ones(5)),
-                       ((0,), [1, 2]),
-                       ((slice(0, 2), slice(0, 3)), np.ones((2, 2, 3)))]:
+    for sel, value in [
+        ((slice(0, 2), slice(0, 3)), np.ones((3, 3))),
+        ((slice(None),), np.ones(5)),
+        ((0,), [1, 2]),
+        ((slice(0, 2), slice(0, 3)), np.ones((2, 2, 3))),
+    ]:
         with pytest.raises(ValueCastError):
             a[sel] = value
     with pytest.raises(ValueCastError):
@@ -675,15 +768,29 @@ def test_wrong_shape_writes_nothing(store):
     assert_same(a[...], np.ones((4, 6), dtype="int32"))
 
 
-@pytest.mark.parametrize("dtype, value", [
-    ("int8", 300), ("int8", [1, 300]), ("int8", np.int64(-129)),
-    ("uint8", -1), ("uint8", np.array([-1, 2])),
-    ("int32", 1.5), ("int32", [1.0, 1.5]), ("int32", float("nan")),
-    ("float32", "x"), ("float32", ["1", "x"]),
-    ("int64", 2**70), ("int64", [2**70, 1]), ("uint64", -(2**63)), ("int64", 2**63),
-    ("uint32", np.array([-1, 1], dtype="int32")), ("int16", np.array([40000, 1], dtype="uint16")),
-    ("uint64", np.int64(-1)), ("int64", np.array([2**64 - 1, 0], dtype="uint64")),
-])
+@pytest.mark.parametrize(
+    "dtype, value",
+    [
+        ("int8", 300),
+        ("int8", [1, 300]),
+        ("int8", np.int64(-129)),
+        ("uint8", -1),
+        ("uint8", np.array([-1, 2])),
+        ("int32", 1.5),
+        ("int32", [1.0, 1.5]),
+        ("int32", float("nan")),
+        ("float32", "x"),
+        ("float32", ["1", "x"]),
+        ("int64", 2**70),
+        ("int64", [2**70, 1]),
+        ("uint64", -(2**63)),
+        ("int64", 2**63),
+        ("uint32", np.array([-1, 1], dtype="int32")),
+        ("int16", np.array([40000, 1], dtype="uint16")),
+        ("uint64", np.int64(-1)),
+        ("int64", np.array([2**64 - 1, 0], dtype="uint64")),
+    ],
+)
 def test_unrepresentable_values_write_nothing(store, dtype, value):
     a = zk.create_array(store, shape=(2,), dtype=dtype, chunks=(1,), fill_value=0)
     a[...] = 1
@@ -863,8 +970,12 @@ def test_append_wrong_shape_leaves_array_unchanged(store):
     a = zk.create_array(store, shape=(2, 3), dtype="int8", chunks=(2, 2))
     a[...] = ref
     before = snapshot(store)
-    for data, axis in [(np.ones((2, 4)), 0), (np.ones((3,)), 0), (np.ones((3, 3)), 1),
-                       (np.full((1, 3), 300), 0)]:
+    for data, axis in [
+        (np.ones((2, 4)), 0),
+        (np.ones((3,)), 0),
+        (np.ones((3, 3)), 1),
+        (np.full((1, 3), 300), 0),
+    ]:
         with pytest.raises(ValueCastError):
             a.append(data, axis=axis)
         assert a.shape == (2, 3)
@@ -953,9 +1064,13 @@ def test_mode_r_refuses_writes(url):
     zk.create_array(url, shape=(4,), dtype="int32", chunks=(2,))
     a = zk.open_array(url, mode="r")
     assert a.read_only
-    for write in (lambda: a.__setitem__(0, 1), lambda: a.oindex.__setitem__([0], 1),
-                  lambda: a.vindex.__setitem__([0], 1), lambda: a.resize(8),
-                  lambda: a.append([1])):
+    for write in (
+        lambda: a.__setitem__(0, 1),
+        lambda: a.oindex.__setitem__([0], 1),
+        lambda: a.vindex.__setitem__([0], 1),
+        lambda: a.resize(8),
+        lambda: a.append([1]),
+    ):
         with pytest.raises(ReadOnlyError):
             write()
     assert_same(zk.open_array(url)[...], np.zeros(4, dtype="int32"))
@@ -1031,15 +1146,21 @@ def test_bad_mode(url):
 # data type and fill value arguments
 
 
-@pytest.mark.parametrize("spellings, name, numpy_dtype", [
-    (["float32", {"name": "float32"}, np.float32, "<f4", "f4", np.dtype("float32")],
-     "float32", np.dtype("float32")),
-    (["int32", np.int32, "<i4", "i4", np.dtype(">i4")], "int32", np.dtype("int32")),
-    (["uint8", np.uint8, "u1", "B"], "uint8", np.dtype("uint8")),
-    (["complex128", np.complex128, "c16", complex], "complex128", np.dtype("complex128")),
-    (["bool", np.bool_, "?", bool], "bool", np.dtype("bool")),
-    (["r16", {"name": "r16"}, np.dtype("V2"), "V2"], "r16", np.dtype("V2")),
-])
+@pytest.mark.parametrize(
+    "spellings, name, numpy_dtype",
+    [
+        (
+            ["float32", {"name": "float32"}, np.float32, "<f4", "f4", np.dtype("float32")],
+            "float32",
+            np.dtype("float32"),
+        ),
+        (["int32", np.int32, "<i4", "i4", np.dtype(">i4")], "int32", np.dtype("int32")),
+        (["uint8", np.uint8, "u1", "B"], "uint8", np.dtype("uint8")),
+        (["complex128", np.complex128, "c16", complex], "complex128", np.dtype("complex128")),
+        (["bool", np.bool_, "?", bool], "bool", np.dtype("bool")),
+        (["r16", {"name": "r16"}, np.dtype("V2"), "V2"], "r16", np.dtype("V2")),
+    ],
+)
 def test_dtype_spellings(store, spellings, name, numpy_dtype):
     data_types = set()
     for i, spelling in enumerate(spellings):
@@ -1063,29 +1184,36 @@ def fill_of(store: Any, path: str) -> Any:
     return json.loads(store.get(f"{path}/zarr.json"))["fill_value"]
 
 
-@pytest.mark.parametrize("dtype, fill, check, json_fill", [
-    ("float32", 1.5, lambda v: v == 1.5, 1.5),
-    ("float32", np.float32(1.5), lambda v: v == 1.5, 1.5),
-    ("float32", np.float64(-0.25), lambda v: v == -0.25, -0.25),
-    ("float32", 2, lambda v: v == 2.0, 2.0),
-    ("float32", "NaN", np.isnan, "NaN"),
-    ("float32", float("nan"), np.isnan, "NaN"),
-    ("float64", "-Infinity", lambda v: v == -np.inf, "-Infinity"),
-    ("float64", "Infinity", lambda v: v == np.inf, "Infinity"),
-    ("float32", "0x7fc00000", np.isnan, "NaN"),
-    ("float32", "0x3fc00000", lambda v: v == 1.5, 1.5),
-    ("complex64", [1.0, -2.0], lambda v: v == 1 - 2j, [1.0, -2.0]),
-    ("complex64", 1 - 2j, lambda v: v == 1 - 2j, [1.0, -2.0]),
-    ("complex128", np.complex128(3j), lambda v: v == 3j, [0.0, 3.0]),
-    ("complex128", ["NaN", "Infinity"],
-     lambda v: np.isnan(v.real) and v.imag == np.inf, ["NaN", "Infinity"]),
-    ("r16", [1, 2], lambda v: bytes(v) == b"\x01\x02", [1, 2]),
-    ("r16", b"\x03\x04", lambda v: bytes(v) == b"\x03\x04", [3, 4]),
-    ("int8", -128, lambda v: v == -128, -128),
-    ("int8", np.int8(5), lambda v: v == 5, 5),
-    ("uint64", 2**64 - 1, lambda v: v == 2**64 - 1, 2**64 - 1),
-    ("bool", True, lambda v: v == True, True),  # noqa: E712
-])
+@pytest.mark.parametrize(
+    "dtype, fill, check, json_fill",
+    [
+        ("float32", 1.5, lambda v: v == 1.5, 1.5),
+        ("float32", np.float32(1.5), lambda v: v == 1.5, 1.5),
+        ("float32", np.float64(-0.25), lambda v: v == -0.25, -0.25),
+        ("float32", 2, lambda v: v == 2.0, 2.0),
+        ("float32", "NaN", np.isnan, "NaN"),
+        ("float32", float("nan"), np.isnan, "NaN"),
+        ("float64", "-Infinity", lambda v: v == -np.inf, "-Infinity"),
+        ("float64", "Infinity", lambda v: v == np.inf, "Infinity"),
+        ("float32", "0x7fc00000", np.isnan, "NaN"),
+        ("float32", "0x3fc00000", lambda v: v == 1.5, 1.5),
+        ("complex64", [1.0, -2.0], lambda v: v == 1 - 2j, [1.0, -2.0]),
+        ("complex64", 1 - 2j, lambda v: v == 1 - 2j, [1.0, -2.0]),
+        ("complex128", np.complex128(3j), lambda v: v == 3j, [0.0, 3.0]),
+        (
+            "complex128",
+            ["NaN", "Infinity"],
+            lambda v: np.isnan(v.real) and v.imag == np.inf,
+            ["NaN", "Infinity"],
+        ),
+        ("r16", [1, 2], lambda v: bytes(v) == b"\x01\x02", [1, 2]),
+        ("r16", b"\x03\x04", lambda v: bytes(v) == b"\x03\x04", [3, 4]),
+        ("int8", -128, lambda v: v == -128, -128),
+        ("int8", np.int8(5), lambda v: v == 5, 5),
+        ("uint64", 2**64 - 1, lambda v: v == 2**64 - 1, 2**64 - 1),
+        ("bool", True, lambda v: v == True, True),  # noqa: E712
+    ],
+)
 def test_fill_value_spellings(store, dtype, fill, check, json_fill):
     a = zk.create_array(store, path="a", shape=(3,), dtype=dtype, chunks=(2,), fill_value=fill)
     assert check(a.fill_value)
@@ -1097,10 +1225,20 @@ def test_fill_value_spellings(store, dtype, fill, check, json_fill):
     assert chunk_keys(store, "a") == set()
 
 
-@pytest.mark.parametrize("dtype, fill", [
-    ("int8", 300), ("uint8", -1), ("int32", 1.5), ("float32", "x"), ("float32", "0x7fc0"),
-    ("r16", [1, 2, 3]), ("bool", "yes"), ("int64", 2**70), ("complex64", [1.0]),
-])
+@pytest.mark.parametrize(
+    "dtype, fill",
+    [
+        ("int8", 300),
+        ("uint8", -1),
+        ("int32", 1.5),
+        ("float32", "x"),
+        ("float32", "0x7fc0"),
+        ("r16", [1, 2, 3]),
+        ("bool", "yes"),
+        ("int64", 2**70),
+        ("complex64", [1.0]),
+    ],
+)
 def test_bad_fill_values(store, dtype, fill):
     with pytest.raises(ZarrkitError):
         zk.create_array(store, shape=(3,), dtype=dtype, fill_value=fill)
@@ -1120,8 +1258,15 @@ def test_raw_bits_read_write(store):
 
 
 def test_properties(store):
-    a = zk.create_array(store, path="x/y", shape=(5, 0, 3), dtype="int16", chunks=(2, 4, 3),
-                        fill_value=4, dimension_names=["t", None, "z"])
+    a = zk.create_array(
+        store,
+        path="x/y",
+        shape=(5, 0, 3),
+        dtype="int16",
+        chunks=(2, 4, 3),
+        fill_value=4,
+        dimension_names=["t", None, "z"],
+    )
     assert a.shape == (5, 0, 3)
     assert a.dtype == np.dtype("int16")
     assert a.chunks == (2, 4, 3)
@@ -1184,7 +1329,7 @@ def test_threads_writing_disjoint_chunks(store, repeat):
                 region = slice(i * rows, (i + 1) * rows)
                 a[region] = np.full((rows, 10), i * 1000 + step)
                 a[region.start, 0] = i * 1000 + step  # a partial write of its own chunk
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]

@@ -32,9 +32,12 @@ class TestZstd(CodecTests):
 class TestBlosc(CodecTests):
     dtypes = INTS_AND_FLOATS
 
-    @pytest.fixture(params=[{"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4,
-                             "blocksize": 0},
-                            {"cname": "zstd", "clevel": 3, "shuffle": "noshuffle", "blocksize": 0}])
+    @pytest.fixture(
+        params=[
+            {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0},
+            {"cname": "zstd", "clevel": 3, "shuffle": "noshuffle", "blocksize": 0},
+        ]
+    )
     def codec(self, request):
         return codec("blosc", request.param)
 
@@ -46,8 +49,9 @@ class TestBloscFromV2(CodecTests):
 
     @pytest.fixture(params=[0, 1, 2])  # -1 (auto) has no v3 spelling: test_codecs_names.py
     def codec(self, request):
-        return codec("blosc", {"cname": "zstd", "clevel": 5, "shuffle": request.param,
-                               "blocksize": 0}, V2)
+        return codec(
+            "blosc", {"cname": "zstd", "clevel": 5, "shuffle": request.param, "blocksize": 0}, V2
+        )
 
 
 class TestCrc32c(CodecTests):
@@ -86,8 +90,12 @@ class TestCastValue(CodecTests):
     def sample(self, dtype, shape):
         return (np.random.default_rng(2).random(shape) * 200).astype(dtype)
 
-    @pytest.fixture(params=[{"data_type": "uint8"},
-                            {"data_type": "int16", "rounding": "towards-zero", "out_of_range": "clamp"}])
+    @pytest.fixture(
+        params=[
+            {"data_type": "uint8"},
+            {"data_type": "int16", "rounding": "towards-zero", "out_of_range": "clamp"},
+        ]
+    )
     def codec(self, request):
         return codec("cast_value", request.param)
 
@@ -108,8 +116,12 @@ class TestZfpLossy(CodecTests):
     corrupt_detected = False
     tolerance = 0.01
 
-    @pytest.fixture(params=[{"mode": "fixed_accuracy", "tolerance": 0.001},
-                            {"mode": "fixed_precision", "precision": 24}])
+    @pytest.fixture(
+        params=[
+            {"mode": "fixed_accuracy", "tolerance": 0.001},
+            {"mode": "fixed_precision", "precision": 24},
+        ]
+    )
     def codec(self, request):
         pytest.importorskip("zfpy")
         return codec("zfp", request.param)
@@ -121,9 +133,17 @@ class TestNumcodecsCompressors(CodecTests):
     # Python's allocator: a bomb well above it tells the decoded value from the state
     bomb_bytes = 48 << 20
 
-    @pytest.fixture(params=["numcodecs.zlib", "numcodecs.bz2", "numcodecs.lzma",
-                            "numcodecs.crc32", "numcodecs.adler32", "numcodecs.fletcher32",
-                            "numcodecs.shuffle"])
+    @pytest.fixture(
+        params=[
+            "numcodecs.zlib",
+            "numcodecs.bz2",
+            "numcodecs.lzma",
+            "numcodecs.crc32",
+            "numcodecs.adler32",
+            "numcodecs.fletcher32",
+            "numcodecs.shuffle",
+        ]
+    )
     def codec(self, request):
         return codec(request.param)  # shuffle's elementsize: filled in from the data type
 
@@ -134,8 +154,9 @@ class TestNumcodecsCompressors(CodecTests):
             import zarrkit
             from zarrkit.errors import ChunkDecodeError
 
-            a = zarrkit.create_array("memory://", shape=(8,), dtype="int32", chunks=(8,),
-                                     codecs=["bytes", codec])
+            a = zarrkit.create_array(
+                "memory://", shape=(8,), dtype="int32", chunks=(8,), codecs=["bytes", codec]
+            )
             a[:] = np.arange(8)
             a.store.set(a._chunk_key((0,)), a.store.get(a._chunk_key((0,)))[:-3])
             with pytest.raises(ChunkDecodeError):
@@ -150,8 +171,13 @@ class TestNumcodecsFilters(CodecTests):
     def sample(self, dtype, shape):
         return (np.arange(int(np.prod(shape))) % 50).astype(dtype).reshape(shape)
 
-    @pytest.fixture(params=[("numcodecs.delta", {}), ("numcodecs.quantize", {"digits": 3}),
-                            ("numcodecs.fixedscaleoffset", {"offset": 0, "scale": 1})])
+    @pytest.fixture(
+        params=[
+            ("numcodecs.delta", {}),
+            ("numcodecs.quantize", {"digits": 3}),
+            ("numcodecs.fixedscaleoffset", {"offset": 0, "scale": 1}),
+        ]
+    )
     def codec(self, request):
         name, config = request.param
         if name == "numcodecs.quantize":

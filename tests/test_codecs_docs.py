@@ -25,8 +25,12 @@ def test_the_documented_codec_and_its_tests_run(tmp_path):
     assert set(files) == {"example_delta.py", "test_example_delta.py"}
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "test_example_delta.py"], cwd=tmp_path, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example_delta.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert re.search(r"\d+ passed", run.stdout)
 

@@ -31,45 +31,102 @@ def to_uint_range(shape, dtype="float32"):
 
 
 CASES = {
-    "bitround": ("float32", floats, [{"name": "numcodecs.bitround", "configuration": {"keepbits": 5}},
-                                     {"name": "bytes", "configuration": {"endian": "little"}}]),
-    "scale_offset": ("int32", ints, [{"name": "scale_offset", "configuration": {"offset": -300, "scale": 3}},
-                                     {"name": "bytes", "configuration": {"endian": "little"}}]),
-    "scale_offset+cast_value": ("float32", to_uint_range, [
-        {"name": "scale_offset", "configuration": {"offset": 0, "scale": 2}},
-        {"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even",
-                                                 "out_of_range": "clamp"}},
-        {"name": "bytes"}]),
-    "numcodecs.delta+zlib": ("int32", ints, [
-        {"name": "numcodecs.delta", "configuration": {"dtype": "int32"}},
-        {"name": "bytes", "configuration": {"endian": "little"}},
-        {"name": "numcodecs.zlib", "configuration": {"level": 3}}]),
-    "numcodecs.fixedscaleoffset(astype)+crc32": ("float64", floats, [
-        {"name": "numcodecs.fixedscaleoffset",
-         "configuration": {"offset": 0, "scale": 10, "dtype": "<f8", "astype": "<i4"}},
-        {"name": "bytes", "configuration": {"endian": "little"}},
-        {"name": "numcodecs.crc32", "configuration": {}}]),
-    "numcodecs.astype+bz2": ("float64", floats, [
-        {"name": "numcodecs.astype", "configuration": {"encode_dtype": "float32", "decode_dtype": "float64"}},
-        {"name": "bytes", "configuration": {"endian": "little"}},
-        {"name": "numcodecs.bz2", "configuration": {"level": 5}}]),
-    "numcodecs.quantize+shuffle+lzma": ("float64", floats, [
-        {"name": "numcodecs.quantize", "configuration": {"digits": 2, "dtype": "float64"}},
-        {"name": "bytes", "configuration": {"endian": "little"}},
-        {"name": "numcodecs.shuffle", "configuration": {"elementsize": 8}},
-        {"name": "numcodecs.lzma", "configuration": {}}]),
-    "numcodecs.pcodec": ("int64", ints, [{"name": "numcodecs.pcodec", "configuration": {"level": 5}}]),
-    "numcodecs.zfpy": ("float64", floats, [{"name": "numcodecs.zfpy",
-                                            "configuration": {"mode": 4, "tolerance": 0.01}}]),
+    "bitround": (
+        "float32",
+        floats,
+        [
+            {"name": "numcodecs.bitround", "configuration": {"keepbits": 5}},
+            {"name": "bytes", "configuration": {"endian": "little"}},
+        ],
+    ),
+    "scale_offset": (
+        "int32",
+        ints,
+        [
+            {"name": "scale_offset", "configuration": {"offset": -300, "scale": 3}},
+            {"name": "bytes", "configuration": {"endian": "little"}},
+        ],
+    ),
+    "scale_offset+cast_value": (
+        "float32",
+        to_uint_range,
+        [
+            {"name": "scale_offset", "configuration": {"offset": 0, "scale": 2}},
+            {
+                "name": "cast_value",
+                "configuration": {
+                    "data_type": "uint8",
+                    "rounding": "nearest-even",
+                    "out_of_range": "clamp",
+                },
+            },
+            {"name": "bytes"},
+        ],
+    ),
+    "numcodecs.delta+zlib": (
+        "int32",
+        ints,
+        [
+            {"name": "numcodecs.delta", "configuration": {"dtype": "int32"}},
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "numcodecs.zlib", "configuration": {"level": 3}},
+        ],
+    ),
+    "numcodecs.fixedscaleoffset(astype)+crc32": (
+        "float64",
+        floats,
+        [
+            {
+                "name": "numcodecs.fixedscaleoffset",
+                "configuration": {"offset": 0, "scale": 10, "dtype": "<f8", "astype": "<i4"},
+            },
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "numcodecs.crc32", "configuration": {}},
+        ],
+    ),
+    "numcodecs.astype+bz2": (
+        "float64",
+        floats,
+        [
+            {
+                "name": "numcodecs.astype",
+                "configuration": {"encode_dtype": "float32", "decode_dtype": "float64"},
+            },
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "numcodecs.bz2", "configuration": {"level": 5}},
+        ],
+    ),
+    "numcodecs.quantize+shuffle+lzma": (
+        "float64",
+        floats,
+        [
+            {"name": "numcodecs.quantize", "configuration": {"digits": 2, "dtype": "float64"}},
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "numcodecs.shuffle", "configuration": {"elementsize": 8}},
+            {"name": "numcodecs.lzma", "configuration": {}},
+        ],
+    ),
+    "numcodecs.pcodec": (
+        "int64",
+        ints,
+        [{"name": "numcodecs.pcodec", "configuration": {"level": 5}}],
+    ),
+    "numcodecs.zfpy": (
+        "float64",
+        floats,
+        [{"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.01}}],
+    ),
 }
 DIRECTIONS = ["zarrkit->zarr", "zarr->zarrkit"]
 
 
 def zarr_kwargs(codecs):
     objs = [get_codec_class(c["name"]).from_dict(c) for c in codecs]
-    return {"filters": tuple(o for o in objs if isinstance(o, ArrayArrayCodec)),
-            "serializer": next(o for o in objs if isinstance(o, ArrayBytesCodec)),
-            "compressors": tuple(o for o in objs if isinstance(o, BytesBytesCodec))}
+    return {
+        "filters": tuple(o for o in objs if isinstance(o, ArrayArrayCodec)),
+        "serializer": next(o for o in objs if isinstance(o, ArrayBytesCodec)),
+        "compressors": tuple(o for o in objs if isinstance(o, BytesBytesCodec)),
+    }
 
 
 @pytest.mark.parametrize("direction", DIRECTIONS)
@@ -85,21 +142,29 @@ def test_both_ways(tmp_path, case, direction):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if direction == "zarrkit->zarr":
-            a = zk.create_array(str(tmp_path), path="a", shape=shape, chunks=chunks, dtype=dtype,
-                                codecs=codecs)
+            a = zk.create_array(
+                str(tmp_path), path="a", shape=shape, chunks=chunks, dtype=dtype, codecs=codecs
+            )
             a[...] = data
             got = zarr.open_array(str(tmp_path), path="a", mode="r")[...]
             mine = a[...]
         else:
-            z = zarr.create_array(store=str(tmp_path), name="a", shape=shape, chunks=chunks,
-                                  dtype=dtype, **zarr_kwargs(codecs))
+            z = zarr.create_array(
+                store=str(tmp_path),
+                name="a",
+                shape=shape,
+                chunks=chunks,
+                dtype=dtype,
+                **zarr_kwargs(codecs),
+            )
             z[...] = data
             got = zk.open_array(str(tmp_path), path="a")[...]
             mine = z[...]
     # the same values, bit for bit, on both sides (lossy codecs lose the same)
     assert got.dtype == mine.dtype
-    np.testing.assert_array_equal(got.view(f"u{got.dtype.itemsize}"),
-                                  mine.view(f"u{mine.dtype.itemsize}"))
+    np.testing.assert_array_equal(
+        got.view(f"u{got.dtype.itemsize}"), mine.view(f"u{mine.dtype.itemsize}")
+    )
     if direction == "zarrkit->zarr":  # a lossless chain gives the data back exactly
         stored = json.loads((tmp_path / "a" / "zarr.json").read_text())["codecs"]
         assert [c["name"] for c in stored] == [c["name"] for c in codecs]
@@ -109,8 +174,14 @@ def test_bitround_writes_the_bytes_numcodecs_writes(tmp_path):
     import numcodecs
 
     data = floats((1000,), "float32")
-    a = zk.create_array(str(tmp_path), path="a", shape=(1000,), chunks=(1000,), dtype="float32",
-                        codecs=[{"name": "bitround", "configuration": {"keepbits": 3}}, "bytes"])
+    a = zk.create_array(
+        str(tmp_path),
+        path="a",
+        shape=(1000,),
+        chunks=(1000,),
+        dtype="float32",
+        codecs=[{"name": "bitround", "configuration": {"keepbits": 3}}, "bytes"],
+    )
     a[...] = data
     expected = np.asarray(numcodecs.BitRound(keepbits=3).encode(data)).view("float32")
     np.testing.assert_array_equal(a[...].view("u4"), expected.view("u4"))
@@ -121,7 +192,13 @@ def test_bitround_writes_the_bytes_numcodecs_writes(tmp_path):
 
 def test_lossless_filters_give_the_data_back(tmp_path):
     data = ints((30, 41))
-    a = zk.create_array(str(tmp_path), path="a", shape=data.shape, chunks=(16, 20), dtype="int32",
-                        codecs=CASES["numcodecs.delta+zlib"][2])
+    a = zk.create_array(
+        str(tmp_path),
+        path="a",
+        shape=data.shape,
+        chunks=(16, 20),
+        dtype="int32",
+        codecs=CASES["numcodecs.delta+zlib"][2],
+    )
     a[...] = data
     np.testing.assert_array_equal(zk.open_array(str(tmp_path), path="a")[...], data)

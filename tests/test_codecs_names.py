@@ -3,30 +3,33 @@ name, and the errors a user sees for unknown names and bad configurations."""
 
 from __future__ import annotations
 
+import numcodecs
 import numpy as np
 import pytest
 
-import numcodecs
 from zarrkit import registry
+from zarrkit.api import resolve_data_type
 from zarrkit.codec import ChunkSpec, CodecKind
 from zarrkit.codec_chain import CodecChain
 from zarrkit.errors import CodecChainError, MetadataError, UnknownExtensionError
 from zarrkit.names import V2, V3, V3_DRAFT_2020
 from zarrkit.plugins.codecs.numcodecs_bridge import NumcodecsCodec
-from zarrkit.api import resolve_data_type
 
 
 def build(name, configuration=None, fmt=V3):
     return registry.resolve("codec", name, fmt).from_json(name, configuration or {}, fmt)
 
 
-@pytest.mark.parametrize("config", [
-    {"id": "gzip", "level": 1},
-    {"id": "zstd", "level": 3, "checksum": False},
-    {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
-    {"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0},
-    {"id": "crc32c"},
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"id": "gzip", "level": 1},
+        {"id": "zstd", "level": 3, "checksum": False},
+        {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
+        {"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0},
+        {"id": "crc32c"},
+    ],
+)
 def test_first_party_codecs_read_and_write_numcodecs_v2_form(config):
     cid = config["id"]
     codec = build(cid, {k: v for k, v in config.items() if k != "id"}, V2)
@@ -55,9 +58,14 @@ def test_blosc_auto_shuffle_matches_numcodecs_bytes():
         assert bytes(ours) == bytes(theirs), dtype
 
 
-@pytest.mark.parametrize("cid, config", [("gzip", {"level": 4}), ("zstd", {"level": 2, "checksum": True}),
-                                         ("blosc", {"cname": "zstd", "clevel": 1, "shuffle": 2,
-                                                    "blocksize": 0})])
+@pytest.mark.parametrize(
+    "cid, config",
+    [
+        ("gzip", {"level": 4}),
+        ("zstd", {"level": 2, "checksum": True}),
+        ("blosc", {"cname": "zstd", "clevel": 1, "shuffle": 2, "blocksize": 0}),
+    ],
+)
 def test_first_party_codecs_speak_the_2020_draft(cid, config):
     uri = f"https://purl.org/zarr/spec/codec/{cid}/1.0"
     codec = build(uri, config, V3_DRAFT_2020)
@@ -69,8 +77,10 @@ def test_bridge_answers_v2_ids_and_draft_uris_of_any_numcodecs_codec():
     v2 = build("delta", {"dtype": "<i4", "astype": "<i2"}, V2)
     assert isinstance(v2, NumcodecsCodec) and v2.kind is CodecKind.ARRAY_ARRAY
     assert v2.to_json(V2) == {"id": "delta", "dtype": "<i4", "astype": "<i2"}
-    assert v2.to_json(V3) == {"name": "numcodecs.delta",
-                              "configuration": {"dtype": "<i4", "astype": "<i2"}}
+    assert v2.to_json(V3) == {
+        "name": "numcodecs.delta",
+        "configuration": {"dtype": "<i4", "astype": "<i2"},
+    }
     draft = build("https://purl.org/zarr/spec/codec/zlib/1.0", {"level": 2}, V3_DRAFT_2020)
     assert draft.kind is CodecKind.BYTES_BYTES and draft.to_json(V2) == {"id": "zlib", "level": 2}
     obj = build("vlen-utf8", {}, V2)
@@ -95,8 +105,9 @@ def test_bridge_gil_hint_and_checksum_size_are_per_codec():
 def test_filter_that_changes_dtype_resolves_the_encoded_spec():
     data_type = resolve_data_type("float64")
     spec = ChunkSpec((4, 5), data_type, data_type.cast_scalar(1.5))
-    fso = build("numcodecs.fixedscaleoffset", {"offset": 1, "scale": 10, "dtype": "<f8",
-                                               "astype": "<i2"})
+    fso = build(
+        "numcodecs.fixedscaleoffset", {"offset": 1, "scale": 10, "dtype": "<f8", "astype": "<i2"}
+    )
     out = fso.resolve(spec)
     assert out.dtype == np.dtype("int16") and out.shape == (4, 5) and out.fill_value == 5
     astype = build("numcodecs.astype", {"encode_dtype": "float32", "decode_dtype": "float64"})
@@ -124,10 +135,13 @@ def test_required_dtype_left_out_is_filled_at_creation_only():
         delta.validate(spec)
 
 
-@pytest.mark.parametrize("name, fmt, needle", [
-    ("numcodecs.nosuchcodec", V3, "numcodecs has no codec 'nosuchcodec'"),
-    ("nosuchcodec", V2, "no installed plugin provides the codec 'nosuchcodec'"),
-])
+@pytest.mark.parametrize(
+    "name, fmt, needle",
+    [
+        ("numcodecs.nosuchcodec", V3, "numcodecs has no codec 'nosuchcodec'"),
+        ("nosuchcodec", V2, "no installed plugin provides the codec 'nosuchcodec'"),
+    ],
+)
 def test_unknown_numcodecs_names_are_clear(name, fmt, needle):
     with pytest.raises(UnknownExtensionError) as info:
         registry.resolve("codec", name, fmt)
@@ -137,24 +151,29 @@ def test_unknown_numcodecs_names_are_clear(name, fmt, needle):
 def test_missing_optional_package_hint():
     from zarrkit.plugins.hints import zarrkit_install_hint
 
-    assert "zarrkit[pcodec]" in zarrkit_install_hint(kind="codec", name="numcodecs.pcodec", format=V3)
+    assert "zarrkit[pcodec]" in zarrkit_install_hint(
+        kind="codec", name="numcodecs.pcodec", format=V3
+    )
     assert "zarrkit[zfp]" in zarrkit_install_hint(kind="codec", name="zfpy", format=V2)
 
 
-@pytest.mark.parametrize("name, config, field", [
-    ("numcodecs.zlib", {"speed": 3}, "configuration"),
-    ("numcodecs.delta", {"id": "zlib", "dtype": "<i4"}, "configuration.id"),
-    ("numcodecs.bitround", {"keepbits": -1}, "configuration.keepbits"),
-    ("numcodecs.bitround", {}, "configuration.keepbits"),
-    ("scale_offset", {"scale": [1]}, "configuration.scale"),
-    ("scale_offset", {"scale": 2, "bias": 1}, "configuration"),
-    ("cast_value", {"data_type": "uint8", "rounding": "up"}, "configuration.rounding"),
-    ("cast_value", {}, "configuration.data_type"),
-    ("cast_value", {"data_type": "nosuchtype"}, "configuration.data_type"),
-    ("zfp", {"mode": "fixed_rate"}, "configuration.rate"),
-    ("zfp", {"mode": "lossy"}, "configuration.mode"),
-    ("gzip", {}, "configuration.level"),
-])
+@pytest.mark.parametrize(
+    "name, config, field",
+    [
+        ("numcodecs.zlib", {"speed": 3}, "configuration"),
+        ("numcodecs.delta", {"id": "zlib", "dtype": "<i4"}, "configuration.id"),
+        ("numcodecs.bitround", {"keepbits": -1}, "configuration.keepbits"),
+        ("numcodecs.bitround", {}, "configuration.keepbits"),
+        ("scale_offset", {"scale": [1]}, "configuration.scale"),
+        ("scale_offset", {"scale": 2, "bias": 1}, "configuration"),
+        ("cast_value", {"data_type": "uint8", "rounding": "up"}, "configuration.rounding"),
+        ("cast_value", {}, "configuration.data_type"),
+        ("cast_value", {"data_type": "nosuchtype"}, "configuration.data_type"),
+        ("zfp", {"mode": "fixed_rate"}, "configuration.rate"),
+        ("zfp", {"mode": "lossy"}, "configuration.mode"),
+        ("gzip", {}, "configuration.level"),
+    ],
+)
 def test_bad_configuration_names_the_field(name, config, field):
     with pytest.raises(MetadataError) as info:
         build(name, config)
@@ -189,8 +208,9 @@ def test_cast_value_out_of_range_is_refused_unless_asked():
 
 
 def test_zfp_expert_mode_is_read_but_refused_with_a_reason():
-    codec = build("zfp", {"mode": "expert", "minbits": 1, "maxbits": 100, "maxprec": 20,
-                          "minexp": -100})
+    codec = build(
+        "zfp", {"mode": "expert", "minbits": 1, "maxbits": 100, "maxprec": 20, "minexp": -100}
+    )
     assert codec.configuration()["mode"] == "expert"
     data_type = resolve_data_type("float32")
     with pytest.raises(CodecChainError, match="expert"):

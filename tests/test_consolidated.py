@@ -58,10 +58,20 @@ def test_consolidate_writes_the_form_zarr_python_writes(fmt: int) -> None:
         z = json.loads(store.get(".zmetadata"))
         assert z["zarr_consolidated_format"] == 1
         meta = z["metadata"]
-        assert sorted(meta) == [".zattrs", ".zgroup", "a/.zarray", "a/.zattrs", "sub/.zattrs",
-                                "sub/.zgroup", "sub/b/.zarray", "sub/b/.zattrs",
-                                "sub/empty/.zattrs", "sub/empty/.zgroup",
-                                "sub/empty/deeper/.zattrs", "sub/empty/deeper/.zgroup"]
+        assert sorted(meta) == [
+            ".zattrs",
+            ".zgroup",
+            "a/.zarray",
+            "a/.zattrs",
+            "sub/.zattrs",
+            "sub/.zgroup",
+            "sub/b/.zarray",
+            "sub/b/.zattrs",
+            "sub/empty/.zattrs",
+            "sub/empty/.zgroup",
+            "sub/empty/deeper/.zattrs",
+            "sub/empty/deeper/.zgroup",
+        ]
         assert meta["a/.zarray"] == json.loads(store.get("a/.zarray"))
         assert meta["sub/.zattrs"] == {"level": 1} and meta[".zattrs"] == {"title": "root"}
         assert json.loads(store.get(".zgroup")) == {"zarr_format": 2}
@@ -85,15 +95,23 @@ def test_a_store_that_cannot_list_is_browsable_after_consolidating(fmt: int) -> 
     remote.reads.clear()
     g = zk.open_consolidated(remote)
     assert g.tree().splitlines() == [
-        "/", "├── a (6,) int32", "└── sub", "    ├── b (2, 3) float64", "    └── empty",
-        "        └── deeper"]
+        "/",
+        "├── a (6,) int32",
+        "└── sub",
+        "    ├── b (2, 3) float64",
+        "    └── empty",
+        "        └── deeper",
+    ]
     assert [n for n, _ in g.members()] == ["a", "sub"]
     assert "sub/b" in g and "nope" not in g
     assert dict(g["sub"].attrs) == {"level": 1}
     assert dict(g["a"].attrs) == {"units": "m"}
     # members came from the group's own metadata: no member document was read
-    assert all(k.rsplit("/", 1)[-1] in ("zarr.json", ".zgroup", ".zarray", ".zattrs", ".zmetadata")
-               and "/" not in k for k in remote.reads)
+    assert all(
+        k.rsplit("/", 1)[-1] in ("zarr.json", ".zgroup", ".zarray", ".zattrs", ".zmetadata")
+        and "/" not in k
+        for k in remote.reads
+    )
     np.testing.assert_array_equal(g["a"][:], np.arange(6))
     np.testing.assert_array_equal(g["sub"]["b"][:], np.full((2, 3), 0.5))
     with pytest.raises(CapabilityError):
@@ -138,7 +156,11 @@ def test_deleting_through_a_consolidated_group_updates_it(fmt: int) -> None:
     del sub["empty"]
     assert sub.keys() == ["b"] and g["sub"].keys() == ["b"]
     assert zk.open_group(store).tree().splitlines() == [
-        "/", "├── a (6,) int32", "└── sub", "    └── b (2, 3) float64"]
+        "/",
+        "├── a (6,) int32",
+        "└── sub",
+        "    └── b (2, 3) float64",
+    ]
     assert zk.open_group(store, use_consolidated=False)["sub"].keys() == ["b"]
     # the group's own attributes can still be changed, keeping the consolidated members
     g.attrs["title"] = "changed"
@@ -159,11 +181,15 @@ def test_consolidate_below_the_root(fmt: int) -> None:
     assert zk.open_consolidated(store, path="sub")["empty"].keys() == ["deeper"]
 
 
-@pytest.mark.parametrize("zmetadata, field", [
-    ({"metadata": {}, "zarr_consolidated_format": 2}, "zarr_consolidated_format"),
-    ({"metadata": [], "zarr_consolidated_format": 1}, "metadata"),
-    ({"metadata": {"a/.zfoo": {}}, "zarr_consolidated_format": 1}, "metadata.a/.zfoo"),
-], ids=["version", "not-object", "unknown-key"])
+@pytest.mark.parametrize(
+    "zmetadata, field",
+    [
+        ({"metadata": {}, "zarr_consolidated_format": 2}, "zarr_consolidated_format"),
+        ({"metadata": [], "zarr_consolidated_format": 1}, "metadata"),
+        ({"metadata": {"a/.zfoo": {}}, "zarr_consolidated_format": 1}, "metadata.a/.zfoo"),
+    ],
+    ids=["version", "not-object", "unknown-key"],
+)
 def test_malformed_zmetadata_names_the_field(zmetadata: dict, field: str) -> None:
     store = MemoryStore()
     zk.create_group(store, zarr_format=2)

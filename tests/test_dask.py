@@ -21,8 +21,14 @@ def _data(shape: tuple[int, ...] = (100, 60)) -> np.ndarray:
 
 
 def _sharded(tmp_path: Path, name: str = "s.zarr") -> zarrkit.Array:
-    array = zarrkit.create_array(str(tmp_path / name), shape=(100, 60), dtype="float64",
-                                 chunks=(10, 20), shards=(50, 60), dimension_names=["y", "x"])
+    array = zarrkit.create_array(
+        str(tmp_path / name),
+        shape=(100, 60),
+        dtype="float64",
+        chunks=(10, 20),
+        shards=(50, 60),
+        dimension_names=["y", "x"],
+    )
     array[...] = _data()
     return array
 
@@ -38,8 +44,9 @@ def test_one_task_per_shard_by_default(tmp_path: Path) -> None:
 
 
 def test_one_task_per_chunk_without_shards(tmp_path: Path) -> None:
-    array = zarrkit.create_array(str(tmp_path / "c.zarr"), shape=(100, 60), dtype="int32",
-                                 chunks=(30, 25))
+    array = zarrkit.create_array(
+        str(tmp_path / "c.zarr"), shape=(100, 60), dtype="int32", chunks=(30, 25)
+    )
     array[...] = _data().astype("int32")
     lazy = array.to_dask()
     assert lazy.chunks == ((30, 30, 30, 10), (25, 25, 10))
@@ -50,9 +57,12 @@ def test_chunks_path_store_and_group(tmp_path: Path) -> None:
     root = zarrkit.create_group(str(tmp_path / "g.zarr"))
     root.create_array("a", shape=(40,), dtype="int16", chunks=(8,))[...] = np.arange(40)
     store = root.store
-    for lazy in (zd.from_zarrkit(str(tmp_path / "g.zarr"), path="a", chunks=16),
-                 zd.from_zarrkit(store, path="a", chunks=16), zd.from_zarrkit(root, "a", chunks=16),
-                 root["a"].to_dask(chunks=16)):
+    for lazy in (
+        zd.from_zarrkit(str(tmp_path / "g.zarr"), path="a", chunks=16),
+        zd.from_zarrkit(store, path="a", chunks=16),
+        zd.from_zarrkit(root, "a", chunks=16),
+        root["a"].to_dask(chunks=16),
+    ):
         assert lazy.chunks == ((16, 16, 8),)
         assert lazy.sum().compute() == sum(range(40))
 
@@ -100,18 +110,26 @@ def test_region_write_into_an_existing_array(tmp_path: Path) -> None:
 
 def test_misaligned_blocks_are_refused_before_anything_is_written(tmp_path: Path) -> None:
     array = _sharded(tmp_path)
-    with pytest.raises(UnsafeWriteError, match=r"dimension 0 \('y'\).*index 30, inside the shard "
-                                               r"\[0, 50\).*arr.rechunk\(\{0: 50\}\)"):
+    with pytest.raises(
+        UnsafeWriteError,
+        match=r"dimension 0 \('y'\).*index 30, inside the shard "
+        r"\[0, 50\).*arr.rechunk\(\{0: 50\}\)",
+    ):
         zd.to_zarrkit(da.zeros((100, 60), chunks=(30, 60)), array)
     assert np.array_equal(array[...], _data())
     # a region whose blocks meet inside a shard: refused too
     with pytest.raises(UnsafeWriteError, match="region starts at 10"):
-        zd.to_zarrkit(da.zeros((80, 60), chunks=(45, 60)), array,
-                      region=(slice(10, 90), slice(None)))
+        zd.to_zarrkit(
+            da.zeros((80, 60), chunks=(45, 60)), array, region=(slice(10, 90), slice(None))
+        )
     # a new array whose shards the blocks would share: refused, and nothing created
     with pytest.raises(UnsafeWriteError, match="dimension 1"):
-        zd.to_zarrkit(da.zeros((100, 60), chunks=(50, 25)), str(tmp_path / "n.zarr"),
-                      chunks=(10, 10), shards=(50, 30))
+        zd.to_zarrkit(
+            da.zeros((100, 60), chunks=(50, 25)),
+            str(tmp_path / "n.zarr"),
+            chunks=(10, 10),
+            shards=(50, 30),
+        )
     assert not (tmp_path / "n.zarr").exists()
 
 
@@ -119,8 +137,9 @@ def test_aligned_region_edges_inside_a_shard_are_written(tmp_path: Path) -> None
     """Only the boundaries between blocks matter: a region starting inside a shard whose
     blocks then meet on shard boundaries has one task per shard."""
     array = _sharded(tmp_path)
-    zd.to_zarrkit(da.ones((80, 60), chunks=((40, 40), (60,))), array,
-                  region=(slice(10, 90), slice(None)))
+    zd.to_zarrkit(
+        da.ones((80, 60), chunks=((40, 40), (60,))), array, region=(slice(10, 90), slice(None))
+    )
     expected = _data()
     expected[10:90] = 1
     assert np.array_equal(array[...], expected)
@@ -151,21 +170,26 @@ def test_memory_target_on_the_process_scheduler_is_refused() -> None:
 
 
 def test_compute_false_and_return_stored(tmp_path: Path) -> None:
-    delayed = zd.to_zarrkit(da.from_array(_data(), chunks=(50, 60)), str(tmp_path / "l.zarr"),
-                            compute=False)
+    delayed = zd.to_zarrkit(
+        da.from_array(_data(), chunks=(50, 60)), str(tmp_path / "l.zarr"), compute=False
+    )
     assert np.array_equal(zarrkit.open_array(str(tmp_path / "l.zarr"))[...], np.zeros((100, 60)))
     delayed.compute()
     assert np.array_equal(zarrkit.open_array(str(tmp_path / "l.zarr"))[...], _data())
-    stored = zd.to_zarrkit(da.from_array(_data() * 3, chunks=(50, 60)),
-                           zarrkit.open_array(str(tmp_path / "l.zarr"), mode="r+"),
-                           return_stored=True)
+    stored = zd.to_zarrkit(
+        da.from_array(_data() * 3, chunks=(50, 60)),
+        zarrkit.open_array(str(tmp_path / "l.zarr"), mode="r+"),
+        return_stored=True,
+    )
     assert np.array_equal(stored.compute(), _data() * 3)
 
 
 def test_read_only_targets_are_refused(tmp_path: Path) -> None:
     _sharded(tmp_path)
     with pytest.raises(ReadOnlyError):
-        zd.to_zarrkit(da.zeros((100, 60), chunks=(50, 60)), zarrkit.open_array(str(tmp_path / "s.zarr")))
+        zd.to_zarrkit(
+            da.zeros((100, 60), chunks=(50, 60)), zarrkit.open_array(str(tmp_path / "s.zarr"))
+        )
     with pytest.raises(ReadOnlyError):
         zd.to_zarrkit(da.zeros((100, 60), chunks=(50, 60)), str(tmp_path / "s.zarr"), mode="r")
 
@@ -185,8 +209,9 @@ def test_zip_writer_on_threads_and_its_refusal_on_processes(tmp_path: Path) -> N
 
 
 def test_v2_array_blocks_are_its_chunks(tmp_path: Path) -> None:
-    array = zarrkit.create_array(str(tmp_path / "v2.zarr"), shape=(30, 30), dtype="<i8",
-                                 chunks=(7, 30), zarr_format=2)
+    array = zarrkit.create_array(
+        str(tmp_path / "v2.zarr"), shape=(30, 30), dtype="<i8", chunks=(7, 30), zarr_format=2
+    )
     array[...] = np.arange(900).reshape(30, 30)
     lazy = array.to_dask()
     assert lazy.chunks == ((7, 7, 7, 7, 2), (30,))
@@ -195,7 +220,8 @@ def test_v2_array_blocks_are_its_chunks(tmp_path: Path) -> None:
 
 def test_to_zarrkit_into_a_group(tmp_path: Path) -> None:
     group = zarrkit.create_group(str(tmp_path / "g.zarr")).create_group("sub")
-    zd.to_zarrkit(da.from_array(_data(), chunks=(50, 60)), group, path="x", shards=(50, 60),
-                  chunks=(25, 30))
+    zd.to_zarrkit(
+        da.from_array(_data(), chunks=(50, 60)), group, path="x", shards=(50, 60), chunks=(25, 30)
+    )
     assert np.array_equal(zarrkit.open_array(str(tmp_path / "g.zarr"), path="sub/x")[...], _data())
     assert np.array_equal(zd.from_zarrkit(group, path="x").compute(), _data())

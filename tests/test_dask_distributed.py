@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
+from store_servers import Moto, s3_options
 
 import zarrkit
-from store_servers import Moto, s3_options
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -34,8 +35,9 @@ def _log_everything(dask_worker: Any) -> None:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                  dashboard_address=None, host="127.0.0.1") as cluster:
+    with distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
+    ) as cluster:
         with distributed.Client(cluster) as client:
             client.run(_log_everything)
             yield client
@@ -54,17 +56,18 @@ def _clear_log(dask_worker: Any) -> None:
 
 
 def _loud(client: Any) -> list[tuple[str, str, str]]:
-    return [(worker, level, message)
-            for worker, logs in client.get_worker_logs().items()
-            for level, message in logs
-            if logging.getLevelName(level) >= logging.WARNING
-            and not any(h in message for h in _HEALTH)]
+    return [
+        (worker, level, message)
+        for worker, logs in client.get_worker_logs().items()
+        for level, message in logs
+        if logging.getLevelName(level) >= logging.WARNING and not any(h in message for h in _HEALTH)
+    ]
 
 
 def _warn() -> int:
     import warnings
 
-    warnings.warn("a warning raised in a task", RuntimeWarning)
+    warnings.warn("a warning raised in a task", RuntimeWarning, stacklevel=2)
     return 1
 
 
@@ -82,8 +85,14 @@ def _data() -> np.ndarray:
 def _round_trip(target: str, options: dict | None) -> None:
     """Write a sharded array from dask blocks on the workers, read it back lazily there."""
     source = da.from_array(_data(), chunks=(64, 96))
-    zd.to_zarrkit(source, target, chunks=(32, 48), shards=(64, 96), storage_options=options,
-                  dimension_names=["y", "x"])
+    zd.to_zarrkit(
+        source,
+        target,
+        chunks=(32, 48),
+        shards=(64, 96),
+        storage_options=options,
+        dimension_names=["y", "x"],
+    )
     array = zarrkit.open_array(target, storage_options=options)
     assert array.shards == (64, 96) and np.array_equal(array[...], _data())
 
@@ -93,8 +102,11 @@ def _round_trip(target: str, options: dict | None) -> None:
     assert np.array_equal(lazy[30:200:3, 5:150].compute(), _data()[30:200:3, 5:150])
 
     # a region of whole shards rewritten from the workers
-    zd.to_zarrkit(-lazy[64:192], zarrkit.open_array(target, mode="r+", storage_options=options),
-                  region=(slice(64, 192), slice(None)))
+    zd.to_zarrkit(
+        -lazy[64:192],
+        zarrkit.open_array(target, mode="r+", storage_options=options),
+        region=(slice(64, 192), slice(None)),
+    )
     expected = _data()
     expected[64:192] *= -1
     assert np.array_equal(zarrkit.open_array(target, storage_options=options)[...], expected)
@@ -111,8 +123,9 @@ def test_s3(client: Any, moto: Moto) -> None:
 def test_misaligned_write_is_refused_on_the_cluster(client: Any, tmp_path: Path) -> None:
     target = str(tmp_path / "m.zarr")
     with pytest.raises(zarrkit.errors.UnsafeWriteError, match="dimension 0"):
-        zd.to_zarrkit(da.zeros((256, 192), chunks=(100, 96)), target, chunks=(32, 48),
-                      shards=(64, 96))
+        zd.to_zarrkit(
+            da.zeros((256, 192), chunks=(100, 96)), target, chunks=(32, 48), shards=(64, 96)
+        )
 
 
 def test_memory_store_write_is_refused_on_the_cluster(client: Any) -> None:
@@ -125,10 +138,13 @@ def _dataset() -> Any:
     xr = pytest.importorskip("xarray")
     time = np.array("2020-01-01", dtype="datetime64[ns]") + np.arange(12) * np.timedelta64(1, "D")
     return xr.Dataset(
-        {"t": (("time", "y", "x"), np.random.default_rng(1).random((12, 64, 48), "float32")),
-         "flag": (("time",), np.arange(12, dtype="int16"))},
+        {
+            "t": (("time", "y", "x"), np.random.default_rng(1).random((12, 64, 48), "float32")),
+            "flag": (("time",), np.arange(12, dtype="int16")),
+        },
         coords={"time": time, "y": np.arange(64), "x": np.arange(48) * 0.5},
-        attrs={"title": "on the cluster"})
+        attrs={"title": "on the cluster"},
+    )
 
 
 @pytest.mark.parametrize("store", ["local", "s3"])
@@ -144,8 +160,13 @@ def test_xarray_dataset_with_chunks(client: Any, tmp_path: Path, moto: Moto, sto
         target = f"s3://{BUCKET}/{uuid.uuid4().hex}/ds.zarr"
         options = s3_options(moto.endpoint)
     ds = _dataset()
-    to_zarrkit(ds, target, mode="w", storage_options=options,
-               encoding={"t": {"chunks": (3, 32, 48), "shards": (6, 64, 48)}})
+    to_zarrkit(
+        ds,
+        target,
+        mode="w",
+        storage_options=options,
+        encoding={"t": {"chunks": (3, 32, 48), "shards": (6, 64, 48)}},
+    )
 
     lazy = xr.open_dataset(target, engine="zarrkit", chunks={}, storage_options=options)
     theirs = xr.open_dataset(target, engine="zarr", chunks={}, storage_options=options)
@@ -155,10 +176,12 @@ def test_xarray_dataset_with_chunks(client: Any, tmp_path: Path, moto: Moto, sto
     xr.testing.assert_identical(lazy.compute(), ds)
 
     # written back from the workers, block by block, then read by zarr-python's engine
-    again = f"{target[:-len('ds.zarr')]}again.zarr"
+    again = f"{target[: -len('ds.zarr')]}again.zarr"
     to_zarrkit(lazy * 2, again, mode="w", storage_options=options)
     xr.testing.assert_identical(
         xr.open_dataset(again, engine="zarr", storage_options=options).load(),
-        xr.open_dataset(again, engine="zarrkit", storage_options=options).load())
-    xr.testing.assert_allclose(xr.open_dataset(again, engine="zarr",
-                                               storage_options=options)["t"], ds["t"] * 2)
+        xr.open_dataset(again, engine="zarrkit", storage_options=options).load(),
+    )
+    xr.testing.assert_allclose(
+        xr.open_dataset(again, engine="zarr", storage_options=options)["t"], ds["t"] * 2
+    )

@@ -15,7 +15,8 @@ import struct
 import time
 import tracemalloc
 import zlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,8 +32,16 @@ BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": False}}
 GZIP = {"name": "gzip", "configuration": {"level": 5}}
 CRC = {"name": "crc32c"}
-BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
-                                            "typesize": 8, "blocksize": 0}}
+BLOSC = {
+    "name": "blosc",
+    "configuration": {
+        "cname": "lz4",
+        "clevel": 5,
+        "shuffle": "shuffle",
+        "typesize": 8,
+        "blocksize": 0,
+    },
+}
 
 
 def numcodec(cid: str, **config: Any) -> dict:
@@ -139,35 +148,53 @@ def with_crc(blob: bytes) -> bytes:
 #: is too costly to check here, e.g. the 2 GiB ones, which are checked at a small size below)
 ATTACKS: dict[str, tuple[list[dict], Callable[[], bytes]]] = {
     "zstd declares 2 GiB": ([BYTES, ZSTD], lambda: zstd_rle_frame(2**31, declare=True)),
-    "zstd declares 2**64-1": ([BYTES, ZSTD], lambda: zstd_rle_frame(2**20, declare=True)[:6]
-                              + (2**64 - 1).to_bytes(8, "little")
-                              + zstd_rle_frame(2**20, declare=True)[14:]),
+    "zstd declares 2**64-1": (
+        [BYTES, ZSTD],
+        lambda: (
+            zstd_rle_frame(2**20, declare=True)[:6]
+            + (2**64 - 1).to_bytes(8, "little")
+            + zstd_rle_frame(2**20, declare=True)[14:]
+        ),
+    ),
     "zstd one block declaring 2 GiB": ([BYTES, ZSTD], lambda: zstd_one_block_declaring(2**31)),
     "zstd undeclared 64 MiB": ([BYTES, ZSTD], lambda: zstd_rle_frame(BOMB, declare=False)),
     "zstd right size then a second frame": (
-        [BYTES, ZSTD], lambda: zstd_rle_frame(CHUNK_BYTES, declare=True)
-        + zstd_rle_frame(BOMB, declare=False)),
+        [BYTES, ZSTD],
+        lambda: zstd_rle_frame(CHUNK_BYTES, declare=True) + zstd_rle_frame(BOMB, declare=False),
+    ),
     "gzip bomb": ([BYTES, GZIP], gzip_bomb),
     "blosc bomb": ([BYTES, BLOSC], blosc_bomb),
     "blosc header lies": ([BYTES, BLOSC], blosc_header_lies),
-    "crc32c-wrapped zstd bomb": ([BYTES, ZSTD, CRC],
-                                 lambda: with_crc(zstd_rle_frame(2**31, declare=True))),
-    "crc32c-wrapped undeclared zstd": ([BYTES, ZSTD, CRC],
-                                       lambda: with_crc(zstd_rle_frame(BOMB, declare=False))),
-    "gzip around a zstd bomb": ([BYTES, ZSTD, GZIP],
-                                lambda: gzip.compress(zstd_rle_frame(BOMB, declare=False))),
+    "crc32c-wrapped zstd bomb": (
+        [BYTES, ZSTD, CRC],
+        lambda: with_crc(zstd_rle_frame(2**31, declare=True)),
+    ),
+    "crc32c-wrapped undeclared zstd": (
+        [BYTES, ZSTD, CRC],
+        lambda: with_crc(zstd_rle_frame(BOMB, declare=False)),
+    ),
+    "gzip around a zstd bomb": (
+        [BYTES, ZSTD, GZIP],
+        lambda: gzip.compress(zstd_rle_frame(BOMB, declare=False)),
+    ),
     "numcodecs.lz4 bomb": ([BYTES, numcodec("lz4")], lz4_bomb),
     "numcodecs.lz4 header lies": ([BYTES, numcodec("lz4")], lz4_header_lies),
     "numcodecs.bz2 bomb": ([BYTES, numcodec("bz2", level=1)], bz2_bomb),
     "numcodecs.lzma bomb": ([BYTES, numcodec("lzma", preset=1)], lzma_bomb),
     "numcodecs.zlib bomb": ([BYTES, numcodec("zlib", level=1)], zlib_bomb),
     "numcodecs.gzip bomb": ([BYTES, numcodec("gzip", level=1)], gzip_bomb),
-    "numcodecs.zstd declares 2 GiB": ([BYTES, numcodec("zstd", level=1)],
-                                      lambda: zstd_rle_frame(2**31, declare=True)),
-    "numcodecs.zstd undeclared": ([BYTES, numcodec("zstd", level=1)],
-                                  lambda: zstd_rle_frame(BOMB, declare=False)),
-    "numcodecs.blosc header lies": ([BYTES, numcodec("blosc", cname="lz4", clevel=5, shuffle=1)],
-                                    blosc_header_lies),
+    "numcodecs.zstd declares 2 GiB": (
+        [BYTES, numcodec("zstd", level=1)],
+        lambda: zstd_rle_frame(2**31, declare=True),
+    ),
+    "numcodecs.zstd undeclared": (
+        [BYTES, numcodec("zstd", level=1)],
+        lambda: zstd_rle_frame(BOMB, declare=False),
+    ),
+    "numcodecs.blosc header lies": (
+        [BYTES, numcodec("blosc", cname="lz4", clevel=5, shuffle=1)],
+        blosc_header_lies,
+    ),
 }
 
 _BLOBS: dict[str, bytes] = {}
@@ -192,8 +219,9 @@ def make_store(kind: str, tmp_path: Any) -> Any:
 
 def array_with(store: Any, codecs: list[dict], blob: bytes, key: str = "c/1/0") -> Any:
     """An array 'a' with every chunk written, then the chunk at `key` replaced by `blob`."""
-    a = zk.create_array(store, path="a", shape=SHAPE, chunks=CHUNKS, dtype=DTYPE, codecs=codecs,
-                        fill_value=0)
+    a = zk.create_array(
+        store, path="a", shape=SHAPE, chunks=CHUNKS, dtype=DTYPE, codecs=codecs, fill_value=0
+    )
     a[...] = np.arange(np.prod(SHAPE), dtype=DTYPE).reshape(SHAPE)
     store.set(f"a/{key}", blob)
     return zk.open_array(store, path="a", mode="r")
@@ -228,25 +256,32 @@ def test_the_crafted_zstd_frames_are_valid() -> None:
     assert len(zstd_rle_frame(2**31, declare=True)) < 70_000
 
 
-@pytest.mark.parametrize("attack", [a for a in ATTACKS if "bomb" in a and "zstd" not in a
-                                    and "2 GiB" not in a])
+@pytest.mark.parametrize(
+    "attack", [a for a in ATTACKS if "bomb" in a and "zstd" not in a and "2 GiB" not in a]
+)
 def test_the_compressor_bombs_inflate_as_claimed(attack: str) -> None:
     from numcodecs import LZ4, Blosc
 
     blob = blob_of(attack)
     assert len(blob) < BOMB // 100  # small when stored...
-    decode = {"gzip bomb": gzip.decompress, "numcodecs.gzip bomb": gzip.decompress,
-              "numcodecs.zlib bomb": zlib.decompress, "numcodecs.bz2 bomb": bz2.decompress,
-              "numcodecs.lzma bomb": lzma.decompress, "blosc bomb": Blosc().decode,
-              "numcodecs.lz4 bomb": LZ4().decode}[attack]
+    decode = {
+        "gzip bomb": gzip.decompress,
+        "numcodecs.gzip bomb": gzip.decompress,
+        "numcodecs.zlib bomb": zlib.decompress,
+        "numcodecs.bz2 bomb": bz2.decompress,
+        "numcodecs.lzma bomb": lzma.decompress,
+        "blosc bomb": Blosc().decode,
+        "numcodecs.lz4 bomb": LZ4().decode,
+    }[attack]
     assert len(memoryview(decode(blob)).cast("B")) == BOMB  # ...large when decoded whole
 
 
 # -- reading them -----------------------------------------------------------------------------
 @pytest.mark.parametrize("where", ["memory", "local"])
 @pytest.mark.parametrize("attack", list(ATTACKS))
-def test_bomb_in_a_chunk_is_refused_quickly_and_small(attack: str, where: str,
-                                                      tmp_path: Any) -> None:
+def test_bomb_in_a_chunk_is_refused_quickly_and_small(
+    attack: str, where: str, tmp_path: Any
+) -> None:
     codecs, _ = ATTACKS[attack]
     a = array_with(make_store(where, tmp_path), codecs, blob_of(attack))
     for read in (lambda: a[...], lambda: a[40:50, 3:9], lambda: a[32, 0]):
@@ -257,20 +292,35 @@ def test_bomb_in_a_chunk_is_refused_quickly_and_small(attack: str, where: str,
     np.testing.assert_array_equal(a[:32, :], np.arange(64 * 64, dtype=DTYPE).reshape(SHAPE)[:32])
 
 
-@pytest.mark.parametrize("attack", ["zstd declares 2 GiB", "zstd one block declaring 2 GiB",
-                                    "zstd undeclared 64 MiB",
-                                    "gzip bomb", "blosc header lies"])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "zstd declares 2 GiB",
+        "zstd one block declaring 2 GiB",
+        "zstd undeclared 64 MiB",
+        "gzip bomb",
+        "blosc header lies",
+    ],
+)
 def test_bomb_inside_a_shards_inner_chunk(attack: str, tmp_path: Any) -> None:
     """An inner chunk of a shard holding a bomb (index checksum valid): refused naming the
     shard and the inner chunk, read whole, in windows and through a partial write."""
     codecs, _ = ATTACKS[attack]
     store = MemoryStore()
-    a = zk.create_array(store, path="a", shape=SHAPE, chunks=(16, 16), shards=(32, 32),
-                        dtype=DTYPE, codecs=codecs, fill_value=0)
+    a = zk.create_array(
+        store,
+        path="a",
+        shape=SHAPE,
+        chunks=(16, 16),
+        shards=(32, 32),
+        dtype=DTYPE,
+        codecs=codecs,
+        fill_value=0,
+    )
     a[...] = np.arange(np.prod(SHAPE), dtype=DTYPE).reshape(SHAPE)
     raw = bytes(store.get("a/c/1/0"))
-    index = np.frombuffer(raw[-(4 * 16 + 4):-4], "<u8").reshape(2, 2, 2).copy()
-    body = raw[:len(raw) - (4 * 16 + 4)]
+    index = np.frombuffer(raw[-(4 * 16 + 4) : -4], "<u8").reshape(2, 2, 2).copy()
+    body = raw[: len(raw) - (4 * 16 + 4)]
     blob = blob_of(attack)
     index[0, 1] = (len(body), len(blob))
     table = index.tobytes()
@@ -281,7 +331,7 @@ def test_bomb_inside_a_shards_inner_chunk(attack: str, tmp_path: Any) -> None:
         assert seconds < SECONDS and peak < PEAK_LIMIT, (seconds, peak)
     with pytest.raises(ChunkDecodeError, match=r"inner chunk \(0, 1\)"):
         b[32:34, 16:18] = 1.0
-    assert bytes(store.get("a/c/1/0"))[len(body):len(body) + len(blob)] == blob
+    assert bytes(store.get("a/c/1/0"))[len(body) : len(body) + len(blob)] == blob
 
 
 #: run in a process whose address space is limited to what it uses plus `HEADROOM`: pcodec
@@ -321,8 +371,12 @@ def test_pcodec_bomb_is_refused_without_its_allocation(tmp_path: Any) -> None:
     path = tmp_path / "bomb"
     path.write_bytes(pcodec_bomb())
     assert len(path.read_bytes()) < 4096
-    done = subprocess.run([sys.executable, "-c", LIMITED_READ, str(path), str(HEADROOM)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED_READ, str(path), str(HEADROOM)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "refused:" in done.stdout, done.stderr[-2000:]
     assert "'a/c/1/0'" in done.stdout and "pcodec" in done.stdout
 
@@ -330,8 +384,15 @@ def test_pcodec_bomb_is_refused_without_its_allocation(tmp_path: Any) -> None:
 def test_strings_are_bounded_by_the_configured_cap(tmp_path: Any) -> None:
     """Variable-length chunks have no size the spec fixes: `max_chunk_bytes` bounds them."""
     store = MemoryStore()
-    a = zk.create_array(store, path="s", shape=(4,), chunks=(2,), dtype="string",
-                        codecs=[{"name": "vlen-utf8"}, ZSTD], fill_value="")
+    a = zk.create_array(
+        store,
+        path="s",
+        shape=(4,),
+        chunks=(2,),
+        dtype="string",
+        codecs=[{"name": "vlen-utf8"}, ZSTD],
+        fill_value="",
+    )
     a[...] = ["a", "bb", "ccc", "x" * 100]
     count = 2
     payload = struct.pack("<I", count) + struct.pack("<I", 3) + b"abc"
@@ -341,7 +402,7 @@ def test_strings_are_bounded_by_the_configured_cap(tmp_path: Any) -> None:
     store.set("s/c/1", zstandard.ZstdCompressor().compress(payload))
     with config.override(max_chunk_bytes=1 << 20):
         small = zk.open_array(store, path="s")
-        seconds, peak = refused(lambda: small[...], "s/c/1")
+        _seconds, peak = refused(lambda: small[...], "s/c/1")
         assert peak < 4 << 20
         np.testing.assert_array_equal(small[:2], ["a", "bb"])
     with config.override(max_chunk_bytes=8 << 20):
@@ -389,8 +450,9 @@ def test_valid_zstd_frames_without_a_declared_size_still_read(make: str, tmp_pat
     import zstandard
 
     store = MemoryStore()
-    a = zk.create_array(store, path="a", shape=SHAPE, chunks=CHUNKS, dtype=DTYPE,
-                        codecs=[BYTES, ZSTD], fill_value=0)
+    a = zk.create_array(
+        store, path="a", shape=SHAPE, chunks=CHUNKS, dtype=DTYPE, codecs=[BYTES, ZSTD], fill_value=0
+    )
     data = np.arange(np.prod(SHAPE), dtype=DTYPE).reshape(SHAPE)
     a[...] = data
     chunk = np.ascontiguousarray(data[32:, :32]).tobytes()
@@ -416,12 +478,13 @@ def test_truncated_frame_without_a_declared_size_is_an_error(tmp_path: Any) -> N
     import zstandard
 
     store = MemoryStore()
-    a = zk.create_array(store, path="a", shape=SHAPE, chunks=CHUNKS, dtype=DTYPE,
-                        codecs=[BYTES, ZSTD], fill_value=0)
+    a = zk.create_array(
+        store, path="a", shape=SHAPE, chunks=CHUNKS, dtype=DTYPE, codecs=[BYTES, ZSTD], fill_value=0
+    )
     a[...] = 1.0
     rng = np.random.default_rng(0)
     chunk = rng.standard_normal(CHUNK_BYTES // 8).tobytes()
     blob = zstandard.ZstdCompressor(write_content_size=False).compress(chunk)
-    for cut in (blob[:len(blob) // 2], blob[:-1], blob + b"junk"):
+    for cut in (blob[: len(blob) // 2], blob[:-1], blob + b"junk"):
         store.set("a/c/1/0", cut)
         refused(lambda: zk.open_array(store, path="a")[...], "a/c/1/0")

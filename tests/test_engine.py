@@ -71,8 +71,9 @@ def test_reads_and_writes_go_out_in_batches_whatever_the_thread_count(threads: i
     store = Recording()
     data = np.arange(60 * 70, dtype=np.float64).reshape(60, 70)
     with config.override(threads=threads):
-        a = zk.create_array(store, shape=(60, 70), chunks=(10, 10), dtype="float64",
-                            codecs=[BYTES, ZSTD])
+        a = zk.create_array(
+            store, shape=(60, 70), chunks=(10, 10), dtype="float64", codecs=[BYTES, ZSTD]
+        )
         store.calls.clear()
         a[...] = data  # whole chunks: each thread stores its chunks as it encodes them
         stream = engine.stream_size(store, 800)
@@ -104,8 +105,13 @@ def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -
     store.preferred_store_bytes = preferred
     data = np.random.default_rng(1).random((512, 1024)).astype("float32")  # 8 of 256 KiB
     with config.override(threads=1):
-        a = zk.create_array(StoreWrapper(store), shape=data.shape, chunks=(256, 256),
-                            dtype="float32", codecs=[BYTES, ZSTD])
+        a = zk.create_array(
+            StoreWrapper(store),
+            shape=data.shape,
+            chunks=(256, 256),
+            dtype="float32",
+            codecs=[BYTES, ZSTD],
+        )
         store.calls.clear()
         a[...] = data
     groups = [len(keys) for name, keys in store.calls if name == "set_many"]
@@ -113,8 +119,7 @@ def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -
     np.testing.assert_array_equal(zk.open_array(store.inner)[...], data)
 
 
-def test_a_threads_share_of_whole_chunks_is_one_run_of_writes(tmp_path: Path,
-                                                             monkeypatch) -> None:
+def test_a_threads_share_of_whole_chunks_is_one_run_of_writes(tmp_path: Path, monkeypatch) -> None:
     """Compressed chunks go to the store one per call, all of a thread's share through one
     `store.writing()`, so a file store opens each key folder once per share, not per chunk
     (each open a walk of the folder's path, a release of the GIL the other thread waits on)."""
@@ -122,13 +127,22 @@ def test_a_threads_share_of_whole_chunks_is_one_run_of_writes(tmp_path: Path,
 
     data = np.random.default_rng(3).random((512, 1024)).astype("float32")  # 2 x 4 chunks
     with config.override(threads=1):
-        a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(256, 256),
-                            dtype="float32", codecs=[BYTES, ZSTD])
+        a = zk.create_array(
+            tmp_path / "a",
+            shape=data.shape,
+            chunks=(256, 256),
+            dtype="float32",
+            codecs=[BYTES, ZSTD],
+        )
         folders: list[str] = []
         real_open = beneath.open_folder
-        monkeypatch.setattr(beneath, "open_folder",
-                            lambda root, folder, *a, **k: folders.append(folder)
-                            or real_open(root, folder, *a, **k))
+        monkeypatch.setattr(
+            beneath,
+            "open_folder",
+            lambda root, folder, *a, **k: (
+                folders.append(folder) or real_open(root, folder, *a, **k)
+            ),
+        )
         a[...] = data
         monkeypatch.undo()
     assert sorted(folders) == ["c/0", "c/1"]  # two rows of chunks, each folder opened once
@@ -141,15 +155,20 @@ def test_a_threads_share_of_chunks_is_read_in_one_run(tmp_path: Path, monkeypatc
     from zarrkit.plugins.stores import beneath
 
     data = np.random.default_rng(4).random((256, 2048)).astype("float32")  # 8 chunks, 1 folder
-    a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(256, 256), dtype="float32",
-                        codecs=[BYTES, ZSTD])
+    a = zk.create_array(
+        tmp_path / "a", shape=data.shape, chunks=(256, 256), dtype="float32", codecs=[BYTES, ZSTD]
+    )
     a[...] = data
     with config.override(threads=1):
         folders: list[str] = []
         real_open = beneath.open_folder
-        monkeypatch.setattr(beneath, "open_folder",
-                            lambda root, folder, *a, **k: folders.append(folder)
-                            or real_open(root, folder, *a, **k))
+        monkeypatch.setattr(
+            beneath,
+            "open_folder",
+            lambda root, folder, *a, **k: (
+                folders.append(folder) or real_open(root, folder, *a, **k)
+            ),
+        )
         b = zk.open_array(tmp_path / "a")
         folders.clear()
         got = b[...]
@@ -167,8 +186,9 @@ def test_uncompressed_whole_chunks_are_stored_in_big_groups(preferred) -> None:
     store.preferred_store_bytes = preferred
     data = np.random.default_rng(2).random((512, 1000)).astype("float32")  # 8 of 256 KiB
     with config.override(threads=1):
-        a = zk.create_array(store, shape=data.shape, chunks=(256, 256), dtype="float32",
-                            codecs=[BYTES])
+        a = zk.create_array(
+            store, shape=data.shape, chunks=(256, 256), dtype="float32", codecs=[BYTES]
+        )
         store.calls.clear()
         a[...] = data
     groups = [len(keys) for name, keys in store.calls if name == "set_many"]
@@ -185,8 +205,8 @@ class FarAway(MemoryStore):
 def test_batch_size_follows_threads_chunk_size_and_store() -> None:
     with config.override(threads=2):
         assert engine.batch_size(256 << 10) == 2 * (16 << 20) // (256 << 10)
-        assert engine.batch_size(800) == 2 * 64          # small chunks: capped per thread
-        assert engine.batch_size(1 << 30) == 4           # huge chunks: two per thread
+        assert engine.batch_size(800) == 2 * 64  # small chunks: capped per thread
+        assert engine.batch_size(1 << 30) == 4  # huge chunks: two per thread
         assert engine.batch_size(800, MemoryStore()) == 2 * 64
         assert engine.batch_size(800, FarAway()) == 4096  # a round trip per batch: big ones
         assert engine.batch_size(1 << 20, FarAway()) == 2 * 16  # no smaller than for others
@@ -220,7 +240,8 @@ def test_reading_many_small_chunks_leaves_the_garbage_collector_idle(tmp_path: P
 
 
 def test_a_whole_read_of_big_chunks_reads_every_file_into_one_reused_buffer(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Big files (shards) are read into a buffer the thread reuses once nothing holds it; the
     engine must let go of each chunk's value before reading the next, or every file comes in
     fresh memory (page faults: ~140 MiB more of them in a whole read of 32 shards)."""
@@ -236,8 +257,13 @@ def test_a_whole_read_of_big_chunks_reads_every_file_into_one_reused_buffer(
 
     data = np.random.default_rng(2).random((4, 1024, 1280)).astype("float32")  # 4 of 5 MiB
     with config.override(threads=1):
-        a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(1, 1024, 1280),
-                            dtype="float32", codecs=[BYTES])
+        a = zk.create_array(
+            tmp_path / "a",
+            shape=data.shape,
+            chunks=(1, 1024, 1280),
+            dtype="float32",
+            codecs=[BYTES],
+        )
         a[...] = data
         monkeypatch.setattr(local, "reusable", spy)
         out = a[...]
@@ -278,7 +304,8 @@ def test_big_buffers_are_placed_clear_of_slow_copies_and_reused_only_when_free()
 
 
 def test_writing_many_shards_maps_new_memory_only_for_each_threads_kept_buffer(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A shard is assembled in the thread's kept buffer; while that one is still being stored,
     the next comes from numpy's allocator, which reuses freed memory. A new mapping for each
     is fresh pages to fault in and zero: 18 of the 32 shards of a 512 MiB write got one."""
@@ -293,13 +320,22 @@ def test_writing_many_shards_maps_new_memory_only_for_each_threads_kept_buffer(
         return original(nbytes)
 
     data = np.random.default_rng(3).random((8, 512, 512)).astype("float32")  # 8 shards of 1 MiB
-    sharded = [{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [1, 128, 128], "codecs": [BYTES, ZSTD],
-        "index_codecs": [BYTES], "index_location": "end"}}]
+    sharded = [
+        {
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": [1, 128, 128],
+                "codecs": [BYTES, ZSTD],
+                "index_codecs": [BYTES],
+                "index_location": "end",
+            },
+        }
+    ]
     monkeypatch.setattr(buffers, "placed", spy)
     with config.override(threads=2):
-        a = zk.create_array(tmp_path / "a", shape=data.shape, chunks=(1, 512, 512),
-                            dtype="float32", codecs=sharded)
+        a = zk.create_array(
+            tmp_path / "a", shape=data.shape, chunks=(1, 512, 512), dtype="float32", codecs=sharded
+        )
         a[...] = data
     assert len(mapped) <= 2, mapped  # one per thread
     np.testing.assert_array_equal(a[...], data)
@@ -308,8 +344,9 @@ def test_writing_many_shards_maps_new_memory_only_for_each_threads_kept_buffer(
 def test_whole_read_memory_stays_bounded(tmp_path: Path) -> None:
     """Peak RSS of reading a 64 MiB array: the output plus a working set tied to the thread
     count, not to the array (measured in a fresh process)."""
-    a = zk.create_array(str(tmp_path), shape=(4096, 4096), chunks=(256, 256), dtype="float32",
-                        codecs=[BYTES, ZSTD])
+    a = zk.create_array(
+        str(tmp_path), shape=(4096, 4096), chunks=(256, 256), dtype="float32", codecs=[BYTES, ZSTD]
+    )
     a[...] = np.random.default_rng(0).random((4096, 4096), dtype=np.float32)
     script = textwrap.dedent(f"""
         import resource, numpy as np, zarrkit as zk
@@ -320,28 +357,32 @@ def test_whole_read_memory_stays_bounded(tmp_path: Path) -> None:
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print((after - before) * 1024 - out.nbytes)
     """)
-    over = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                              check=True).stdout)
+    over = int(
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert over < 48 << 20, f"{over / 2**20:.0f} MiB over the output"
 
 
 # -- locks -------------------------------------------------------------------------------------------
 def test_threads_writing_parts_of_one_chunk_lose_nothing() -> None:
-    a = zk.create_array(MemoryStore(), shape=(8, 64), chunks=(8, 64), dtype="int32",
-                        codecs=[BYTES, ZSTD])
+    a = zk.create_array(
+        MemoryStore(), shape=(8, 64), chunks=(8, 64), dtype="int32", codecs=[BYTES, ZSTD]
+    )
     barrier = threading.Barrier(8)
 
     def writer(t: int) -> None:
         barrier.wait()
         for j in range(8):
-            a[t, j * 8:(j + 1) * 8] = t * 100 + j + 1
+            a[t, j * 8 : (j + 1) * 8] = t * 100 + j + 1
 
     threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    expected = (np.arange(8)[:, None] * 100 + np.repeat(np.arange(1, 9), 8)[None, :])
+    expected = np.arange(8)[:, None] * 100 + np.repeat(np.arange(1, 9), 8)[None, :]
     np.testing.assert_array_equal(a[...], expected)
 
 
@@ -368,9 +409,16 @@ def test_coalescing_merges_adjacent_ranges_of_one_key() -> None:
     store = Recording()
     store.inner.set("a", bytes(range(100)))
     store.inner.set("b", bytes(range(100, 200)))
-    requests = [("a", ByteRange(10, 5)), ("b", ByteRange(0, 3)), ("a", ByteRange(15, 5)),
-                ("a", SuffixRange(4)), ("a", ByteRange(12, 2)), ("a", ByteRange(50, 1)),
-                ("missing", ByteRange(0, 1)), ("b", None)]
+    requests = [
+        ("a", ByteRange(10, 5)),
+        ("b", ByteRange(0, 3)),
+        ("a", ByteRange(15, 5)),
+        ("a", SuffixRange(4)),
+        ("a", ByteRange(12, 2)),
+        ("a", ByteRange(50, 1)),
+        ("missing", ByteRange(0, 1)),
+        ("b", None),
+    ]
     got = engine.fetch_ranges(store, requests)
     expected = [store.inner.get(k, r) for k, r in requests]
     assert [None if g is None else bytes(g) for g in got] == expected
@@ -408,7 +456,7 @@ class RowsCodec(Codec):
     names = names("test.rows")
     kind = CodecKind.ARRAY_BYTES
     supports_partial_decode = True
-    decoded: list[str] = []
+    decoded: list[str] = []  # noqa: RUF012
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         return np.ascontiguousarray(data, dtype=spec.dtype).tobytes()
@@ -433,8 +481,9 @@ def test_engine_uses_any_codec_that_declares_partial_decoding() -> None:
     handle = registry.register("codec", RowsCodec)
     try:
         store = Recording()
-        a = zk.create_array(store, shape=(20, 6), chunks=(10, 6), dtype="int64",
-                            codecs=[{"name": "test.rows"}])
+        a = zk.create_array(
+            store, shape=(20, 6), chunks=(10, 6), dtype="int64", codecs=[{"name": "test.rows"}]
+        )
         data = np.arange(120).reshape(20, 6)
         a[...] = data
         store.calls.clear()
@@ -463,16 +512,20 @@ class PassThroughCodec(Codec):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_codec_passing_its_input_on_still_stores_each_chunk(tmp_path: Path,
-                                                              threads: int) -> None:
+def test_a_codec_passing_its_input_on_still_stores_each_chunk(tmp_path: Path, threads: int) -> None:
     """Written chunks are strided views of the value, put in C order in a per-thread buffer
     before the bytes->bytes codecs; a codec returning that buffer must not make every chunk
     the last one written."""
     handle = registry.register("codec", PassThroughCodec)
     try:
         with config.override(threads=threads):
-            a = zk.create_array(str(tmp_path / "a"), shape=(256, 256), chunks=(128, 32),
-                                dtype="float32", codecs=[{"name": "bytes"}, {"name": "test.pass"}])
+            a = zk.create_array(
+                str(tmp_path / "a"),
+                shape=(256, 256),
+                chunks=(128, 32),
+                dtype="float32",
+                codecs=[{"name": "bytes"}, {"name": "test.pass"}],
+            )
             data = np.random.default_rng(3).random((256, 256), dtype=np.float32)
             a[...] = data
             np.testing.assert_array_equal(zk.open_array(str(tmp_path / "a"))[...], data)
@@ -497,18 +550,36 @@ class NegateInPlaceCodec(Codec):
 
 @pytest.mark.parametrize("sharded", [False, True])
 def test_whole_chunks_are_handed_over_as_views_only_to_chains_that_just_read(
-        tmp_path: Path, sharded: bool) -> None:
+    tmp_path: Path, sharded: bool
+) -> None:
     """A chain whose array codecs only read (`bytes`, `transpose`, `sharding_indexed` over
     them) encodes whole chunks straight from the written value; a codec that writes to its
     input gets a copy, so the caller's array never changes."""
     handle = registry.register("codec", NegateInPlaceCodec)
     try:
         inner = [{"name": "test.negate"}, {"name": "bytes"}]
-        codecs = ([{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": [16, 16], "codecs": inner,
-            "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}] if sharded else inner)
-        a = zk.create_array(str(tmp_path / "neg"), shape=(64, 64), chunks=(32, 32),
-                            dtype="int32", codecs=codecs, fill_value=0)
+        codecs = (
+            [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [16, 16],
+                        "codecs": inner,
+                        "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+                    },
+                }
+            ]
+            if sharded
+            else inner
+        )
+        a = zk.create_array(
+            str(tmp_path / "neg"),
+            shape=(64, 64),
+            chunks=(32, 32),
+            dtype="int32",
+            codecs=codecs,
+            fill_value=0,
+        )
         assert not a._bound((0, 0)).takes_views
         data = np.arange(64 * 64, dtype=np.int32).reshape(64, 64)
         before = data.copy()
@@ -517,12 +588,25 @@ def test_whole_chunks_are_handed_over_as_views_only_to_chains_that_just_read(
         np.testing.assert_array_equal(zk.open_array(str(tmp_path / "neg"))[...], before)
 
         plain = [{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes"}]
-        b = zk.create_array(str(tmp_path / "views"), shape=(64, 64), chunks=(32, 32),
-                            dtype="int32", fill_value=0, codecs=[
-                                {"name": "sharding_indexed", "configuration": {
-                                    "chunk_shape": [16, 16], "codecs": plain,
-                                    "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]
-                            if sharded else plain)
+        b = zk.create_array(
+            str(tmp_path / "views"),
+            shape=(64, 64),
+            chunks=(32, 32),
+            dtype="int32",
+            fill_value=0,
+            codecs=[
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [16, 16],
+                        "codecs": plain,
+                        "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+                    },
+                }
+            ]
+            if sharded
+            else plain,
+        )
         assert b._bound((0, 0)).takes_views
         b[...] = data[::-1]  # a strided, reversed view
         np.testing.assert_array_equal(zk.open_array(str(tmp_path / "views"))[...], before[::-1])
@@ -538,7 +622,7 @@ class XorBatchCodec(Codec):
 
     names = names("test.xor")
     kind = CodecKind.BYTES_BYTES
-    calls: list[tuple[str, int]] = []
+    calls: list[tuple[str, int]] = []  # noqa: RUF012
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
         return (np.frombuffer(memoryview(data).cast("B"), np.uint8) ^ 0x5A).tobytes()
@@ -552,28 +636,43 @@ class XorBatchCodec(Codec):
 
     def decode_batch(self, items: Any, spec: ChunkSpec) -> Any:
         self.calls.append(("batch", len(items)))
-        return [None if i % 3 == 2 else (np.frombuffer(x, np.uint8) ^ 0x5A).tobytes()
-                for i, x in enumerate(items)]
+        return [
+            None if i % 3 == 2 else (np.frombuffer(x, np.uint8) ^ 0x5A).tobytes()
+            for i, x in enumerate(items)
+        ]
 
 
 def sharded(inner: list, chunk: int) -> list:
-    return [{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [chunk], "codecs": inner,
-        "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]
+    return [
+        {
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": [chunk],
+                "codecs": inner,
+                "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+            },
+        }
+    ]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_codec_that_decodes_in_batches_gets_a_shards_inner_chunks_at_once(
-        tmp_path: Path, threads: int) -> None:
+    tmp_path: Path, threads: int
+) -> None:
     """Any bytes->bytes codec may decode many inner chunks of a shard in one call (on each
     thread, its share); what it leaves is decoded one by one."""
     handle = registry.register("codec", XorBatchCodec)
     try:
         data = np.arange(5000, dtype=np.int32)
         with config.override(threads=threads):
-            a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(1000,), dtype="int32",
-                                codecs=sharded([{"name": "bytes"}, {"name": "test.xor"}], 4),
-                                fill_value=0)
+            a = zk.create_array(
+                str(tmp_path),
+                shape=data.shape,
+                chunks=(1000,),
+                dtype="int32",
+                codecs=sharded([{"name": "bytes"}, {"name": "test.xor"}], 4),
+                fill_value=0,
+            )
             a[...] = data
             XorBatchCodec.calls.clear()
             np.testing.assert_array_equal(zk.open_array(str(tmp_path))[...], data)
@@ -597,11 +696,17 @@ class ShortBatchCodec(XorBatchCodec):
 def test_a_batch_decode_that_loses_values_is_an_error_not_garbage(tmp_path: Path) -> None:
     handle = registry.register("codec", ShortBatchCodec)
     try:
-        a = zk.create_array(str(tmp_path), shape=(400,), chunks=(400,), dtype="int32",
-                            codecs=sharded([{"name": "bytes"}, {"name": "test.short"}], 4))
+        a = zk.create_array(
+            str(tmp_path),
+            shape=(400,),
+            chunks=(400,),
+            dtype="int32",
+            codecs=sharded([{"name": "bytes"}, {"name": "test.short"}], 4),
+        )
         a[...] = np.arange(400)
-        with pytest.raises(CodecChainError,
-                           match=r"'test.short': decode_batch gave (\d+) values for \d+ chunks"):
+        with pytest.raises(
+            CodecChainError, match=r"'test.short': decode_batch gave (\d+) values for \d+ chunks"
+        ):
             zk.open_array(str(tmp_path))[...]
     finally:
         registry.unregister(handle)

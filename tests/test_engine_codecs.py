@@ -25,19 +25,22 @@ from zarrkit.plugins.stores.memory import MemoryStore
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
 
-def test_gzip_output_is_plain_gzip_whichever_library_encodes(monkeypatch: pytest.MonkeyPatch,
-                                                           tmp_path: Path) -> None:
+def test_gzip_output_is_plain_gzip_whichever_library_encodes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     data = np.cumsum(np.random.default_rng(0).standard_normal((64, 64)), axis=1)
     codecs = [BYTES, {"name": "gzip", "configuration": {"level": 1}}]
-    fast = zk.create_array(str(tmp_path / "fast"), shape=(64, 64), chunks=(32, 32),
-                           dtype="float64", codecs=codecs)
+    fast = zk.create_array(
+        str(tmp_path / "fast"), shape=(64, 64), chunks=(32, 32), dtype="float64", codecs=codecs
+    )
     fast[...] = data
     blob = (tmp_path / "fast" / "c" / "1" / "0").read_bytes()
     assert np.array_equal(np.frombuffer(gzip.decompress(blob)).reshape(32, 32), data[32:, :32])
     monkeypatch.setattr(gzip_plugin, "_fast", None)  # as without the isal package
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "fast"))[...], data)
-    slow = zk.create_array(str(tmp_path / "slow"), shape=(64, 64), chunks=(32, 32),
-                           dtype="float64", codecs=codecs)
+    slow = zk.create_array(
+        str(tmp_path / "slow"), shape=(64, 64), chunks=(32, 32), dtype="float64", codecs=codecs
+    )
     slow[...] = data
     monkeypatch.undo()
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "slow"))[...], data)
@@ -45,8 +48,13 @@ def test_gzip_output_is_plain_gzip_whichever_library_encodes(monkeypatch: pytest
 
 
 def test_gzip_truncated_stream_is_a_decode_error(tmp_path: Path) -> None:
-    a = zk.create_array(str(tmp_path), shape=(100,), chunks=(100,), dtype="int32",
-                        codecs=[BYTES, {"name": "gzip", "configuration": {"level": 1}}])
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(100,),
+        chunks=(100,),
+        dtype="int32",
+        codecs=[BYTES, {"name": "gzip", "configuration": {"level": 1}}],
+    )
     a[...] = np.arange(100)
     path = tmp_path / "c" / "0"
     path.write_bytes(path.read_bytes()[:-12])
@@ -54,23 +62,36 @@ def test_gzip_truncated_stream_is_a_decode_error(tmp_path: Path) -> None:
         a[...]
 
 
-@pytest.mark.parametrize("codec", [
-    {"name": "zstd", "configuration": {"level": 1, "checksum": False}},
-    {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
-                                        "typesize": 4, "blocksize": 0}},
-])
+@pytest.mark.parametrize(
+    "codec",
+    [
+        {"name": "zstd", "configuration": {"level": 1, "checksum": False}},
+        {
+            "name": "blosc",
+            "configuration": {
+                "cname": "lz4",
+                "clevel": 5,
+                "shuffle": "shuffle",
+                "typesize": 4,
+                "blocksize": 0,
+            },
+        },
+    ],
+)
 def test_decoding_into_the_output_matches_and_checks_sizes(tmp_path: Path, codec: dict) -> None:
     shape, chunks = (300, 520), (256, 256)  # 256 KiB chunks: decoded in place; edges copied
     data = np.random.default_rng(1).random(shape, dtype=np.float32)
-    a = zk.create_array(str(tmp_path), shape=shape, chunks=chunks, dtype="float32",
-                        codecs=[BYTES, codec])
+    a = zk.create_array(
+        str(tmp_path), shape=shape, chunks=chunks, dtype="float32", codecs=[BYTES, codec]
+    )
     a[...] = data
     np.testing.assert_array_equal(a[...], data)
     np.testing.assert_array_equal(a[:256, 256:512], data[:256, 256:512])  # one whole chunk
     np.testing.assert_array_equal(a[::-1, 7], data[::-1, 7])
     # a chunk holding another chunk's bytes (so a wrong decoded size): refused, not misread
-    smaller = zk.create_array(str(tmp_path / "small"), shape=(10,), chunks=(10,),
-                              dtype="float32", codecs=[BYTES, codec])
+    smaller = zk.create_array(
+        str(tmp_path / "small"), shape=(10,), chunks=(10,), dtype="float32", codecs=[BYTES, codec]
+    )
     smaller[...] = 1
     (tmp_path / "c" / "0" / "1").write_bytes((tmp_path / "small" / "c" / "0").read_bytes())
     with pytest.raises(ChunkDecodeError, match="'c/0/1'"):
@@ -79,8 +100,13 @@ def test_decoding_into_the_output_matches_and_checks_sizes(tmp_path: Path, codec
 
 def test_zstd_frames_without_a_content_size_decode_the_checked_way(tmp_path: Path) -> None:
     zstandard = pytest.importorskip("zstandard")
-    a = zk.create_array(str(tmp_path), shape=(256, 256), chunks=(256, 256), dtype="float32",
-                        codecs=[BYTES, {"name": "zstd", "configuration": {"level": 1}}])
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(256, 256),
+        chunks=(256, 256),
+        dtype="float32",
+        codecs=[BYTES, {"name": "zstd", "configuration": {"level": 1}}],
+    )
     data = np.random.default_rng(2).random((256, 256), dtype=np.float32)
     streamed = zstandard.ZstdCompressor(write_content_size=False).compress(data.tobytes())
     (tmp_path / "c").mkdir()
@@ -103,19 +129,26 @@ ZSTD_SIZES = pytest.mark.parametrize("nbytes", [800, 256 << 10], ids=["800B", "2
 
 
 def walk(nbytes: int, seed: int = 0) -> bytes:
-    return np.cumsum(np.random.default_rng(seed).standard_normal(nbytes // 4),
-                     dtype=np.float32).tobytes()
+    return np.cumsum(
+        np.random.default_rng(seed).standard_normal(nbytes // 4), dtype=np.float32
+    ).tobytes()
 
 
 @ZSTD_SIZES
 @pytest.mark.parametrize("checksum", [False, True])
 def test_zstd_frames_declare_their_size_and_checksum_whichever_library_encodes(
-        tmp_path: Path, nbytes: int, checksum: bool) -> None:
+    tmp_path: Path, nbytes: int, checksum: bool
+) -> None:
     zstandard = pytest.importorskip("zstandard")
     shape = (nbytes // 4,)
     data = np.frombuffer(walk(nbytes), dtype=np.float32)
-    a = zk.create_array(str(tmp_path), shape=shape, chunks=shape, dtype="float32", codecs=[
-        BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": checksum}}])
+    a = zk.create_array(
+        str(tmp_path),
+        shape=shape,
+        chunks=shape,
+        dtype="float32",
+        codecs=[BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": checksum}}],
+    )
     a[...] = data
     frame = (tmp_path / "c" / "0").read_bytes()
     header = zstandard.get_frame_parameters(frame)
@@ -131,29 +164,39 @@ def test_zstd_frames_declare_their_size_and_checksum_whichever_library_encodes(
 def test_zstd_concatenated_frames_decode_as_one_chunk(tmp_path: Path, nbytes: int) -> None:
     """A chunk may hold several frames (zstd streams may; numcodecs reads them all)."""
     zstandard = pytest.importorskip("zstandard")
-    a = zk.create_array(str(tmp_path), shape=(nbytes // 4,), chunks=(nbytes // 4,),
-                        dtype="float32", codecs=[BYTES, {"name": "zstd"}])
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(nbytes // 4,),
+        chunks=(nbytes // 4,),
+        dtype="float32",
+        codecs=[BYTES, {"name": "zstd"}],
+    )
     payload = walk(nbytes)
     cut = nbytes // 3
     (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "0").write_bytes(zstandard.ZstdCompressor().compress(payload[:cut])
-                                       + zstandard.ZstdCompressor().compress(payload[cut:]))
+    (tmp_path / "c" / "0").write_bytes(
+        zstandard.ZstdCompressor().compress(payload[:cut])
+        + zstandard.ZstdCompressor().compress(payload[cut:])
+    )
     np.testing.assert_array_equal(a[...], np.frombuffer(payload, dtype=np.float32))
 
 
 @ZSTD_SIZES
 def test_zstd_without_the_zstandard_package_same_frames_both_ways(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nbytes: int) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nbytes: int
+) -> None:
     shape = (nbytes // 4,)
     data = np.frombuffer(walk(nbytes), dtype=np.float32)
     codecs = [BYTES, {"name": "zstd", "configuration": {"level": 3, "checksum": True}}]
-    usual = zk.create_array(str(tmp_path / "usual"), shape=shape, chunks=shape, dtype="float32",
-                            codecs=codecs)
+    usual = zk.create_array(
+        str(tmp_path / "usual"), shape=shape, chunks=shape, dtype="float32", codecs=codecs
+    )
     usual[...] = data
     monkeypatch.setattr(zstd_plugin, "zstandard", None)  # as when it fails to import
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "usual"))[...], data)
-    alone = zk.create_array(str(tmp_path / "alone"), shape=shape, chunks=shape, dtype="float32",
-                            codecs=codecs)
+    alone = zk.create_array(
+        str(tmp_path / "alone"), shape=shape, chunks=shape, dtype="float32", codecs=codecs
+    )
     alone[...] = data
     monkeypatch.undo()
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "alone"))[...], data)
@@ -201,23 +244,38 @@ def test_tiny_zstd_inner_chunks_read_in_batches_whatever_each_one_holds(tmp_path
     zstandard = pytest.importorskip("zstandard")
     n, per = 50, 1000
     data = np.cumsum(np.random.default_rng(4).standard_normal(3 * per * n)).astype(np.float32)
-    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(per * n,), dtype="float32",
-                        fill_value=-1.0, codecs=[{"name": "sharding_indexed", "configuration": {
-                            "chunk_shape": [n], "codecs": [BYTES, {"name": "zstd"}],
-                            "index_codecs": [BYTES], "index_location": "end"}}])
+    a = zk.create_array(
+        str(tmp_path),
+        shape=data.shape,
+        chunks=(per * n,),
+        dtype="float32",
+        fill_value=-1.0,
+        codecs=[
+            {
+                "name": "sharding_indexed",
+                "configuration": {
+                    "chunk_shape": [n],
+                    "codecs": [BYTES, {"name": "zstd"}],
+                    "index_codecs": [BYTES],
+                    "index_location": "end",
+                },
+            }
+        ],
+    )
     a[...] = data
     expected = data.copy()
     parts, index = [], np.full((per, 2), 2**64 - 1, dtype="<u8")
     at = 0
     for i in range(per):
         start = per * n + i * n
-        raw = data[start:start + n].tobytes()
+        raw = data[start : start + n].tobytes()
         if i % 101 == 5:  # absent: the fill value
-            expected[start:start + n] = -1
+            expected[start : start + n] = -1
             continue
         if i % 97 == 7:
-            value = (zstandard.ZstdCompressor().compress(raw[:80])
-                     + zstandard.ZstdCompressor().compress(raw[80:]))
+            value = zstandard.ZstdCompressor().compress(
+                raw[:80]
+            ) + zstandard.ZstdCompressor().compress(raw[80:])
         elif i % 89 == 11:
             value = zstandard.ZstdCompressor(write_content_size=False).compress(raw)
         else:
@@ -233,29 +291,41 @@ def test_tiny_zstd_inner_chunks_read_in_batches_whatever_each_one_holds(tmp_path
 
 @pytest.mark.parametrize("damage", ["checksum", "garbage after the frame", "truncated"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_bad_tiny_zstd_chunk_among_many_is_named(tmp_path: Path, damage: str,
-                                                   threads: int) -> None:
+def test_a_bad_tiny_zstd_chunk_among_many_is_named(
+    tmp_path: Path, damage: str, threads: int
+) -> None:
     data = np.arange(2000 * 50, dtype=np.float32)
-    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(50,), dtype="float32",
-                        codecs=[BYTES, {"name": "zstd", "configuration": {"checksum": True}}])
+    a = zk.create_array(
+        str(tmp_path),
+        shape=data.shape,
+        chunks=(50,),
+        dtype="float32",
+        codecs=[BYTES, {"name": "zstd", "configuration": {"checksum": True}}],
+    )
     a[...] = data
     path = tmp_path / "c" / "1234"
     frame = path.read_bytes()
-    path.write_bytes({"checksum": frame[:-1] + bytes([frame[-1] ^ 1]),
-                      "garbage after the frame": frame + b"\x01\x02\x03",
-                      "truncated": frame[:-6]}[damage])
+    path.write_bytes(
+        {
+            "checksum": frame[:-1] + bytes([frame[-1] ^ 1]),
+            "garbage after the frame": frame + b"\x01\x02\x03",
+            "truncated": frame[:-6],
+        }[damage]
+    )
     with config.override(threads=threads), pytest.raises(ChunkDecodeError, match="'c/1234'"):
         zk.open_array(str(tmp_path))[...]
-    np.testing.assert_array_equal(zk.open_array(str(tmp_path))[:1234 * 50], data[:1234 * 50])
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path))[: 1234 * 50], data[: 1234 * 50])
 
 
 def test_big_zstd_chunks_are_not_batched() -> None:
     """From 64 KiB a chunk decodes straight into the output; a batch would add a copy."""
     codecs = [BYTES, {"name": "zstd"}]
-    small = zk.create_array(MemoryStore(), shape=(1 << 20,), chunks=(1 << 10,),
-                            dtype="float32", codecs=codecs)
-    big = zk.create_array(MemoryStore(), shape=(1 << 20,), chunks=(1 << 14,),
-                          dtype="float32", codecs=codecs)
+    small = zk.create_array(
+        MemoryStore(), shape=(1 << 20,), chunks=(1 << 10,), dtype="float32", codecs=codecs
+    )
+    big = zk.create_array(
+        MemoryStore(), shape=(1 << 20,), chunks=(1 << 14,), dtype="float32", codecs=codecs
+    )
     assert small._chain.bind((1 << 10,)).batched
     assert not big._chain.bind((1 << 14,)).batched
 
@@ -265,13 +335,15 @@ def test_zstd_from_many_threads_at_once() -> None:
     so chunks encoded and decoded at once from many threads, with several configurations,
     come back exact (shared contexts crash the process or garble frames)."""
     payloads = [walk(n, seed) for seed, n in enumerate([64, 800, 5000, 30000] * 4)]
-    codecs = [zstd_plugin.ZstdCodec(level, checksum)
-              for level in (1, 3) for checksum in (False, True)]
+    codecs = [
+        zstd_plugin.ZstdCodec(level, checksum) for level in (1, 3) for checksum in (False, True)
+    ]
 
     def round_trips(i: int) -> bool:
         codec, payload = codecs[i % len(codecs)], payloads[i % len(payloads)]
-        return all(bytes(codec.decode(codec.encode(payload, None), None)) == payload
-                   for _ in range(50))
+        return all(
+            bytes(codec.decode(codec.encode(payload, None), None)) == payload for _ in range(50)
+        )
 
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(round_trips, range(32)))
@@ -284,16 +356,46 @@ def test_zstd_reads_of_top_rows_decode_only_a_prefix(tmp_path: Path, sharded: bo
     rows are a decode error (the value as a whole is never taken for good)."""
     data = np.cumsum(np.random.default_rng(3).standard_normal((256, 512)), axis=1).astype("float32")
     inner = [BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
-    codecs = inner if not sharded else [{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [256, 256], "codecs": inner,
-        "index_codecs": [BYTES, {"name": "crc32c"}], "index_location": "start"}}]
-    a = zk.create_array(str(tmp_path), shape=(256, 512), chunks=(256, 256) if not sharded
-                        else (256, 512), dtype="float32", codecs=codecs)
+    codecs = (
+        inner
+        if not sharded
+        else [
+            {
+                "name": "sharding_indexed",
+                "configuration": {
+                    "chunk_shape": [256, 256],
+                    "codecs": inner,
+                    "index_codecs": [BYTES, {"name": "crc32c"}],
+                    "index_location": "start",
+                },
+            }
+        ]
+    )
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(256, 512),
+        chunks=(256, 256) if not sharded else (256, 512),
+        dtype="float32",
+        codecs=codecs,
+    )
     a[...] = data
-    for window in [(slice(0, 64), slice(10, 74)), (slice(90, 120), slice(200, 300)),
-                   (slice(100, 40, -3), [5, 300, 7]), (slice(200, 256), slice(0, 512))]:
-        np.testing.assert_array_equal(a.oindex[window], data[np.ix_(
-            *(np.arange(n)[w] if isinstance(w, slice) else w for w, n in zip(window, data.shape)))])
+    for window in [
+        (slice(0, 64), slice(10, 74)),
+        (slice(90, 120), slice(200, 300)),
+        (slice(100, 40, -3), [5, 300, 7]),
+        (slice(200, 256), slice(0, 512)),
+    ]:
+        np.testing.assert_array_equal(
+            a.oindex[window],
+            data[
+                np.ix_(
+                    *(
+                        np.arange(n)[w] if isinstance(w, slice) else w
+                        for w, n in zip(window, data.shape)
+                    )
+                )
+            ],
+        )
     path = tmp_path / "c" / "0" / "0"
     raw = path.read_bytes()
     if not sharded:
@@ -306,8 +408,9 @@ def test_zstd_reads_of_top_rows_decode_only_a_prefix(tmp_path: Path, sharded: bo
 def test_zstd_with_a_checksum_is_always_decoded_whole(tmp_path: Path) -> None:
     data = np.arange(256 * 256, dtype="float32").reshape(256, 256)
     codecs = [BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": True}}]
-    a = zk.create_array(str(tmp_path), shape=(256, 256), chunks=(256, 256), dtype="float32",
-                        codecs=codecs)
+    a = zk.create_array(
+        str(tmp_path), shape=(256, 256), chunks=(256, 256), dtype="float32", codecs=codecs
+    )
     a[...] = data
     np.testing.assert_array_equal(a[0:10, 0:10], data[0:10, 0:10])
     path = tmp_path / "c" / "0" / "0"

@@ -56,11 +56,13 @@ def test_alias_shared_with_the_bridge_is_a_conflict_until_one_is_preferred(lz4_c
 
 
 def test_zarrkit_prefer_environment_variable_chooses(lz4_class):
-    code = ("from zarrkit import registry; "
-            "print(registry.resolve('codec', 'numcodecs.lz4').__module__)")
+    code = (
+        "from zarrkit import registry; print(registry.resolve('codec', 'numcodecs.lz4').__module__)"
+    )
     env = {**os.environ, "ZARRKIT_PREFER": f"codec:numcodecs.lz4={DIST}"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "zarrkit_example_lz4"
 
 
@@ -69,8 +71,14 @@ def test_zarr_python_numcodecs_lz4_data_reads_through_either_provider(lz4_class,
     from zarr.codecs.numcodecs import LZ4
 
     data = (np.arange(6000, dtype="float32") % 13).reshape(60, 100)
-    z = zarr.create_array(store=str(tmp_path), name="a", shape=data.shape, chunks=(25, 40),
-                          dtype="float32", compressors=[LZ4(acceleration=3)])
+    z = zarr.create_array(
+        store=str(tmp_path),
+        name="a",
+        shape=data.shape,
+        chunks=(25, 40),
+        dtype="float32",
+        compressors=[LZ4(acceleration=3)],
+    )
     z[...] = data
     for dist, cls_name in ((DIST, "Lz4Codec"), ("zarrkit", "_BytesBytesNumcodec")):
         with config.override(prefer={("codec", "numcodecs.lz4"): dist}):
@@ -83,8 +91,14 @@ def test_written_chunks_are_numcodecs_lz4_chunks(lz4_class, tmp_path):
     import numcodecs
 
     data = np.arange(1000, dtype="int16")
-    a = zk.create_array(str(tmp_path), path="a", shape=(1000,), chunks=(1000,), dtype="int16",
-                        codecs=["bytes", {"name": "example.lz4", "configuration": {"acceleration": 2}}])
+    a = zk.create_array(
+        str(tmp_path),
+        path="a",
+        shape=(1000,),
+        chunks=(1000,),
+        dtype="int16",
+        codecs=["bytes", {"name": "example.lz4", "configuration": {"acceleration": 2}}],
+    )
     a[...] = data
     stored = (tmp_path / "a" / "c" / "0").read_bytes()
     decoded = np.frombuffer(numcodecs.LZ4().decode(stored), dtype="<i2")
@@ -92,7 +106,11 @@ def test_written_chunks_are_numcodecs_lz4_chunks(lz4_class, tmp_path):
 
 
 def test_the_package_own_tests_pass(lz4_class):
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          str(EXAMPLE / "tests")], capture_output=True, text=True, cwd=EXAMPLE)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
+        capture_output=True,
+        text=True,
+        cwd=EXAMPLE,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert " passed" in run.stdout

@@ -18,7 +18,8 @@ DIST = "zarrkit-example-int3"
 
 pytestmark = pytest.mark.skipif(
     not any(ep.name == "example.int3" for ep in md.entry_points(group="zarrkit.data_types")),
-    reason=f"{DIST} is not installed (./dev installs every package under examples/)")
+    reason=f"{DIST} is not installed (./dev installs every package under examples/)",
+)
 
 
 def test_found_by_entry_point_of_its_distribution():
@@ -30,8 +31,14 @@ def test_found_by_entry_point_of_its_distribution():
 @pytest.mark.parametrize("codec", ["bytes", "packbits"])
 def test_round_trip(tmp_path, codec):
     values = np.array([[-4, 3, 0], [1, -1, 2]], dtype=np.int8)
-    a = zarrkit.create_array(tmp_path, shape=(2, 3), dtype="example.int3", chunks=(1, 2),
-                             codecs=[{"name": codec}, {"name": "zstd"}], fill_value=-2)
+    a = zarrkit.create_array(
+        tmp_path,
+        shape=(2, 3),
+        dtype="example.int3",
+        chunks=(1, 2),
+        codecs=[{"name": codec}, {"name": "zstd"}],
+        fill_value=-2,
+    )
     a[...] = values
     doc = json.loads((tmp_path / "zarr.json").read_text())
     assert doc["data_type"] == "example.int3" and doc["fill_value"] == -2
@@ -42,7 +49,7 @@ def test_round_trip(tmp_path, codec):
     assert b2[2].tolist() == [-2, -2, -2]
 
 
-_OTHER_INT3 = '''
+_OTHER_INT3 = """
 import numpy as np
 from zarrkit.names import names
 from zarrkit_example_int3 import Int3
@@ -52,12 +59,15 @@ class OtherInt3(Int3):
 
     def fill_from_json(self, value, format="v3"):
         return np.int8(3)  # recognisably different
-'''
+"""
 
 
 def test_second_provider_is_a_conflict_until_one_is_preferred(tmp_path, fake_distribution):
-    fake_distribution("other-int3", entry_points={"zarrkit.data_types": {
-        "example.int3": "other_int3:OtherInt3"}}, modules={"other_int3": _OTHER_INT3})
+    fake_distribution(
+        "other-int3",
+        entry_points={"zarrkit.data_types": {"example.int3": "other_int3:OtherInt3"}},
+        modules={"other_int3": _OTHER_INT3},
+    )
     with pytest.raises(PluginConflictError) as info:
         registry.resolve("data_type", "example.int3")
     assert DIST in str(info.value) and "other-int3" in str(info.value)

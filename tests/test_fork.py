@@ -5,21 +5,24 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
-
-import zarrkit
-from zarrkit import config
 from process_cases import NAMES, SHARED_WRITES, Case, build, expected, in_fork, use, written
 from store_servers import FileServer, Moto, address, s3_options, serving
 
+import zarrkit
+from zarrkit import config
+
 BUCKET = "forking"
 
-pytestmark = [pytest.mark.filterwarnings("ignore:This process .* is multi-threaded"),
-              pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:This process .* is multi-threaded"),
+    pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +63,9 @@ def _check(case: Case, result: tuple[float, tuple[int, ...], str], wrote: bool) 
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_os_fork_after_reads_and_writes(name: str, tmp_path: Path, moto: Moto,
-                                        http_root: tuple[Path, str]) -> None:
+def test_os_fork_after_reads_and_writes(
+    name: str, tmp_path: Path, moto: Moto, http_root: tuple[Path, str]
+) -> None:
     case = _case(name, tmp_path, moto, http_root)  # (it wrote and read already)
     write = case.writable
     _check(case, in_fork(lambda: use(case.array, write)), write)
@@ -70,13 +74,14 @@ def test_os_fork_after_reads_and_writes(name: str, tmp_path: Path, moto: Moto,
 def _child(array: Any, write: bool, results: Any) -> None:
     try:
         results.send(("ok", use(array, write)))
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         results.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_multiprocessing_fork_context(name: str, tmp_path: Path, moto: Moto,
-                                      http_root: tuple[Path, str]) -> None:
+def test_multiprocessing_fork_context(
+    name: str, tmp_path: Path, moto: Moto, http_root: tuple[Path, str]
+) -> None:
     """The handle is inherited, not pickled, by a 'fork' Process (as DataLoader workers are)."""
     case = _case(name, tmp_path, moto, http_root)
     write = case.writable
@@ -113,7 +118,7 @@ def test_fork_while_other_threads_read_and_write(tmp_path: Path) -> None:
                 array[...]
                 if not array.read_only:
                     array[64:80, 64:80] = array[64:80, 64:80]
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     arrays = (local, zipped, lmdb, memory)
@@ -167,7 +172,7 @@ def test_fork_after_many_selections_at_once(tmp_path: Path) -> None:
     """`get_many` / `read_async` run on a pool of their own: a child forked after the parent
     used it reads many selections too, rather than waiting on the parent's threads."""
     array = build("local", tmp_path).array
-    windows = [np.s_[i:i + 16, i:i + 16] for i in range(0, 128, 16)]
+    windows = [np.s_[i : i + 16, i : i + 16] for i in range(0, 128, 16)]
     before = [w.copy() for w in array.get_many(windows)]
     array.read_async(np.s_[0:8, 0:8]).result()
 

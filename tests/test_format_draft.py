@@ -11,8 +11,14 @@ import numpy as np
 import pytest
 
 import zarrkit as zk
-from zarrkit.errors import (CapabilityError, ContainsNodeError, MetadataError,
-                            MustUnderstandError, NodeNotFoundError, UnknownExtensionError)
+from zarrkit.errors import (
+    CapabilityError,
+    ContainsNodeError,
+    MetadataError,
+    MustUnderstandError,
+    NodeNotFoundError,
+    UnknownExtensionError,
+)
 from zarrkit.formats import detect, get_format
 from zarrkit.plugins.stores.memory import MemoryStore
 
@@ -35,16 +41,26 @@ def put(store, key: str, doc) -> None:
 
 
 def entry(**changes) -> dict:
-    base = {"zarr_format": CORE, "metadata_encoding": CORE, "metadata_key_suffix": ".json",
-            "extensions": []}
+    base = {
+        "zarr_format": CORE,
+        "metadata_encoding": CORE,
+        "metadata_key_suffix": ".json",
+        "extensions": [],
+    }
     base.update(changes)
     return base
 
 
 def array_doc(**changes) -> dict:
-    base = {"shape": [4, 4], "data_type": "<i4",
-            "chunk_grid": {"type": "regular", "chunk_shape": [2, 2], "separator": "/"},
-            "chunk_memory_layout": "C", "fill_value": 0, "extensions": [], "attributes": {}}
+    base = {
+        "shape": [4, 4],
+        "data_type": "<i4",
+        "chunk_grid": {"type": "regular", "chunk_shape": [2, 2], "separator": "/"},
+        "chunk_memory_layout": "C",
+        "fill_value": 0,
+        "extensions": [],
+        "attributes": {},
+    }
     base.update(changes)
     return base
 
@@ -79,12 +95,24 @@ class Recording(MemoryStore):
 # -- keys and layout ------------------------------------------------------------------------
 def test_first_node_writes_entry_point_and_keys():
     store = new_store()
-    a = zk.create_array(store, path="foo/baz", shape=(5, 4), chunks=(2, 3), dtype="<f8",
-                        zarr_format=DRAFT, compressor=GZIP, fill_value="NaN")
+    a = zk.create_array(
+        store,
+        path="foo/baz",
+        shape=(5, 4),
+        chunks=(2, 3),
+        dtype="<f8",
+        zarr_format=DRAFT,
+        compressor=GZIP,
+        fill_value="NaN",
+    )
     a[...] = np.arange(20.0).reshape(5, 4)
     assert doc_of(store, "zarr.json") == entry()
     keys = set(store.list())
-    assert {"meta/root/foo/baz.array.json", "data/root/foo/baz/c0/0", "data/root/foo/baz/c2/1"} <= keys
+    assert {
+        "meta/root/foo/baz.array.json",
+        "data/root/foo/baz/c0/0",
+        "data/root/foo/baz/c2/1",
+    } <= keys
     assert not any(k.startswith("meta/root/foo.") for k in keys)  # the ancestor stays implicit
     doc = doc_of(store, "meta/root/foo/baz.array.json")
     assert doc["chunk_grid"] == {"type": "regular", "chunk_shape": [2, 3], "separator": "/"}
@@ -97,8 +125,17 @@ def test_first_node_writes_entry_point_and_keys():
 def test_separator_order_and_byte_order():
     store = new_store()
     data = np.arange(12, dtype=">u2").reshape(3, 4)
-    a = zk.create_array(store, path="x", shape=(3, 4), chunks=(2, 2), dtype=">u2",
-                        zarr_format=DRAFT, order="F", dimension_separator=".", compressor=None)
+    a = zk.create_array(
+        store,
+        path="x",
+        shape=(3, 4),
+        chunks=(2, 2),
+        dtype=">u2",
+        zarr_format=DRAFT,
+        order="F",
+        dimension_separator=".",
+        compressor=None,
+    )
     a[...] = data
     assert "data/root/x/c1.1" in set(store.list())
     doc = doc_of(store, "meta/root/x.array.json")
@@ -129,8 +166,9 @@ def test_root_group_explicit_and_attributes():
 
 
 def test_custom_metadata_key_suffix():
-    store = store_with(array_doc(), key="meta/root/a.array.meta",
-                       entry_doc=entry(metadata_key_suffix=".meta"))
+    store = store_with(
+        array_doc(), key="meta/root/a.array.meta", entry_doc=entry(metadata_key_suffix=".meta")
+    )
     assert zk.open_array(store, path="a").shape == (4, 4)
     assert zk.open_group(store).keys() == ["a"]
 
@@ -155,8 +193,9 @@ def test_implicit_groups_and_children():
 
 def test_unlistable_store_gets_capability_error_not_a_wrong_answer():
     listable = new_store()
-    zk.create_array(listable, path="g/a", shape=(3,), chunks=(3,), dtype="<i4",
-                    zarr_format=DRAFT)[...] = [1, 2, 3]
+    zk.create_array(listable, path="g/a", shape=(3,), chunks=(3,), dtype="<i4", zarr_format=DRAFT)[
+        ...
+    ] = [1, 2, 3]
     zk.create_group(listable, path="h", zarr_format=DRAFT)
     store = Unlistable(f"unlistable-{uuid.uuid4().hex}")
     for key in listable.list():
@@ -175,8 +214,9 @@ def test_unlistable_store_gets_capability_error_not_a_wrong_answer():
 
 def test_erase_in_seed_order():
     store = Recording(f"rec-{uuid.uuid4().hex}")
-    zk.create_array(store, path="g/a", shape=(4,), chunks=(2,), dtype="<i4",
-                    zarr_format=DRAFT)[...] = 1
+    zk.create_array(store, path="g/a", shape=(4,), chunks=(2,), dtype="<i4", zarr_format=DRAFT)[
+        ...
+    ] = 1
     zk.create_array(store, path="g/sub/b", shape=(2,), dtype="<i4", zarr_format=DRAFT)[...] = 2
     g = zk.open_group(store, path="g", mode="r+")
     store.ops.clear()
@@ -201,8 +241,11 @@ def test_erase_explicit_group_removes_everything_below():
 
 # -- must_understand ------------------------------------------------------------------------
 def test_entry_point_extensions_negotiated():
-    ext = {"extension": "http://example.org/zarr/extension/foo", "must_understand": False,
-           "configuration": {"foo": "bar"}}
+    ext = {
+        "extension": "http://example.org/zarr/extension/foo",
+        "must_understand": False,
+        "configuration": {"foo": "bar"},
+    }
     store = store_with(array_doc(), entry_doc=entry(extensions=[ext]))
     assert zk.open_array(store, path="a").shape == (4, 4)
     store = store_with(array_doc(), entry_doc=entry(extensions=[{**ext, "must_understand": True}]))
@@ -216,8 +259,9 @@ def test_array_extensions_and_unknown_fields_negotiated():
     a = zk.open_array(store_with(array_doc(extensions=[ext])), path="a")
     assert a.shape == (4, 4)
     with pytest.raises(MustUnderstandError, match="example.org/ext/x"):
-        zk.open_array(store_with(array_doc(extensions=[{**ext, "must_understand": True}])),
-                      path="a")
+        zk.open_array(
+            store_with(array_doc(extensions=[{**ext, "must_understand": True}])), path="a"
+        )
     ok = zk.open_array(store_with(array_doc(extra={"must_understand": False})), path="a")
     assert ok.metadata.extra_fields == {"extra": {"must_understand": False}}
     with pytest.raises(MustUnderstandError) as info:
@@ -242,8 +286,10 @@ def test_data_type_extension_with_fallback():
 
 
 def test_zarr_python_2_extension_types_read_by_type():
-    complex_uri = ("https://zarr-specs.readthedocs.io/en/core-protocol-v3.0-dev/protocol/"
-                   "extensions/complex-dtypes/v1.0.html")
+    complex_uri = (
+        "https://zarr-specs.readthedocs.io/en/core-protocol-v3.0-dev/protocol/"
+        "extensions/complex-dtypes/v1.0.html"
+    )
     dt = {"extension": complex_uri, "type": "<c8", "fallback": None}
     a = zk.open_array(store_with(array_doc(data_type=dt, fill_value=[1.0, -1.0])), path="a")
     assert a.dtype == np.complex64 and a[0, 0] == 1 - 1j
@@ -251,18 +297,26 @@ def test_zarr_python_2_extension_types_read_by_type():
 
 def test_r16_raw_bits_round_trip():
     store = new_store()
-    a = zk.create_array(store, path="r", shape=(3,), chunks=(2,), dtype="r16", zarr_format=DRAFT,
-                        compressor=None)
+    a = zk.create_array(
+        store, path="r", shape=(3,), chunks=(2,), dtype="r16", zarr_format=DRAFT, compressor=None
+    )
     data = np.array([b"\x01\x02", b"\xff\x00", b"\x10\x20"], dtype="V2")
     a[...] = data
     assert doc_of(store, "meta/root/r.array.json")["data_type"] == "r16"
     assert zk.open_array(store, path="r")[...].tobytes() == data.tobytes()
 
 
-@pytest.mark.parametrize("fill, check", [
-    ("NaN", np.isnan), ("+Infinity", np.isposinf), ("Infinity", np.isposinf),
-    ("-Infinity", np.isneginf), ("0x7fc00000", np.isnan), ("0x3f800000", lambda v: v == 1.0),
-])
+@pytest.mark.parametrize(
+    "fill, check",
+    [
+        ("NaN", np.isnan),
+        ("+Infinity", np.isposinf),
+        ("Infinity", np.isposinf),
+        ("-Infinity", np.isneginf),
+        ("0x7fc00000", np.isnan),
+        ("0x3f800000", lambda v: v == 1.0),
+    ],
+)
 def test_float_fill_values(fill, check):
     a = zk.open_array(store_with(array_doc(data_type="<f4", fill_value=fill)), path="a")
     assert check(a[0, 0])
@@ -281,8 +335,9 @@ def test_creation_arguments():
     with pytest.raises(MetadataError, match="v3-draft-2020 arrays cannot have shards"):
         zk.create_array(new_store(), shape=(2,), dtype="<i4", zarr_format=DRAFT, shards=(1,))
     with pytest.raises(ValueError, match="dimension_separator"):
-        zk.create_array(new_store(), shape=(2,), dtype="<i4", zarr_format=DRAFT,
-                        dimension_separator="-")
+        zk.create_array(
+            new_store(), shape=(2,), dtype="<i4", zarr_format=DRAFT, dimension_separator="-"
+        )
     store = new_store()
     zk.create_array(store, path="d", shape=(4,), dtype="<i4", zarr_format=DRAFT)
     doc = doc_of(store, "meta/root/d.array.json")
@@ -292,41 +347,88 @@ def test_creation_arguments():
 
 def test_array_document_from_a_v3_chain():
     """A v3 chain (what a conversion hands over) becomes order + byte order + compressor."""
-    src = zk.create_array(new_store(), shape=(4, 6), chunks=(2, 3), dtype="int16",
-                          codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}},
-                                  {"name": "bytes", "configuration": {"endian": "big"}},
-                                  {"name": "zstd", "configuration": {"level": 1}}])
+    src = zk.create_array(
+        new_store(),
+        shape=(4, 6),
+        chunks=(2, 3),
+        dtype="int16",
+        codecs=[
+            {"name": "transpose", "configuration": {"order": [1, 0]}},
+            {"name": "bytes", "configuration": {"endian": "big"}},
+            {"name": "zstd", "configuration": {"level": 1}},
+        ],
+    )
     m = src.metadata
-    doc = fmt.array_document(shape=m.shape, data_type=m.data_type, chunk_grid=m.chunk_grid,
-                             chunk_key_encoding=m.chunk_key_encoding, fill_value=m.fill_value,
-                             codecs=m.codecs, attributes={"a": 1}, dimension_names=None)
+    doc = fmt.array_document(
+        shape=m.shape,
+        data_type=m.data_type,
+        chunk_grid=m.chunk_grid,
+        chunk_key_encoding=m.chunk_key_encoding,
+        fill_value=m.fill_value,
+        codecs=m.codecs,
+        attributes={"a": 1},
+        dimension_names=None,
+    )
     assert doc["chunk_memory_layout"] == "F" and doc["data_type"] == ">i2"
     assert doc["compressor"]["codec"] == "https://purl.org/zarr/spec/codec/zstd/1.0"
     assert doc["chunk_grid"] == {"type": "regular", "chunk_shape": [2, 3], "separator": "/"}
 
 
-@pytest.mark.parametrize("codecs, dimension_names, match", [
-    ([{"name": "bytes"}, {"name": "zstd"}, {"name": "gzip", "configuration": {"level": 1}}],
-     None, "one compressor"),
-    ([{"name": "bytes"}], ["x", "y"], "dimension names"),
-    ([{"name": "transpose", "configuration": {"order": [0, 1]}},
-      {"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes"}], None,
-     "no memory layout|no numcodecs id"),
-])
+@pytest.mark.parametrize(
+    "codecs, dimension_names, match",
+    [
+        (
+            [{"name": "bytes"}, {"name": "zstd"}, {"name": "gzip", "configuration": {"level": 1}}],
+            None,
+            "one compressor",
+        ),
+        ([{"name": "bytes"}], ["x", "y"], "dimension names"),
+        (
+            [
+                {"name": "transpose", "configuration": {"order": [0, 1]}},
+                {"name": "transpose", "configuration": {"order": [1, 0]}},
+                {"name": "bytes"},
+            ],
+            None,
+            "no memory layout|no numcodecs id",
+        ),
+    ],
+)
 def test_array_document_refuses_what_the_draft_cannot_express(codecs, dimension_names, match):
-    src = zk.create_array(new_store(), shape=(4, 6), chunks=(2, 3), dtype="int16", codecs=codecs,
-                          dimension_names=dimension_names)
+    src = zk.create_array(
+        new_store(),
+        shape=(4, 6),
+        chunks=(2, 3),
+        dtype="int16",
+        codecs=codecs,
+        dimension_names=dimension_names,
+    )
     m = src.metadata
     with pytest.raises(MetadataError, match=match):
-        fmt.array_document(shape=m.shape, data_type=m.data_type, chunk_grid=m.chunk_grid,
-                           chunk_key_encoding=m.chunk_key_encoding, fill_value=m.fill_value,
-                           codecs=m.codecs, attributes=None, dimension_names=m.dimension_names)
+        fmt.array_document(
+            shape=m.shape,
+            data_type=m.data_type,
+            chunk_grid=m.chunk_grid,
+            chunk_key_encoding=m.chunk_key_encoding,
+            fill_value=m.fill_value,
+            codecs=m.codecs,
+            attributes=None,
+            dimension_names=m.dimension_names,
+        )
 
 
 def test_resize_keeps_separator_and_filters_attribute_is_reserved():
     store = new_store()
-    a = zk.create_array(store, path="r", shape=(4,), chunks=(2,), dtype="<i4", zarr_format=DRAFT,
-                        dimension_separator=".", filters=[{"id": "delta", "dtype": "<i4"}])
+    a = zk.create_array(
+        store,
+        path="r",
+        shape=(4,),
+        chunks=(2,),
+        dtype="<i4",
+        zarr_format=DRAFT,
+        dimension_separator=".",
+        filters=[{"id": "delta", "dtype": "<i4"}],
+    )
     a[...] = [1, 2, 3, 4]
     a.resize(6)
     doc = doc_of(store, "meta/root/r.array.json")
@@ -338,17 +440,20 @@ def test_resize_keeps_separator_and_filters_attribute_is_reserved():
 
 
 # -- corrupt input --------------------------------------------------------------------------
-@pytest.mark.parametrize("entry_doc, key", [
-    (b"{not json", None),
-    (entry(zarr_format="https://purl.org/zarr/spec/protocol/core/4.0"), "zarr_format"),
-    (entry(metadata_encoding="https://example.org/yaml"), "metadata_encoding"),
-    (entry(metadata_key_suffix="/x"), "metadata_key_suffix"),
-    (entry(extensions={"extension": "x"}), "extensions"),
-    (entry(extensions=[{"must_understand": False}]), "extensions[0]"),
-])
+@pytest.mark.parametrize(
+    "entry_doc, key",
+    [
+        (b"{not json", None),
+        (entry(zarr_format="https://purl.org/zarr/spec/protocol/core/4.0"), "zarr_format"),
+        (entry(metadata_encoding="https://example.org/yaml"), "metadata_encoding"),
+        (entry(metadata_key_suffix="/x"), "metadata_key_suffix"),
+        (entry(extensions={"extension": "x"}), "extensions"),
+        (entry(extensions=[{"must_understand": False}]), "extensions[0]"),
+    ],
+)
 def test_bad_entry_point(entry_doc, key):
     store = new_store()
-    put(store, "zarr.json", entry_doc if isinstance(entry_doc, bytes) else entry_doc)
+    put(store, "zarr.json", entry_doc if isinstance(entry_doc, bytes) else entry_doc)  # noqa: RUF034
     put(store, "meta/root/a.array.json", array_doc())
     if isinstance(entry_doc, bytes):  # not JSON at all: not recognisably the draft's
         with pytest.raises((MetadataError, NodeNotFoundError)):
@@ -359,24 +464,29 @@ def test_bad_entry_point(entry_doc, key):
     assert info.value.key == key and "zarr.json" in str(info.value)
 
 
-@pytest.mark.parametrize("changes, key", [
-    ({"shape": "x"}, "shape"),
-    ({"fill_value": "lots"}, "fill_value"),
-    ({"chunk_memory_layout": 5}, "chunk_memory_layout"),
-    ({"chunk_memory_layout": "X"}, "chunk_memory_layout"),
-    ({"compressor": "gzip"}, "compressor"),
-    ({"compressor": {"codec": "https://example.org/codec/nope/1.0"}}, "compressor"),
-    ({"chunk_grid": {"type": "regular", "chunk_shape": [2, 2], "separator": "-"}},
-     "chunk_grid.separator"),
-    ({"chunk_grid": {"type": "regular", "chunk_shape": [2]}}, "chunk_grid"),
-    ({"chunk_grid": {"type": "hexagonal", "chunk_shape": [2, 2]}}, None),
-    ({"dimension_separator": "."}, "dimension_separator"),
-    ({"data_type": 7}, "data_type"),
-    ({"data_type": {"extension": "http://x", "fallback": "<i4"}}, "data_type.type"),
-    ({"attributes": []}, "attributes"),
-    ({"attributes": {"filters": [{"id": "no-such-codec"}]}}, "attributes.filters[0]"),
-    ({"storage_transformers": [{"type": "indexed"}]}, "storage_transformers"),
-])
+@pytest.mark.parametrize(
+    "changes, key",
+    [
+        ({"shape": "x"}, "shape"),
+        ({"fill_value": "lots"}, "fill_value"),
+        ({"chunk_memory_layout": 5}, "chunk_memory_layout"),
+        ({"chunk_memory_layout": "X"}, "chunk_memory_layout"),
+        ({"compressor": "gzip"}, "compressor"),
+        ({"compressor": {"codec": "https://example.org/codec/nope/1.0"}}, "compressor"),
+        (
+            {"chunk_grid": {"type": "regular", "chunk_shape": [2, 2], "separator": "-"}},
+            "chunk_grid.separator",
+        ),
+        ({"chunk_grid": {"type": "regular", "chunk_shape": [2]}}, "chunk_grid"),
+        ({"chunk_grid": {"type": "hexagonal", "chunk_shape": [2, 2]}}, None),
+        ({"dimension_separator": "."}, "dimension_separator"),
+        ({"data_type": 7}, "data_type"),
+        ({"data_type": {"extension": "http://x", "fallback": "<i4"}}, "data_type.type"),
+        ({"attributes": []}, "attributes"),
+        ({"attributes": {"filters": [{"id": "no-such-codec"}]}}, "attributes.filters[0]"),
+        ({"storage_transformers": [{"type": "indexed"}]}, "storage_transformers"),
+    ],
+)
 def test_malformed_array_document(changes, key):
     doc = array_doc(**changes)
     store = store_with(doc)

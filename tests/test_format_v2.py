@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import zarrkit as zk
-from zarrkit.errors import MetadataError, NodeNotFoundError
-from zarrkit.errors import UnknownExtensionError
+from zarrkit.errors import MetadataError, NodeNotFoundError, UnknownExtensionError
 from zarrkit.formats import get_format
 from zarrkit.plugins.codecs.gzip import GzipCodec
 from zarrkit.plugins.stores.memory import MemoryStore
@@ -28,8 +27,16 @@ def put(store: Any, key: str, value: Any) -> None:
 
 
 def zarray(**fields: Any) -> dict:
-    out = {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "fill_value": 0,
-           "order": "C", "filters": None, "compressor": None}
+    out = {
+        "zarr_format": 2,
+        "shape": [4],
+        "chunks": [2],
+        "dtype": "<i4",
+        "fill_value": 0,
+        "order": "C",
+        "filters": None,
+        "compressor": None,
+    }
     out.update(fields)
     return out
 
@@ -37,7 +44,7 @@ def zarray(**fields: Any) -> dict:
 # -- keys and documents -------------------------------------------------------------------------
 def test_attributes_are_written_to_zattrs_only_when_there_are_some(store: Any) -> None:
     a = zk.create_array(store, path="a", shape=(3,), dtype="<i2", zarr_format=2)
-    g = zk.create_group(store, path="g", zarr_format=2, attributes={"x": 1})
+    zk.create_group(store, path="g", zarr_format=2, attributes={"x": 1})
     assert sorted(store.list()) == [".zgroup", "a/.zarray", "g/.zattrs", "g/.zgroup"]
     assert doc(store, "g/.zgroup") == {"zarr_format": 2}
     assert doc(store, "g/.zattrs") == {"x": 1}
@@ -67,9 +74,18 @@ def test_open_detects_v2_and_children_are_v2(store: Any) -> None:
 
 
 def test_chunk_keys_follow_dimension_separator(store: Any) -> None:
-    dot = zk.create_array(store, path="dot", shape=(4, 4), chunks=(2, 2), dtype="<i4", zarr_format=2)
-    slash = zk.create_array(store, path="slash", shape=(4, 4), chunks=(2, 2), dtype="<i4",
-                            zarr_format=2, dimension_separator="/")
+    dot = zk.create_array(
+        store, path="dot", shape=(4, 4), chunks=(2, 2), dtype="<i4", zarr_format=2
+    )
+    slash = zk.create_array(
+        store,
+        path="slash",
+        shape=(4, 4),
+        chunks=(2, 2),
+        dtype="<i4",
+        zarr_format=2,
+        dimension_separator="/",
+    )
     scalar = zk.create_array(store, path="scalar", shape=(), dtype="<i4", zarr_format=2)
     dot[:] = slash[:] = np.arange(16).reshape(4, 4)
     scalar[()] = 5
@@ -84,8 +100,11 @@ def test_chunk_keys_follow_dimension_separator(store: Any) -> None:
 
 
 def test_resize_keeps_chunks_and_the_rest_of_the_document(store: Any) -> None:
-    put(store, "a/.zarray", zarray(shape=[4], chunks=[2], extra_field="kept",
-                                   compressor={"id": "zlib", "level": 1}))
+    put(
+        store,
+        "a/.zarray",
+        zarray(shape=[4], chunks=[2], extra_field="kept", compressor={"id": "zlib", "level": 1}),
+    )
     a = zk.open_array(store, path="a", mode="r+")
     a[:] = [1, 2, 3, 4]
     a.resize((7,))
@@ -97,22 +116,36 @@ def test_resize_keeps_chunks_and_the_rest_of_the_document(store: Any) -> None:
 
 
 # -- creation arguments ---------------------------------------------------------------------------
-@pytest.mark.parametrize("compressor", [
-    {"id": "gzip", "level": 4},
-    numcodecs.GZip(level=4),
-    GzipCodec(4),
-], ids=["dict", "numcodecs", "zarrkit"])
+@pytest.mark.parametrize(
+    "compressor",
+    [
+        {"id": "gzip", "level": 4},
+        numcodecs.GZip(level=4),
+        GzipCodec(4),
+    ],
+    ids=["dict", "numcodecs", "zarrkit"],
+)
 def test_compressor_in_every_form(store: Any, compressor: Any) -> None:
-    a = zk.create_array(store, path="a", shape=(5,), dtype="<u4", zarr_format=2,
-                        compressor=compressor)
+    a = zk.create_array(
+        store, path="a", shape=(5,), dtype="<u4", zarr_format=2, compressor=compressor
+    )
     a[:] = np.arange(5)
     assert doc(store, "a/.zarray")["compressor"] == {"id": "gzip", "level": 4}
     assert numcodecs.GZip(4).decode(store.get("a/0")) == np.arange(5, dtype="<u4").tobytes()
 
 
 def test_filters_order_and_no_compressor(store: Any) -> None:
-    a = zk.create_array(store, path="a", shape=(3, 4), chunks=(3, 4), dtype="<i8", zarr_format=2,
-                        compressor=None, filters=[numcodecs.Delta(dtype="<i8")], order="C")
+    a = zk.create_array(
+        store,
+        path="a",
+        shape=(3, 4),
+        chunks=(3, 4),
+        dtype="<i8",
+        zarr_format=2,
+        compressor=None,
+        filters=[numcodecs.Delta(dtype="<i8")],
+        order="C",
+    )
     values = np.arange(12).reshape(3, 4) * 7
     a[:] = values
     stored = doc(store, "a/.zarray")
@@ -124,17 +157,34 @@ def test_filters_order_and_no_compressor(store: Any) -> None:
 
 
 @pytest.mark.parametrize("dtype, order", [(">i8", "C"), ("<i8", "F")])
-def test_filters_with_big_endian_or_f_order_are_refused_not_misread(store: Any, dtype: str,
-                                                                    order: str) -> None:
+def test_filters_with_big_endian_or_f_order_are_refused_not_misread(
+    store: Any, dtype: str, order: str
+) -> None:
     """zarr-python runs v2 filters on the chunk in stored byte and memory order; until zarrkit
     does, such arrays are refused with the reason instead of being read wrongly."""
     with pytest.raises(MetadataError) as info:
-        zk.create_array(store, path="a", shape=(3, 4), dtype=dtype, zarr_format=2, order=order,
-                        filters=[numcodecs.Delta(dtype=dtype)])
+        zk.create_array(
+            store,
+            path="a",
+            shape=(3, 4),
+            dtype=dtype,
+            zarr_format=2,
+            order=order,
+            filters=[numcodecs.Delta(dtype=dtype)],
+        )
     assert info.value.key == "filters"
     assert list(store.list()) == []
-    put(store, "b/.zarray", zarray(shape=[3, 4], chunks=[3, 4], dtype=dtype, order=order,
-                                   filters=[{"id": "delta", "dtype": dtype}]))
+    put(
+        store,
+        "b/.zarray",
+        zarray(
+            shape=[3, 4],
+            chunks=[3, 4],
+            dtype=dtype,
+            order=order,
+            filters=[{"id": "delta", "dtype": dtype}],
+        ),
+    )
     with pytest.raises(MetadataError, match="filters"):
         zk.open_array(store, path="b")
 
@@ -152,20 +202,49 @@ def test_unknown_creation_argument_is_refused(store: Any) -> None:
     with pytest.raises(MetadataError, match="zarr format v2 arrays cannot have shards"):
         zk.create_array(store, shape=(2,), dtype="<i4", zarr_format=2, shards=(1,))
     with pytest.raises(TypeError, match="conflicts"):
-        zk.create_array(store, shape=(2,), dtype="<i4", zarr_format=2, order="C",
-                        codecs=["bytes"])
+        zk.create_array(store, shape=(2,), dtype="<i4", zarr_format=2, order="C", codecs=["bytes"])
     assert list(store.list()) == []
 
 
-@pytest.mark.parametrize("kwargs, field, reason", [
-    (dict(dimension_names=["x"]), "dimension_names", "_ARRAY_DIMENSIONS"),
-    (dict(codecs=["bytes", {"name": "zstd"}, {"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [1], "codecs": ["bytes"], "index_codecs": ["bytes"]}}]), "codecs", None),
-    (dict(codecs=[{"name": "transpose", "configuration": {"order": [0]}},
-                  {"name": "transpose", "configuration": {"order": [0]}}, "bytes"]), "codecs", None),
-], ids=["dimension-names", "sharding", "double-transpose"])
-def test_what_v2_cannot_express_is_refused_before_writing(store: Any, kwargs: dict, field: str,
-                                                          reason: str | None) -> None:
+@pytest.mark.parametrize(
+    "kwargs, field, reason",
+    [
+        (dict(dimension_names=["x"]), "dimension_names", "_ARRAY_DIMENSIONS"),
+        (
+            dict(
+                codecs=[
+                    "bytes",
+                    {"name": "zstd"},
+                    {
+                        "name": "sharding_indexed",
+                        "configuration": {
+                            "chunk_shape": [1],
+                            "codecs": ["bytes"],
+                            "index_codecs": ["bytes"],
+                        },
+                    },
+                ]
+            ),
+            "codecs",
+            None,
+        ),
+        (
+            dict(
+                codecs=[
+                    {"name": "transpose", "configuration": {"order": [0]}},
+                    {"name": "transpose", "configuration": {"order": [0]}},
+                    "bytes",
+                ]
+            ),
+            "codecs",
+            None,
+        ),
+    ],
+    ids=["dimension-names", "sharding", "double-transpose"],
+)
+def test_what_v2_cannot_express_is_refused_before_writing(
+    store: Any, kwargs: dict, field: str, reason: str | None
+) -> None:
     with pytest.raises(MetadataError) as info:
         zk.create_array(store, path="a", shape=(4,), dtype="<i4", zarr_format=2, **kwargs)
     assert info.value.key is not None and info.value.key.startswith(field)
@@ -176,28 +255,57 @@ def test_what_v2_cannot_express_is_refused_before_writing(store: Any, kwargs: di
 
 def test_array_document_from_canonical_pieces() -> None:
     """What a conversion hands the format: v3 pieces become the v2 fields."""
-    v3 = zk.create_array(MemoryStore(), shape=(6, 4), chunks=(3, 2), dtype="int16",
-                         codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}},
-                                 {"name": "bytes", "configuration": {"endian": "big"}},
-                                 {"name": "gzip", "configuration": {"level": 1}}],
-                         chunk_key_encoding={"name": "v2", "configuration": {"separator": "/"}},
-                         fill_value=-3, attributes={"a": 1})
+    v3 = zk.create_array(
+        MemoryStore(),
+        shape=(6, 4),
+        chunks=(3, 2),
+        dtype="int16",
+        codecs=[
+            {"name": "transpose", "configuration": {"order": [1, 0]}},
+            {"name": "bytes", "configuration": {"endian": "big"}},
+            {"name": "gzip", "configuration": {"level": 1}},
+        ],
+        chunk_key_encoding={"name": "v2", "configuration": {"separator": "/"}},
+        fill_value=-3,
+        attributes={"a": 1},
+    )
     m = v3.metadata
     out = get_format("v2").array_document(
-        shape=m.shape, data_type=m.data_type, chunk_grid=m.chunk_grid,
-        chunk_key_encoding=m.chunk_key_encoding, fill_value=m.fill_value, codecs=m.codecs,
-        attributes=m.attributes, dimension_names=None)
-    assert out == {"shape": [6, 4], "chunks": [3, 2], "dtype": ">i2", "fill_value": -3,
-                   "order": "F", "filters": None, "dimension_separator": "/",
-                   "compressor": {"id": "gzip", "level": 1}, "zarr_format": 2,
-                   "attributes": {"a": 1}}
+        shape=m.shape,
+        data_type=m.data_type,
+        chunk_grid=m.chunk_grid,
+        chunk_key_encoding=m.chunk_key_encoding,
+        fill_value=m.fill_value,
+        codecs=m.codecs,
+        attributes=m.attributes,
+        dimension_names=None,
+    )
+    assert out == {
+        "shape": [6, 4],
+        "chunks": [3, 2],
+        "dtype": ">i2",
+        "fill_value": -3,
+        "order": "F",
+        "filters": None,
+        "dimension_separator": "/",
+        "compressor": {"id": "gzip", "level": 1},
+        "zarr_format": 2,
+        "attributes": {"a": 1},
+    }
 
 
 def test_v3_only_grid_and_key_encoding_are_refused_with_the_reason() -> None:
     v3 = zk.create_array(MemoryStore(), shape=(4,), chunks=(2,), dtype="int8").metadata
-    pieces = dict(shape=v3.shape, data_type=v3.data_type, chunk_grid=v3.chunk_grid,
-                  chunk_key_encoding=v3.chunk_key_encoding, fill_value=v3.fill_value,
-                  codecs=v3.codecs, attributes={}, dimension_names=None)
+    pieces = dict(
+        shape=v3.shape,
+        data_type=v3.data_type,
+        chunk_grid=v3.chunk_grid,
+        chunk_key_encoding=v3.chunk_key_encoding,
+        fill_value=v3.fill_value,
+        codecs=v3.codecs,
+        attributes={},
+        dimension_names=None,
+    )
     with pytest.raises(MetadataError) as info:
         get_format("v2").array_document(**pieces)  # the `default` encoding: keys "c/0"
     assert info.value.key == "chunk_key_encoding" and "dimension_separator" in str(info.value)
@@ -215,10 +323,18 @@ def test_null_fill_value_reads_as_default_and_is_written_back(store: Any) -> Non
     assert doc(store, "a/.zarray")["fill_value"] is None
 
 
-@pytest.mark.parametrize("dtype, fill, expected", [
-    ("<f8", "NaN", np.nan), ("<f4", "Infinity", np.inf), ("<f2", "-Infinity", -np.inf),
-    (">f8", 1.25, 1.25), ("|S3", "YWI=", b"ab"), ("<U2", "hi", "hi"), ("|b1", False, False),
-])
+@pytest.mark.parametrize(
+    "dtype, fill, expected",
+    [
+        ("<f8", "NaN", np.nan),
+        ("<f4", "Infinity", np.inf),
+        ("<f2", "-Infinity", -np.inf),
+        (">f8", 1.25, 1.25),
+        ("|S3", "YWI=", b"ab"),
+        ("<U2", "hi", "hi"),
+        ("|b1", False, False),
+    ],
+)
 def test_fill_value_encodings(store: Any, dtype: str, fill: Any, expected: Any) -> None:
     put(store, "a/.zarray", zarray(dtype=dtype, fill_value=fill))
     a = zk.open_array(store, path="a")
@@ -246,25 +362,43 @@ def test_structured_and_object_dtypes_are_read(store: Any) -> None:
 
 
 # -- corrupt input -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("raw, key_field", [
-    (b"{not json", None),
-    (b"[1, 2]", None),
-    (zarray(shape=[4, 4]), "chunks"),
-    (zarray(chunks=[0]), "chunks"),
-    (zarray(shape=[-1]), "shape"),
-    (zarray(dtype="<q9"), "dtype"),
-    (zarray(dtype=7), "dtype"),
-    (zarray(dtype="|O"), "dtype"),
-    (zarray(order="K"), "order"),
-    (zarray(zarr_format=3), "zarr_format"),
-    (zarray(compressor={"level": 1}), "compressor"),
-    (zarray(filters={"id": "delta"}), "filters"),
-    (zarray(fill_value="a string"), "fill_value"),
-    (zarray(dimension_separator="-"), "dimension_separator"),
-    ({k: v for k, v in zarray().items() if k != "dtype"}, "dtype"),
-], ids=["not-json", "not-object", "shape-chunks-mismatch", "zero-chunk", "negative-shape",
-        "bad-dtype-string", "dtype-not-string", "object-without-codec", "bad-order", "wrong-format",
-        "compressor-without-id", "filters-not-list", "bad-fill", "bad-separator", "missing-dtype"])
+@pytest.mark.parametrize(
+    "raw, key_field",
+    [
+        (b"{not json", None),
+        (b"[1, 2]", None),
+        (zarray(shape=[4, 4]), "chunks"),
+        (zarray(chunks=[0]), "chunks"),
+        (zarray(shape=[-1]), "shape"),
+        (zarray(dtype="<q9"), "dtype"),
+        (zarray(dtype=7), "dtype"),
+        (zarray(dtype="|O"), "dtype"),
+        (zarray(order="K"), "order"),
+        (zarray(zarr_format=3), "zarr_format"),
+        (zarray(compressor={"level": 1}), "compressor"),
+        (zarray(filters={"id": "delta"}), "filters"),
+        (zarray(fill_value="a string"), "fill_value"),
+        (zarray(dimension_separator="-"), "dimension_separator"),
+        ({k: v for k, v in zarray().items() if k != "dtype"}, "dtype"),
+    ],
+    ids=[
+        "not-json",
+        "not-object",
+        "shape-chunks-mismatch",
+        "zero-chunk",
+        "negative-shape",
+        "bad-dtype-string",
+        "dtype-not-string",
+        "object-without-codec",
+        "bad-order",
+        "wrong-format",
+        "compressor-without-id",
+        "filters-not-list",
+        "bad-fill",
+        "bad-separator",
+        "missing-dtype",
+    ],
+)
 def test_malformed_zarray_names_key_and_field(store: Any, raw: Any, key_field: str | None) -> None:
     put(store, "a/.zarray", raw)
     put(store, "a/0", b"\x00" * 8)
@@ -311,9 +445,20 @@ def test_null_fill_value_keeps_chunks_of_default_values(tmp_path) -> None:
     for fill, kept in ((None, True), (0, False)):
         url = tmp_path / f"fill-{fill}.zarr"
         url.mkdir()
-        (url / ".zarray").write_text(_json.dumps({
-            "zarr_format": 2, "shape": [6], "chunks": [3], "dtype": "<i4", "fill_value": fill,
-            "order": "C", "compressor": None, "filters": None}))
+        (url / ".zarray").write_text(
+            _json.dumps(
+                {
+                    "zarr_format": 2,
+                    "shape": [6],
+                    "chunks": [3],
+                    "dtype": "<i4",
+                    "fill_value": fill,
+                    "order": "C",
+                    "compressor": None,
+                    "filters": None,
+                }
+            )
+        )
         arr = _zk.open_array(str(url), mode="r+")
         arr[:] = _np.array([0, 0, 0, 1, 2, 3])
         store = LocalStore(url)

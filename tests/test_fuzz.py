@@ -41,10 +41,12 @@ WRITE_BYTES = 1 << 20
 #: what `a[...]` is tried on: arrays of no more elements than this
 READ_ALL = 1 << 14
 
-CODEC_CHAIN = [{"name": "transpose", "configuration": {"order": [1, 0]}},
-               {"name": "bytes", "configuration": {"endian": "big"}},
-               {"name": "gzip", "configuration": {"level": 1}},
-               {"name": "crc32c"}]
+CODEC_CHAIN = [
+    {"name": "transpose", "configuration": {"order": [1, 0]}},
+    {"name": "bytes", "configuration": {"endian": "big"}},
+    {"name": "gzip", "configuration": {"level": 1}},
+    {"name": "crc32c"},
+]
 
 
 def _hierarchies() -> dict[str, tuple[MemoryStore, list[str]]]:
@@ -53,9 +55,15 @@ def _hierarchies() -> dict[str, tuple[MemoryStore, list[str]]]:
     data = np.arange(48, dtype="i4").reshape(6, 8)
 
     s = MemoryStore()
-    a = zk.create_array(s, shape=(6, 8), chunks=(3, 4), dtype="i4", fill_value=-1,
-                        attributes={"units": "m", "nested": [1, {"x": None}]},
-                        dimension_names=["y", "x"])
+    a = zk.create_array(
+        s,
+        shape=(6, 8),
+        chunks=(3, 4),
+        dtype="i4",
+        fill_value=-1,
+        attributes={"units": "m", "nested": [1, {"x": None}]},
+        dimension_names=["y", "x"],
+    )
     a[:] = data
     out["v3-array"] = (s, [""])
 
@@ -76,8 +84,9 @@ def _hierarchies() -> dict[str, tuple[MemoryStore, list[str]]]:
         out[name] = (s, ["", "a", "sub", "sub/b"])
 
     s = MemoryStore()
-    zk.create_array(s, shape=(7, 3), chunks=(4, 2), dtype="<i8", zarr_format=2,
-                    attributes={"a": 1})[:] = 3
+    zk.create_array(
+        s, shape=(7, 3), chunks=(4, 2), dtype="<i8", zarr_format=2, attributes={"a": 1}
+    )[:] = 3
     out["v2-array"] = (s, [""])
 
     s = MemoryStore()
@@ -89,8 +98,10 @@ def _hierarchies() -> dict[str, tuple[MemoryStore, list[str]]]:
 
 @functools.cache
 def _seeds() -> dict[str, tuple[dict[str, bytes], list[str]]]:
-    return {name: ({k: bytes(store.get(k)) for k in store.list()}, paths)
-            for name, (store, paths) in _hierarchies().items()}
+    return {
+        name: ({k: bytes(store.get(k)) for k in store.list()}, paths)
+        for name, (store, paths) in _hierarchies().items()
+    }
 
 
 def _is_document(key: str) -> bool:
@@ -100,26 +111,101 @@ def _is_document(key: str) -> bool:
 # -- random JSON -------------------------------------------------------------------------------
 _INTS = st.one_of(
     st.integers(-3, 10),
-    st.sampled_from([2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 2**100,
-                     -1, -2**63, -2**64]),
-    st.integers())
-_WORDS = st.sampled_from([
-    "bytes", "gzip", "zstd", "blosc", "crc32c", "transpose", "sharding_indexed", "regular",
-    "default", "v2", "uint8", "int64", "float32", "bool", "string", "complex128", "r16",
-    "<f8", ">i2", "|b1", "|O", "C", "F", ".", "/", "little", "big", "array", "group", "start",
-    "end", "NaN", "Infinity", "0x7fc00000", "", "zlib", "delta", "vlen-utf8"])
+    st.sampled_from(
+        [2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 2**100, -1, -(2**63), -(2**64)]
+    ),
+    st.integers(),
+)
+_WORDS = st.sampled_from(
+    [
+        "bytes",
+        "gzip",
+        "zstd",
+        "blosc",
+        "crc32c",
+        "transpose",
+        "sharding_indexed",
+        "regular",
+        "default",
+        "v2",
+        "uint8",
+        "int64",
+        "float32",
+        "bool",
+        "string",
+        "complex128",
+        "r16",
+        "<f8",
+        ">i2",
+        "|b1",
+        "|O",
+        "C",
+        "F",
+        ".",
+        "/",
+        "little",
+        "big",
+        "array",
+        "group",
+        "start",
+        "end",
+        "NaN",
+        "Infinity",
+        "0x7fc00000",
+        "",
+        "zlib",
+        "delta",
+        "vlen-utf8",
+    ]
+)
 _LEAVES = st.one_of(st.none(), st.booleans(), _INTS, st.floats(), st.text(max_size=10), _WORDS)
-_FIELDS = st.sampled_from([
-    "zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
-    "fill_value", "codecs", "attributes", "dimension_names", "storage_transformers", "name",
-    "configuration", "chunk_shape", "separator", "endian", "order", "level", "index_codecs",
-    "index_location", "must_understand", "chunks", "dtype", "compressor", "filters", "id",
-    "dimension_separator", "consolidated_metadata", "metadata", "kind", "extensions",
-    "chunk_memory_layout", "type", "codec", "metadata_key_suffix"])
-_JSON = st.recursive(_LEAVES, lambda inner: st.one_of(
-    st.lists(inner, max_size=4),
-    st.dictionaries(st.one_of(_FIELDS, st.text(max_size=6)), inner, max_size=4)),
-    max_leaves=10)
+_FIELDS = st.sampled_from(
+    [
+        "zarr_format",
+        "node_type",
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_key_encoding",
+        "fill_value",
+        "codecs",
+        "attributes",
+        "dimension_names",
+        "storage_transformers",
+        "name",
+        "configuration",
+        "chunk_shape",
+        "separator",
+        "endian",
+        "order",
+        "level",
+        "index_codecs",
+        "index_location",
+        "must_understand",
+        "chunks",
+        "dtype",
+        "compressor",
+        "filters",
+        "id",
+        "dimension_separator",
+        "consolidated_metadata",
+        "metadata",
+        "kind",
+        "extensions",
+        "chunk_memory_layout",
+        "type",
+        "codec",
+        "metadata_key_suffix",
+    ]
+)
+_JSON = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(_FIELDS, st.text(max_size=6)), inner, max_size=4),
+    ),
+    max_leaves=10,
+)
 
 
 def _places(doc: Any, out: list, depth: int = 0) -> list:
@@ -180,7 +266,7 @@ def _raw_mutation(draw: Any, raw: bytes) -> bytes:
     if how == "cut":
         return raw[:at]
     if how == "byte":
-        return raw[:at] + bytes([draw(st.integers(0, 255))]) + raw[at + 1:]
+        return raw[:at] + bytes([draw(st.integers(0, 255))]) + raw[at + 1 :]
     if how == "nest":  # a value nested far deeper than any reader recurses
         depth = draw(st.sampled_from([150, 250, 1000, 100_000]))
         doc = json.loads(raw)
@@ -218,9 +304,20 @@ def _attempt(action: Any) -> Any:
 
 
 def _use_array(a: Any) -> None:
-    for name in ("shape", "dtype", "size", "nbytes", "nchunks", "chunks", "shards",
-                 "cdata_shape", "fill_value", "read_only", "dimension_names"):
-        _attempt(lambda: getattr(a, name))
+    for name in (
+        "shape",
+        "dtype",
+        "size",
+        "nbytes",
+        "nchunks",
+        "chunks",
+        "shards",
+        "cdata_shape",
+        "fill_value",
+        "read_only",
+        "dimension_names",
+    ):
+        _attempt(lambda: getattr(a, name))  # noqa: B023
     _attempt(lambda: str(a.info))
     _attempt(lambda: a.attrs.asdict())
     shape = a.shape
@@ -258,14 +355,14 @@ def _use_group(g: Any) -> None:
     _attempt(g.tree)
     _attempt(lambda: "a" in g)
     for name in names[:4]:
-        node = _attempt(lambda: g[name])
+        node = _attempt(lambda: g[name])  # noqa: B023
         if isinstance(node, zk.Array):
             _use_array(node)
 
 
 def _use(store: Any, paths: list[str]) -> None:
     for path in paths:
-        node = _attempt(lambda: zk.open(store, path=path, mode="r+"))
+        node = _attempt(lambda: zk.open(store, path=path, mode="r+"))  # noqa: B023
         if isinstance(node, zk.Array):
             _use_array(node)
         elif node is not None:
@@ -287,11 +384,34 @@ def test_mutated_metadata_gives_only_zarrkit_errors(case):
 _NAME_PARTS = st.one_of(
     st.text(min_size=1, max_size=12),
     st.text(alphabet=st.characters(codec="utf-8"), min_size=200, max_size=300),
-    st.sampled_from(["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", ".", "..",
-                     "__x", "c", "meta", "data", "\\", "\x00", " ", "é" * 128, "\ud800",
-                     "a" * 255, "a" * 256]))
-_PATHS = st.one_of(_NAME_PARTS, st.lists(_NAME_PARTS, min_size=1, max_size=4).map("/".join),
-                   st.builds(lambda a, b: f"/{a}//{b}/", _NAME_PARTS, _NAME_PARTS))
+    st.sampled_from(
+        [
+            "zarr.json",
+            ".zarray",
+            ".zgroup",
+            ".zattrs",
+            ".zmetadata",
+            ".",
+            "..",
+            "__x",
+            "c",
+            "meta",
+            "data",
+            "\\",
+            "\x00",
+            " ",
+            "é" * 128,
+            "\ud800",
+            "a" * 255,
+            "a" * 256,
+        ]
+    ),
+)
+_PATHS = st.one_of(
+    _NAME_PARTS,
+    st.lists(_NAME_PARTS, min_size=1, max_size=4).map("/".join),
+    st.builds(lambda a, b: f"/{a}//{b}/", _NAME_PARTS, _NAME_PARTS),
+)
 
 
 @FUZZ
@@ -334,8 +454,11 @@ def test_a_consolidated_member_with_an_unhashable_zarr_format_is_a_metadata_erro
 def test_a_name_with_a_lone_surrogate_is_refused_by_every_store(tmp_path):
     for store in (MemoryStore(), LocalStore(tmp_path / "s", mode="w")):
         root = zk.create_group(store)
-        for call in (lambda: root.create_group("a\ud800"), lambda: root["a\ud800"],
-                     lambda: store.set("k\udcff/zarr.json", b"{}")):
+        for call in (
+            lambda: root.create_group("a\ud800"),  # noqa: B023
+            lambda: root["a\ud800"],  # noqa: B023
+            lambda: store.set("k\udcff/zarr.json", b"{}"),  # noqa: B023
+        ):
             try:
                 call()
             except ZarrkitError as exc:
@@ -349,10 +472,31 @@ def test_blosc_sizes_beyond_a_c_int_are_metadata_errors():
     # found by the fuzzer: numcodecs raised OverflowError on the first write (blocksize 2**31)
     for fmt, field in [(3, "blocksize"), (3, "typesize"), (DRAFT, "blocksize")]:
         store = MemoryStore()
-        zk.create_array(store, shape=(4,), dtype="f4", zarr_format=fmt,
-                        **({"codecs": [{"name": "bytes"}, {"name": "blosc", "configuration": {
-                            "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4,
-                            "blocksize": 0}}]} if fmt == 3 else {"compressor": "blosc"}))
+        zk.create_array(
+            store,
+            shape=(4,),
+            dtype="f4",
+            zarr_format=fmt,
+            **(
+                {
+                    "codecs": [
+                        {"name": "bytes"},
+                        {
+                            "name": "blosc",
+                            "configuration": {
+                                "cname": "lz4",
+                                "clevel": 5,
+                                "shuffle": "shuffle",
+                                "typesize": 4,
+                                "blocksize": 0,
+                            },
+                        },
+                    ]
+                }
+                if fmt == 3
+                else {"compressor": "blosc"}
+            ),
+        )
         key = "zarr.json" if fmt == 3 else "meta/root.array.json"
         doc = json.loads(store.get(key))
         codec = doc["codecs"][1] if fmt == 3 else doc["compressor"]

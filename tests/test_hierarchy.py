@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pytest
 
 import zarrkit as zk
 from zarrkit.errors import (
-    CapabilityError, ContainsNodeError, NodeNameError, NodeNotFoundError, ReadOnlyError,
+    CapabilityError,
+    ContainsNodeError,
+    NodeNameError,
+    NodeNotFoundError,
+    ReadOnlyError,
 )
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.store import Store
@@ -42,7 +47,11 @@ def test_create_through_groups(store):
     assert b.basename == "b"
     assert {"zarr.json", "a/zarr.json", "a/b/zarr.json", "a/b/x/zarr.json"} <= keys(store)
     assert [node_type(store, p) for p in ("", "a", "a/b", "a/b/x")] == [
-        "group", "group", "group", "array"]
+        "group",
+        "group",
+        "group",
+        "array",
+    ]
     assert_same_data(zk.open_array(store, path="a/b/x")[...], [1, 2, 3, 4])
     assert zk.open_group(store, path="a/b").attrs.asdict() == {"level": 2}
 
@@ -423,9 +432,16 @@ def test_listing_needs_a_listable_store():
     root.create_group("g")
     x = root.create_array("x", shape=(3,), dtype="int8", chunks=(2,))
     x[...] = [1, 2, 3]
-    for listing in (root.keys, lambda: list(root.members()), lambda: len(root),
-                    lambda: list(root), root.array_keys, root.group_keys, root.tree,
-                    lambda: list(root.arrays())):
+    for listing in (
+        root.keys,
+        lambda: list(root.members()),
+        lambda: len(root),
+        lambda: list(root),
+        root.array_keys,
+        root.group_keys,
+        root.tree,
+        lambda: list(root.arrays()),
+    ):
         with pytest.raises(CapabilityError, match="list"):
             listing()
     # what needs no listing still works

@@ -6,9 +6,10 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,11 +19,15 @@ from hypothesis import strategies as st
 from zarrkit.chunk_grid import ChunkGrid
 from zarrkit.errors import SelectionError
 from zarrkit.indexing import (
-    ChunkProjection, Indexer, basic_indexer, orthogonal_indexer, vectorized_indexer,
+    ChunkProjection,
+    Indexer,
+    basic_indexer,
+    orthogonal_indexer,
+    vectorized_indexer,
 )
 from zarrkit.plugins.grids.regular import RegularChunkGrid
 
-PAD = -1        # value of the padding of edge chunks: reading it shows up as a wrong result
+PAD = -1  # value of the padding of edge chunks: reading it shows up as a wrong result
 UNWRITTEN = -2  # initial value of a read's output: an element never written shows up too
 
 # More examples for a soak run: ZARRKIT_INDEXING_EXAMPLES=5000 pytest tests/test_indexing.py
@@ -61,7 +66,9 @@ class RectilinearGrid(ChunkGrid):
 # Replaying projections on chunks
 
 
-def chunk_region(grid: ChunkGrid, shape: tuple[int, ...], coords: tuple[int, ...]) -> tuple[slice, ...]:
+def chunk_region(
+    grid: ChunkGrid, shape: tuple[int, ...], coords: tuple[int, ...]
+) -> tuple[slice, ...]:
     """The in-array region of a chunk, computed independently of the engine."""
     region = []
     for d, c in enumerate(coords):
@@ -175,7 +182,7 @@ def basic_selections(draw, shape: tuple[int, ...]):
     items = [draw(basic_items(n)) for n in shape]
     form = draw(st.sampled_from(["full", "short", "ellipsis", "bare"]))
     if form == "short":
-        items = items[:draw(st.integers(0, len(items)))]
+        items = items[: draw(st.integers(0, len(items)))]
     elif form == "ellipsis":
         i = draw(st.integers(0, len(items)))
         j = draw(st.integers(i, len(items)))
@@ -191,13 +198,15 @@ def int_lists(n: int, unique: bool):
         return st.just(np.array([], dtype=np.int64))
     if unique:
         picks = st.permutations(range(n)).flatmap(
-            lambda perm: st.integers(0, n).map(lambda k: list(perm[:k])))
+            lambda perm: st.integers(0, n).map(lambda k: list(perm[:k]))
+        )
         flip = st.lists(st.booleans(), min_size=n, max_size=n)
         values = st.tuples(picks, flip).map(lambda pf: [i - n if f else i for i, f in zip(*pf)])
     else:
         values = st.lists(st.integers(-n, n - 1), max_size=8)
-    return values.flatmap(lambda v: st.sampled_from([v, np.array(v, dtype=np.int64),
-                                                      np.array(v, dtype=np.int32)]))
+    return values.flatmap(
+        lambda v: st.sampled_from([v, np.array(v, dtype=np.int64), np.array(v, dtype=np.int32)])
+    )
 
 
 def orthogonal_items(n: int, unique: bool):
@@ -216,8 +225,9 @@ def ortho_reference(items: Sequence[Any], shape: tuple[int, ...]) -> tuple:
             arr = np.asarray(item)
             kept.append(np.flatnonzero(arr) if arr.dtype == bool else arr.astype(np.int64))
     grids = iter(np.ix_(*kept)) if kept else iter(())
-    return tuple(item if not isinstance(item, (slice, list, np.ndarray)) else next(grids)
-                 for item in items)
+    return tuple(
+        item if not isinstance(item, (slice, list, np.ndarray)) else next(grids) for item in items
+    )
 
 
 @st.composite
@@ -233,7 +243,9 @@ def point_selections(draw, shape: tuple[int, ...], unique: bool):
         coords = np.unravel_index(flat, shape) if shape else ()
         out_shape = draw(st.sampled_from([(k,), (1, k)] + ([(2, k // 2)] if k % 2 == 0 else [])))
         return tuple(np.asarray(c, dtype=np.int64).reshape(out_shape) for c in coords)
-    out_shape = tuple(draw(st.integers(0 if size == 0 else 1, 4)) for _ in range(draw(st.integers(0, 3))))
+    out_shape = tuple(
+        draw(st.integers(0 if size == 0 else 1, 4)) for _ in range(draw(st.integers(0, 3)))
+    )
     if size == 0:
         out_shape = out_shape + (0,)
     sel = []
@@ -319,33 +331,36 @@ GRID = RegularChunkGrid((3, 4))
 DATA = np.arange(70, dtype=np.int64).reshape(SHAPE)
 
 
-@pytest.mark.parametrize("make, sel, match", [
-    (basic_indexer, 10, r"dimension 0.*-10 to 9"),
-    (basic_indexer, (0, -8), r"dimension 1.*-7 to 6"),
-    (basic_indexer, (0, 0, 0), r"too many indices"),
-    (basic_indexer, (..., 0, ...), r"Ellipsis"),
-    (basic_indexer, (0, 1.5), r"dimension 1.*float"),
-    (basic_indexer, (None, 0), r"dimension 0"),
-    (basic_indexer, (0, True), r"dimension 1.*boolean"),
-    (basic_indexer, (slice(None), slice(0, 5, 0)), r"dimension 1.*slice"),
-    (basic_indexer, (slice(None), [1, 2]), r"dimension 1.*oindex or vindex"),
-    (orthogonal_indexer, ([0, 10],), r"dimension 0.*index 10.*-10 to 9"),
-    (orthogonal_indexer, (slice(None), [-8]), r"dimension 1.*index -8"),
-    (orthogonal_indexer, (slice(None), [0.5, 1.0]), r"dimension 1.*integers"),
-    (orthogonal_indexer, (np.ones(9, dtype=bool),), r"dimension 0.*length 9.*10"),
-    (orthogonal_indexer, (np.zeros((2, 2), dtype=int),), r"dimension 0.*1-D"),
-    (orthogonal_indexer, (0, 0, 0), r"too many indices"),
-    (orthogonal_indexer, (np.uint64([2**63 + 5]),), r"dimension 0.*out of bounds"),
-    (vectorized_indexer, np.ones((10, 6), dtype=bool), r"mask of shape \(10, 6\)"),
-    (vectorized_indexer, ([1, 2], slice(None)), r"dimension 1.*slice"),
-    (vectorized_indexer, ([1, 2],), r"one integer array per dimension"),
-    (vectorized_indexer, ([1, 2], [1, 2, 3]), r"do not broadcast"),
-    (vectorized_indexer, ([1, 2], [1, 7]), r"dimension 1.*index 7"),
-    (vectorized_indexer, ([1.0], [1]), r"dimension 0.*integers"),
-    (vectorized_indexer, ([[0, 1], [2]], [1]), r"dimension 0.*index array"),
-    (orthogonal_indexer, ([[0, 1], [2]],), r"dimension 0.*index array"),
-    (orthogonal_indexer, (np.array(True),), r"dimension 0.*boolean"),
-])
+@pytest.mark.parametrize(
+    "make, sel, match",
+    [
+        (basic_indexer, 10, r"dimension 0.*-10 to 9"),
+        (basic_indexer, (0, -8), r"dimension 1.*-7 to 6"),
+        (basic_indexer, (0, 0, 0), r"too many indices"),
+        (basic_indexer, (..., 0, ...), r"Ellipsis"),
+        (basic_indexer, (0, 1.5), r"dimension 1.*float"),
+        (basic_indexer, (None, 0), r"dimension 0"),
+        (basic_indexer, (0, True), r"dimension 1.*boolean"),
+        (basic_indexer, (slice(None), slice(0, 5, 0)), r"dimension 1.*slice"),
+        (basic_indexer, (slice(None), [1, 2]), r"dimension 1.*oindex or vindex"),
+        (orthogonal_indexer, ([0, 10],), r"dimension 0.*index 10.*-10 to 9"),
+        (orthogonal_indexer, (slice(None), [-8]), r"dimension 1.*index -8"),
+        (orthogonal_indexer, (slice(None), [0.5, 1.0]), r"dimension 1.*integers"),
+        (orthogonal_indexer, (np.ones(9, dtype=bool),), r"dimension 0.*length 9.*10"),
+        (orthogonal_indexer, (np.zeros((2, 2), dtype=int),), r"dimension 0.*1-D"),
+        (orthogonal_indexer, (0, 0, 0), r"too many indices"),
+        (orthogonal_indexer, (np.uint64([2**63 + 5]),), r"dimension 0.*out of bounds"),
+        (vectorized_indexer, np.ones((10, 6), dtype=bool), r"mask of shape \(10, 6\)"),
+        (vectorized_indexer, ([1, 2], slice(None)), r"dimension 1.*slice"),
+        (vectorized_indexer, ([1, 2],), r"one integer array per dimension"),
+        (vectorized_indexer, ([1, 2], [1, 2, 3]), r"do not broadcast"),
+        (vectorized_indexer, ([1, 2], [1, 7]), r"dimension 1.*index 7"),
+        (vectorized_indexer, ([1.0], [1]), r"dimension 0.*integers"),
+        (vectorized_indexer, ([[0, 1], [2]], [1]), r"dimension 0.*index array"),
+        (orthogonal_indexer, ([[0, 1], [2]],), r"dimension 0.*index array"),
+        (orthogonal_indexer, (np.array(True),), r"dimension 0.*boolean"),
+    ],
+)
 def test_errors(make, sel, match):
     with pytest.raises(SelectionError, match=match):
         make(sel, SHAPE, GRID)
@@ -376,13 +391,20 @@ def test_is_complete_for_slices():
 
 def test_is_complete_for_arrays_and_points():
     assert completeness(orthogonal_indexer(([2, 1, 0, 0, 5],), SHAPE, GRID)) == {
-        (0, 0): True, (0, 1): True, (1, 0): False, (1, 1): False}
+        (0, 0): True,
+        (0, 1): True,
+        (1, 0): False,
+        (1, 1): False,
+    }
     mask = np.zeros(SHAPE, dtype=bool)
     mask[:3, :4] = True
     mask[9, 4:] = True
     mask[5, 5] = True
     assert completeness(vectorized_indexer(mask, SHAPE, GRID)) == {
-        (0, 0): True, (1, 1): False, (3, 1): True}
+        (0, 0): True,
+        (1, 1): False,
+        (3, 1): True,
+    }
     rows, cols = np.meshgrid(np.arange(3), np.arange(4), indexing="ij")
     points = (np.concatenate([rows.ravel(), [0]]), np.concatenate([cols.ravel(), [0]]))
     assert completeness(vectorized_indexer(points, SHAPE, GRID)) == {(0, 0): True}
@@ -403,7 +425,9 @@ def test_zero_dimensional():
         ix = vectorized_indexer(mask, (), grid)
         np.testing.assert_array_equal(read(ix, data, grid), data[mask])
         assert ix.shape == (count,)
-    np.testing.assert_array_equal(write(vectorized_indexer(np.array(True), (), grid), data, grid, [7]), 7)
+    np.testing.assert_array_equal(
+        write(vectorized_indexer(np.array(True), (), grid), data, grid, [7]), 7
+    )
 
 
 def test_zero_length_selections():
@@ -434,15 +458,22 @@ def test_orthogonal_ellipsis_and_mixed_ints():
     items = (4, [6, 0, 2], 1)
     data = np.arange(5 * 7 * 3).reshape(5, 7, 3)
     grid = RegularChunkGrid((2, 3, 2))
-    np.testing.assert_array_equal(read(orthogonal_indexer(items, data.shape, grid), data, grid),
-                                  data[4, [6, 0, 2], 1])
     np.testing.assert_array_equal(
-        read(orthogonal_indexer((..., [2, 0]), data.shape, grid), data, grid), data[..., [2, 0]])
+        read(orthogonal_indexer(items, data.shape, grid), data, grid), data[4, [6, 0, 2], 1]
+    )
+    np.testing.assert_array_equal(
+        read(orthogonal_indexer((..., [2, 0]), data.shape, grid), data, grid), data[..., [2, 0]]
+    )
     # an int and an array apart: plain numpy would move the array's axis to the front
-    for items in [(4, slice(None), [2, 0]), (slice(None, None, -1), 1, [0, 2, 0]), ([0, 2], slice(1, 6), 1)]:
+    for items in [
+        (4, slice(None), [2, 0]),
+        (slice(None, None, -1), 1, [0, 2, 0]),
+        ([0, 2], slice(1, 6), 1),
+    ]:
         ix = orthogonal_indexer(items, data.shape, RegularChunkGrid((5, 7, 3)))
-        np.testing.assert_array_equal(read(ix, data, RegularChunkGrid((5, 7, 3))),
-                                      data[ortho_reference(items, data.shape)])
+        np.testing.assert_array_equal(
+            read(ix, data, RegularChunkGrid((5, 7, 3))), data[ortho_reference(items, data.shape)]
+        )
     ix = orthogonal_indexer(([1, 3], 2, [0, 2]), data.shape, grid)
     np.testing.assert_array_equal(read(ix, data, grid), data[np.ix_([1, 3], [2], [0, 2])][:, 0, :])
 
@@ -463,8 +494,9 @@ def test_huge_dimension_costs_per_chunk():
     assert whole[3].out_selection == (slice(3 * chunk, 4 * chunk),)
     assert [p.is_complete for p in inner] == [False] + [True] * 8 + [False]
     assert inner[0].out_selection == (slice(0, chunk - 5),)
-    assert len(backwards) == 10 and sum(p.out_selection[0].stop - p.out_selection[0].start
-                                        for p in backwards) == len(range(big - 1, -1, -3))
+    assert len(backwards) == 10 and sum(
+        p.out_selection[0].stop - p.out_selection[0].start for p in backwards
+    ) == len(range(big - 1, -1, -3))
     assert len(sparse) == 10 and [p.coords for p in sparse] == [(i * 10**10,) for i in range(10)]
     assert square.n_chunks == 100 and square.shape == (big, big)
     assert [p.coords for p in points] == [(0,), (9,)]
@@ -487,9 +519,16 @@ def test_many_chunks_stay_fast():
     assert len(list(basic_indexer(..., (1000, 1000), grid))) == 10_000
 
     def bare() -> list[Any]:
-        return [((i, j), (slice(0, 10), slice(0, 10)),
-                 (slice(i * 10, i * 10 + 10), slice(j * 10, j * 10 + 10)), True)
-                for i in range(100) for j in range(100)]
+        return [
+            (
+                (i, j),
+                (slice(0, 10), slice(0, 10)),
+                (slice(i * 10, i * 10 + 10), slice(j * 10, j * 10 + 10)),
+                True,
+            )
+            for i in range(100)
+            for j in range(100)
+        ]
 
     indexing_time = _best_of(3, lambda: list(basic_indexer(..., (1000, 1000), grid)))
     assert indexing_time < 8 * _best_of(3, bare)

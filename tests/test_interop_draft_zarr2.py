@@ -29,8 +29,10 @@ def unb64(d: dict) -> np.ndarray:
 
 def same(actual: np.ndarray, expected: np.ndarray) -> None:
     # zarrkit hands out native byte order; the stored order is checked through the metadata
-    assert actual.dtype.newbyteorder("=") == expected.dtype.newbyteorder("="), \
-        (actual.dtype, expected.dtype)
+    assert actual.dtype.newbyteorder("=") == expected.dtype.newbyteorder("="), (
+        actual.dtype,
+        expected.dtype,
+    )
     np.testing.assert_array_equal(actual, expected)
 
 
@@ -89,13 +91,23 @@ RESULT = out
 def from_zarr2(zarr2, tmp_path_factory):
     root = tmp_path_factory.mktemp("draft_from_zarr2")
     path, root_path = root / "h.zr3", root / "root.zr3"
-    result = zarr2.run(WRITE_SCRIPT, experimental_v3=True, path=str(path),
-                       root_path=str(root_path))
+    result = zarr2.run(WRITE_SCRIPT, experimental_v3=True, path=str(path), root_path=str(root_path))
     return path, root_path, result
 
 
-ARRAYS = ["f4_gzip", "i2_big_F_dot", "u1_blosc", "f8_inf", "f8_ninf", "bool", "c16", "dt",
-          "delta", "deep/implicit/arr", "scalar"]
+ARRAYS = [
+    "f4_gzip",
+    "i2_big_F_dot",
+    "u1_blosc",
+    "f8_inf",
+    "f8_ninf",
+    "bool",
+    "c16",
+    "dt",
+    "delta",
+    "deep/implicit/arr",
+    "scalar",
+]
 
 
 @pytest.mark.parametrize("name", ARRAYS)
@@ -113,8 +125,22 @@ def test_zarrkit_reads_zarr2_hierarchy(from_zarr2):
     path, _, _ = from_zarr2
     g = zk.open_group(str(path))
     assert dict(g.attrs) == {"title": "zarr-python 2"}
-    assert g.keys() == sorted(["bool", "c16", "deep", "delta", "dt", "f4_gzip", "f8_inf",
-                               "f8_ninf", "i2_big_F_dot", "scalar", "sub", "u1_blosc"])
+    assert g.keys() == sorted(
+        [
+            "bool",
+            "c16",
+            "deep",
+            "delta",
+            "dt",
+            "f4_gzip",
+            "f8_inf",
+            "f8_ninf",
+            "i2_big_F_dot",
+            "scalar",
+            "sub",
+            "u1_blosc",
+        ]
+    )
     assert g["deep"].keys() == ["implicit"]  # implicit groups, no documents
     assert isinstance(g["deep/implicit"], zk.Group) and dict(g["deep/implicit"].attrs) == {}
     assert dict(g["sub"].attrs) == {"kind": "explicit"}
@@ -139,11 +165,15 @@ def test_zarrkit_writes_into_zarr2_hierarchy(from_zarr2, zarr2):
     a = zk.open_array(str(path), path="delta", mode="r+")
     a.attrs["note"] = "edited"
     a[:4] = [100, 90, 80, 70]
-    got = zarr2.run("""
+    got = zarr2.run(
+        """
 from zarr._storage.v3 import DirectoryStoreV3
 a = zarr.Group(DirectoryStoreV3(ARGS["path"]), read_only=True)["delta"]
 RESULT = {"data": b64(a[...]), "attrs": a.attrs.asdict()}
-""", experimental_v3=True, path=str(path))
+""",
+        experimental_v3=True,
+        path=str(path),
+    )
     expected = np.arange(20, dtype="<i4") * 3
     expected[:4] = [100, 90, 80, 70]
     same(unb64(got["data"]), expected)
@@ -158,26 +188,52 @@ def _cases():
     zs = {"codec": "https://purl.org/zarr/spec/codec/zstd/1.0", "configuration": {"level": 2}}
     return {
         # name: (data, region written, create arguments)
-        "f4_gzip_C": (rng.random((5, 6)).astype("<f4"), np.s_[:3, 2:],
-                      dict(chunks=(2, 4), compressor=gz, fill_value="NaN")),
-        "i4_big_zstd_F_dot": (rng.integers(-9999, 9999, (6, 7)).astype(">i4"), np.s_[...],
-                              dict(chunks=(4, 3), compressor=zs, order="F",
-                                   dimension_separator=".")),
-        "u2_blosc": (rng.integers(0, 60000, (11,)).astype("<u2"), np.s_[2:9],
-                     dict(chunks=(4,), fill_value=9)),
-        "f8_inf": (rng.random(7), np.s_[:3], dict(chunks=(2,), fill_value=float("inf"),
-                                                  compressor=None)),
-        "f8_ninf": (rng.random(7), np.s_[3:], dict(chunks=(2,), fill_value=-float("inf"),
-                                                   compressor=gz)),
+        "f4_gzip_C": (
+            rng.random((5, 6)).astype("<f4"),
+            np.s_[:3, 2:],
+            dict(chunks=(2, 4), compressor=gz, fill_value="NaN"),
+        ),
+        "i4_big_zstd_F_dot": (
+            rng.integers(-9999, 9999, (6, 7)).astype(">i4"),
+            np.s_[...],
+            dict(chunks=(4, 3), compressor=zs, order="F", dimension_separator="."),
+        ),
+        "u2_blosc": (
+            rng.integers(0, 60000, (11,)).astype("<u2"),
+            np.s_[2:9],
+            dict(chunks=(4,), fill_value=9),
+        ),
+        "f8_inf": (
+            rng.random(7),
+            np.s_[:3],
+            dict(chunks=(2,), fill_value=float("inf"), compressor=None),
+        ),
+        "f8_ninf": (
+            rng.random(7),
+            np.s_[3:],
+            dict(chunks=(2,), fill_value=-float("inf"), compressor=gz),
+        ),
         "bool": (rng.random((3, 5)) > 0.5, np.s_[...], dict(chunks=(2, 2), compressor=None)),
-        "i1": (rng.integers(-100, 100, (8,)).astype("i1"), np.s_[...], dict(chunks=(3,),
-                                                                            compressor=gz)),
-        "c8": ((rng.random(5) + 1j * rng.random(5)).astype("<c8"), np.s_[...],
-               dict(chunks=(2,), compressor=None)),
-        "filters": (np.arange(30, dtype="<i8"), np.s_[...],
-                    dict(chunks=(7,), filters=[{"id": "delta", "dtype": "<i8"}], compressor=zs)),
-        "a/b/implicit": (np.arange(6, dtype="<f2").reshape(2, 3), np.s_[...],
-                         dict(chunks=(1, 3), compressor=zs)),
+        "i1": (
+            rng.integers(-100, 100, (8,)).astype("i1"),
+            np.s_[...],
+            dict(chunks=(3,), compressor=gz),
+        ),
+        "c8": (
+            (rng.random(5) + 1j * rng.random(5)).astype("<c8"),
+            np.s_[...],
+            dict(chunks=(2,), compressor=None),
+        ),
+        "filters": (
+            np.arange(30, dtype="<i8"),
+            np.s_[...],
+            dict(chunks=(7,), filters=[{"id": "delta", "dtype": "<i8"}], compressor=zs),
+        ),
+        "a/b/implicit": (
+            np.arange(6, dtype="<f2").reshape(2, 3),
+            np.s_[...],
+            dict(chunks=(1, 3), compressor=zs),
+        ),
         "scalar": (np.array(-4, dtype="<i8"), np.s_[...], dict(compressor=None)),
     }
 
@@ -212,19 +268,38 @@ def to_zarr2(zarr2, tmp_path_factory):
     cases = _cases()
     expected = {}
     for name, (data, region, kwargs) in cases.items():
-        a = zk.create_array(str(path), path=name, shape=data.shape, dtype=data.dtype.str,
-                            zarr_format=DRAFT, attributes={"name": name}, **kwargs)
+        a = zk.create_array(
+            str(path),
+            path=name,
+            shape=data.shape,
+            dtype=data.dtype.str,
+            zarr_format=DRAFT,
+            attributes={"name": name},
+            **kwargs,
+        )
         a[region] = data[region]
         expected[name] = a[...]  # what zarrkit reads back, fill included
     g = zk.open_group(str(path), mode="r+")
     g.attrs["hierarchy"] = "zarrkit"
     g.create_group("x", attributes={"explicit": True})
-    r = zk.create_array(str(root_path), shape=(5, 2), chunks=(2, 2), dtype="<u4",
-                        zarr_format=DRAFT, fill_value=3, compressor="zstd")
+    r = zk.create_array(
+        str(root_path),
+        shape=(5, 2),
+        chunks=(2, 2),
+        dtype="<u4",
+        zarr_format=DRAFT,
+        fill_value=3,
+        compressor="zstd",
+    )
     r[1:3] = 8
     expected["__root__"] = r[...]
-    result = zarr2.run(READ_SCRIPT, experimental_v3=True, path=str(path),
-                       root_path=str(root_path), names=list(cases))
+    result = zarr2.run(
+        READ_SCRIPT,
+        experimental_v3=True,
+        path=str(path),
+        root_path=str(root_path),
+        names=list(cases),
+    )
     return path, root_path, cases, expected, result
 
 
@@ -258,16 +333,35 @@ def test_zarr2_reads_default_blosc(to_zarr2):
     """zarrkit's default draft compressor is zarr-python 2's: numcodecs' Blosc()."""
     _, _, _, _, result = to_zarr2
     assert "error" not in result["u2_blosc"], result["u2_blosc"].get("error")
-    assert result["u2_blosc"]["compressor"] == {"id": "blosc", "cname": "lz4", "clevel": 5,
-                                                "shuffle": 1, "blocksize": 0}
+    assert result["u2_blosc"]["compressor"] == {
+        "id": "blosc",
+        "cname": "lz4",
+        "clevel": 5,
+        "shuffle": 1,
+        "blocksize": 0,
+    }
     assert unb64(result["u2_blosc"]["fill"]) == 9
 
 
 def test_zarr2_reads_zarrkit_hierarchy(to_zarr2):
     path, _, _, _, result = to_zarr2
     groups = result["__groups__"]
-    assert groups["root"] == sorted(["f4_gzip_C", "i4_big_zstd_F_dot", "u2_blosc", "f8_inf",
-                                     "f8_ninf", "bool", "i1", "c8", "filters", "a", "scalar", "x"])
+    assert groups["root"] == sorted(
+        [
+            "f4_gzip_C",
+            "i4_big_zstd_F_dot",
+            "u2_blosc",
+            "f8_inf",
+            "f8_ninf",
+            "bool",
+            "i1",
+            "c8",
+            "filters",
+            "a",
+            "scalar",
+            "x",
+        ]
+    )
     assert groups["a"] == ["b"]
     assert groups["root_attrs"] == {"hierarchy": "zarrkit"}
     assert groups["x_attrs"] == {"explicit": True}
@@ -279,9 +373,12 @@ def test_zarr2_reads_zarrkit_hierarchy(to_zarr2):
     assert "data/root/f4_gzip_C/c0/1" in keys
     assert "data/root/scalar/c0" in keys  # a 0-d array's chunk, as zarr-python 2 names it
     entry = json.loads((path / "zarr.json").read_text())
-    assert entry == {"zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
-                     "metadata_encoding": "https://purl.org/zarr/spec/protocol/core/3.0",
-                     "metadata_key_suffix": ".json", "extensions": []}
+    assert entry == {
+        "zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
+        "metadata_encoding": "https://purl.org/zarr/spec/protocol/core/3.0",
+        "metadata_key_suffix": ".json",
+        "extensions": [],
+    }
 
 
 def test_zarr2_reads_zarrkit_root_array(to_zarr2):

@@ -108,7 +108,9 @@ def _payload(case: dict, values: np.ndarray) -> Any:
         return [str(v) for v in values.ravel().tolist()]
     if case["kind"] == "bytes_obj":
         return [base64.b64encode(v).decode() for v in values.ravel().tolist()]
-    return base64.b64encode(np.ascontiguousarray(values.astype(numpy_dtype(case))).tobytes()).decode()
+    return base64.b64encode(
+        np.ascontiguousarray(values.astype(numpy_dtype(case))).tobytes()
+    ).decode()
 
 
 def _values(case: dict, payload: Any) -> np.ndarray:
@@ -130,10 +132,19 @@ def _json_case(case: dict) -> dict:
 def _zk_write(root: Path, case: dict) -> None:
     dtype = {"str_obj": str, "bytes_obj": bytes}.get(case["kind"], numpy_dtype(case))
     kwargs = {} if case["filters"] is None else {"filters": case["filters"]}
-    a = zk.create_array(str(root), path=case["name"], shape=case["shape"], chunks=case["chunks"],
-                        dtype=dtype, fill_value=None if case["fill"] is None else fill_scalar(case),
-                        zarr_format=2, compressor=case["compressor"], order=case["order"],
-                        dimension_separator=case["sep"], **kwargs)
+    a = zk.create_array(
+        str(root),
+        path=case["name"],
+        shape=case["shape"],
+        chunks=case["chunks"],
+        dtype=dtype,
+        fill_value=None if case["fill"] is None else fill_scalar(case),
+        zarr_format=2,
+        compressor=case["compressor"],
+        order=case["order"],
+        dimension_separator=case["sep"],
+        **kwargs,
+    )
     a[region(case)] = data(case)[region(case)]
 
 
@@ -154,11 +165,21 @@ def exchange(zarr2: Any, tmp_path_factory: pytest.TempPathFactory) -> dict:
     g.create_group("plain")
     zk.consolidate_metadata(str(tree))
     written = [_json_case(c) for n, c in CASES.items() if n not in failures]
-    result = zarr2.run(_SCRIPT, cases=written, ours=str(ours), ours_tree=str(tree),
-                       theirs=str(theirs), theirs_tree=str(base / "theirs_tree"),
-                       data={c["name"]: _payload(c, data(c)) for c in written})
-    return {"result": result, "failures": failures, "theirs": theirs,
-            "theirs_tree": base / "theirs_tree"}
+    result = zarr2.run(
+        _SCRIPT,
+        cases=written,
+        ours=str(ours),
+        ours_tree=str(tree),
+        theirs=str(theirs),
+        theirs_tree=str(base / "theirs_tree"),
+        data={c["name"]: _payload(c, data(c)) for c in written},
+    )
+    return {
+        "result": result,
+        "failures": failures,
+        "theirs": theirs,
+        "theirs_tree": base / "theirs_tree",
+    }
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -185,10 +206,14 @@ def test_zarr2_writes_zarrkit_reads(exchange: dict, name: str) -> None:
 
 def test_hierarchy_and_consolidated_both_ways(exchange: dict) -> None:
     result = exchange["result"]
-    assert result["hierarchy"] == {"attrs": {"title": "zarrkit", "n": 3},
-                                   "groups": ["plain", "sub"], "arrays": [],
-                                   "sub_attrs": {"level": 1}, "deep": [1, 2, 3, 4],
-                                   "deep_attrs": {"u": "m"}}
+    assert result["hierarchy"] == {
+        "attrs": {"title": "zarrkit", "n": 3},
+        "groups": ["plain", "sub"],
+        "arrays": [],
+        "sub_attrs": {"level": 1},
+        "deep": [1, 2, 3, 4],
+        "deep_attrs": {"u": "m"},
+    }
     assert result["consolidated"]["keys"] == ["plain", "sub"]
     assert result["consolidated"]["sub_keys"] == ["deep"]
     # zarr-python 2 wrote and consolidated; zarrkit opens it through .zmetadata

@@ -13,8 +13,16 @@ import numcodecs
 import numpy as np
 import pytest
 from interop_data import chunk_files
-from v2_cases import (CASES, assert_values, chunk_keys, data, expected, fill_scalar, numpy_dtype,
-                      region)
+from v2_cases import (
+    CASES,
+    assert_values,
+    chunk_keys,
+    data,
+    expected,
+    fill_scalar,
+    numpy_dtype,
+    region,
+)
 
 import zarrkit as zk
 
@@ -28,10 +36,19 @@ def zarray(root: Path, name: str) -> dict:
 def zk_write(root: Path, case: dict) -> Any:
     dtype = {"str_obj": str, "bytes_obj": bytes}.get(case["kind"], numpy_dtype(case))
     kwargs = {} if case["filters"] is None else {"filters": case["filters"]}
-    a = zk.create_array(str(root), path=case["name"], shape=case["shape"], chunks=case["chunks"],
-                        dtype=dtype, fill_value=case["fill"] if case["fill"] is None
-                        else fill_scalar(case), zarr_format=2, compressor=case["compressor"],
-                        order=case["order"], dimension_separator=case["sep"], **kwargs)
+    a = zk.create_array(
+        str(root),
+        path=case["name"],
+        shape=case["shape"],
+        chunks=case["chunks"],
+        dtype=dtype,
+        fill_value=case["fill"] if case["fill"] is None else fill_scalar(case),
+        zarr_format=2,
+        compressor=case["compressor"],
+        order=case["order"],
+        dimension_separator=case["sep"],
+        **kwargs,
+    )
     a[region(case)] = data(case)[region(case)]
     return a
 
@@ -39,18 +56,26 @@ def zk_write(root: Path, case: dict) -> Any:
 def zarr_write(root: Path, case: dict) -> Any:
     from zarr.core.dtype import VariableLengthBytes
 
-    dtype = {"str_obj": str, "bytes_obj": VariableLengthBytes()}.get(case["kind"],
-                                                                     numpy_dtype(case))
+    dtype = {"str_obj": str, "bytes_obj": VariableLengthBytes()}.get(
+        case["kind"], numpy_dtype(case)
+    )
     filters = None if case["filters"] is None else [numcodecs.get_codec(f) for f in case["filters"]]
     compressor = None if case["compressor"] is None else numcodecs.get_codec(case["compressor"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        z = zarr.create_array(store=str(root), name=case["name"], shape=case["shape"],
-                              chunks=case["chunks"], dtype=dtype, fill_value=fill_scalar(case)
-                              if case["fill"] is not None else None,
-                              compressors=compressor, filters=filters, order=case["order"],
-                              zarr_format=2,
-                              chunk_key_encoding={"name": "v2", "separator": case["sep"]})
+        z = zarr.create_array(
+            store=str(root),
+            name=case["name"],
+            shape=case["shape"],
+            chunks=case["chunks"],
+            dtype=dtype,
+            fill_value=fill_scalar(case) if case["fill"] is not None else None,
+            compressors=compressor,
+            filters=filters,
+            order=case["order"],
+            zarr_format=2,
+            chunk_key_encoding={"name": "v2", "separator": case["sep"]},
+        )
         z[region(case)] = data(case)[region(case)]
     return z
 
@@ -137,14 +162,23 @@ def test_zarr_python_writes_zarrkit_reads(tmp_path: Path, name: str) -> None:
 
 def test_zarrkit_defaults_match_zarr_python(tmp_path: Path) -> None:
     """A v2 array created with nothing but shape and dtype gets the .zarray zarr-python 3 gives."""
-    zk.create_array(str(tmp_path), path="ours", shape=(10, 4), chunks=(5, 2), dtype="<f4",
-                    zarr_format=2)
+    zk.create_array(
+        str(tmp_path), path="ours", shape=(10, 4), chunks=(5, 2), dtype="<f4", zarr_format=2
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        zarr.create_array(store=str(tmp_path), name="theirs", shape=(10, 4), chunks=(5, 2),
-                          dtype="<f4", zarr_format=2)
+        zarr.create_array(
+            store=str(tmp_path),
+            name="theirs",
+            shape=(10, 4),
+            chunks=(5, 2),
+            dtype="<f4",
+            zarr_format=2,
+        )
     ours, theirs = zarray(tmp_path, "ours"), zarray(tmp_path, "theirs")
-    assert numcodecs.get_codec(ours.pop("compressor")) == numcodecs.get_codec(theirs.pop("compressor"))
+    assert numcodecs.get_codec(ours.pop("compressor")) == numcodecs.get_codec(
+        theirs.pop("compressor")
+    )
     assert ours == theirs
     ours_s = zk.create_array(str(tmp_path), path="s", shape=(3,), dtype=str, zarr_format=2)
     assert zarray(tmp_path, "s")["filters"] == [{"id": "vlen-utf8"}]
@@ -155,14 +189,27 @@ def test_zarrkit_defaults_match_zarr_python(tmp_path: Path) -> None:
 def test_v3_chain_given_to_a_v2_array(tmp_path: Path) -> None:
     """`codecs=` in v3 form (transpose + big-endian bytes + gzip) is written as order F, '>'
     and a gzip compressor, which zarr-python reads as the same values."""
-    a = zk.create_array(str(tmp_path), path="t", shape=(6, 5), chunks=(4, 2), dtype="uint16",
-                        zarr_format=2, codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}},
-                                               {"name": "bytes", "configuration": {"endian": "big"}},
-                                               {"name": "gzip", "configuration": {"level": 2}}])
+    a = zk.create_array(
+        str(tmp_path),
+        path="t",
+        shape=(6, 5),
+        chunks=(4, 2),
+        dtype="uint16",
+        zarr_format=2,
+        codecs=[
+            {"name": "transpose", "configuration": {"order": [1, 0]}},
+            {"name": "bytes", "configuration": {"endian": "big"}},
+            {"name": "gzip", "configuration": {"level": 2}},
+        ],
+    )
     values = np.arange(30, dtype="uint16").reshape(6, 5) * 999
     a[...] = values
     doc = zarray(tmp_path, "t")
-    assert (doc["order"], doc["dtype"], doc["compressor"]) == ("F", ">u2", {"id": "gzip", "level": 2})
+    assert (doc["order"], doc["dtype"], doc["compressor"]) == (
+        "F",
+        ">u2",
+        {"id": "gzip", "level": 2},
+    )
     np.testing.assert_array_equal(zarr_open(tmp_path, "t")[...], values)
 
 
@@ -192,11 +239,18 @@ def test_groups_and_attributes_both_ways(tmp_path: Path) -> None:
     assert tg.metadata.format == "v2"
     assert dict(tg.attrs) == attrs
     assert tg.keys() == ["sub", "y"]
-    assert tg.tree().splitlines() == ["/", "├── sub", "│   └── x (2, 2) float64", "└── y (4,) uint8"]
+    assert tg.tree().splitlines() == [
+        "/",
+        "├── sub",
+        "│   └── x (2, 2) float64",
+        "└── y (4,) uint8",
+    ]
     np.testing.assert_array_equal(tg["sub/x"][...], np.full((2, 2), 1.5))
     assert dict(tg["sub"].attrs) == {"level": 2}
     # creating inside a v2 group made by zarr-python makes v2 nodes
-    made = zk.open_group(str(tmp_path / "theirs"), mode="r+").create_array("z", shape=(2,), dtype="<i4")
+    made = zk.open_group(str(tmp_path / "theirs"), mode="r+").create_array(
+        "z", shape=(2,), dtype="<i4"
+    )
     assert made.metadata.format == "v2"
     assert (tmp_path / "theirs" / "z" / ".zarray").exists()
 
@@ -207,8 +261,9 @@ def test_consolidated_both_ways(tmp_path: Path, fmt: int) -> None:
     metadata and attributes come from the consolidated document."""
     ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
     g = zk.create_group(ours, zarr_format=fmt, attributes={"root": True})
-    g.create_array("a", shape=(5,), chunks=(2,), dtype="<f8", fill_value=math_nan(),
-                   attributes={"k": "v"})[:] = np.arange(5.0)
+    g.create_array(
+        "a", shape=(5,), chunks=(2,), dtype="<f8", fill_value=math_nan(), attributes={"k": "v"}
+    )[:] = np.arange(5.0)
     s = g.create_group("s", attributes={"x": 1})
     s.create_array("b", shape=(2, 3), dtype="<i2")
     s.create_group("e")
@@ -216,7 +271,7 @@ def test_consolidated_both_ways(tmp_path: Path, fmt: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         zg = zarr.open_consolidated(ours, zarr_format=fmt)
-        members = {k: v for k, v in zg.members(max_depth=None)}
+        members = dict(zg.members(max_depth=None))
         assert sorted(members) == ["a", "s", "s/b", "s/e"]
         assert dict(members["a"].attrs) == {"k": "v"}
         assert dict(members["s"].attrs) == {"x": 1}

@@ -13,8 +13,22 @@ from typing import Any
 
 import numpy as np
 import pytest
-from interop_data import (SHAPES, BYTES_BE, BYTES_LE, CODEC_CHAINS, DTYPES, FILLS, T10, assert_same,
-                          chunk_files, expected_from, for_dtype, raw, sample, stored)
+from interop_data import (
+    BYTES_BE,
+    BYTES_LE,
+    CODEC_CHAINS,
+    DTYPES,
+    FILLS,
+    SHAPES,
+    T10,
+    assert_same,
+    chunk_files,
+    expected_from,
+    for_dtype,
+    raw,
+    sample,
+    stored,
+)
 
 import zarrkit as zk
 from zarrkit.errors import UnknownExtensionError
@@ -41,9 +55,22 @@ def zarr_codecs(codecs: list[dict]) -> dict[str, Any]:
     }
 
 
-def write(direction: str, root: Path, name: str, *, shape, chunks, dtype, codecs=None,
-          fill_value=None, chunk_key_encoding=None, dimension_names=None, attributes=None,
-          data: np.ndarray | None = None, region: Any = Ellipsis) -> None:
+def write(
+    direction: str,
+    root: Path,
+    name: str,
+    *,
+    shape,
+    chunks,
+    dtype,
+    codecs=None,
+    fill_value=None,
+    chunk_key_encoding=None,
+    dimension_names=None,
+    attributes=None,
+    data: np.ndarray | None = None,
+    region: Any = Ellipsis,
+) -> None:
     """Create an array with the writing side of `direction` and store `data[region]`."""
     if direction == "zarrkit->zarr":
         kwargs = {}
@@ -53,8 +80,16 @@ def write(direction: str, root: Path, name: str, *, shape, chunks, dtype, codecs
             kwargs["fill_value"] = fill_value
         if chunk_key_encoding is not None:
             kwargs["chunk_key_encoding"] = chunk_key_encoding
-        a = zk.create_array(str(root), path=name, shape=shape, chunks=chunks, dtype=dtype,
-                            dimension_names=dimension_names, attributes=attributes, **kwargs)
+        a = zk.create_array(
+            str(root),
+            path=name,
+            shape=shape,
+            chunks=chunks,
+            dtype=dtype,
+            dimension_names=dimension_names,
+            attributes=attributes,
+            **kwargs,
+        )
         if data is not None:
             a[region] = data[region]
     else:
@@ -65,9 +100,16 @@ def write(direction: str, root: Path, name: str, *, shape, chunks, dtype, codecs
             kwargs["chunk_key_encoding"] = chunk_key_encoding
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # zarr-python's "unstable dtype" notes
-            z = zarr.create_array(store=str(root), name=name, shape=shape, chunks=chunks,
-                                  dtype=dtype, dimension_names=dimension_names,
-                                  attributes=attributes, **kwargs)
+            z = zarr.create_array(
+                store=str(root),
+                name=name,
+                shape=shape,
+                chunks=chunks,
+                dtype=dtype,
+                dimension_names=dimension_names,
+                attributes=attributes,
+                **kwargs,
+            )
         if data is not None:
             z[region] = data[region]
 
@@ -92,7 +134,9 @@ def check_metadata_agrees(direction: str, root: Path, name: str) -> None:
         meta = z.metadata
         assert list(z.shape) == doc["shape"]
         assert str(z.dtype) == doc["data_type"]
-        assert list(meta.chunk_grid.chunk_shape) == doc["chunk_grid"]["configuration"]["chunk_shape"]
+        assert (
+            list(meta.chunk_grid.chunk_shape) == doc["chunk_grid"]["configuration"]["chunk_shape"]
+        )
         assert norm([c.to_dict() for c in meta.codecs]) == doc["codecs"]
         assert norm(meta.chunk_key_encoding.to_dict()) == doc["chunk_key_encoding"]
         # zarr-python re-encodes every NaN as "NaN" (dropping payloads): compare the bits
@@ -124,10 +168,23 @@ def check_metadata_agrees(direction: str, root: Path, name: str) -> None:
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_data_types(tmp_path: Path, direction: str, dtype: str, endian: str) -> None:
     data = sample(dtype, (10, 7), seed=DTYPES.index(dtype))
-    codecs = for_dtype([{"name": "bytes", "configuration": {"endian": endian}},
-                        {"name": "zstd", "configuration": {"level": 1, "checksum": False}}], dtype)
-    write(direction, tmp_path, "a", shape=(10, 7), chunks=(3, 4), dtype=dtype, codecs=codecs,
-          data=data)
+    codecs = for_dtype(
+        [
+            {"name": "bytes", "configuration": {"endian": endian}},
+            {"name": "zstd", "configuration": {"level": 1, "checksum": False}},
+        ],
+        dtype,
+    )
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(10, 7),
+        chunks=(3, 4),
+        dtype=dtype,
+        codecs=codecs,
+        data=data,
+    )
     assert_same(read(direction, tmp_path, "a"), data)
     check_metadata_agrees(direction, tmp_path, "a")
     assert chunk_files(tmp_path / "a") == {f"c/{i}/{j}" for i in range(4) for j in range(2)}
@@ -140,19 +197,38 @@ def test_data_types(tmp_path: Path, direction: str, dtype: str, endian: str) -> 
 def test_codecs(tmp_path: Path, direction: str, dtype: str, chain: str) -> None:
     codecs = for_dtype(CODEC_CHAINS[chain], dtype)
     data = sample(dtype, (11, 9), seed=3)
-    write(direction, tmp_path, "a", shape=(11, 9), chunks=(4, 5), dtype=dtype, codecs=codecs,
-          data=data)
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(11, 9),
+        chunks=(4, 5),
+        dtype=dtype,
+        codecs=codecs,
+        data=data,
+    )
     assert_same(read(direction, tmp_path, "a"), data)
     check_metadata_agrees(direction, tmp_path, "a")
 
 
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_transpose_3d(tmp_path: Path, direction: str) -> None:
-    codecs = [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}, BYTES_BE,
-              {"name": "gzip", "configuration": {"level": 1}}]
+    codecs = [
+        {"name": "transpose", "configuration": {"order": [2, 0, 1]}},
+        BYTES_BE,
+        {"name": "gzip", "configuration": {"level": 1}},
+    ]
     data = sample("int32", (5, 6, 7), seed=4)
-    write(direction, tmp_path, "a", shape=(5, 6, 7), chunks=(2, 4, 3), dtype="int32",
-          codecs=codecs, data=data)
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(5, 6, 7),
+        chunks=(2, 4, 3),
+        dtype="int32",
+        codecs=codecs,
+        data=data,
+    )
     assert_same(read(direction, tmp_path, "a"), data)
     check_metadata_agrees(direction, tmp_path, "a")
 
@@ -165,8 +241,16 @@ def test_transpose_3d(tmp_path: Path, direction: str) -> None:
 def test_shapes(tmp_path: Path, direction: str, case: str) -> None:
     shape, chunks = SHAPES[case]
     data = sample("int16", shape, seed=5)
-    write(direction, tmp_path, "a", shape=shape, chunks=chunks, dtype="int16",
-          codecs=[BYTES_LE, {"name": "gzip", "configuration": {"level": 1}}], data=data)
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=shape,
+        chunks=chunks,
+        dtype="int16",
+        codecs=[BYTES_LE, {"name": "gzip", "configuration": {"level": 1}}],
+        data=data,
+    )
     assert_same(read(direction, tmp_path, "a"), data)
     check_metadata_agrees(direction, tmp_path, "a")
     grid = [-(-s // c) for s, c in zip(shape, chunks)]
@@ -186,8 +270,16 @@ def test_0d_fill_only(tmp_path: Path, direction: str) -> None:
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_empty_arrays(tmp_path: Path, direction: str, shape, chunks) -> None:
     data = np.zeros(shape, dtype="float64")
-    write(direction, tmp_path, "a", shape=shape, chunks=chunks, dtype="float64",
-          fill_value=1.0, data=data)
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=shape,
+        chunks=chunks,
+        dtype="float64",
+        fill_value=1.0,
+        data=data,
+    )
     out = read(direction, tmp_path, "a")
     assert_same(out, data)
     check_metadata_agrees(direction, tmp_path, "a")
@@ -225,8 +317,16 @@ def test_missing_chunks(tmp_path: Path, direction: str, fill: int) -> None:
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_chunk_rewritten_to_fill_is_removed(tmp_path: Path, direction: str) -> None:
     """A chunk overwritten with only fill values is erased, and the other side reads fill."""
-    write(direction, tmp_path, "a", shape=(6,), chunks=(3,), dtype="uint16", fill_value=9,
-          data=np.arange(6, dtype="uint16"))
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(6,),
+        chunks=(3,),
+        dtype="uint16",
+        fill_value=9,
+        data=np.arange(6, dtype="uint16"),
+    )
     assert chunk_files(tmp_path / "a") == {"c/0", "c/1"}
     if direction == "zarrkit->zarr":
         zk.open_array(str(tmp_path), path="a", mode="r+")[3:6] = 9
@@ -250,8 +350,16 @@ def test_block_and_mask_selections_agree_with_zarr_python(tmp_path: Path, sharde
         z = zarr.create_array(store=str(tmp_path), name="a", shape=shape, dtype="int32", **kwargs)
     z[...] = data
     a = zk.open_array(str(tmp_path), path="a", mode="r+")
-    for sel in [0, -1, (1, 2), (slice(1, 3), -1), (slice(None), slice(2, None)),
-                (slice(-2, None), 0), (slice(2, 9),), (Ellipsis, 1)]:
+    for sel in [
+        0,
+        -1,
+        (1, 2),
+        (slice(1, 3), -1),
+        (slice(None), slice(2, None)),
+        (slice(-2, None), 0),
+        (slice(2, 9),),
+        (Ellipsis, 1),
+    ]:
         assert_same(a.blocks[sel], np.asarray(z.blocks[sel]))
         assert_same(a.get_block_selection(sel), np.asarray(z.get_block_selection(sel)))
     mask = data % 3 == 0
@@ -275,25 +383,43 @@ def _fill_params():
         for case in FILLS:
             marks = []
             if direction == "zarr->zarrkit" and case[0] in _ZARR_DROPS_NAN_PAYLOAD:
-                marks.append(pytest.mark.xfail(
-                    strict=True, reason="zarr-python 3.4.2 bug: a NaN fill value with a payload "
-                                        "is written as \"NaN\" (payload lost) before zarrkit reads it"))
+                marks.append(
+                    pytest.mark.xfail(
+                        strict=True,
+                        reason="zarr-python 3.4.2 bug: a NaN fill value with a payload "
+                        'is written as "NaN" (payload lost) before zarrkit reads it',
+                    )
+                )
             if direction == "zarrkit->zarr" and case[0] == "float16-nan-payload":
-                marks.append(pytest.mark.xfail(
-                    strict=True, reason="zarr-python 3.4.2 bug: it parses a hex float fill value "
-                                        "through a Python float, and float64 -> float16 drops the "
-                                        "NaN payload (reads 0x7e01 as 0x7e00)"))
+                marks.append(
+                    pytest.mark.xfail(
+                        strict=True,
+                        reason="zarr-python 3.4.2 bug: it parses a hex float fill value "
+                        "through a Python float, and float64 -> float16 drops the "
+                        "NaN payload (reads 0x7e01 as 0x7e00)",
+                    )
+                )
             yield pytest.param(direction, *case, id=f"{direction}-{case[0]}", marks=marks)
 
 
 @pytest.mark.parametrize("direction,case,dtype,fill_json,fill", list(_fill_params()))
-def test_fill_values(tmp_path: Path, direction: str, case: str, dtype: str, fill_json: Any,
-                     fill: np.generic) -> None:
+def test_fill_values(
+    tmp_path: Path, direction: str, case: str, dtype: str, fill_json: Any, fill: np.generic
+) -> None:
     shape, chunks = (5, 4), (2, 3)
     data = sample(dtype, shape, seed=7)
     region = np.s_[0:2, 0:3]  # exactly one chunk; the rest is never written
-    write(direction, tmp_path, "a", shape=shape, chunks=chunks, dtype=dtype,
-          fill_value=fill_json if direction == "zarrkit->zarr" else fill, data=data, region=region)
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=shape,
+        chunks=chunks,
+        dtype=dtype,
+        fill_value=fill_json if direction == "zarrkit->zarr" else fill,
+        data=data,
+        region=region,
+    )
     # the stored JSON is the spec's encoding, bit-exact for NaN payloads
     doc = stored(tmp_path, "a")
     assert doc["fill_value"] == fill_json
@@ -310,8 +436,9 @@ def test_fill_values(tmp_path: Path, direction: str, case: str, dtype: str, fill
 
 
 @pytest.mark.parametrize("case,dtype,fill_json,fill", [pytest.param(*f, id=f[0]) for f in FILLS])
-def test_fill_value_from_numpy_scalar(tmp_path: Path, case: str, dtype: str, fill_json: Any,
-                                      fill: np.generic) -> None:
+def test_fill_value_from_numpy_scalar(
+    tmp_path: Path, case: str, dtype: str, fill_json: Any, fill: np.generic
+) -> None:
     """A fill value given to zarrkit as a numpy scalar is stored as the spec's JSON (hex for a
     NaN payload), and zarr-python reads it with the same bits."""
     zk.create_array(str(tmp_path), path="a", shape=(3,), chunks=(2,), dtype=dtype, fill_value=fill)
@@ -324,18 +451,30 @@ def test_fill_value_from_numpy_scalar(tmp_path: Path, case: str, dtype: str, fil
 
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_default_fill_value(tmp_path: Path, direction: str) -> None:
-    write(direction, tmp_path, "a", shape=(4,), chunks=(2,), dtype="float32",
-          data=np.ones(4, "float32"), region=np.s_[0:2])
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(4,),
+        chunks=(2,),
+        dtype="float32",
+        data=np.ones(4, "float32"),
+        region=np.s_[0:2],
+    )
     assert stored(tmp_path, "a")["fill_value"] == 0.0
     assert_same(read(direction, tmp_path, "a"), np.array([1, 1, 0, 0], dtype="float32"))
 
 
 # -- chunk key encodings ------------------------------------------------------------------------
 KEY_ENCODINGS = {
-    "default-slash": ({"name": "default", "configuration": {"separator": "/"}},
-                      {"c/0/0", "c/0/1", "c/1/1"}),
-    "default-dot": ({"name": "default", "configuration": {"separator": "."}},
-                    {"c.0.0", "c.0.1", "c.1.1"}),
+    "default-slash": (
+        {"name": "default", "configuration": {"separator": "/"}},
+        {"c/0/0", "c/0/1", "c/1/1"},
+    ),
+    "default-dot": (
+        {"name": "default", "configuration": {"separator": "."}},
+        {"c.0.0", "c.0.1", "c.1.1"},
+    ),
     "v2-dot": ({"name": "v2", "configuration": {"separator": "."}}, {"0.0", "0.1", "1.1"}),
     "v2-slash": ({"name": "v2", "configuration": {"separator": "/"}}, {"0/0", "0/1", "1/1"}),
 }
@@ -347,8 +486,18 @@ def test_chunk_key_encodings(tmp_path: Path, direction: str, encoding: str) -> N
     cke, files = KEY_ENCODINGS[encoding]
     data = sample("uint32", (5, 5), seed=8)
     region = np.s_[0:3, :]
-    write(direction, tmp_path, "a", shape=(5, 5), chunks=(3, 3), dtype="uint32",
-          chunk_key_encoding=cke, fill_value=4, data=data, region=region)
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(5, 5),
+        chunks=(3, 3),
+        dtype="uint32",
+        chunk_key_encoding=cke,
+        fill_value=4,
+        data=data,
+        region=region,
+    )
     # finish the write with a second, partial region
     if direction == "zarrkit->zarr":
         zk.open_array(str(tmp_path), path="a", mode="r+")[4, 4] = 1
@@ -361,29 +510,59 @@ def test_chunk_key_encodings(tmp_path: Path, direction: str, encoding: str) -> N
     check_metadata_agrees(direction, tmp_path, "a")
 
 
-@pytest.mark.parametrize("cke,key", [({"name": "default", "configuration": {"separator": "/"}}, "c"),
-                                     ({"name": "default", "configuration": {"separator": "."}}, "c"),
-                                     ({"name": "v2", "configuration": {"separator": "."}}, "0"),
-                                     ({"name": "v2", "configuration": {"separator": "/"}}, "0")])
+@pytest.mark.parametrize(
+    "cke,key",
+    [
+        ({"name": "default", "configuration": {"separator": "/"}}, "c"),
+        ({"name": "default", "configuration": {"separator": "."}}, "c"),
+        ({"name": "v2", "configuration": {"separator": "."}}, "0"),
+        ({"name": "v2", "configuration": {"separator": "/"}}, "0"),
+    ],
+)
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_0d_chunk_keys(tmp_path: Path, direction: str, cke: dict, key: str) -> None:
-    write(direction, tmp_path, "a", shape=(), chunks=(), dtype="complex64",
-          chunk_key_encoding=cke, data=np.array(1 + 2j, dtype="complex64"))
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(),
+        chunks=(),
+        dtype="complex64",
+        chunk_key_encoding=cke,
+        data=np.array(1 + 2j, dtype="complex64"),
+    )
     assert chunk_files(tmp_path / "a") == {key}
     assert_same(read(direction, tmp_path, "a"), np.array(1 + 2j, dtype="complex64"))
 
 
 # -- attributes and dimension names ----------------------------------------------------------
-ATTRS = {"title": "t\u00e9st \u2603", "n": 3, "x": 1.25, "flag": False, "none": None,
-         "nested": {"list": [1, "two", [3.5, None], {"deep": {"deeper": []}}], "empty": {}}}
+ATTRS = {
+    "title": "t\u00e9st \u2603",
+    "n": 3,
+    "x": 1.25,
+    "flag": False,
+    "none": None,
+    "nested": {"list": [1, "two", [3.5, None], {"deep": {"deeper": []}}], "empty": {}},
+}
 
 
-@pytest.mark.parametrize("dimension_names", [("y", "x"), (None, "x"), (None, None), None],
-                         ids=["named", "one-none", "all-none", "absent"])
+@pytest.mark.parametrize(
+    "dimension_names",
+    [("y", "x"), (None, "x"), (None, None), None],
+    ids=["named", "one-none", "all-none", "absent"],
+)
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_attributes_and_dimension_names(tmp_path: Path, direction: str, dimension_names) -> None:
-    write(direction, tmp_path, "a", shape=(2, 3), chunks=(2, 3), dtype="int8",
-          dimension_names=dimension_names, attributes=ATTRS)
+    write(
+        direction,
+        tmp_path,
+        "a",
+        shape=(2, 3),
+        chunks=(2, 3),
+        dtype="int8",
+        dimension_names=dimension_names,
+        attributes=ATTRS,
+    )
     doc = stored(tmp_path, "a")
     assert doc["attributes"] == ATTRS
     if dimension_names is None:
@@ -407,8 +586,16 @@ def test_attribute_updates_are_seen(tmp_path: Path, direction: str) -> None:
     """An attribute update by one side is read by the other, and the data is untouched."""
     data = sample("float32", (4,), seed=9)
     other = "zarr->zarrkit" if direction == "zarrkit->zarr" else "zarrkit->zarr"
-    write(other, tmp_path, "a", shape=(4,), chunks=(2,), dtype="float32", attributes={"a": 1},
-          data=data)
+    write(
+        other,
+        tmp_path,
+        "a",
+        shape=(4,),
+        chunks=(2,),
+        dtype="float32",
+        attributes={"a": 1},
+        data=data,
+    )
     if direction == "zarrkit->zarr":
         zk.open_array(str(tmp_path), path="a", mode="r+").attrs["b"] = {"c": [1, 2]}
         z = zarr.open_array(str(tmp_path), path="a", mode="r")
@@ -510,8 +697,15 @@ def test_raw_bits_zarrkit_round_trip_and_zarr_refuses(tmp_path: Path, dtype: str
     with an error rather than misread it."""
     nbytes = int(dtype[1:]) // 8
     values = np.frombuffer(bytes(range(1, 1 + 3 * nbytes)), dtype=f"V{nbytes}")
-    a = zk.create_array(str(tmp_path), path="a", shape=(5,), chunks=(2,), dtype=dtype,
-                        fill_value=fill, codecs=[{"name": "bytes"}, {"name": "crc32c"}])
+    a = zk.create_array(
+        str(tmp_path),
+        path="a",
+        shape=(5,),
+        chunks=(2,),
+        dtype=dtype,
+        fill_value=fill,
+        codecs=[{"name": "bytes"}, {"name": "crc32c"}],
+    )
     a[0:3] = values
     b = zk.open_array(str(tmp_path), path="a")
     assert b.dtype == np.dtype(f"V{nbytes}")
@@ -535,11 +729,27 @@ def test_zarr_raw_bytes_refused_by_zarrkit(tmp_path: Path) -> None:
 @pytest.mark.parametrize("dtype", ["int64", "float32", "complex128", "bool"])
 def test_shared_writes(tmp_path: Path, dtype: str) -> None:
     """zarrkit and zarr-python write different regions (some chunks shared) of one array."""
-    codecs = for_dtype([T10, BYTES_BE, {"name": "zstd", "configuration": {"level": 1, "checksum": True}},
-                        {"name": "crc32c"}], dtype)
+    codecs = for_dtype(
+        [
+            T10,
+            BYTES_BE,
+            {"name": "zstd", "configuration": {"level": 1, "checksum": True}},
+            {"name": "crc32c"},
+        ],
+        dtype,
+    )
     data = sample(dtype, (9, 8), seed=12)
-    write("zarrkit->zarr", tmp_path, "a", shape=(9, 8), chunks=(4, 3), dtype=dtype, codecs=codecs,
-          data=data, region=np.s_[0:5, :])
+    write(
+        "zarrkit->zarr",
+        tmp_path,
+        "a",
+        shape=(9, 8),
+        chunks=(4, 3),
+        dtype=dtype,
+        codecs=codecs,
+        data=data,
+        region=np.s_[0:5, :],
+    )
     zarr.open_array(str(tmp_path), path="a", mode="r+")[5:9, :] = data[5:9, :]
     zk.open_array(str(tmp_path), path="a", mode="r+")[2:7, 1:4] = data[2:7, 1:4]
     assert_same(zk.open_array(str(tmp_path), path="a")[...], data)
@@ -554,8 +764,13 @@ def test_blosc_given_without_typesize_or_shuffle_gets_them_from_the_data_type(tm
     import zarrkit as zk
 
     path = tmp_path / "b.zarr"
-    a = zk.create_array(str(path), shape=(64,), chunks=(32,), dtype="int32",
-                        codecs=["bytes", {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5}}])
+    a = zk.create_array(
+        str(path),
+        shape=(64,),
+        chunks=(32,),
+        dtype="int32",
+        codecs=["bytes", {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5}}],
+    )
     a[:] = np.arange(64, dtype="int32")
     blosc = json.loads((path / "zarr.json").read_text())["codecs"][1]["configuration"]
     assert (blosc["typesize"], blosc["shuffle"]) == (4, "shuffle")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,12 +73,20 @@ def _race(tmp_path: Path, operation: Callable[[LocalStore, Any], None]) -> tuple
     (outside / "planted").write_bytes(planted)  # a name no chunk has: shows up in a listing
     before = _outside_state(outside)
     store = LocalStore(root, mode="w")
-    array = zk.create_array(store, shape=(ROWS, COLUMNS), chunks=(1, CHUNK), dtype="<f4",
-                            codecs=[{"name": "bytes"}], fill_value=0)
+    array = zk.create_array(
+        store,
+        shape=(ROWS, COLUMNS),
+        chunks=(1, CHUNK),
+        dtype="<f4",
+        codecs=[{"name": "bytes"}],
+        fill_value=0,
+    )
     array[:] = 1
     racer = subprocess.Popen(
         [sys.executable, "-c", RACER, str(root), str(outside), str(SECONDS), *SWAPPED],
-        stdout=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert racer.stdout is not None and racer.stdout.readline() == "ready\n"
     done = refused = 0
     unexpected: list[BaseException] = []
@@ -87,7 +96,7 @@ def _race(tmp_path: Path, operation: Callable[[LocalStore, Any], None]) -> tuple
                 operation(store, array)
             except ZarrkitError:
                 refused += 1
-            except Exception as exc:  # noqa: BLE001 (collected, reported below)
+            except Exception as exc:
                 unexpected.append(exc)
             done += 1
     finally:
@@ -115,7 +124,7 @@ def write_partial(store: LocalStore, array: Any) -> None:
     rng = np.random.default_rng()
     for row in (1, 3, 6):
         start = int(rng.integers(0, COLUMNS - 4))
-        array[row, start:start + 3] = rng.integers(1, 100)
+        array[row, start : start + 3] = rng.integers(1, 100)
 
 
 def read(store: LocalStore, array: Any) -> None:
@@ -146,22 +155,24 @@ def erase(store: LocalStore, array: Any) -> None:
     array[1:2, :32] = 5  # and write some back, so that there is something to erase
 
 
-@pytest.mark.parametrize("operation", [write_whole, write_partial, read, list_keys, erase],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "operation", [write_whole, write_partial, read, list_keys, erase], ids=lambda f: f.__name__
+)
 def test_no_operation_reaches_outside_the_root_while_folders_are_swapped(
-        tmp_path: Path, operation: Callable[[LocalStore, Any], None]) -> None:
-    swaps, done, refused = _race(tmp_path, operation)
+    tmp_path: Path, operation: Callable[[LocalStore, Any], None]
+) -> None:
+    _swaps, _done, refused = _race(tmp_path, operation)
     assert refused > 0, "no operation met a swapped folder: the race proves nothing"
 
 
 @pytest.mark.skipif(beneath.openat2_read is None, reason="no openat2 here: already walked")
 @pytest.mark.parametrize("operation", [write_whole, read], ids=lambda f: f.__name__)
 def test_the_walk_one_folder_at_a_time_holds_too(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        operation: Callable[[LocalStore, Any], None]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: Callable[[LocalStore, Any], None]
+) -> None:
     """Where the kernel has no openat2 (before Linux 5.6, other POSIX systems), each path
     segment is opened with openat and O_NOFOLLOW: that way is forced here."""
     monkeypatch.setattr(beneath, "_openat2", None)
     monkeypatch.setattr(local, "_openat2_read", None)
-    swaps, done, refused = _race(tmp_path, operation)
+    _swaps, _done, refused = _race(tmp_path, operation)
     assert refused > 0, "no operation met a swapped folder: the race proves nothing"

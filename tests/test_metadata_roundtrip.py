@@ -13,8 +13,15 @@ import zarrkit as zk
 
 def test_zarr_python_document_survives_an_attribute_update(tmp_path):
     path = tmp_path / "z.zarr"
-    z = zarr.create_array(store=str(path), shape=(6, 5), chunks=(3, 5), dtype="float64",
-                          fill_value=np.nan, dimension_names=["a", None], attributes={"k": [1, 2]})
+    z = zarr.create_array(
+        store=str(path),
+        shape=(6, 5),
+        chunks=(3, 5),
+        dtype="float64",
+        fill_value=np.nan,
+        dimension_names=["a", None],
+        attributes={"k": [1, 2]},
+    )
     z[:] = np.arange(30.0).reshape(6, 5)
     before = json.loads((path / "zarr.json").read_text())
 
@@ -27,7 +34,10 @@ def test_zarr_python_document_survives_an_attribute_update(tmp_path):
 
 def test_aliases_and_optional_unknown_fields_are_kept(tmp_path):
     doc = {
-        "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [4],
+        "data_type": "int32",
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
         "fill_value": 7,
@@ -49,8 +59,14 @@ def test_aliases_and_optional_unknown_fields_are_kept(tmp_path):
 
 
 def test_resize_changes_only_the_shape(tmp_path):
-    a = zk.create_array(str(tmp_path / "r.zarr"), shape=(10,), chunks=(4,), dtype="uint8",
-                        attributes={"x": 1}, dimension_names=["t"])
+    a = zk.create_array(
+        str(tmp_path / "r.zarr"),
+        shape=(10,),
+        chunks=(4,),
+        dtype="uint8",
+        attributes={"x": 1},
+        dimension_names=["t"],
+    )
     before = json.loads((tmp_path / "r.zarr/zarr.json").read_text())
     a.resize(17)
     after = json.loads((tmp_path / "r.zarr/zarr.json").read_text())

@@ -23,8 +23,9 @@ def _files(root: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("name", ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata",
-                                  "a/zarr.json/b"])
+@pytest.mark.parametrize(
+    "name", ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "a/zarr.json/b"]
+)
 def test_names_of_metadata_documents_are_refused(tmp_path, fmt, name):
     store = LocalStore(tmp_path / "s", mode="w")
     root = zk.create_group(store, zarr_format=fmt)
@@ -70,8 +71,11 @@ def test_a_store_without_a_name_limit_takes_long_names():
 
 def test_wrappers_report_the_name_limit_of_the_store_they_wrap(tmp_path):
     store = LocalStore(tmp_path / "s", mode="w")
-    assert MetricsStore(store).name_limit() == store.name_limit() == os.pathconf(
-        tmp_path, "PC_NAME_MAX")
+    assert (
+        MetricsStore(store).name_limit()
+        == store.name_limit()
+        == os.pathconf(tmp_path, "PC_NAME_MAX")
+    )
     with pytest.raises(InvalidKeyError):
         zk.create_group(MetricsStore(store), path="n" * 300)
 
@@ -105,11 +109,19 @@ def test_chunk_keys_too_long_for_the_file_system_are_refused_before_writing(tmp_
     before = _files(tmp_path)
     # v2 joins the 64 indices of a chunk with '.': '9999.9999.[...]' is 319 bytes
     with pytest.raises(InvalidKeyError, match="chunk keys cannot be stored"):
-        zk.create_array(store, path="a", shape=(10_000,) * 64, chunks=(1,) * 64, dtype="u1",
-                        zarr_format=2)
+        zk.create_array(
+            store, path="a", shape=(10_000,) * 64, chunks=(1,) * 64, dtype="u1", zarr_format=2
+        )
     assert _files(tmp_path) == before
     # the same array with '/' between the indices has short segments
-    a = zk.create_array(store, path="a", shape=(10_000,) * 64, chunks=(1,) * 64, dtype="u1",
-                        zarr_format=2, dimension_separator="/")
+    a = zk.create_array(
+        store,
+        path="a",
+        shape=(10_000,) * 64,
+        chunks=(1,) * 64,
+        dtype="u1",
+        zarr_format=2,
+        dimension_separator="/",
+    )
     a[(9_999,) * 64] = 7
     assert zk.open_array(store, path="a")[(9_999,) * 64] == 7

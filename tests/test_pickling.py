@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
+from process_cases import NAMES, SHARED_WRITES, build, expected, read_then_fill, use, written
+from store_servers import FileServer, Moto, address, s3_options, serving
 
 import zarrkit
 from zarrkit.errors import StoreError
-from process_cases import (NAMES, SHARED_WRITES, build, expected, read_then_fill, use,
-                           written)
-from store_servers import FileServer, Moto, address, s3_options, serving
 
 BUCKET = "pickling"
 CONTEXTS = ("spawn", "forkserver", "fork")
@@ -50,9 +50,9 @@ def _case(name: str, tmp_path: Path, moto: Moto, http_root: tuple[Path, str]) ->
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_array_unpickles_in_another_process(name: str, pool: ProcessPoolExecutor,
-                                            tmp_path: Path, moto: Moto,
-                                            http_root: tuple[Path, str]) -> None:
+def test_array_unpickles_in_another_process(
+    name: str, pool: ProcessPoolExecutor, tmp_path: Path, moto: Moto, http_root: tuple[Path, str]
+) -> None:
     case = _case(name, tmp_path, moto, http_root)
     data = expected()
     write = case.writable
@@ -67,8 +67,9 @@ def test_array_unpickles_in_another_process(name: str, pool: ProcessPoolExecutor
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_pickles_are_small_and_carry_no_open_state(name: str, tmp_path: Path, moto: Moto,
-                                                   http_root: tuple[Path, str]) -> None:
+def test_pickles_are_small_and_carry_no_open_state(
+    name: str, tmp_path: Path, moto: Moto, http_root: tuple[Path, str]
+) -> None:
     """A handle pickles as what opens it again (a zarr-python array: about 1.5 kB); a memory
     store carries its contents."""
     case = _case(name, tmp_path, moto, http_root)

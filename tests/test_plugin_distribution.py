@@ -76,15 +76,24 @@ ENTRY_POINTS = {
 
 
 def _install(fake_distribution):
-    return fake_distribution("zarrkit-example-plugin", version="0.3",
-                             entry_points=ENTRY_POINTS,
-                             modules={"zarrkit_example_plugin": PLUGIN_SOURCE})
+    return fake_distribution(
+        "zarrkit-example-plugin",
+        version="0.3",
+        entry_points=ENTRY_POINTS,
+        modules={"zarrkit_example_plugin": PLUGIN_SOURCE},
+    )
 
 
 def _write_with_plugin(path):
-    a = zk.create_array(str(path), path="img", shape=(5, 4), chunks=(2, 4), dtype="example.bgr8",
-                        codecs=["bytes", {"name": "example.xor", "configuration": {"key": 90}}],
-                        fill_value="#ff8000")
+    a = zk.create_array(
+        str(path),
+        path="img",
+        shape=(5, 4),
+        chunks=(2, 4),
+        dtype="example.bgr8",
+        codecs=["bytes", {"name": "example.xor", "configuration": {"key": 90}}],
+        fill_value="#ff8000",
+    )
     pixels = np.zeros((4, 4), a.dtype)
     pixels["r"] = np.arange(16).reshape(4, 4)
     pixels["g"] = 7
@@ -116,8 +125,13 @@ def test_stored_bytes_are_what_the_plugin_codec_made(tmp_path, fake_distribution
 
 def test_alias_of_installed_codec_resolves(tmp_path, fake_distribution):
     _install(fake_distribution)
-    a = zk.create_array(str(tmp_path / "q.zarr"), shape=(3,), chunks=(3,), dtype="uint8",
-                        codecs=["bytes", {"name": "xor", "configuration": {"key": 1}}])
+    a = zk.create_array(
+        str(tmp_path / "q.zarr"),
+        shape=(3,),
+        chunks=(3,),
+        dtype="uint8",
+        codecs=["bytes", {"name": "xor", "configuration": {"key": 1}}],
+    )
     a[:] = [1, 2, 3]
     assert zk.open_array(str(tmp_path / "q.zarr"))[:].tolist() == [1, 2, 3]
 
@@ -126,8 +140,13 @@ def test_without_the_plugin_opening_names_the_missing_extension(tmp_path):
     from zarrkit.testing import fake_dist
 
     site = tmp_path / "site"
-    fake_dist.make_distribution(site, "zarrkit-example-plugin", "0.3", ENTRY_POINTS,
-                                {"zarrkit_example_plugin": PLUGIN_SOURCE})
+    fake_dist.make_distribution(
+        site,
+        "zarrkit-example-plugin",
+        "0.3",
+        ENTRY_POINTS,
+        {"zarrkit_example_plugin": PLUGIN_SOURCE},
+    )
     with fake_dist.installed(site):
         _write_with_plugin(tmp_path / "p.zarr")
     # leaving the block took the distribution off sys.path, as `pip uninstall` would
@@ -140,10 +159,16 @@ def test_without_the_plugin_opening_names_the_missing_extension(tmp_path):
 
 
 def test_unknown_codec_alone_is_named(tmp_path, fake_distribution):
-    doc = {"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "uint8",
-           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
-           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
-           "codecs": ["bytes", {"name": "example.xor", "configuration": {"key": 3}}]}
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [2],
+        "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": 0,
+        "codecs": ["bytes", {"name": "example.xor", "configuration": {"key": 3}}],
+    }
     (tmp_path / "u.zarr").mkdir()
     (tmp_path / "u.zarr/zarr.json").write_text(json.dumps(doc))
     with pytest.raises(UnknownExtensionError) as info:

@@ -15,17 +15,17 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
+from process_writers import ARRAYS, value, write_cells
+from store_servers import Moto, s3_options
 
 import zarrkit as zk
 from zarrkit.storage import open_store
-
-from process_writers import ARRAYS, value, write_cells
-from store_servers import Moto, s3_options
 
 WRITERS = 4
 #: cells per writer: as many partial writes of each array, all into its one chunk / shard
@@ -58,30 +58,48 @@ def _s3(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[str, dict]:
 
 
 STORES: dict[str, Callable[[Path, pytest.FixtureRequest], tuple[str, dict]]] = {
-    "local": _local, "lmdb": _lmdb, "s3": _s3}
+    "local": _local,
+    "lmdb": _lmdb,
+    "s3": _s3,
+}
 
 
 def _create(url: str, options: dict, columns: int) -> None:
     store = open_store(url, mode="w", storage_options=options)
     try:
         zk.create_group(store)
-        zk.create_array(store, path="chunked", shape=(WRITERS, columns), chunks=(WRITERS, columns),
-                        dtype="int32", fill_value=0)
-        zk.create_array(store, path="sharded", shape=(WRITERS, columns),
-                        shards=(WRITERS, columns), chunks=(2, columns // 2), dtype="int32",
-                        fill_value=0)
+        zk.create_array(
+            store,
+            path="chunked",
+            shape=(WRITERS, columns),
+            chunks=(WRITERS, columns),
+            dtype="int32",
+            fill_value=0,
+        )
+        zk.create_array(
+            store,
+            path="sharded",
+            shape=(WRITERS, columns),
+            shards=(WRITERS, columns),
+            chunks=(2, columns // 2),
+            dtype="int32",
+            fill_value=0,
+        )
     finally:
         store.close()  # (a process forked from this one must not share an open LMDB)
 
 
 def _run(how: str, url: str, options: dict, columns: int, signals: Path, safe: bool) -> None:
     """Start WRITERS processes the `how` way, let them go together, wait for them all."""
-    jobs = [dict(url=url, options=options, row=row, columns=columns, signals=str(signals),
-                 safe=safe) for row in range(WRITERS)]
+    jobs = [
+        dict(url=url, options=options, row=row, columns=columns, signals=str(signals), safe=safe)
+        for row in range(WRITERS)
+    ]
     if how == "subprocess":
         script = str(Path(__file__).with_name("process_writers.py"))
-        procs: list[Any] = [subprocess.Popen([sys.executable, script, json.dumps(job)])
-                            for job in jobs]
+        procs: list[Any] = [
+            subprocess.Popen([sys.executable, script, json.dumps(job)]) for job in jobs
+        ]
     else:
         context = multiprocessing.get_context(how)
         procs = [context.Process(target=write_cells, kwargs=job) for job in jobs]
@@ -124,8 +142,9 @@ def lost_updates(url: str, options: dict, columns: int) -> int:
     return lost
 
 
-def _scenario(store: str, how: str, safe: bool, tmp_path: Path,
-              request: pytest.FixtureRequest) -> tuple[str, int]:
+def _scenario(
+    store: str, how: str, safe: bool, tmp_path: Path, request: pytest.FixtureRequest
+) -> tuple[str, int]:
     """Run the writers; the store's URL, and how many of their cells were lost."""
     url, options = STORES[store](tmp_path, request)
     columns = COLUMNS[store]
@@ -140,7 +159,8 @@ def _scenario(store: str, how: str, safe: bool, tmp_path: Path,
 @pytest.mark.parametrize("how", ["spawn", "fork", "subprocess"])
 @pytest.mark.parametrize("store", sorted(STORES))
 def test_processes_writing_one_chunk_and_one_shard_lose_nothing(
-        store: str, how: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store: str, how: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     url, lost = _scenario(store, how, True, tmp_path, request)
     assert lost == 0, f"{lost} of {2 * WRITERS * COLUMNS[store]} cells lost"
     if store == "local":  # lock files are gone, and never showed as keys
@@ -151,7 +171,8 @@ def test_processes_writing_one_chunk_and_one_shard_lose_nothing(
 
 @pytest.mark.parametrize("store", ["local", "lmdb"])
 def test_without_safe_updates_processes_lose_updates(
-        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """The same run with the setting off: the test above can see a loss when one happens.
     (One run almost always loses some; three runs make a miss unlikely.)"""
     total = 0
@@ -179,21 +200,32 @@ def test_stale_lock_files_are_invisible_to_readers_and_taken_over(tmp_path: Path
     for fmt, root in roots.items():
         zk.create_group(str(root), zarr_format=fmt)
         extra = {"compressor": None} if fmt == 2 else {}  # (tensorstore: not numcodecs zstd's)
-        zk.create_array(str(root), path="a", shape=(8, 8), chunks=(4, 4), dtype="int32",
-                        zarr_format=fmt, **extra)[...] = data
+        zk.create_array(
+            str(root),
+            path="a",
+            shape=(8, 8),
+            chunks=(4, 4),
+            dtype="int32",
+            zarr_format=fmt,
+            **extra,
+        )[...] = data
     stale = [roots[3] / "a" / "c" / "0" / lock_name("0"), roots[2] / "a" / lock_name("0.0")]
     for place in stale:
         place.touch()
 
     for fmt, root in roots.items():
         assert sorted(open_store(str(root)).list()) == sorted(
-            str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
-            and not p.name.endswith(".lock"))
+            str(p.relative_to(root))
+            for p in root.rglob("*")
+            if p.is_file() and not p.name.endswith(".lock")
+        )
         group = zarr.open_group(str(root), mode="r")
         assert [name for name, _ in group.members()] == ["a"]
         np.testing.assert_array_equal(group["a"][...], data)
-        spec = {"driver": "zarr3" if fmt == 3 else "zarr",
-                "kvstore": {"driver": "file", "path": str(root / "a")}}
+        spec = {
+            "driver": "zarr3" if fmt == 3 else "zarr",
+            "kvstore": {"driver": "file", "path": str(root / "a")},
+        }
         np.testing.assert_array_equal(ts.open(spec).result().read().result(), data)
 
     for root in roots.values():

@@ -32,8 +32,11 @@ GROUP = "zarrkit.chunk_key_encodings"
 
 def key_encoding_module(**classes: str) -> str:
     """Source of a module defining chunk key encodings: class name -> `names(...)` arguments."""
-    lines = ["from zarrkit.chunk_key_encoding import ChunkKeyEncoding",
-             "from zarrkit.names import names", ""]
+    lines = [
+        "from zarrkit.chunk_key_encoding import ChunkKeyEncoding",
+        "from zarrkit.names import names",
+        "",
+    ]
     for class_name, names_args in classes.items():
         lines += [f"class {class_name}(ChunkKeyEncoding):", f"    names = names({names_args})", ""]
     return "\n".join(lines)
@@ -43,21 +46,29 @@ def key_encodings(**entry_points: str) -> dict[str, dict[str, str]]:
     return {GROUP: entry_points}
 
 
-def run_python(code: str, *, cwd: Path, pythonpath: Path | None = None,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, *, cwd: Path, pythonpath: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run `code` in a fresh interpreter (so sys.modules shows what zarrkit itself imported)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRKIT_")}
     full_env.pop("PYTHONPATH", None)
     if pythonpath is not None:
         full_env["PYTHONPATH"] = str(pythonpath)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # -- laziness -------------------------------------------------------------------------------------
 def test_import_zarrkit_imports_no_plugin_and_scans_no_entry_point(tmp_path: Path) -> None:
-    result = run_python("""
+    result = run_python(
+        """
         import importlib.metadata as md, json, sys
         calls = []
         def spy(name):
@@ -76,7 +87,9 @@ def test_import_zarrkit_imports_no_plugin_and_scans_no_entry_point(tmp_path: Pat
             "integrations": sorted(m for m in ("dask", "distributed", "xarray", "zarrkit.dask")
                                    if m in sys.modules),
         }))
-    """, cwd=tmp_path)
+    """,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report == {"calls": [], "plugin_modules": [], "registries": [], "integrations": []}
@@ -85,7 +98,8 @@ def test_import_zarrkit_imports_no_plugin_and_scans_no_entry_point(tmp_path: Pat
 def test_using_arrays_and_pickling_imports_no_dask(tmp_path: Path) -> None:
     """dask and distributed are optional extras: only `zarrkit.dask` (or `Array.to_dask`)
     imports them, never writing, reading, pickling or forking an array."""
-    result = run_python("""
+    result = run_python(
+        """
         import json, pickle, sys
         import numpy as np, zarrkit
         a = zarrkit.create_array("arr", shape=(8, 8), chunks=(4, 4), shards=(8, 8), dtype="i4")
@@ -94,7 +108,9 @@ def test_using_arrays_and_pickling_imports_no_dask(tmp_path: Path) -> None:
         assert (again[...] == a[...]).all()
         print(json.dumps(sorted(m for m in ("dask", "distributed", "xarray", "zarrkit.dask")
                                 if m in sys.modules)))
-    """, cwd=tmp_path)
+    """,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
 
@@ -102,7 +118,8 @@ def test_using_arrays_and_pickling_imports_no_dask(tmp_path: Path) -> None:
 def test_a_process_reads_each_distributions_metadata_once(tmp_path: Path) -> None:
     """Parsing a distribution's METADATA costs ~1 ms; read per entry point, the first array a
     process opened took 0.2 s to open."""
-    result = run_python("""
+    result = run_python(
+        """
         import collections, importlib.metadata as md, json
         reads = collections.Counter()
         real = md.PathDistribution.read_text
@@ -119,7 +136,9 @@ def test_a_process_reads_each_distributions_metadata_once(tmp_path: Path) -> Non
         assert (b[...] == a[...]).all()
         zarrkit.registry.resolve("codec", "blosc")
         print(json.dumps(reads))
-    """, cwd=tmp_path)
+    """,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     reads = json.loads(result.stdout)
     assert reads, "no distribution metadata was read at all"
@@ -127,32 +146,44 @@ def test_a_process_reads_each_distributions_metadata_once(tmp_path: Path) -> Non
 
 
 def test_resolving_regular_imports_only_its_module(tmp_path: Path) -> None:
-    result = run_python("""
+    result = run_python(
+        """
         import json, sys
         from zarrkit import registry
         cls = registry.resolve("chunk_grid", "regular")
         print(json.dumps([cls.__module__, sorted(m for m in sys.modules if m.startswith("zarrkit.plugins"))]))
-    """, cwd=tmp_path)
+    """,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     module, plugin_modules = json.loads(result.stdout)
     assert module == "zarrkit.plugins.grids.regular"
-    assert plugin_modules == ["zarrkit.plugins", "zarrkit.plugins.grids", "zarrkit.plugins.grids.regular"]
+    assert plugin_modules == [
+        "zarrkit.plugins",
+        "zarrkit.plugins.grids",
+        "zarrkit.plugins.grids.regular",
+    ]
 
 
 def test_pytest_plugin_adds_no_import_beyond_zarrkit_and_pytest(tmp_path: Path) -> None:
     """pytest imports the plugin in every run of every project that has zarrkit installed."""
-    result = run_python("""
+    result = run_python(
+        """
         import json, sys
         import pytest, zarrkit
         before = set(sys.modules)
         import zarrkit.testing.pytest_plugin
         added = sorted(set(sys.modules) - before)
         print(json.dumps({"added": added, "numpy": "numpy" in sys.modules}))
-    """, cwd=tmp_path)
+    """,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     # no registry (so no entry-point scan), no plugin, not even numpy
-    assert set(report["added"]) <= {"zarrkit.testing", "zarrkit.testing.pytest_plugin"}, report["added"]
+    assert set(report["added"]) <= {"zarrkit.testing", "zarrkit.testing.pytest_plugin"}, report[
+        "added"
+    ]
     assert report["numpy"] is False
 
 
@@ -161,31 +192,43 @@ def test_pytest_plugin_adds_no_import_beyond_zarrkit_and_pytest(tmp_path: Path) 
 def dotted(fake_distribution) -> None:
     """A distribution with a named encoding (with an alias), a family and a v2-only one."""
     fake_distribution(
-        "zarrkit-dotted", version="2.5",
-        entry_points=key_encodings(dotted="zk_dotted:Dotted", numbered="zk_dotted:Numbered",
-                                   legacy="zk_dotted:Legacy"),
-        modules={"zk_dotted": key_encoding_module(
-            Dotted='"dotted", aliases=["dots"]',
-            Numbered=r'pattern=r"x\d+"',
-            Legacy='v2="legacy"',
-        )},
+        "zarrkit-dotted",
+        version="2.5",
+        entry_points=key_encodings(
+            dotted="zk_dotted:Dotted", numbered="zk_dotted:Numbered", legacy="zk_dotted:Legacy"
+        ),
+        modules={
+            "zk_dotted": key_encoding_module(
+                Dotted='"dotted", aliases=["dots"]',
+                Numbered=r'pattern=r"x\d+"',
+                Legacy='v2="legacy"',
+            )
+        },
     )
 
 
-@pytest.mark.parametrize("name, class_name", [
-    ("dotted", "Dotted"),  # entry-point name
-    ("dots", "Dotted"),  # alias
-    ("x1", "Numbered"),  # pattern family
-    ("x2048", "Numbered"),
-])
-def test_installed_extension_resolves_by_name_alias_and_pattern(dotted, name: str, class_name: str) -> None:
+@pytest.mark.parametrize(
+    "name, class_name",
+    [
+        ("dotted", "Dotted"),  # entry-point name
+        ("dots", "Dotted"),  # alias
+        ("x1", "Numbered"),  # pattern family
+        ("x2048", "Numbered"),
+    ],
+)
+def test_installed_extension_resolves_by_name_alias_and_pattern(
+    dotted, name: str, class_name: str
+) -> None:
     cls = registry.resolve(KIND, name)
     assert (cls.__module__, cls.__name__) == ("zk_dotted", class_name)
 
 
 def test_installed_extension_is_listed_with_its_distribution(dotted) -> None:
     providers = {p.name: p for p in registry.get_registry(KIND).providers()}
-    assert (providers["dotted"].distribution, providers["dotted"].version) == ("zarrkit-dotted", "2.5")
+    assert (providers["dotted"].distribution, providers["dotted"].version) == (
+        "zarrkit-dotted",
+        "2.5",
+    )
     assert providers["default"].distribution == "zarrkit"
 
 
@@ -209,8 +252,12 @@ def test_alias_is_per_format(dotted) -> None:
 
 
 def test_uninstalling_removes_the_extension(tmp_path: Path) -> None:
-    make_distribution(tmp_path, "zarrkit-gone", entry_points=key_encodings(gone="zk_gone:Gone"),
-                      modules={"zk_gone": key_encoding_module(Gone='"gone"')})
+    make_distribution(
+        tmp_path,
+        "zarrkit-gone",
+        entry_points=key_encodings(gone="zk_gone:Gone"),
+        modules={"zk_gone": key_encoding_module(Gone='"gone"')},
+    )
     with installed(tmp_path):
         assert registry.resolve(KIND, "gone").__name__ == "Gone"
     assert "zk_gone" not in sys.modules
@@ -219,7 +266,9 @@ def test_uninstalling_removes_the_extension(tmp_path: Path) -> None:
 
 
 # -- runtime registration -------------------------------------------------------------------------
-def test_runtime_registration_wins_over_entry_points_and_unregister_restores(zarrkit_register) -> None:
+def test_runtime_registration_wins_over_entry_points_and_unregister_restores(
+    zarrkit_register,
+) -> None:
     class MyDefault(ChunkKeyEncoding):
         names = spelled("default")
 
@@ -246,7 +295,9 @@ def twins(fake_distribution) -> None:
     for letter in "ab":
         fake_distribution(
             f"twin-{letter}",
-            entry_points=key_encodings(twin=f"twin_{letter}:Twin", **{f"solo-{letter}": f"twin_{letter}:Solo"}),
+            entry_points=key_encodings(
+                twin=f"twin_{letter}:Twin", **{f"solo-{letter}": f"twin_{letter}:Solo"}
+            ),
             modules={f"twin_{letter}": key_encoding_module(Twin='"twin"', Solo=f'"solo-{letter}"')},
         )
 
@@ -271,31 +322,53 @@ def test_conflict_is_settled_by_config_prefer(twins) -> None:
 def test_conflict_is_settled_by_zarrkit_prefer(tmp_path: Path) -> None:
     site = tmp_path / "site"
     for letter in "ab":
-        make_distribution(site, f"twin-{letter}", entry_points=key_encodings(twin=f"twin_{letter}:Twin"),
-                          modules={f"twin_{letter}": key_encoding_module(Twin='"twin"')})
+        make_distribution(
+            site,
+            f"twin-{letter}",
+            entry_points=key_encodings(twin=f"twin_{letter}:Twin"),
+            modules={f"twin_{letter}": key_encoding_module(Twin='"twin"')},
+        )
     code = "from zarrkit import registry; print(registry.resolve('chunk_key_encoding', 'twin').__module__)"
-    chosen = run_python(code, cwd=tmp_path, pythonpath=site,
-                        env={"ZARRKIT_PREFER": "chunk_key_encoding:twin=twin-b"})
+    chosen = run_python(
+        code,
+        cwd=tmp_path,
+        pythonpath=site,
+        env={"ZARRKIT_PREFER": "chunk_key_encoding:twin=twin-b"},
+    )
     assert (chosen.returncode, chosen.stdout.strip()) == (0, "twin_b"), chosen.stderr
     undecided = run_python(code, cwd=tmp_path, pythonpath=site)
     assert undecided.returncode == 1 and "PluginConflictError" in undecided.stderr
 
 
 def test_preference_skips_importing_the_other_distribution(fake_distribution) -> None:
-    fake_distribution("good-twin", entry_points=key_encodings(twin="good_twin:Twin"),
-                      modules={"good_twin": key_encoding_module(Twin='"twin"')})
-    fake_distribution("bad-twin", entry_points=key_encodings(twin="bad_twin:Twin"),
-                      modules={"bad_twin": "raise ImportError('bad twin is broken')"})
+    fake_distribution(
+        "good-twin",
+        entry_points=key_encodings(twin="good_twin:Twin"),
+        modules={"good_twin": key_encoding_module(Twin='"twin"')},
+    )
+    fake_distribution(
+        "bad-twin",
+        entry_points=key_encodings(twin="bad_twin:Twin"),
+        modules={"bad_twin": "raise ImportError('bad twin is broken')"},
+    )
     with config.override(prefer={(KIND, "twin"): "good-twin"}):
         assert registry.resolve(KIND, "twin").__module__ == "good_twin"
     assert "bad_twin" not in sys.modules
 
 
-def test_one_name_from_two_distributions_for_different_formats_is_no_conflict(fake_distribution) -> None:
-    fake_distribution("only-v3", entry_points=key_encodings(split="only_v3:Split"),
-                      modules={"only_v3": key_encoding_module(Split='"split"')})
-    fake_distribution("only-v2", entry_points=key_encodings(split="only_v2:Split"),
-                      modules={"only_v2": key_encoding_module(Split='v2="split"')})
+def test_one_name_from_two_distributions_for_different_formats_is_no_conflict(
+    fake_distribution,
+) -> None:
+    fake_distribution(
+        "only-v3",
+        entry_points=key_encodings(split="only_v3:Split"),
+        modules={"only_v3": key_encoding_module(Split='"split"')},
+    )
+    fake_distribution(
+        "only-v2",
+        entry_points=key_encodings(split="only_v2:Split"),
+        modules={"only_v2": key_encoding_module(Split='v2="split"')},
+    )
     assert registry.resolve(KIND, "split", V3).__module__ == "only_v3"
     assert registry.resolve(KIND, "split", V2).__module__ == "only_v2"
 
@@ -303,16 +376,23 @@ def test_one_name_from_two_distributions_for_different_formats_is_no_conflict(fa
 # -- broken plugins -------------------------------------------------------------------------------
 @pytest.fixture
 def broken(fake_distribution) -> None:
-    fake_distribution("zarrkit-shaky", version="0.3",
-                      entry_points=key_encodings(shaky="zk_shaky:Shaky"),
-                      modules={"zk_shaky": "raise ImportError('libshaky is not installed')"})
+    fake_distribution(
+        "zarrkit-shaky",
+        version="0.3",
+        entry_points=key_encodings(shaky="zk_shaky:Shaky"),
+        modules={"zk_shaky": "raise ImportError('libshaky is not installed')"},
+    )
 
 
 def test_broken_entry_point_fails_when_its_name_is_used(broken) -> None:
     with pytest.raises(PluginLoadError) as caught:
         registry.resolve(KIND, "shaky")
     message = str(caught.value)
-    assert "'shaky'" in message and "zarrkit-shaky" in message and "libshaky is not installed" in message
+    assert (
+        "'shaky'" in message
+        and "zarrkit-shaky" in message
+        and "libshaky is not installed" in message
+    )
     assert registry.resolve(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
 
 
@@ -325,8 +405,11 @@ def test_broken_entry_point_is_reported_on_a_miss(broken) -> None:
 
 
 def test_entry_point_to_a_class_without_names_is_a_load_error(fake_distribution) -> None:
-    fake_distribution("nameless", entry_points=key_encodings(nameless="zk_nameless:Nameless"),
-                      modules={"zk_nameless": "class Nameless:\n    pass\n"})
+    fake_distribution(
+        "nameless",
+        entry_points=key_encodings(nameless="zk_nameless:Nameless"),
+        modules={"zk_nameless": "class Nameless:\n    pass\n"},
+    )
     with pytest.raises(PluginLoadError, match="declares no `names`"):
         registry.resolve(KIND, "nameless")
     with pytest.raises(UnknownExtensionError, match="declares no `names`"):
@@ -334,7 +417,7 @@ def test_entry_point_to_a_class_without_names_is_a_load_error(fake_distribution)
 
 
 # -- hook plugins ---------------------------------------------------------------------------------
-BRIDGE_HOOKS = '''
+BRIDGE_HOOKS = """
 from zarrkit.chunk_key_encoding import ChunkKeyEncoding
 from zarrkit.hooks import hookimpl
 from zarrkit.names import names
@@ -366,13 +449,16 @@ def zarrkit_install_hint(kind, name, format):
     if name.startswith("needs."):
         return "pip install zarrkit-" + name.removeprefix("needs.")
     return None
-'''
+"""
 
 
 @pytest.fixture
 def bridge(fake_distribution) -> None:
-    fake_distribution("zarrkit-bridge", entry_points={"zarrkit.plugins": {"bridge": "zk_bridge"}},
-                      modules={"zk_bridge": BRIDGE_HOOKS})
+    fake_distribution(
+        "zarrkit-bridge",
+        entry_points={"zarrkit.plugins": {"bridge": "zk_bridge"}},
+        modules={"zk_bridge": BRIDGE_HOOKS},
+    )
 
 
 def test_hook_plugin_registers_a_dynamic_family(bridge) -> None:
@@ -396,9 +482,14 @@ def test_hook_plugin_is_not_imported_for_entry_point_names(bridge) -> None:
     assert "zk_bridge" not in sys.modules
 
 
-def test_broken_hook_plugin_is_skipped_with_a_warning_and_reported_on_a_miss(fake_distribution, dotted) -> None:
-    fake_distribution("zarrkit-badhook", entry_points={"zarrkit.plugins": {"badhook": "zk_badhook"}},
-                      modules={"zk_badhook": "raise ImportError('badhook needs libfoo')"})
+def test_broken_hook_plugin_is_skipped_with_a_warning_and_reported_on_a_miss(
+    fake_distribution, dotted
+) -> None:
+    fake_distribution(
+        "zarrkit-badhook",
+        entry_points={"zarrkit.plugins": {"badhook": "zk_badhook"}},
+        modules={"zk_badhook": "raise ImportError('badhook needs libfoo')"},
+    )
     with pytest.warns(RuntimeWarning, match="badhook needs libfoo"):
         assert registry.resolve(KIND, "dots").__name__ == "Dotted"  # aliases still work
     with pytest.raises(UnknownExtensionError) as caught:
@@ -406,24 +497,36 @@ def test_broken_hook_plugin_is_skipped_with_a_warning_and_reported_on_a_miss(fak
     assert "zarrkit-badhook" in str(caught.value) and "badhook needs libfoo" in str(caught.value)
 
 
-def test_hook_plugin_failing_to_register_is_skipped_and_reported_on_a_miss(fake_distribution, dotted) -> None:
-    source = ("from zarrkit.hooks import hookimpl\n\n"
-              "class Nameless:\n    pass\n\n"
-              "@hookimpl\ndef zarrkit_register_extensions(register):\n"
-              "    register('chunk_key_encoding', Nameless)\n")
-    fake_distribution("zarrkit-sloppy", entry_points={"zarrkit.plugins": {"sloppy": "zk_sloppy"}},
-                      modules={"zk_sloppy": source})
+def test_hook_plugin_failing_to_register_is_skipped_and_reported_on_a_miss(
+    fake_distribution, dotted
+) -> None:
+    source = (
+        "from zarrkit.hooks import hookimpl\n\n"
+        "class Nameless:\n    pass\n\n"
+        "@hookimpl\ndef zarrkit_register_extensions(register):\n"
+        "    register('chunk_key_encoding', Nameless)\n"
+    )
+    fake_distribution(
+        "zarrkit-sloppy",
+        entry_points={"zarrkit.plugins": {"sloppy": "zk_sloppy"}},
+        modules={"zk_sloppy": source},
+    )
     with pytest.warns(RuntimeWarning, match="declares no `names`"):
         assert registry.resolve(KIND, "dots").__name__ == "Dotted"
     with pytest.raises(UnknownExtensionError) as caught:
         registry.resolve(KIND, "no-such-encoding")
-    assert "zarrkit-sloppy" in str(caught.value) and "zarrkit_register_extensions" in str(caught.value)
+    assert "zarrkit-sloppy" in str(caught.value) and "zarrkit_register_extensions" in str(
+        caught.value
+    )
 
 
 def test_second_hook_plugin_of_one_name_is_reported_not_silently_dropped(fake_distribution) -> None:
     for dist in ("hooks-one", "hooks-two"):
-        fake_distribution(dist, entry_points={"zarrkit.plugins": {"samename": dist.replace("-", "_")}},
-                          modules={dist.replace("-", "_"): "from zarrkit.hooks import hookimpl\n"})
+        fake_distribution(
+            dist,
+            entry_points={"zarrkit.plugins": {"samename": dist.replace("-", "_")}},
+            modules={dist.replace("-", "_"): "from zarrkit.hooks import hookimpl\n"},
+        )
     with pytest.warns(RuntimeWarning, match="name is taken by") as caught:
         with pytest.raises(UnknownExtensionError):
             registry.resolve(KIND, "no-such-encoding")
@@ -476,7 +579,12 @@ def test_fixtures_undo_installs_and_registrations_after_each_test(tmp_path: Path
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_isolation.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 passed" in result.stdout
 
@@ -505,12 +613,17 @@ def _plugin_modules() -> list[str]:
     """Every module under plugins/ (zarrkit.plugins), without importing any."""
     import zarrkit.plugins
 
-    return sorted(info.name for info in pkgutil.walk_packages(zarrkit.plugins.__path__, "zarrkit.plugins.")
-                  if not info.ispkg)
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(zarrkit.plugins.__path__, "zarrkit.plugins.")
+        if not info.ispkg
+    )
 
 
 def _is_concrete(cls: type) -> bool:
-    return not (cls.__name__.startswith("_") or vars(cls).get("abstract", False) or inspect.isabstract(cls))
+    return not (
+        cls.__name__.startswith("_") or vars(cls).get("abstract", False) or inspect.isabstract(cls)
+    )
 
 
 def _extension_classes(module_name: str, bases: dict[type, str]) -> list[tuple[str, type]]:
@@ -528,7 +641,9 @@ def _extension_classes(module_name: str, bases: dict[type, str]) -> list[tuple[s
 
 def _entry_point_classes(kind: str) -> set[type]:
     rows = registry.get_registry(kind).load_all()
-    return {cls for provider, cls, _ in rows if provider.origin == "entry point" and cls is not None}
+    return {
+        cls for provider, cls, _ in rows if provider.origin == "entry point" and cls is not None
+    }
 
 
 def test_every_concrete_extension_class_under_plugins_is_reachable_by_entry_point() -> None:
@@ -538,4 +653,6 @@ def test_every_concrete_extension_class_under_plugins_is_reachable_by_entry_poin
         for kind, cls in _extension_classes(module_name, bases):
             if cls not in _entry_point_classes(kind):
                 unreachable.append(f"{kind}: {module_name}:{cls.__qualname__}")
-    assert unreachable == [], "no entry point resolves to these classes (declare them in pyproject.toml)"
+    assert unreachable == [], (
+        "no entry point resolves to these classes (declare them in pyproject.toml)"
+    )

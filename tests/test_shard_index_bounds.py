@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,8 +37,16 @@ def make_store(kind: str, tmp_path: Any) -> Any:
 
 
 def sharded(store: Any, codecs: list[dict], dtype: str = "float64", values: Any = None) -> Any:
-    a = zk.create_array(store, path="a", shape=SHAPE, chunks=CHUNKS, shards=SHARDS, dtype=dtype,
-                        codecs=codecs, fill_value=0 if dtype != "string" else "")
+    a = zk.create_array(
+        store,
+        path="a",
+        shape=SHAPE,
+        chunks=CHUNKS,
+        shards=SHARDS,
+        dtype=dtype,
+        codecs=codecs,
+        fill_value=0 if dtype != "string" else "",
+    )
     if values is None:
         values = np.arange(np.prod(SHAPE), dtype=dtype).reshape(SHAPE)
     a[...] = values
@@ -88,15 +97,21 @@ LIES: dict[str, tuple[Callable[[int], tuple[int, int]], str]] = {
 
 @pytest.mark.parametrize("where", ["memory", "local"])
 @pytest.mark.parametrize("lie", list(LIES))
-def test_lying_index_is_refused_before_any_buffer_is_sized(lie: str, where: str,
-                                                           tmp_path: Any) -> None:
+def test_lying_index_is_refused_before_any_buffer_is_sized(
+    lie: str, where: str, tmp_path: Any
+) -> None:
     store = make_store(where, tmp_path)
     data = sharded(store, [BYTES])
     entry, match = LIES[lie]
     before = rewrite_index(store, lambda index, n: index.__setitem__((0, 1), entry(n)))
     a = zk.open_array(store, path="a", mode="r+")
-    reads = [lambda: a[...], lambda: a[33:40, 17:30], lambda: a[32, 16], lambda: a[32:64, 0:32],
-             lambda: a.oindex[[33, 40], [17, 18]]]
+    reads = [
+        lambda: a[...],
+        lambda: a[33:40, 17:30],
+        lambda: a[32, 16],
+        lambda: a[32:64, 0:32],
+        lambda: a.oindex[[33, 40], [17, 18]],
+    ]
     for read in reads:
         seconds, peak = refused(read, match)
         assert seconds < SECONDS, f"{lie}: {seconds:.2f} s"
@@ -112,8 +127,7 @@ def test_lying_index_is_refused_before_any_buffer_is_sized(lie: str, where: str,
 
 
 @pytest.mark.parametrize("where", ["memory", "local"])
-def test_index_checks_every_entry_with_a_compressed_inner_chain(where: str,
-                                                                tmp_path: Any) -> None:
+def test_index_checks_every_entry_with_a_compressed_inner_chain(where: str, tmp_path: Any) -> None:
     """With zstd inner chunks an entry larger than any zstd frame of an inner chunk can be is
     refused as such, even where it lies within the shard."""
     store = make_store(where, tmp_path)
@@ -173,8 +187,7 @@ except ChunkDecodeError as exc:
 """
 
 
-def test_string_shard_window_never_asks_the_store_for_what_the_index_claims(
-        tmp_path: Any) -> None:
+def test_string_shard_window_never_asks_the_store_for_what_the_index_claims(tmp_path: Any) -> None:
     import subprocess
     import sys
 
@@ -182,8 +195,12 @@ def test_string_shard_window_never_asks_the_store_for_what_the_index_claims(
     values = np.array([f"s{i}" for i in range(np.prod(SHAPE))], dtype=object).reshape(SHAPE)
     sharded(store, [{"name": "vlen-utf8"}], dtype="string", values=values)
     rewrite_index(store, lambda index, n: index.__setitem__((0, 1), (8, 100 << 20)))
-    done = subprocess.run([sys.executable, "-c", LIMITED_WINDOW, str(tmp_path / "store")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED_WINDOW, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "refused:" in done.stdout, done.stderr[-2000:]
     assert "inner chunk (0, 1)" in done.stdout and f"'{KEY}'" in done.stdout
 

@@ -6,6 +6,7 @@ shard, and corrupt shard indexes."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from pathlib import Path
@@ -34,9 +35,15 @@ EMPTY = 2**64 - 1
 
 
 def sharding(chunk_shape, codecs, index_codecs=(BYTES, CRC), location="end") -> dict:
-    return {"name": "sharding_indexed", "configuration": {
-        "chunk_shape": list(chunk_shape), "codecs": list(codecs),
-        "index_codecs": list(index_codecs), "index_location": location}}
+    return {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": list(chunk_shape),
+            "codecs": list(codecs),
+            "index_codecs": list(index_codecs),
+            "index_location": location,
+        },
+    }
 
 
 # name -> (array shape, shard shape, codecs); every shape overhangs the array's edge
@@ -46,15 +53,29 @@ CASES = {
     "start-crc32c": ((20, 30), (8, 12), [sharding((4, 4), [BYTES], [BYTES, CRC], "start")]),
     "nested": ((37, 50), (16, 20), [sharding((8, 10), [sharding((4, 5), [BYTES, GZIP])])]),
     # a bytes->bytes codec after sharding: no partial decoding through it (whole inner chunks)
-    "nested-crc32c-after": ((37, 50), (16, 20),
-                            [sharding((8, 10), [sharding((4, 5), [BYTES, GZIP]), CRC])]),
-    "transpose": ((37, 50), (16, 20), [{"name": "transpose", "configuration": {"order": [1, 0]}},
-                                       sharding((4, 4), [BYTES, ZSTD])]),
+    "nested-crc32c-after": (
+        (37, 50),
+        (16, 20),
+        [sharding((8, 10), [sharding((4, 5), [BYTES, GZIP]), CRC])],
+    ),
+    "transpose": (
+        (37, 50),
+        (16, 20),
+        [
+            {"name": "transpose", "configuration": {"order": [1, 0]}},
+            sharding((4, 4), [BYTES, ZSTD]),
+        ],
+    ),
     # inner chunks of the transposed shard (20, 16): zarr-python 3.4.2 checks them against the
     # untransposed one and refuses; tensorstore and zarrkit follow the spec
-    "transpose-nonsquare": ((37, 50), (16, 20),
-                            [{"name": "transpose", "configuration": {"order": [1, 0]}},
-                             sharding((5, 8), [BYTES, ZSTD])]),
+    "transpose-nonsquare": (
+        (37, 50),
+        (16, 20),
+        [
+            {"name": "transpose", "configuration": {"order": [1, 0]}},
+            sharding((5, 8), [BYTES, ZSTD]),
+        ],
+    ),
     "3d": ((9, 10, 11), (4, 6, 6), [sharding((2, 3, 2), [BYTES, ZSTD], [BYTES, CRC], "start")]),
 }
 
@@ -68,26 +89,40 @@ def sample(shape: tuple[int, ...]) -> np.ndarray:
 
 
 def metadata(shape, shards, codecs) -> dict:
-    return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": "int32",
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(shards)}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": FILL, "codecs": codecs,
-            "attributes": {}}
+    return {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(shape),
+        "data_type": "int32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(shards)}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": FILL,
+        "codecs": codecs,
+        "attributes": {},
+    }
 
 
 def write_with(writer: str, root: Path, shape, shards, codecs, data: np.ndarray) -> None:
     if writer == "zarrkit":
-        a = zk.create_array(str(root), shape=shape, chunks=shards, dtype="int32", codecs=codecs,
-                            fill_value=FILL)
+        a = zk.create_array(
+            str(root), shape=shape, chunks=shards, dtype="int32", codecs=codecs, fill_value=FILL
+        )
         a[...] = data
     elif writer == "zarr-python":
         root.mkdir(parents=True)
         (root / "zarr.json").write_text(json.dumps(metadata(shape, shards, codecs)))
         zarr.open_array(str(root), mode="r+")[...] = data
     else:
-        spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(root)},
-                "metadata": {k: v for k, v in metadata(shape, shards, codecs).items()
-                             if k not in ("zarr_format", "node_type", "attributes")},
-                "create": True}
+        spec = {
+            "driver": "zarr3",
+            "kvstore": {"driver": "file", "path": str(root)},
+            "metadata": {
+                k: v
+                for k, v in metadata(shape, shards, codecs).items()
+                if k not in ("zarr_format", "node_type", "attributes")
+            },
+            "create": True,
+        }
         ts.open(spec).result().write(data).result()
 
 
@@ -100,12 +135,13 @@ def read_with(reader: str, root: Path) -> np.ndarray:
     return ts.open(spec).result().read().result()
 
 
-def shard_index(raw: bytes, per_shard: tuple[int, ...], location: str = "end",
-                crc: bool = True) -> np.ndarray:
+def shard_index(
+    raw: bytes, per_shard: tuple[int, ...], location: str = "end", crc: bool = True
+) -> np.ndarray:
     """The (offset, nbytes) table of a shard, parsed here independently of zarrkit."""
     size = int(np.prod(per_shard)) * 16 + (4 if crc else 0)
     part = raw[-size:] if location == "end" else raw[:size]
-    return np.frombuffer(part[:int(np.prod(per_shard)) * 16], dtype="<u8").reshape(*per_shard, 2)
+    return np.frombuffer(part[: int(np.prod(per_shard)) * 16], dtype="<u8").reshape(*per_shard, 2)
 
 
 def inner_bytes(raw: bytes, index: np.ndarray) -> dict[tuple[int, ...], bytes]:
@@ -113,22 +149,30 @@ def inner_bytes(raw: bytes, index: np.ndarray) -> dict[tuple[int, ...], bytes]:
     for coords in np.ndindex(index.shape[:-1]):
         offset, nbytes = (int(v) for v in index[coords])
         if offset != EMPTY:
-            out[coords] = raw[offset:offset + nbytes]
+            out[coords] = raw[offset : offset + nbytes]
     return out
 
 
 # -- interop, both ways -----------------------------------------------------------------------------
-DIRECTIONS = ["zarrkit->zarr-python", "zarrkit->tensorstore", "zarr-python->zarrkit",
-              "tensorstore->zarrkit"]
+DIRECTIONS = [
+    "zarrkit->zarr-python",
+    "zarrkit->tensorstore",
+    "zarr-python->zarrkit",
+    "tensorstore->zarrkit",
+]
 
 # Peers refusing valid metadata: strict xfails that expect the peer's own refusal, so that a
 # peer release accepting these cases turns them into failures here (and the mark goes).
 TENSORSTORE_REFUSES = pytest.mark.xfail(
-    strict=True, reason="tensorstore refuses bytes -> bytes codecs after a sharding codec",
-    raises=pytest.RaisesExc(ValueError, match="not compatible with subsequent bytes -> bytes"))
+    strict=True,
+    reason="tensorstore refuses bytes -> bytes codecs after a sharding codec",
+    raises=pytest.RaisesExc(ValueError, match="not compatible with subsequent bytes -> bytes"),
+)
 ZARR_PYTHON_REFUSES = pytest.mark.xfail(
-    strict=True, reason="zarr-python 3.4.2 checks inner chunks against the untransposed shard",
-    raises=pytest.RaisesExc(ValueError, match="not divisible by the shard's inner chunk size"))
+    strict=True,
+    reason="zarr-python 3.4.2 checks inner chunks against the untransposed shard",
+    raises=pytest.RaisesExc(ValueError, match="not divisible by the shard's inner chunk size"),
+)
 
 
 def interop_param(direction: str, case: str) -> Any:
@@ -140,8 +184,9 @@ def interop_param(direction: str, case: str) -> Any:
     return pytest.param(case, direction, marks=marks, id=f"{direction}-{case}")
 
 
-@pytest.mark.parametrize(("case", "direction"),
-                         [interop_param(d, c) for d in DIRECTIONS for c in CASES])
+@pytest.mark.parametrize(
+    ("case", "direction"), [interop_param(d, c) for d in DIRECTIONS for c in CASES]
+)
 def test_interop(tmp_path: Path, case: str, direction: str) -> None:
     shape, shards, codecs = CASES[case]
     writer, reader = direction.split("->")
@@ -162,16 +207,21 @@ PLAIN = [c for c in CASES if not c.startswith(("transpose", "nested"))]
 @pytest.mark.parametrize("case", PLAIN)
 def test_absent_inner_chunks_are_not_stored(tmp_path: Path, case: str) -> None:
     shape, shards, codecs = CASES[case]
-    a = zk.create_array(str(tmp_path), shape=shape, chunks=shards, dtype="int32", codecs=codecs,
-                        fill_value=FILL)
+    a = zk.create_array(
+        str(tmp_path), shape=shape, chunks=shards, dtype="int32", codecs=codecs, fill_value=FILL
+    )
     outer = codecs[-1]["configuration"]
     data = np.arange(np.prod(shape), dtype=np.int32).reshape(shape)
     data[tuple(slice(0, c) for c in outer["chunk_shape"])] = FILL
     a[...] = data
     per_shard = tuple(s // c for s, c in zip(shards, outer["chunk_shape"]))
     crc = len(outer["index_codecs"]) == 2
-    index = shard_index((tmp_path / "c" / "/".join("0" * len(shape))).read_bytes(), per_shard,
-                        outer["index_location"], crc)
+    index = shard_index(
+        (tmp_path / "c" / "/".join("0" * len(shape))).read_bytes(),
+        per_shard,
+        outer["index_location"],
+        crc,
+    )
     # the fill-valued block covers inner chunk (0, 0, ...): absent, marked with 2**64-1 twice
     assert tuple(index[(0,) * len(shape)]) == (EMPTY, EMPTY)
     assert (index[..., 0] != EMPTY).sum() > 0
@@ -182,8 +232,9 @@ def test_absent_inner_chunks_are_not_stored(tmp_path: Path, case: str) -> None:
 
 def test_fill_only_shard_reads_as_fill_and_region_round_trips(tmp_path: Path) -> None:
     shape, shards, codecs = CASES["end-crc32c"]
-    a = zk.create_array(str(tmp_path), shape=shape, chunks=shards, dtype="int32", codecs=codecs,
-                        fill_value=FILL)
+    a = zk.create_array(
+        str(tmp_path), shape=shape, chunks=shards, dtype="int32", codecs=codecs, fill_value=FILL
+    )
     np.testing.assert_array_equal(a[...], np.full(shape, FILL, dtype=np.int32))
     expected = np.full(shape, FILL, dtype=np.int32)
     expected[3:30:3, 7:41] = 5
@@ -200,9 +251,13 @@ def test_fill_only_shard_reads_as_fill_and_region_round_trips(tmp_path: Path) ->
 
 def selections(n0: int, n1: int) -> list[tuple]:
     """Selections of the first two dimensions of an array of at least 9 x 10."""
-    return [(slice(3, n0 - 7, 3), slice(7, n1 - 9)), (slice(n0 - 2, 2, -4), slice(None, None, -7)),
-            (slice(n0 // 2, n0 // 2 + 1), slice(n1 - 6, n1 - 1)), (5, slice(2, n1 - 3, 5)),
-            (slice(None), n1 // 2 - 1)]
+    return [
+        (slice(3, n0 - 7, 3), slice(7, n1 - 9)),
+        (slice(n0 - 2, 2, -4), slice(None, None, -7)),
+        (slice(n0 // 2, n0 // 2 + 1), slice(n1 - 6, n1 - 1)),
+        (5, slice(2, n1 - 3, 5)),
+        (slice(None), n1 // 2 - 1),
+    ]
 
 
 @pytest.mark.parametrize("case", ["end-crc32c", "nested", "transpose-nonsquare", "3d"])
@@ -211,8 +266,9 @@ def test_partial_reads_of_every_kind_of_selection(tmp_path: Path, case: str) -> 
     either way, integers, unsorted or repeated positions, points) the values are numpy's."""
     shape, shards, codecs = CASES[case]
     data = sample(shape)
-    a = zk.create_array(str(tmp_path), shape=shape, chunks=shards, dtype="int32", codecs=codecs,
-                        fill_value=FILL)
+    a = zk.create_array(
+        str(tmp_path), shape=shape, chunks=shards, dtype="int32", codecs=codecs, fill_value=FILL
+    )
     a[...] = data
     rng = np.random.default_rng(7)
     for selection in selections(*shape[:2]):
@@ -226,17 +282,37 @@ def test_partial_reads_of_every_kind_of_selection(tmp_path: Path, case: str) -> 
 
 def test_bad_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CodecChainError, match="multiple"):
-        zk.create_array(str(tmp_path / "a"), shape=(10,), chunks=(10,), dtype="int32",
-                        codecs=[sharding((3,), [BYTES])])
+        zk.create_array(
+            str(tmp_path / "a"),
+            shape=(10,),
+            chunks=(10,),
+            dtype="int32",
+            codecs=[sharding((3,), [BYTES])],
+        )
     with pytest.raises(MetadataError, match="chunk_shape"):
-        zk.create_array(str(tmp_path / "b"), shape=(10,), chunks=(10,), dtype="int32",
-                        codecs=[sharding((0,), [BYTES])])
+        zk.create_array(
+            str(tmp_path / "b"),
+            shape=(10,),
+            chunks=(10,),
+            dtype="int32",
+            codecs=[sharding((0,), [BYTES])],
+        )
     with pytest.raises(MetadataError, match="index_location"):
-        zk.create_array(str(tmp_path / "c"), shape=(10,), chunks=(10,), dtype="int32",
-                        codecs=[sharding((5,), [BYTES], [BYTES], "middle")])
+        zk.create_array(
+            str(tmp_path / "c"),
+            shape=(10,),
+            chunks=(10,),
+            dtype="int32",
+            codecs=[sharding((5,), [BYTES], [BYTES], "middle")],
+        )
     with pytest.raises(CodecChainError, match="fixed-size"):
-        zk.create_array(str(tmp_path / "d"), shape=(10,), chunks=(10,), dtype="int32",
-                        codecs=[sharding((5,), [BYTES], [BYTES, GZIP])])
+        zk.create_array(
+            str(tmp_path / "d"),
+            shape=(10,),
+            chunks=(10,),
+            dtype="int32",
+            codecs=[sharding((5,), [BYTES], [BYTES, GZIP])],
+        )
 
 
 # -- partial reads -----------------------------------------------------------------------------------
@@ -283,7 +359,7 @@ class CountingStore(Store):
 
 def test_partial_read_fetches_the_index_and_only_the_inner_chunks_needed(tmp_path: Path) -> None:
     inner = LocalStore(tmp_path, mode="w")
-    codecs = [sharding((8, 8), [BYTES])]          # uncompressed: an inner chunk is 256 bytes
+    codecs = [sharding((8, 8), [BYTES])]  # uncompressed: an inner chunk is 256 bytes
     a = zk.create_array(inner, shape=(64, 64), chunks=(32, 32), dtype="int32", codecs=codecs)
     data = np.arange(64 * 64, dtype=np.int32).reshape(64, 64) + 1
     a[...] = data
@@ -293,7 +369,9 @@ def test_partial_read_fetches_the_index_and_only_the_inner_chunks_needed(tmp_pat
 
     np.testing.assert_array_equal(b[3:5, 10:12], data[3:5, 10:12])  # inside inner chunk (0, 1)
     assert [(k, r) for k, r, _ in store.reads if k.startswith("c/")] == [
-        ("c/0/0", SuffixRange(index_size)), ("c/0/0", ByteRange(256, 256))]
+        ("c/0/0", SuffixRange(index_size)),
+        ("c/0/0", ByteRange(256, 256)),
+    ]
 
     store.reads.clear()  # a window over 2 x 2 inner chunks of shard (1, 1): 4 inner chunks
     np.testing.assert_array_equal(b[38:42, 45:50], data[38:42, 45:50])
@@ -309,8 +387,14 @@ def test_windows_read_again_see_a_shard_another_writer_changed(tmp_path: Path) -
     """A reader remembers the shard indexes its windows decoded; a shard rewritten through
     another handle (its inner chunks moved, grown, removed) reads as it now is."""
     codecs = [sharding((8, 8), [BYTES, ZSTD])]
-    writer = zk.create_array(str(tmp_path), shape=(32, 32), chunks=(32, 32), dtype="int32",
-                             codecs=codecs, fill_value=FILL)
+    writer = zk.create_array(
+        str(tmp_path),
+        shape=(32, 32),
+        chunks=(32, 32),
+        dtype="int32",
+        codecs=codecs,
+        fill_value=FILL,
+    )
     data = np.arange(32 * 32, dtype=np.int32).reshape(32, 32) % 7
     writer[...] = data
     reader = zk.open_array(str(tmp_path))
@@ -319,7 +403,7 @@ def test_windows_read_again_see_a_shard_another_writer_changed(tmp_path: Path) -
         np.testing.assert_array_equal(reader[window], data[window])
     rng = np.random.default_rng(3)
     data[0:8, 0:16] = rng.integers(0, 2**31, size=(8, 16))  # inner chunks grow: others move
-    data[24:32, 24:32] = FILL                               # an inner chunk goes away
+    data[24:32, 24:32] = FILL  # an inner chunk goes away
     writer[0:8, 0:16] = data[0:8, 0:16]
     writer[24:32, 24:32] = FILL
     for window in windows + [np.s_[0:32, 0:32], np.s_[22:30, 20:32]]:
@@ -340,13 +424,15 @@ def test_nested_partial_read_goes_through_both_indexes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("location", ["end", "start"])
-def test_a_shard_holds_its_index_and_inner_chunks_back_to_back(tmp_path: Path,
-                                                              location: str) -> None:
+def test_a_shard_holds_its_index_and_inner_chunks_back_to_back(
+    tmp_path: Path, location: str
+) -> None:
     """No byte of a written shard lies outside the index and the inner chunks it points to,
     after a whole write and after a partial one (which keeps old inner chunks' bytes)."""
     codecs = [sharding((4, 4), [BYTES, ZSTD], [BYTES, CRC], location)]
-    a = zk.create_array(str(tmp_path), shape=(16, 16), chunks=(16, 16), dtype="int32",
-                        codecs=codecs, fill_value=0)
+    a = zk.create_array(
+        str(tmp_path), shape=(16, 16), chunks=(16, 16), dtype="int32", codecs=codecs, fill_value=0
+    )
     a[...] = np.arange(256, dtype=np.int32).reshape(16, 16)
     a[0:2, 5:7] = -1
     a[8:12, 0:4] = 0  # an inner chunk becomes absent
@@ -356,7 +442,7 @@ def test_a_shard_holds_its_index_and_inner_chunks_back_to_back(tmp_path: Path,
     index_size = 16 * 16 + 4
     start = index_size if location == "start" else 0
     assert spans[0][0] == start
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # packed, in order
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))  # packed, in order
     assert len(raw) == spans[-1][1] + (0 if location == "start" else index_size)
     assert len(spans) == 15
 
@@ -367,8 +453,9 @@ def test_a_shard_larger_than_its_decoded_size_is_whole(tmp_path: Path, location:
     so the shard outgrows the buffer sized for its decoded bytes and the buffer grows."""
     data = np.random.default_rng(7).integers(0, 256, (64, 64), dtype=np.uint8)
     codecs = [sharding((8, 8), [BYTES, ZSTD], [BYTES, CRC], location)]
-    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(64, 64), dtype="uint8",
-                        codecs=codecs, fill_value=0)
+    a = zk.create_array(
+        str(tmp_path), shape=data.shape, chunks=(64, 64), dtype="uint8", codecs=codecs, fill_value=0
+    )
     a[...] = data
     raw = (tmp_path / "c" / "0" / "0").read_bytes()
     assert len(raw) > data.nbytes + 64 * 16 + 4
@@ -383,8 +470,14 @@ def test_partial_write_keeps_other_inner_chunks_bytes(tmp_path: Path, location: 
     # would change its bytes, so equal bytes prove the untouched ones were copied, not redone
     level19 = {"name": "zstd", "configuration": {"level": 19, "checksum": False}}
     codecs = [sharding((8, 8), [BYTES, level19], [BYTES, CRC], location)]
-    a = zk.create_array(str(tmp_path), shape=(40, 40), chunks=(32, 32), dtype="int32",
-                        codecs=codecs, fill_value=FILL)
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(40, 40),
+        chunks=(32, 32),
+        dtype="int32",
+        codecs=codecs,
+        fill_value=FILL,
+    )
     data = (np.arange(40 * 40, dtype=np.int32).reshape(40, 40) * 7919) % 1000
     a[...] = data
     doc = tmp_path / "zarr.json"
@@ -392,13 +485,14 @@ def test_partial_write_keeps_other_inner_chunks_bytes(tmp_path: Path, location: 
     a = zk.open_array(str(tmp_path), mode="r+")
     shard = tmp_path / "c" / "0" / "0"
     before = inner_bytes(shard.read_bytes(), shard_index(shard.read_bytes(), (4, 4), location))
-    relevel = zk.create_array(str(tmp_path / "relevel"), shape=(8, 8), chunks=(8, 8),
-                              dtype="int32", codecs=[BYTES, ZSTD])
+    relevel = zk.create_array(
+        str(tmp_path / "relevel"), shape=(8, 8), chunks=(8, 8), dtype="int32", codecs=[BYTES, ZSTD]
+    )
     relevel[...] = data[16:24, 16:24]
     assert (tmp_path / "relevel" / "c" / "0" / "0").read_bytes() != before[(2, 2)]
 
-    a[3:5, 10:12] = 99      # part of inner chunk (0, 1)
-    a[8:16, 0:8] = 5        # all of inner chunk (1, 0)
+    a[3:5, 10:12] = 99  # part of inner chunk (0, 1)
+    a[8:16, 0:8] = 5  # all of inner chunk (1, 0)
     a[24:32, 24:32] = FILL  # inner chunk (3, 3) becomes absent
     data[3:5, 10:12] = 99
     data[8:16, 0:8] = 5
@@ -420,8 +514,14 @@ def test_partial_write_keeps_other_inner_chunks_bytes(tmp_path: Path, location: 
 def test_partial_write_through_transpose_and_nesting(tmp_path: Path) -> None:
     for name in ("transpose", "nested", "nested-crc32c-after"):
         shape, shards, codecs = CASES[name]
-        a = zk.create_array(str(tmp_path / name), shape=shape, chunks=shards, dtype="int32",
-                            codecs=codecs, fill_value=FILL)
+        a = zk.create_array(
+            str(tmp_path / name),
+            shape=shape,
+            chunks=shards,
+            dtype="int32",
+            codecs=codecs,
+            fill_value=FILL,
+        )
         data = sample(shape)
         a[...] = data
         a[5:13, 3:19] = 42
@@ -434,11 +534,18 @@ def test_partial_write_through_transpose_and_nesting(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("store_kind", ["local", "memory"])
 def test_threads_writing_different_inner_chunks_of_one_shard_lose_nothing(
-        tmp_path: Path, store_kind: str) -> None:
+    tmp_path: Path, store_kind: str
+) -> None:
     """zarr-python #3682: concurrent writers of one shard overwrote each other's inner chunks."""
     target = str(tmp_path) if store_kind == "local" else f"memory://hammer-{id(tmp_path)}"
-    a = zk.create_array(target, shape=(64, 64), chunks=(64, 64), dtype="int32",
-                        codecs=[sharding((8, 8), [BYTES, ZSTD])], fill_value=0)
+    a = zk.create_array(
+        target,
+        shape=(64, 64),
+        chunks=(64, 64),
+        dtype="int32",
+        codecs=[sharding((8, 8), [BYTES, ZSTD])],
+        fill_value=0,
+    )
     cells = [(i, j) for i in range(8) for j in range(8)]
     rng = np.random.default_rng(1)
     rng.shuffle(cells)
@@ -450,7 +557,7 @@ def test_threads_writing_different_inner_chunks_of_one_shard_lose_nothing(
         try:
             barrier.wait()
             for i, j in cells[t::n_threads]:
-                a[i * 8:(i + 1) * 8, j * 8:(j + 1) * 8] = i * 8 + j + 1
+                a[i * 8 : (i + 1) * 8, j * 8 : (j + 1) * 8] = i * 8 + j + 1
                 a[i * 8, j * 8] = 1000 + i * 8 + j  # and a partial write of the same inner chunk
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -468,8 +575,14 @@ def test_threads_writing_different_inner_chunks_of_one_shard_lose_nothing(
 
 # -- corrupt shards ---------------------------------------------------------------------------------
 def _corrupt_setup(tmp_path: Path, index_codecs) -> tuple[Any, Path, np.ndarray]:
-    a = zk.create_array(str(tmp_path), shape=(16, 16), chunks=(16, 16), dtype="int32",
-                        codecs=[sharding((4, 4), [BYTES], index_codecs)], fill_value=FILL)
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(16, 16),
+        chunks=(16, 16),
+        dtype="int32",
+        codecs=[sharding((4, 4), [BYTES], index_codecs)],
+        fill_value=FILL,
+    )
     data = np.arange(256, dtype=np.int32).reshape(16, 16)
     a[...] = data
     return a, tmp_path / "c" / "0" / "0", data
@@ -500,7 +613,7 @@ def test_index_offset_out_of_range(tmp_path: Path) -> None:
     _, shard, _ = _corrupt_setup(tmp_path, [BYTES])
     raw = bytearray(shard.read_bytes())
     entry = len(raw) - 16 * 16 + 16 * 1  # inner chunk (0, 1), which both reads need
-    raw[entry:entry + 8] = (10**12).to_bytes(8, "little")
+    raw[entry : entry + 8] = (10**12).to_bytes(8, "little")
     shard.write_bytes(bytes(raw))
     _assert_refused(tmp_path, shard, "outside the shard|past the end")
 
@@ -509,7 +622,7 @@ def test_index_half_empty_entry_and_truncated_shard(tmp_path: Path) -> None:
     _, shard, _ = _corrupt_setup(tmp_path, [BYTES])
     raw = bytearray(shard.read_bytes())
     entry = len(raw) - 16 * 16 + 16 * 1
-    raw[entry:entry + 8] = EMPTY.to_bytes(8, "little")
+    raw[entry : entry + 8] = EMPTY.to_bytes(8, "little")
     shard.write_bytes(bytes(raw))
     _assert_refused(tmp_path, shard, "only one of offset and nbytes")
     shard.write_bytes(b"\x00" * 10)
@@ -521,8 +634,14 @@ def test_a_bad_tiny_inner_chunk_among_many_is_named(tmp_path: Path, threads: int
     """Tiny inner chunks are decoded in batches; a bad one still fails the read with the
     shard's key and the inner chunk's coordinates, and the other shards still read."""
     zstd = {"name": "zstd", "configuration": {"level": 1, "checksum": True}}
-    a = zk.create_array(str(tmp_path), shape=(64, 128), chunks=(64, 64), dtype="int32",
-                        codecs=[sharding((8, 8), [BYTES, zstd])], fill_value=FILL)
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(64, 128),
+        chunks=(64, 64),
+        dtype="int32",
+        codecs=[sharding((8, 8), [BYTES, zstd])],
+        fill_value=FILL,
+    )
     data = np.arange(64 * 128, dtype=np.int32).reshape(64, 128)
     a[...] = data
     shard = tmp_path / "c" / "0" / "1"
@@ -550,8 +669,14 @@ def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
         m["data_type"], m["fill_value"] = "float64", "NaN"
         return m
 
-    zk.create_array(str(tmp_path / "zk"), shape=(12, 16), chunks=(8, 8), dtype="float64",
-                    codecs=codecs, fill_value="NaN")[...] = data
+    zk.create_array(
+        str(tmp_path / "zk"),
+        shape=(12, 16),
+        chunks=(8, 8),
+        dtype="float64",
+        codecs=codecs,
+        fill_value="NaN",
+    )[...] = data
     index = shard_index((tmp_path / "zk" / "c" / "0" / "0").read_bytes(), (2, 2), "start")
     assert tuple(index[0, 1]) == (EMPTY, EMPTY)  # rows 0-3, columns 4-7: all NaN
     if peer == "zarr-python":
@@ -560,12 +685,23 @@ def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
         (tmp_path / "peer" / "zarr.json").write_text(json.dumps(meta()))
         zarr.open_array(str(tmp_path / "peer"), mode="r+")[...] = data
     else:
-        got = ts.open({"driver": "zarr3", "kvstore": {"driver": "file",
-                                                      "path": str(tmp_path / "zk")}}
-                      ).result().read().result()
+        got = (
+            ts.open(
+                {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path / "zk")}}
+            )
+            .result()
+            .read()
+            .result()
+        )
         m = {k: v for k, v in meta().items() if k not in ("zarr_format", "node_type", "attributes")}
-        ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path / "peer")},
-                 "metadata": m, "create": True}).result().write(data).result()
+        ts.open(
+            {
+                "driver": "zarr3",
+                "kvstore": {"driver": "file", "path": str(tmp_path / "peer")},
+                "metadata": m,
+                "create": True,
+            }
+        ).result().write(data).result()
     np.testing.assert_array_equal(got, data)
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "peer"))[...], data)
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "peer"))[2:11, 3:5], data[2:11, 3:5])
@@ -573,8 +709,9 @@ def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
 
 def test_write_empty_chunks_setting_keeps_fill_inner_chunks(tmp_path: Path) -> None:
     codecs = [sharding((4, 4), [BYTES], [BYTES, CRC]), CRC]
-    a = zk.create_array(str(tmp_path), shape=(8, 8), chunks=(8, 8), dtype="int32",
-                        codecs=codecs, fill_value=0)
+    a = zk.create_array(
+        str(tmp_path), shape=(8, 8), chunks=(8, 8), dtype="int32", codecs=codecs, fill_value=0
+    )
     data = np.zeros((8, 8), dtype=np.int32)
     data[5, 5] = 3
     a[...] = data
@@ -626,8 +763,14 @@ def test_shards_kept_by_the_store_are_not_overwritten_by_later_shards() -> None:
     store = KeepsWhatItIsGiven()
     data = np.random.default_rng(11).random((64, 256)).astype("float32")
     with config.override(threads=1):
-        a = zk.create_array(store, shape=data.shape, chunks=(64, 64), dtype="float32",
-                            codecs=[sharding((16, 16), [BYTES, ZSTD])], fill_value=0)
+        a = zk.create_array(
+            store,
+            shape=data.shape,
+            chunks=(64, 64),
+            dtype="float32",
+            codecs=[sharding((16, 16), [BYTES, ZSTD])],
+            fill_value=0,
+        )
         a[...] = data  # four shards, one after another on one thread
     assert sum(1 for k in store.values if k.startswith("c/")) == 4
     np.testing.assert_array_equal(a[...], data)
@@ -636,10 +779,17 @@ def test_shards_kept_by_the_store_are_not_overwritten_by_later_shards() -> None:
 def test_sharded_strings_read_whole_and_in_windows(tmp_path: Path) -> None:
     """Inner chunks of a type without a fixed size (strings) read like any other, whole shards
     and windows alike."""
-    data = np.array([f"v{i}-" + "x" * (i % 7) for i in range(12 * 10)],
-                    dtype=object).reshape(12, 10)
-    a = zk.create_array(str(tmp_path), shape=data.shape, chunks=(6, 10), dtype="string",
-                        codecs=[sharding((3, 5), [{"name": "vlen-utf8"}, ZSTD])], fill_value="")
+    data = np.array([f"v{i}-" + "x" * (i % 7) for i in range(12 * 10)], dtype=object).reshape(
+        12, 10
+    )
+    a = zk.create_array(
+        str(tmp_path),
+        shape=data.shape,
+        chunks=(6, 10),
+        dtype="string",
+        codecs=[sharding((3, 5), [{"name": "vlen-utf8"}, ZSTD])],
+        fill_value="",
+    )
     a[...] = data
     np.testing.assert_array_equal(a[...], data)
     for window in (np.s_[1:5, 2:9], np.s_[4:11, 0:3], np.s_[7, 4:10]):
@@ -651,18 +801,31 @@ def _report(a: Any) -> tuple:
     return tuple(a.chunks), a.shards and tuple(a.shards), tuple(a.cdata_shape), a.nchunks
 
 
-@pytest.mark.parametrize("shards", [(20, 30), {"shape": (20, 30), "index_location": "start"}],
-                         ids=["shape", "dict"])
+@pytest.mark.parametrize(
+    "shards", [(20, 30), {"shape": (20, 30), "index_location": "start"}], ids=["shape", "dict"]
+)
 def test_shards_argument_writes_what_zarr_python_writes(tmp_path: Path, shards: Any) -> None:
     """`create_array(shards=...)` as in zarr-python 3: the same document from the same
     arguments, values each side reads from the other's and tensorstore reads too, and the same
     chunks / shards / cdata_shape / nchunks reported on both sides."""
     data = np.arange(100 * 90, dtype=np.float32).reshape(100, 90)
-    ours = zk.create_array(str(tmp_path / "zk"), shape=(100, 90), chunks=(10, 15),
-                           shards=shards, dtype="float32", fill_value=-1)
+    ours = zk.create_array(
+        str(tmp_path / "zk"),
+        shape=(100, 90),
+        chunks=(10, 15),
+        shards=shards,
+        dtype="float32",
+        fill_value=-1,
+    )
     ours[...] = data
-    theirs = zarr.create_array(str(tmp_path / "zp"), shape=(100, 90), chunks=(10, 15),
-                               shards=shards, dtype="float32", fill_value=-1)
+    theirs = zarr.create_array(
+        str(tmp_path / "zp"),
+        shape=(100, 90),
+        chunks=(10, 15),
+        shards=shards,
+        dtype="float32",
+        fill_value=-1,
+    )
     theirs[...] = data
     doc = json.loads((tmp_path / "zk" / "zarr.json").read_text())
     peer = json.loads((tmp_path / "zp" / "zarr.json").read_text())
@@ -679,10 +842,15 @@ def test_shards_argument_writes_what_zarr_python_writes(tmp_path: Path, shards: 
 
 def test_unsharded_arrays_report_no_shards_as_zarr_python_does(tmp_path: Path) -> None:
     zarr.create_array(str(tmp_path / "plain"), shape=(100, 90), chunks=(10, 15), dtype="int32")
-    zarr.create_array(str(tmp_path / "transposed"), shape=(100, 90), chunks=(20, 30),
-                      dtype="int32", filters=[{"name": "transpose",
-                                               "configuration": {"order": [1, 0]}}],
-                      serializer=sharding((10, 10), [BYTES]), compressors=None)
+    zarr.create_array(
+        str(tmp_path / "transposed"),
+        shape=(100, 90),
+        chunks=(20, 30),
+        dtype="int32",
+        filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}],
+        serializer=sharding((10, 10), [BYTES]),
+        compressors=None,
+    )
     for name in ("plain", "transposed"):
         # (inner chunks of a transposed shard are not the array's chunks: no shards either)
         assert zk.open_array(str(tmp_path / name)).shards is None
@@ -693,34 +861,50 @@ def test_unsharded_arrays_report_no_shards_as_zarr_python_does(tmp_path: Path) -
 
 
 def test_shards_without_chunks_split_each_shard_and_keep_other_codecs(tmp_path: Path) -> None:
-    a = zk.create_array(str(tmp_path / "a"), shape=(4096, 4096), shards=(2048, 2048),
-                        dtype="float64", codecs=[BYTES, GZIP])
+    a = zk.create_array(
+        str(tmp_path / "a"),
+        shape=(4096, 4096),
+        shards=(2048, 2048),
+        dtype="float64",
+        codecs=[BYTES, GZIP],
+    )
     inner = a.chunks
     assert all(2048 % n == 0 for n in inner) and np.prod(inner) * 8 <= 1 << 20
     config_ = json.loads((tmp_path / "a" / "zarr.json").read_text())["codecs"][0]["configuration"]
     assert config_["codecs"] == [BYTES, GZIP] and config_["chunk_shape"] == list(inner)
-    odd = zk.create_array(str(tmp_path / "odd"), shape=(3000, 2000), shards=(999, 1001),
-                          dtype="float32")  # (halving would not divide these)
+    odd = zk.create_array(
+        str(tmp_path / "odd"), shape=(3000, 2000), shards=(999, 1001), dtype="float32"
+    )  # (halving would not divide these)
     assert all(s % n == 0 for s, n in zip((999, 1001), odd.chunks))
     assert np.prod(odd.chunks) * 4 <= 1 << 20 and odd.shards == (999, 1001)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"shards": (20, 31)}, "shards .* must be a multiple of the chunks"),
-    ({"shards": (20,)}, "must be 2 positive lengths"),
-    ({"shards": (20, 0)}, "must be 2 positive lengths"),
-    ({"shards": "big"}, "must be a shape"),
-    ({"shards": {"index_location": "start"}}, "needs a 'shape'"),
-    ({"shards": {"shape": (20, 30), "index": "end"}}, r"unknown option\(s\) \['index'\]"),
-    ({"shards": {"shape": (20, 30), "index_location": "middle"}}, "index_location"),
-    ({"shards": (20, 30), "zarr_format": 2}, "zarr format v2 arrays cannot have shards"),
-])
-def test_bad_shards_are_refused_before_anything_is_written(tmp_path: Path, kwargs: dict,
-                                                           match: str) -> None:
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"shards": (20, 31)}, "shards .* must be a multiple of the chunks"),
+        ({"shards": (20,)}, "must be 2 positive lengths"),
+        ({"shards": (20, 0)}, "must be 2 positive lengths"),
+        ({"shards": "big"}, "must be a shape"),
+        ({"shards": {"index_location": "start"}}, "needs a 'shape'"),
+        ({"shards": {"shape": (20, 30), "index": "end"}}, r"unknown option\(s\) \['index'\]"),
+        ({"shards": {"shape": (20, 30), "index_location": "middle"}}, "index_location"),
+        ({"shards": (20, 30), "zarr_format": 2}, "zarr format v2 arrays cannot have shards"),
+    ],
+)
+def test_bad_shards_are_refused_before_anything_is_written(
+    tmp_path: Path, kwargs: dict, match: str
+) -> None:
     with pytest.raises(MetadataError, match=match):
-        zk.create_array(str(tmp_path / "a"), shape=(100, 90), chunks=(10, 15), dtype="int32",
-                        **kwargs)
+        zk.create_array(
+            str(tmp_path / "a"), shape=(100, 90), chunks=(10, 15), dtype="int32", **kwargs
+        )
     assert not (tmp_path / "a").exists()
     with pytest.raises(ValueError, match="either shards or chunk_grid"):
-        zk.create_array(str(tmp_path / "a"), shape=(100, 90), shards=(20, 30), dtype="int32",
-                        chunk_grid={"name": "regular", "configuration": {"chunk_shape": [20, 30]}})
+        zk.create_array(
+            str(tmp_path / "a"),
+            shape=(100, 90),
+            shards=(20, 30),
+            dtype="int32",
+            chunk_grid={"name": "regular", "configuration": {"chunk_shape": [20, 30]}},
+        )

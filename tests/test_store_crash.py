@@ -45,17 +45,25 @@ WRITER = """
 
 
 def _create(url: str) -> None:
-    array = zk.create_array(url, shape=SHAPE, chunks=CHUNKS, dtype="f8", fill_value=-1.0,
-                            codecs=[{"name": "bytes", "configuration": {"endian": "little"}},
-                                    {"name": "crc32c"}])
+    array = zk.create_array(
+        url,
+        shape=SHAPE,
+        chunks=CHUNKS,
+        dtype="f8",
+        fill_value=-1.0,
+        codecs=[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+    )
     array[...] = BASE
     array.store.close()
 
 
 def _kill_midway(url: str, last_round: int, rng: random.Random) -> int:
     """Start a writer, SIGKILL it at a random moment; the last round it reported finished."""
-    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), url,
-                               str(last_round)], stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(WRITER), url, str(last_round)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert writer.stdout is not None
     assert writer.stdout.readline().strip() == "ready"
     time.sleep(rng.uniform(0.05, 0.4))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,13 +15,13 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-import zarrkit as zk  # noqa: E402
-from zarrkit.errors import ReadOnlyError, StoreError, UnknownExtensionError  # noqa: E402
-from zarrkit.plugins.stores.fsspec import FsspecStore  # noqa: E402
-from zarrkit.store import ByteRange, Store  # noqa: E402
-from zarrkit.testing.store_tests import StoreTests  # noqa: E402
+from store_servers import Moto, Proxy, address, s3_options, serving
 
-from store_servers import Moto, Proxy, address, s3_options, serving  # noqa: E402
+import zarrkit as zk
+from zarrkit.errors import ReadOnlyError, StoreError, UnknownExtensionError
+from zarrkit.plugins.stores.fsspec import FsspecStore
+from zarrkit.store import ByteRange, Store
+from zarrkit.testing.store_tests import StoreTests
 
 BUCKET = "zarrkit-tests"
 
@@ -99,11 +100,18 @@ def test_zarr_python_reads_what_zarrkit_wrote_on_s3(moto: Moto) -> None:
     url = _url()
     options = s3_options(moto.endpoint)
     data = np.linspace(0, 1, 600, dtype="f8").reshape(20, 30)
-    array = zk.create_array(url, shape=data.shape, chunks=(6, 7), dtype="f8",
-                            attributes={"units": "m"}, storage_options=options)
+    array = zk.create_array(
+        url,
+        shape=data.shape,
+        chunks=(6, 7),
+        dtype="f8",
+        attributes={"units": "m"},
+        storage_options=options,
+    )
     array[:] = data
-    theirs = zarr.open_array(store=zarr.storage.FsspecStore.from_url(
-        url, storage_options=options, read_only=True))
+    theirs = zarr.open_array(
+        store=zarr.storage.FsspecStore.from_url(url, storage_options=options, read_only=True)
+    )
     np.testing.assert_array_equal(theirs[...], data)
     assert theirs.attrs["units"] == "m"
 
@@ -116,8 +124,9 @@ def test_zarrkit_reads_what_zarr_python_wrote_on_s3(moto: Moto) -> None:
     data = np.arange(2 * 30 * 40, dtype="<u2").reshape(2, 30, 40)
     store = zarr.storage.FsspecStore.from_url(url, storage_options=options, read_only=False)
     root = zarr.open_group(store=store, mode="w")
-    theirs = root.create_array("x", shape=data.shape, chunks=(1, 8, 16), dtype="<u2",
-                               shards=(2, 16, 32))
+    theirs = root.create_array(
+        "x", shape=data.shape, chunks=(1, 8, 16), dtype="<u2", shards=(2, 16, 32)
+    )
     theirs[...] = data
     mine = zk.open_array(url, path="x", storage_options=options)
     np.testing.assert_array_equal(mine[...], data)
@@ -136,7 +145,7 @@ def test_get_ranges_merges_nearby_ranges_into_one_request(proxy: Proxy, traffic:
     traffic.reset()
     requests = [("shard", ByteRange(i * 100, 100)) for i in range(0, 100, 2)]  # gaps of 100 bytes
     answers = store.get_ranges(requests)
-    assert answers == [shard[r.offset:r.offset + 100] for _, r in requests]  # type: ignore[union-attr]
+    assert answers == [shard[r.offset : r.offset + 100] for _, r in requests]  # type: ignore[union-attr]
     assert len(traffic.gets("shard")) == 1
 
 
@@ -158,8 +167,9 @@ def _array_through(proxy: Proxy) -> tuple[str, dict[str, Any], np.ndarray]:
     url = _url()
     options = _through_proxy(proxy)
     data = np.arange(64, dtype="f4").reshape(8, 8) + 1
-    array = zk.create_array(url, shape=(8, 8), chunks=(4, 4), dtype="f4", fill_value=0,
-                            storage_options=options)
+    array = zk.create_array(
+        url, shape=(8, 8), chunks=(4, 4), dtype="f4", fill_value=0, storage_options=options
+    )
     array[:] = data
     return url, options, data
 
@@ -204,15 +214,16 @@ def test_server_stopped_mid_read_never_gives_fill_values() -> None:
         url = _url()
         options = s3_options(server.endpoint, attempts=1)
         data = np.arange(40 * 40, dtype="i8").reshape(40, 40) + 1
-        array = zk.create_array(url, shape=data.shape, chunks=(5, 5), dtype="i8", fill_value=0,
-                                storage_options=options)
+        array = zk.create_array(
+            url, shape=data.shape, chunks=(5, 5), dtype="i8", fill_value=0, storage_options=options
+        )
         array[:] = data
         reader = zk.open_array(url, storage_options=options)
         np.testing.assert_array_equal(reader[...], data)
         stopper = threading.Timer(0.2, server.stop)
         stopper.start()
         deadline = time.monotonic() + 30
-        with pytest.raises(StoreError):
+        with pytest.raises(StoreError):  # noqa: PT012
             while time.monotonic() < deadline:  # each read is exact until one fails
                 np.testing.assert_array_equal(reader[...], data)
     finally:
@@ -234,7 +245,10 @@ def test_fsspec_memory_filesystem_through_the_async_wrapper() -> None:
     whole = store.get(key)
     assert whole is not None
     assert store.get_ranges([(key, ByteRange(1, 3)), (key, None), ("missing", None)]) == [
-        whole[1:4], whole, None]
+        whole[1:4],
+        whole,
+        None,
+    ]
 
 
 def test_unknown_fsspec_protocol_is_a_clear_error() -> None:

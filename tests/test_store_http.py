@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import pytest
+from store_servers import FileServer, address, serving
 
 import zarrkit as zk
 from zarrkit.errors import CapabilityError, ReadOnlyError, StoreError
@@ -17,8 +19,6 @@ from zarrkit.plugins.stores.http import HttpStore
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.store import ByteRange, Store, SuffixRange
 from zarrkit.testing.store_tests import ReadableStoreTests
-
-from store_servers import FileServer, address, serving
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +60,9 @@ def _hierarchy(served: Path, server: FileServer) -> tuple[str, np.ndarray]:
     name, folder = _place(served)
     data = np.arange(12 * 10, dtype="<f8").reshape(12, 10)
     root = zk.open_group(str(folder), mode="w", attributes={"title": "over http"})
-    array = root.create_group("g").create_array("a", shape=data.shape, chunks=(5, 4),
-                                                dtype="f8", fill_value=-1)
+    array = root.create_group("g").create_array(
+        "a", shape=data.shape, chunks=(5, 4), dtype="f8", fill_value=-1
+    )
     array[:] = data
     return f"http://{address(server)}/{name}", data
 
@@ -107,12 +108,13 @@ def test_get_ranges_merges_nearby_ranges(served: Path, server: FileServer, traff
     LocalStore(folder, mode="w").set("shard", shard)
     store = HttpStore(f"http://{address(server)}/{name}")
     requests = [("shard", ByteRange(i * 128, 100)) for i in range(100)]
-    assert store.get_ranges(requests) == [shard[i * 128:i * 128 + 100] for i in range(100)]
+    assert store.get_ranges(requests) == [shard[i * 128 : i * 128 + 100] for i in range(100)]
     assert len(traffic.gets("shard")) == 1
 
 
-def test_get_many_runs_requests_concurrently(served: Path, server: FileServer,
-                                            traffic: Any) -> None:
+def test_get_many_runs_requests_concurrently(
+    served: Path, server: FileServer, traffic: Any
+) -> None:
     name, folder = _place(served)
     items = {f"c/{i}": bytes([i]) * 3 for i in range(16)}
     LocalStore(folder, mode="w").set_many(items)
@@ -139,12 +141,15 @@ def test_server_ignoring_range_is_cut_locally(tmp_path: Path, backend: str) -> N
         assert store.get("k", SuffixRange(3)) == bytes([97, 98, 99])
         assert store.get("k", ByteRange(95)) == bytes(range(95, 100))
         assert store.get_ranges([("k", ByteRange(0, 2)), ("k", ByteRange(98, 10))]) == [
-            b"\x00\x01", b"\x62\x63"]
+            b"\x00\x01",
+            b"\x62\x63",
+        ]
 
 
 # -- faults ----------------------------------------------------------------------------------------
-def test_transient_5xx_and_dropped_connections_are_retried(served: Path, server: FileServer,
-                                                           traffic: Any) -> None:
+def test_transient_5xx_and_dropped_connections_are_retried(
+    served: Path, server: FileServer, traffic: Any
+) -> None:
     url, data = _hierarchy(served, server)
     array = zk.open_array(url, path="g/a")
     traffic.reset()
@@ -153,8 +158,9 @@ def test_transient_5xx_and_dropped_connections_are_retried(served: Path, server:
     assert len(traffic.requests) == 9 + 3  # nine chunks, three faults retried
 
 
-def test_persistent_5xx_raises_store_error_not_fill_values(served: Path, server: FileServer,
-                                                           traffic: Any) -> None:
+def test_persistent_5xx_raises_store_error_not_fill_values(
+    served: Path, server: FileServer, traffic: Any
+) -> None:
     url, _ = _hierarchy(served, server)
     array = zk.open_array(url, path="g/a")
     store = array.store
@@ -187,8 +193,9 @@ def test_server_gone_raises_store_error(tmp_path: Path) -> None:
 
 
 # -- choosing the backend by URL ----------------------------------------------------------------------
-def test_http_urls_open_the_stdlib_store_and_fsspec_on_request(served: Path,
-                                                               server: FileServer) -> None:
+def test_http_urls_open_the_stdlib_store_and_fsspec_on_request(
+    served: Path, server: FileServer
+) -> None:
     pytest.importorskip("aiohttp")
     from zarrkit.plugins.stores.fsspec import FsspecStore
 
@@ -209,8 +216,9 @@ def test_bad_http_urls_are_refused() -> None:
 
 # -- consolidated metadata: a hierarchy browsable without listing -------------------------------------
 @pytest.mark.parametrize("zarr_format", [3, 2])
-def test_consolidated_metadata_makes_a_hierarchy_browsable(served: Path, server: FileServer,
-                                                           zarr_format: int) -> None:
+def test_consolidated_metadata_makes_a_hierarchy_browsable(
+    served: Path, server: FileServer, zarr_format: int
+) -> None:
     name, folder = _place(served)
     data = np.arange(20, dtype="i4").reshape(4, 5)
     root = zk.open_group(str(folder), mode="w", zarr_format=zarr_format)

@@ -8,18 +8,18 @@ from __future__ import annotations
 import ssl
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
+from hostile_servers import CREDENTIALS, HostileServer, self_signed
+from store_servers import serving
 
 import zarrkit as zk
 from zarrkit.errors import StoreError
 from zarrkit.plugins.stores.http import HttpStore, RedirectRefusedError
-
-from hostile_servers import CREDENTIALS, HostileServer, self_signed
-from store_servers import serving
 
 DATA = np.arange(12 * 10, dtype="<i4").reshape(12, 10)
 
@@ -49,8 +49,9 @@ def _arrays(www: Path) -> str:
     name = uuid.uuid4().hex
     root = zk.open_group(str(www / name), mode="w")
     root.create_array("plain", shape=DATA.shape, chunks=(5, 4), dtype="i4")[:] = DATA
-    root.create_array("sharded", shape=DATA.shape, chunks=(6, 10), shards=(12, 10),
-                      dtype="i4")[:] = DATA
+    root.create_array("sharded", shape=DATA.shape, chunks=(6, 10), shards=(12, 10), dtype="i4")[
+        :
+    ] = DATA
     return name
 
 
@@ -77,9 +78,9 @@ def _reads(array: Any) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("path", ["plain", "sharded"])
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
-def test_cross_origin_redirects_never_carry_credentials(www: Path, origin: HostileServer,
-                                                        other: HostileServer, backend: str,
-                                                        path: str, status: int) -> None:
+def test_cross_origin_redirects_never_carry_credentials(
+    www: Path, origin: HostileServer, other: HostileServer, backend: str, path: str, status: int
+) -> None:
     name = _arrays(www)
     origin.redirects["/"] = other.origin + "/"
     origin.redirect_status = status
@@ -97,36 +98,42 @@ def test_cross_origin_redirects_never_carry_credentials(www: Path, origin: Hosti
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("spelling", ["upper-case", "scheme-relative", "user-info", "host-case"])
-def test_every_spelling_of_another_origin_is_another_origin(www: Path, origin: HostileServer,
-                                                            other: HostileServer, backend: str,
-                                                            spelling: str) -> None:
+def test_every_spelling_of_another_origin_is_another_origin(
+    www: Path, origin: HostileServer, other: HostileServer, backend: str, spelling: str
+) -> None:
     """Locations written to slip past a naive comparison: `HTTP://`, `//host:port/`, user info
     naming the caller's origin before the '@', and the same IP by another name."""
     name = _arrays(www)
     port = other.server_address[1]
     here = f"127.0.0.1:{origin.server_address[1]}"
-    origin.redirects["/"] = {"upper-case": f"HTTP://127.0.0.1:{port}/",
-                             "scheme-relative": f"//127.0.0.1:{port}/",
-                             "user-info": f"http://{here}@127.0.0.1:{port}/",
-                             "host-case": f"http://LOCALHOST:{port}/"}[spelling]
+    origin.redirects["/"] = {
+        "upper-case": f"HTTP://127.0.0.1:{port}/",
+        "scheme-relative": f"//127.0.0.1:{port}/",
+        "user-info": f"http://{here}@127.0.0.1:{port}/",
+        "host-case": f"http://LOCALHOST:{port}/",
+    }[spelling]
     _reads(_open(backend, f"{origin.origin}/{name}", "plain"))
     assert other.paths() and other.credentials_seen() == []
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_same_origin_redirects_keep_credentials(www: Path, origin: HostileServer,
-                                                backend: str) -> None:
+def test_same_origin_redirects_keep_credentials(
+    www: Path, origin: HostileServer, backend: str
+) -> None:
     name = _arrays(www)
     origin.redirects["/moved/"] = "/"  # a relative Location, on the same origin
     _reads(_open(backend, f"{origin.origin}/moved/{name}", "sharded"))
     landed = [h for _, p, h in origin.seen if not p.startswith("/moved/")]
-    assert landed and all(h.get("authorization") == CREDENTIALS["Authorization"]
-                          and h.get("cookie") == CREDENTIALS["Cookie"] for h in landed)
+    assert landed and all(
+        h.get("authorization") == CREDENTIALS["Authorization"]
+        and h.get("cookie") == CREDENTIALS["Cookie"]
+        for h in landed
+    )
 
 
-def test_a_chain_that_leaves_the_origin_never_regains_credentials(www: Path,
-                                                                  origin: HostileServer,
-                                                                  other: HostileServer) -> None:
+def test_a_chain_that_leaves_the_origin_never_regains_credentials(
+    www: Path, origin: HostileServer, other: HostileServer
+) -> None:
     """origin -> other -> back to origin: the way back was chosen by the other origin, so the
     credentials stay off until the request ends."""
     name = _arrays(www)
@@ -150,8 +157,9 @@ def tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_https_to_http_redirect_is_refused(www: Path, other: HostileServer, tls: Any,
-                                           backend: str) -> None:
+def test_https_to_http_redirect_is_refused(
+    www: Path, other: HostileServer, tls: Any, backend: str
+) -> None:
     name = _arrays(www)
     with serving(HostileServer(www, tls=tls)) as secure:
         assert isinstance(secure, HostileServer)
@@ -167,9 +175,15 @@ def test_https_to_http_redirect_is_refused(www: Path, other: HostileServer, tls:
 
 def test_redirects_to_other_schemes_are_refused(www: Path, origin: HostileServer) -> None:
     (www / "k").write_bytes(b"v")
-    for target in ("file:///etc/passwd#", "ftp://127.0.0.1/", "gopher://127.0.0.1/",
-                   "http://127.0.0.1:99999/", "http://127.0.0.1:port/", "mailto:a@b.c",
-                   "http://[::1"):
+    for target in (
+        "file:///etc/passwd#",
+        "ftp://127.0.0.1/",
+        "gopher://127.0.0.1/",
+        "http://127.0.0.1:99999/",
+        "http://127.0.0.1:port/",
+        "mailto:a@b.c",
+        "http://[::1",
+    ):
         origin.redirects["/"] = target
         with pytest.raises(RedirectRefusedError, match="not an http"):
             HttpStore(origin.origin).get("k")

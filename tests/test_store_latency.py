@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,12 +17,12 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-import zarrkit as zk  # noqa: E402
-from zarrkit import config  # noqa: E402
-from zarrkit.errors import SelectionError, ValueCastError  # noqa: E402
-from zarrkit.storage import open_store  # noqa: E402
+from store_servers import NetBed
 
-from store_servers import NetBed  # noqa: E402
+import zarrkit as zk
+from zarrkit import config
+from zarrkit.errors import SelectionError, ValueCastError
+from zarrkit.storage import open_store
 
 DELAY = 0.05
 
@@ -121,10 +122,18 @@ def test_a_member_of_a_v3_group_opens_with_one_request(net: NetBed) -> None:
 def _sharded(bed: NetBed) -> tuple[str, np.ndarray]:
     url = _url(bed)
     data = np.arange(256 * 256, dtype="u2").reshape(256, 256)
-    a = zk.create_array(url, shape=data.shape, dtype="u2", chunks=(16, 16), shards=(128, 128),
-                        codecs=[{"name": "bytes", "configuration": {"endian": "little"}},
-                                {"name": "zstd", "configuration": {"level": 1}}],
-                        storage_options=bed.s3_options())
+    a = zk.create_array(
+        url,
+        shape=data.shape,
+        dtype="u2",
+        chunks=(16, 16),
+        shards=(128, 128),
+        codecs=[
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "zstd", "configuration": {"level": 1}},
+        ],
+        storage_options=bed.s3_options(),
+    )
     a[...] = data
     return url, data
 
@@ -132,7 +141,7 @@ def _sharded(bed: NetBed) -> tuple[str, np.ndarray]:
 def _windows(n: int, size: int = 30) -> list[tuple[slice, slice]]:
     rng = np.random.default_rng(0)
     corners = rng.integers(0, 256 - size, size=(n, 2))
-    return [np.s_[int(r):int(r) + size, int(c):int(c) + size] for r, c in corners]
+    return [np.s_[int(r) : int(r) + size, int(c) : int(c) + size] for r, c in corners]
 
 
 def test_windows_fetch_each_shard_index_once(net: NetBed) -> None:
@@ -195,11 +204,11 @@ def test_many_windows_cost_about_one_round_trip(net: NetBed) -> None:
 def test_read_async_returns_futures_of_the_selections(net: NetBed) -> None:
     url, data = _sharded(net)
     a = zk.open_array(url, storage_options=net.s3_options())
-    futures = [a.read_async(np.s_[i:i + 3, 5]) for i in range(10)]
+    futures = [a.read_async(np.s_[i : i + 3, 5]) for i in range(10)]
     out = np.zeros((4, 4), dtype="u2")
     given = a.read_async(np.s_[100:104, 200:204], out=out)
     for i, future in enumerate(futures):
-        np.testing.assert_array_equal(future.result(), data[i:i + 3, 5])
+        np.testing.assert_array_equal(future.result(), data[i : i + 3, 5])
     assert given.result() is out
     np.testing.assert_array_equal(out, data[100:104, 200:204])
 
@@ -216,10 +225,20 @@ def test_a_bad_selection_is_refused_before_anything_is_read(net: NetBed) -> None
 
 def test_set_many_writes_every_selection(net: NetBed) -> None:
     url = _url(net)
-    a = zk.create_array(url, shape=(512, 512), dtype="u2", chunks=(16, 16), shards=(128, 128),
-                        fill_value=0, storage_options=net.s3_options())
-    items = [(np.s_[r * 128 + 5:r * 128 + 40, c * 128 + 3:c * 128 + 100], r * 4 + c + 1)
-             for r in range(4) for c in range(4)]  # part of each of the 16 shards
+    a = zk.create_array(
+        url,
+        shape=(512, 512),
+        dtype="u2",
+        chunks=(16, 16),
+        shards=(128, 128),
+        fill_value=0,
+        storage_options=net.s3_options(),
+    )
+    items = [
+        (np.s_[r * 128 + 5 : r * 128 + 40, c * 128 + 3 : c * 128 + 100], r * 4 + c + 1)
+        for r in range(4)
+        for c in range(4)
+    ]  # part of each of the 16 shards
     _measured(net, 0.2)
     start = time.monotonic()
     a.set_many(items)

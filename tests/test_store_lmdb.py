@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("lmdb")
 
-import zarrkit as zk  # noqa: E402
-from zarrkit.errors import InvalidKeyError, StoreError  # noqa: E402
-from zarrkit.plugins.stores.lmdb import LmdbStore  # noqa: E402
-from zarrkit.store import Store  # noqa: E402
-from zarrkit.testing.store_tests import StoreTests  # noqa: E402
+import zarrkit as zk
+from zarrkit.errors import InvalidKeyError, StoreError
+from zarrkit.plugins.stores.lmdb import LmdbStore
+from zarrkit.store import Store
+from zarrkit.testing.store_tests import StoreTests
 
 
 class TestLmdbStore(StoreTests):
@@ -54,9 +54,15 @@ def test_reader_processes_see_each_batch_whole(tmp_path: Path) -> None:
     path = tmp_path / "db"
     writer = LmdbStore(path, mode="w")
     keys = [f"c/{i}" for i in range(20)]
-    writer.set_many({k: b"0" * 100 for k in keys})
-    readers = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(READER), str(path), "1.5"],
-                                stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    writer.set_many(dict.fromkeys(keys, b"0" * 100))
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(READER), str(path), "1.5"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     round = 0
     while any(r.poll() is None for r in readers):
         round += 1
@@ -78,9 +84,9 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     forgotten.set("k", b"kept")
     forgotten.cycle = forgotten  # only the garbage collector can free it
     del forgotten
-    assert opens_while_collecting(_Env._open_lock,
-                                  lambda: LmdbStore(tmp_path / "b", mode="w").close()), \
-        "finalizing an LMDB store while opening another deadlocked"
+    assert opens_while_collecting(
+        _Env._open_lock, lambda: LmdbStore(tmp_path / "b", mode="w").close()
+    ), "finalizing an LMDB store while opening another deadlocked"
     assert LmdbStore(tmp_path / "a").get("k") == b"kept"
 
 

@@ -5,9 +5,10 @@ requests are counted and faults injected."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,15 +16,15 @@ import pytest
 pytest.importorskip("obstore")
 pytest.importorskip("moto.server")
 
-import zarrkit as zk  # noqa: E402
-from zarrkit import config  # noqa: E402
-from zarrkit.errors import ReadOnlyError, StoreError  # noqa: E402
-from zarrkit.plugins.stores.objectstore import ObstoreStore  # noqa: E402
-from zarrkit.storage import open_store  # noqa: E402
-from zarrkit.store import ByteRange  # noqa: E402
-from zarrkit.testing.store_tests import StoreTests  # noqa: E402
+from store_servers import NetBed
 
-from store_servers import NetBed  # noqa: E402
+import zarrkit as zk
+from zarrkit import config
+from zarrkit.errors import ReadOnlyError, StoreError
+from zarrkit.plugins.stores.objectstore import ObstoreStore
+from zarrkit.storage import open_store
+from zarrkit.store import ByteRange
+from zarrkit.testing.store_tests import StoreTests
 
 
 @pytest.fixture(scope="module")
@@ -43,14 +44,23 @@ def net(bed: NetBed) -> Iterator[NetBed]:
 
 def options(bed: NetBed, **extra: Any) -> dict[str, Any]:
     """obstore's S3 options for the proxied moto server: few, quick retries."""
-    return {"endpoint": bed.s3_endpoint, "access_key_id": "testing",
-            "secret_access_key": "testing", "region": "us-east-1",
-            "client_options": {"allow_http": True, "timeout": "10s"},
-            "retry_config": {"max_retries": 2, "retry_timeout": timedelta(seconds=5),
-                             "backoff": {"init_backoff": timedelta(milliseconds=10),
-                                         "max_backoff": timedelta(milliseconds=100),
-                                         "base": 2}},
-            **extra}
+    return {
+        "endpoint": bed.s3_endpoint,
+        "access_key_id": "testing",
+        "secret_access_key": "testing",
+        "region": "us-east-1",
+        "client_options": {"allow_http": True, "timeout": "10s"},
+        "retry_config": {
+            "max_retries": 2,
+            "retry_timeout": timedelta(seconds=5),
+            "backoff": {
+                "init_backoff": timedelta(milliseconds=10),
+                "max_backoff": timedelta(milliseconds=100),
+                "base": 2,
+            },
+        },
+        **extra,
+    }
 
 
 def _url(bed: NetBed) -> str:
@@ -71,18 +81,31 @@ class TestObstoreS3(StoreTests):
 def test_arrays_round_trip_and_zarr_python_reads_them(net: NetBed) -> None:
     url = _url(net)
     data = np.arange(40 * 30, dtype="f8").reshape(40, 30)
-    a = zk.create_array(url, shape=data.shape, chunks=(16, 16), shards=(32, 32), dtype="f8",
-                        storage_options=options(net))
+    a = zk.create_array(
+        url,
+        shape=data.shape,
+        chunks=(16, 16),
+        shards=(32, 32),
+        dtype="f8",
+        storage_options=options(net),
+    )
     a[...] = data
-    np.testing.assert_array_equal(zk.open_array(url, storage_options=options(net))[3:37, 5:9],
-                                  data[3:37, 5:9])
+    np.testing.assert_array_equal(
+        zk.open_array(url, storage_options=options(net))[3:37, 5:9], data[3:37, 5:9]
+    )
     zarr = pytest.importorskip("zarr")
     from store_servers import s3_options
 
     fs_url = url.replace("obstore+", "")
-    theirs = zarr.open_array(fs_url, mode="r", storage_options={
-        "key": "testing", "secret": "testing",
-        "client_kwargs": {"endpoint_url": net.s3_endpoint, "region_name": "us-east-1"}})
+    theirs = zarr.open_array(
+        fs_url,
+        mode="r",
+        storage_options={
+            "key": "testing",
+            "secret": "testing",
+            "client_kwargs": {"endpoint_url": net.s3_endpoint, "region_name": "us-east-1"},
+        },
+    )
     np.testing.assert_array_equal(theirs[...], data)
     assert s3_options  # (the fsspec spelling of the same server)
 
@@ -119,15 +142,16 @@ def test_get_ranges_merges_nearby_ranges_into_one_request(net: NetBed) -> None:
     store.set("shard", shard)
     net.s3_proxy.traffic.reset()
     requests = [("shard", ByteRange(i * 100, 100)) for i in range(0, 100, 2)]
-    assert store.get_ranges(requests) == [shard[r.offset:r.offset + 100] for _, r in requests]
+    assert store.get_ranges(requests) == [shard[r.offset : r.offset + 100] for _, r in requests]
     assert len(net.s3_proxy.traffic.gets("shard")) == 1
 
 
 def _array(net: NetBed) -> tuple[str, np.ndarray]:
     url = _url(net)
     data = np.arange(64, dtype="f4").reshape(8, 8) + 1
-    zk.create_array(url, shape=(8, 8), chunks=(4, 4), dtype="f4", fill_value=0,
-                    storage_options=options(net))[...] = data
+    zk.create_array(
+        url, shape=(8, 8), chunks=(4, 4), dtype="f4", fill_value=0, storage_options=options(net)
+    )[...] = data
     return url, data
 
 

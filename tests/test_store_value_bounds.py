@@ -7,34 +7,33 @@ store and fsspec's."""
 from __future__ import annotations
 
 import base64
-import lzma
 import struct
 import time
 import tracemalloc
 import uuid
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
-import numpy as np
 import pytest
+from hostile_servers import Endless, HostileServer
+from store_servers import serving
 
 import zarrkit as zk
 from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.plugins.stores.http import HttpStore
-from zarrkit.storage import open_store
 from zarrkit.plugins.stores.zip import ZipStore
+from zarrkit.storage import open_store
 from zarrkit.store import DEFAULT_VALUE_LIMIT, ByteRange, limiting_values
-
-from hostile_servers import Endless, HostileServer
-from store_servers import serving
 
 CHUNK = 4096  # bytes of one chunk of the arrays below (uint8)
 GIB = 1 << 30
 
 
-def _bounded(read: Callable[[], Any], *, seconds: float = 5.0,
-             peak: int = 16 << 20) -> pytest.ExceptionInfo[StoreError]:
+def _bounded(
+    read: Callable[[], Any], *, seconds: float = 5.0, peak: int = 16 << 20
+) -> pytest.ExceptionInfo[StoreError]:
     """Run `read`, which must fail with a StoreError, within `seconds` and `peak` bytes."""
     tracemalloc.start()
     start = time.monotonic()
@@ -73,19 +72,21 @@ def _bzip2_bomb(blocks: int) -> bytes:
     crc = 0
     for _ in range(blocks):
         crc = (((crc << 1) | (crc >> 31)) & 0xFFFFFFFF) ^ _BZ2_BLOCK_CRC
-    return (b"BZh9" + _BZ2_BLOCK * blocks + bytes.fromhex("177245385090")
-            + crc.to_bytes(4, "big"))
+    return b"BZh9" + _BZ2_BLOCK * blocks + bytes.fromhex("177245385090") + crc.to_bytes(4, "big")
 
 
 # 64 MiB of zeros as raw LZMA1 (dictionary 1 MiB), itself deflated to keep it short
-_LZMA_64MIB = zlib.decompress(base64.b64decode(
-    "eNpjYMj/+///4u3/3e08RIssEwN3TNJ4triN/ee7J3JNl/WPWtkwem+sO9nV5au/mPdm/bLHPcqCwQ8iJY6Wdj0q"
-    "/7FtSj1P1oF7JZ4pj17GBG9iufHdhWd1PG+u28unh8s6tk8LX7PN92GmbP5v7w6BHKfTHfYxDP0X/NaraUwplLft"
-    "V3lYMG+5cvwbjdOtF6fO6KrTmvhJvfS75AG2Gb4z/t5Yf3UC/xHV4B9fJ5oZsi7d8C7/YIGvO8/FiYKr1ibI7jq3"
-    "UV0iJrLtZVpQxL6XZWsinzyNZuX4efzW2j+/g7RLzspFKzj9vBts+0MzhdO64bRWzv2t1h+O7NWLX8Vv553mNEGY"
-    "77/A5B+FFZE/uM/+n6rhxr/yT82937MM9MIO9Ld+bm48kDpq9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajV"
-    "o1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1YPZ6u3ukhddfv//yvzAQYAuaXZ"
-    "NA=="))
+_LZMA_64MIB = zlib.decompress(
+    base64.b64decode(
+        "eNpjYMj/+///4u3/3e08RIssEwN3TNJ4triN/ee7J3JNl/WPWtkwem+sO9nV5au/mPdm/bLHPcqCwQ8iJY6Wdj0q"
+        "/7FtSj1P1oF7JZ4pj17GBG9iufHdhWd1PG+u28unh8s6tk8LX7PN92GmbP5v7w6BHKfTHfYxDP0X/NaraUwplLft"
+        "V3lYMG+5cvwbjdOtF6fO6KrTmvhJvfS75AG2Gb4z/t5Yf3UC/xHV4B9fJ5oZsi7d8C7/YIGvO8/FiYKr1ibI7jq3"
+        "UV0iJrLtZVpQxL6XZWsinzyNZuX4efzW2j+/g7RLzspFKzj9vBts+0MzhdO64bRWzv2t1h+O7NWLX8Vv553mNEGY"
+        "77/A5B+FFZE/uM/+n6rhxr/yT82937MM9MIO9Ld+bm48kDpq9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajV"
+        "o1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1aPWj1q9ajVo1YPZ6u3ukhddfv//yvzAQYAuaXZ"
+        "NA=="
+    )
+)
 _LZMA_PROPS = bytes.fromhex("5d00001000")  # LZMA1, lc=3 lp=0 pb=2, dictionary 1 MiB
 
 
@@ -104,25 +105,78 @@ def _zip(members: list[tuple[str, str, bytes, int, int]]) -> bytes:
     for name, method, payload, crc, size in members:
         raw = name.encode()
         offset = len(out)
-        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, _METHODS[method], 0, 0x21,
-                           crc, len(payload), size, len(raw), 0) + raw + payload
-        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0,
-                               _METHODS[method], 0, 0x21, crc, len(payload), size, len(raw),
-                               0, 0, 0, 0, 0o644 << 16, offset) + raw
+        out += (
+            struct.pack(
+                "<4sHHHHHIIIHH",
+                b"PK\x03\x04",
+                20,
+                0,
+                _METHODS[method],
+                0,
+                0x21,
+                crc,
+                len(payload),
+                size,
+                len(raw),
+                0,
+            )
+            + raw
+            + payload
+        )
+        central += (
+            struct.pack(
+                "<4sHHHHHHIIIHHHHHII",
+                b"PK\x01\x02",
+                20,
+                20,
+                0,
+                _METHODS[method],
+                0,
+                0x21,
+                crc,
+                len(payload),
+                size,
+                len(raw),
+                0,
+                0,
+                0,
+                0,
+                0o644 << 16,
+                offset,
+            )
+            + raw
+        )
     count = len(members)
-    return bytes(out + central + struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, count, count,
-                                             len(central), len(out), 0))
+    return bytes(
+        out
+        + central
+        + struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, count, count, len(central), len(out), 0)
+    )
 
 
 def _archive_with(tmp_path: Path, chunk: tuple[str, bytes, int, int]) -> Path:
     """A zip holding a uint8 array `a` of one 4 kB chunk whose member is `chunk` (method,
     stored bytes, CRC-32, declared size), everything else as zarrkit wrote it."""
     folder = tmp_path / f"{uuid.uuid4().hex}.zarr"
-    zk.create_array(str(folder), path="a", shape=(CHUNK,), chunks=(CHUNK,), dtype="u1",
-                    codecs=[{"name": "bytes"}])[:] = 7
-    members = [(str(p.relative_to(folder)), "stored", p.read_bytes(),
-                zlib.crc32(p.read_bytes()), p.stat().st_size)
-               for p in sorted(folder.rglob("*")) if p.is_file() and p.name == "zarr.json"]
+    zk.create_array(
+        str(folder),
+        path="a",
+        shape=(CHUNK,),
+        chunks=(CHUNK,),
+        dtype="u1",
+        codecs=[{"name": "bytes"}],
+    )[:] = 7
+    members = [
+        (
+            str(p.relative_to(folder)),
+            "stored",
+            p.read_bytes(),
+            zlib.crc32(p.read_bytes()),
+            p.stat().st_size,
+        )
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name == "zarr.json"
+    ]
     method, payload, crc, size = chunk
     members.append(("a/c/0", method, payload, crc, size))
     path = tmp_path / f"{uuid.uuid4().hex}.zip"
@@ -142,12 +196,17 @@ def test_the_hand_made_archive_reads_when_it_is_honest(tmp_path: Path) -> None:
         assert zk.open_array(f"zip://{path}", path="a")[...].tolist() == [7] * CHUNK
 
 
-@pytest.mark.parametrize("method, payload, declared", [
-    ("deflate", lambda: _deflate_bomb(2 * GIB), 2 * GIB),
-    ("bzip2", lambda: _bzip2_bomb(47), 47 * _BZ2_BLOCK_SIZE),
-], ids=["deflate", "bzip2"])
+@pytest.mark.parametrize(
+    "method, payload, declared",
+    [
+        ("deflate", lambda: _deflate_bomb(2 * GIB), 2 * GIB),
+        ("bzip2", lambda: _bzip2_bomb(47), 47 * _BZ2_BLOCK_SIZE),
+    ],
+    ids=["deflate", "bzip2"],
+)
 def test_a_member_declaring_gigabytes_is_refused_before_inflating(
-        tmp_path: Path, method: str, payload: Callable[[], bytes], declared: int) -> None:
+    tmp_path: Path, method: str, payload: Callable[[], bytes], declared: int
+) -> None:
     path = _archive_with(tmp_path, (method, payload(), 0, declared))
     info = _bounded(_read_chunk(path))
     assert isinstance(info.value, ValueTooLargeError)
@@ -156,13 +215,18 @@ def test_a_member_declaring_gigabytes_is_refused_before_inflating(
         ZipStore(path).get("a/c/0")
 
 
-@pytest.mark.parametrize("method, payload", [
-    ("deflate", lambda: _deflate_bomb(2 * GIB)),
-    ("bzip2", lambda: _bzip2_bomb(47)),
-    ("lzma", _lzma_member),
-], ids=["deflate-2GiB", "bzip2-2GB", "lzma-64MiB"])
+@pytest.mark.parametrize(
+    "method, payload",
+    [
+        ("deflate", lambda: _deflate_bomb(2 * GIB)),
+        ("bzip2", lambda: _bzip2_bomb(47)),
+        ("lzma", _lzma_member),
+    ],
+    ids=["deflate-2GiB", "bzip2-2GB", "lzma-64MiB"],
+)
 def test_a_member_inflating_past_its_size_field_stops_there(
-        tmp_path: Path, method: str, payload: Callable[[], bytes]) -> None:
+    tmp_path: Path, method: str, payload: Callable[[], bytes]
+) -> None:
     """The index says 4 kB (what the chunk holds), the stream goes on for gigabytes."""
     path = _archive_with(tmp_path, (method, payload(), zlib.crc32(bytes(CHUNK)), CHUNK))
     info = _bounded(_read_chunk(path))
@@ -184,7 +248,7 @@ def test_a_stored_member_claiming_more_than_the_archive_is_an_error(tmp_path: Pa
     path = _archive_with(tmp_path, ("stored", bytes(CHUNK), 0, CHUNK))
     data = bytearray(path.read_bytes())
     central = data.rindex(b"PK\x01\x02")  # the chunk's entry is the last: sizes claim 2 GiB
-    data[central + 20:central + 28] = struct.pack("<II", 2 * GIB, 2 * GIB)
+    data[central + 20 : central + 28] = struct.pack("<II", 2 * GIB, 2 * GIB)
     path.write_bytes(bytes(data))
     with limiting_values(4 * GIB):  # a limit that would allow it: the archive's size refuses
         info = _bounded(lambda: ZipStore(path).get("a/c/0"))
@@ -206,8 +270,9 @@ def hostile(www: Path) -> Iterator[HostileServer]:
 
 def _served_array(www: Path) -> str:
     name = uuid.uuid4().hex
-    zk.create_array(str(www / name), path="a", shape=(4 * CHUNK,), chunks=(CHUNK,),
-                    dtype="u1")[:] = 1
+    zk.create_array(str(www / name), path="a", shape=(4 * CHUNK,), chunks=(CHUNK,), dtype="u1")[
+        :
+    ] = 1
     return name
 
 
@@ -221,8 +286,9 @@ def _url(backend: str, url: str) -> str:
 
 @pytest.mark.parametrize("backend", ["stdlib", "fsspec"])
 @pytest.mark.parametrize("framing", ["chunked", "close", "declared"])
-def test_an_endless_chunk_body_ends_in_a_store_error(www: Path, hostile: HostileServer,
-                                                     framing: str, backend: str) -> None:
+def test_an_endless_chunk_body_ends_in_a_store_error(
+    www: Path, hostile: HostileServer, framing: str, backend: str
+) -> None:
     name = _served_array(www)
     hostile.endless[f"/{name}/a/c/"] = Endless(framing)
     array = zk.open_array(_url(backend, f"{hostile.origin}/{name}"), path="a")
@@ -234,8 +300,9 @@ def test_an_endless_chunk_body_ends_in_a_store_error(www: Path, hostile: Hostile
     assert hostile.streamed < 256 << 20  # the client hung up, the server did not run dry
 
 
-def test_a_range_of_an_endless_body_is_read_and_the_rest_left(www: Path,
-                                                             hostile: HostileServer) -> None:
+def test_a_range_of_an_endless_body_is_read_and_the_rest_left(
+    www: Path, hostile: HostileServer
+) -> None:
     """A server that ignores Range and sends a body without end: the asked bytes are kept,
     the connection dropped, and the next request works."""
     (www / "k").write_bytes(b"fine")
@@ -248,8 +315,9 @@ def test_a_range_of_an_endless_body_is_read_and_the_rest_left(www: Path,
 
 
 @pytest.mark.parametrize("backend", ["stdlib", "fsspec"])
-def test_metadata_documents_are_bounded_too(www: Path, hostile: HostileServer,
-                                            backend: str) -> None:
+def test_metadata_documents_are_bounded_too(
+    www: Path, hostile: HostileServer, backend: str
+) -> None:
     hostile.endless["/big/zarr.json"] = Endless("declared", 4 * GIB)
     info = _bounded(lambda: zk.open_array(_url(backend, f"{hostile.origin}/big")))
     assert isinstance(info.value, ValueTooLargeError)

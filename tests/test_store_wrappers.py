@@ -41,8 +41,9 @@ class TestCachingStore(StoreTests):
 class TestMetricsStore(StoreTests):
     @pytest.fixture
     def store(self) -> MetricsStore:
-        return MetricsStore(MemoryStore(f"metrics-{uuid.uuid4().hex}", mode="w"),
-                            collector=Collector())
+        return MetricsStore(
+            MemoryStore(f"metrics-{uuid.uuid4().hex}", mode="w"), collector=Collector()
+        )
 
     def store_reopen(self, store: Store) -> Store:
         assert isinstance(store, MetricsStore) and isinstance(store.inner, MemoryStore)
@@ -124,8 +125,9 @@ def test_cache_in_front_of_a_read_only_store_keeps_its_capabilities(tmp_path: Pa
 
 def test_cache_url_wraps_another_url(tmp_path: Path) -> None:
     url = f"cache://{tmp_path / 'data.zarr'}"
-    array = zk.create_array(url, shape=(10,), chunks=(5,), dtype="u2",
-                            storage_options={"cache_bytes": 1 << 16})
+    array = zk.create_array(
+        url, shape=(10,), chunks=(5,), dtype="u2", storage_options={"cache_bytes": 1 << 16}
+    )
     array[:] = np.arange(10)
     assert isinstance(array.store, CachingStore) and array.store.max_bytes == 1 << 16
     assert isinstance(array.store.inner, LocalStore)
@@ -146,8 +148,13 @@ def test_metrics_count_calls_keys_bytes_and_errors(caplog: pytest.LogCaptureFixt
             store.get("../x")
     [(label, ops)] = collector.summary().items()
     assert label == "MemoryStore()"
-    assert ops["set_many"] | {"seconds": 0} == {"calls": 1, "keys": 2, "bytes": 8, "seconds": 0,
-                                                 "errors": 0}
+    assert ops["set_many"] | {"seconds": 0} == {
+        "calls": 1,
+        "keys": 2,
+        "bytes": 8,
+        "seconds": 0,
+        "errors": 0,
+    }
     assert (ops["get_many"]["keys"], ops["get_many"]["bytes"]) == (3, 8)
     assert (ops["get_ranges"]["keys"], ops["get_ranges"]["bytes"]) == (2, 5)
     assert ops["list_dir"]["keys"] == 2
@@ -185,8 +192,13 @@ def test_store_metrics_environment_variable(tmp_path: Path) -> None:
         print(storage.metrics_report(), file=sys.stderr)
     """)
     env = {**os.environ, "ZARRKIT_STORE_METRICS": "1"}
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.zarr")], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "m.zarr")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     [ops] = json.loads(done.stdout).values()
     assert ops["set_many"]["keys"] == 3 and ops["set"]["calls"] >= 1  # 3 chunks, metadata

@@ -64,8 +64,12 @@ class _Flushing(ZipStore):
 
 
 def _run(code: str, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -125,11 +129,14 @@ def test_flush_replaces_the_archive_atomically(tmp_path: Path) -> None:
 def test_closing_the_last_handle_flushes(tmp_path: Path) -> None:
     """Also at interpreter exit: a script that never closes its store loses nothing."""
     path = tmp_path / "data.zip"
-    _run("""
+    _run(
+        """
         import sys, numpy as np, zarrkit as zk
         array = zk.create_array("zip://" + sys.argv[1], shape=(6,), chunks=(2,), dtype="i2")
         array[:] = np.arange(6)
-    """, str(path))
+    """,
+        str(path),
+    )
     np.testing.assert_array_equal(zk.open_array(f"zip://{path}")[...], np.arange(6))
 
 
@@ -228,9 +235,9 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     forgotten.set("k", b"pending")
     forgotten.cycle = forgotten  # only the garbage collector can free it
     del forgotten
-    assert opens_while_collecting(_Archive._open_lock,
-                                  lambda: ZipStore(tmp_path / "b.zip", mode="w").close()), \
-        "finalizing a zip store while opening another deadlocked"
+    assert opens_while_collecting(
+        _Archive._open_lock, lambda: ZipStore(tmp_path / "b.zip", mode="w").close()
+    ), "finalizing a zip store while opening another deadlocked"
     assert ZipStore(tmp_path / "a.zip").get("k") == b"pending"
 
 
@@ -243,16 +250,19 @@ def test_zip64_archive_with_more_than_65535_members(tmp_path: Path) -> None:
     reader = ZipStore(path)
     assert sum(1 for _ in reader.list_prefix("c/")) == count
     assert reader.get_many(["c/0", "c/65536", "c/69999"]) == {
-        "c/0": (0).to_bytes(4, "little"), "c/65536": (65536).to_bytes(4, "little"),
-        "c/69999": (69999).to_bytes(4, "little")}
+        "c/0": (0).to_bytes(4, "little"),
+        "c/65536": (65536).to_bytes(4, "little"),
+        "c/69999": (69999).to_bytes(4, "little"),
+    }
 
 
 # -- arrays and interop ------------------------------------------------------------------------------
 def _write_with_zarrkit(url: str) -> np.ndarray:
     data = np.arange(15 * 14, dtype="<i4").reshape(15, 14)
     root = zk.open_group(url, mode="w", attributes={"origin": "zarrkit"})
-    array = root.create_array("x", shape=data.shape, chunks=(4, 5), dtype="i4", fill_value=0,
-                              attributes={"units": "K"})
+    array = root.create_array(
+        "x", shape=data.shape, chunks=(4, 5), dtype="i4", fill_value=0, attributes={"units": "K"}
+    )
     array[:] = data
     root.store.close()
     return data
@@ -275,8 +285,7 @@ def test_tensorstore_reads_what_zarrkit_zipped(tmp_path: Path) -> None:
     ts = pytest.importorskip("tensorstore")
     path = tmp_path / "data.zip"
     data = _write_with_zarrkit(f"zip://{path}")
-    spec = {"driver": "zarr3", "kvstore": {"driver": "zip", "base": f"file://{path}",
-                                           "path": "x/"}}
+    spec = {"driver": "zarr3", "kvstore": {"driver": "zip", "base": f"file://{path}", "path": "x/"}}
     np.testing.assert_array_equal(ts.open(spec).result().read().result(), data)
 
 
@@ -286,8 +295,9 @@ def test_zarrkit_reads_and_updates_what_zarr_python_zipped(tmp_path: Path) -> No
     path = tmp_path / "theirs.zip"
     data = np.linspace(-1, 1, 80, dtype="f4").reshape(8, 10)
     store = zarr.storage.ZipStore(path, mode="w")
-    theirs = zarr.create_array(store, name="y", shape=data.shape, chunks=(3, 3), dtype="f4",
-                               shards=(6, 6))
+    theirs = zarr.create_array(
+        store, name="y", shape=data.shape, chunks=(3, 3), dtype="f4", shards=(6, 6)
+    )
     theirs[...] = data
     store.close()
     mine = zk.open_array(f"zip://{path}", path="y", mode="r+")

@@ -13,7 +13,13 @@ import pytest
 
 import zarrkit as zk
 from zarrkit import registry
-from zarrkit.errors import InvalidKeyError, ReadOnlyError, StoreError, UnknownExtensionError, ZarrkitError
+from zarrkit.errors import (
+    InvalidKeyError,
+    ReadOnlyError,
+    StoreError,
+    UnknownExtensionError,
+    ZarrkitError,
+)
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.storage import open_store
@@ -75,11 +81,14 @@ def test_bare_memory_url_is_private() -> None:
     assert one != two
 
 
-@pytest.mark.parametrize("url,mode,options", [
-    ("file:///x", "w", {}),
-    ("memory://x", "rw", {}),
-    ("memory://x", "w", {"compress": True}),
-])
+@pytest.mark.parametrize(
+    "url,mode,options",
+    [
+        ("file:///x", "w", {}),
+        ("memory://x", "rw", {}),
+        ("memory://x", "w", {"compress": True}),
+    ],
+)
 def test_memory_from_url_refuses_bad_arguments(url: str, mode: str, options: dict) -> None:
     with pytest.raises((ValueError, TypeError)):
         MemoryStore.from_url(url, mode=mode, **options)
@@ -180,14 +189,19 @@ def test_short_writes_are_carried_on_until_the_value_is_whole(
     kind of value the engine hands over: bytes, a 2-D array, a strided view of one."""
     store = LocalStore(tmp_path, mode="w")
     whole = np.arange(32 * 32, dtype="<f4").reshape(32, 32)
-    values = {"bytes": bytes(range(200)), "array": whole, "view": whole[8:24, 4:20],
-              "transposed": whole.T}
+    values = {
+        "bytes": bytes(range(200)),
+        "array": whole,
+        "view": whole[8:24, 4:20],
+        "transposed": whole.T,
+    }
     real_write = os.write
     monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(memoryview(data)[:7])))
     store.set_many(values)
     monkeypatch.undo()
-    assert store.get_many(list(values)) == {k: np.ascontiguousarray(v).tobytes()
-                                            for k, v in values.items()}
+    assert store.get_many(list(values)) == {
+        k: np.ascontiguousarray(v).tobytes() for k, v in values.items()
+    }
 
 
 def test_a_value_that_is_no_buffer_stops_the_batch_before_any_write(tmp_path: Path) -> None:
@@ -260,8 +274,9 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
 
 
 @pytest.mark.parametrize("removed", ["c/0", "c", "."], ids=["folder", "parent", "root"])
-def test_a_run_of_writes_makes_again_a_folder_removed_under_it(tmp_path: Path,
-                                                               removed: str) -> None:
+def test_a_run_of_writes_makes_again_a_folder_removed_under_it(
+    tmp_path: Path, removed: str
+) -> None:
     """A run keeps its folders open; one removed meanwhile (an erase elsewhere pruned it)
     is made again rather than written into while deleted (where ext4 refuses a new file
     with EPERM and tmpfs takes it, to be lost)."""
@@ -321,18 +336,31 @@ def escape(tmp_path: Path) -> tuple[LocalStore, Path]:
     return LocalStore(root, mode="w"), outside
 
 
-@pytest.mark.parametrize("operation", [
-    lambda s: s.get("dir_link/secret"),
-    lambda s: s.get("file_link", SuffixRange(2)),
-    lambda s: s.exists("file_link"),
-    lambda s: s.set("dir_link/new", b"x"),
-    lambda s: s.erase_prefix("dir_link/"),
-    lambda s: s.list_dir("dir_link/"),
-    lambda s: s.list_prefix("dir_link/"),
-    lambda s: _in_run(s.reading(), lambda r: r.read_many(["k", "dir_link/secret"])),
-    lambda s: _in_run(s.writing(), lambda w: w.set_many({"k": b"1", "dir_link/new": b"x"})),
-], ids=["get", "get-range", "exists", "set-through-dir", "erase-prefix",
-        "list-dir", "list-prefix", "run-of-reads", "run-of-writes"])
+@pytest.mark.parametrize(
+    "operation",
+    [
+        lambda s: s.get("dir_link/secret"),
+        lambda s: s.get("file_link", SuffixRange(2)),
+        lambda s: s.exists("file_link"),
+        lambda s: s.set("dir_link/new", b"x"),
+        lambda s: s.erase_prefix("dir_link/"),
+        lambda s: s.list_dir("dir_link/"),
+        lambda s: s.list_prefix("dir_link/"),
+        lambda s: _in_run(s.reading(), lambda r: r.read_many(["k", "dir_link/secret"])),
+        lambda s: _in_run(s.writing(), lambda w: w.set_many({"k": b"1", "dir_link/new": b"x"})),
+    ],
+    ids=[
+        "get",
+        "get-range",
+        "exists",
+        "set-through-dir",
+        "erase-prefix",
+        "list-dir",
+        "list-prefix",
+        "run-of-reads",
+        "run-of-writes",
+    ],
+)
 def test_symlink_out_of_root_is_refused(escape: tuple[LocalStore, Path], operation) -> None:
     store, outside = escape
     with pytest.raises(ValueError, match="outside"):
@@ -364,7 +392,8 @@ def test_a_run_of_reads_keeps_few_folders_open(tmp_path: Path) -> None:
 
 
 def test_set_replaces_a_symlink_rather_than_writing_through_it(
-        escape: tuple[LocalStore, Path]) -> None:
+    escape: tuple[LocalStore, Path],
+) -> None:
     """Writes are a rename over the key's name, so a symlinked key becomes a plain file and
     the file it pointed to, outside the root, is untouched."""
     store, outside = escape
@@ -411,12 +440,21 @@ def links_inside(tmp_path: Path) -> LocalStore:
     return store
 
 
-@pytest.mark.parametrize("key,value", [
-    ("absolute/k", b"v"), ("relative/k", b"v"), ("real/up/j", b"w"), ("via/j", b"w"),
-    ("real/file", b"t"), ("chained", b"t"), ("relative/file", b"t"),
-])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("absolute/k", b"v"),
+        ("relative/k", b"v"),
+        ("real/up/j", b"w"),
+        ("via/j", b"w"),
+        ("real/file", b"t"),
+        ("chained", b"t"),
+        ("relative/file", b"t"),
+    ],
+)
 def test_symlinks_that_stay_inside_are_followed_by_every_read(
-        links_inside: LocalStore, key: str, value: bytes) -> None:
+    links_inside: LocalStore, key: str, value: bytes
+) -> None:
     store = links_inside
     assert store.get(key) == value
     assert store.get(key, SuffixRange(1)) == value[-1:]
@@ -428,7 +466,8 @@ def test_symlinks_that_stay_inside_are_followed_by_every_read(
 
 
 def test_writes_and_erases_through_a_linked_folder_land_in_the_real_one(
-        links_inside: LocalStore) -> None:
+    links_inside: LocalStore,
+) -> None:
     store = links_inside
     store.set("relative/new", b"n")
     assert (store.root / "real" / "new").read_bytes() == b"n"
@@ -444,8 +483,11 @@ def test_writes_and_erases_through_a_linked_folder_land_in_the_real_one(
     assert sorted(store.list()) == ["real/k", "top"]  # links neither followed nor shown
 
 
-@pytest.mark.parametrize("target", ["../outside", "real/../../outside", "loop", "real/../.."],
-                         ids=["up-and-out", "through-a-folder", "loop", "above-the-root"])
+@pytest.mark.parametrize(
+    "target",
+    ["../outside", "real/../../outside", "loop", "real/../.."],
+    ids=["up-and-out", "through-a-folder", "loop", "above-the-root"],
+)
 def test_relative_symlinks_that_lead_out_are_refused(tmp_path: Path, target: str) -> None:
     root = tmp_path / "root"
     (tmp_path / "outside").mkdir()
@@ -454,9 +496,14 @@ def test_relative_symlinks_that_lead_out_are_refused(tmp_path: Path, target: str
     store.set("real/x", b"x")
     (root / "link").symlink_to(target, target_is_directory=True)
     (root / "loop").symlink_to("link", target_is_directory=True)
-    for operation in (lambda: store.get("link/k"), lambda: store.set("link/k", b"w"),
-                      lambda: store.list_dir("link/"), lambda: store.erase_prefix("link/"),
-                      lambda: store.get_many(["link/k"]), lambda: store.erase("link/k")):
+    for operation in (
+        lambda: store.get("link/k"),
+        lambda: store.set("link/k", b"w"),
+        lambda: store.list_dir("link/"),
+        lambda: store.erase_prefix("link/"),
+        lambda: store.get_many(["link/k"]),
+        lambda: store.erase("link/k"),
+    ):
         with pytest.raises(InvalidKeyError):
             operation()
     assert (tmp_path / "outside" / "k").read_bytes() == b"secret"
@@ -464,7 +511,8 @@ def test_relative_symlinks_that_lead_out_are_refused(tmp_path: Path, target: str
 
 
 def test_the_checked_path_way_refuses_symlinks_out_too(
-        escape: tuple[LocalStore, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    escape: tuple[LocalStore, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where the OS cannot open relative to a folder (Windows), paths are checked before use:
     the same static escapes are refused, and the store works (run here with that way forced,
     as Windows is not at hand)."""
@@ -476,9 +524,13 @@ def test_the_checked_path_way_refuses_symlinks_out_too(
     assert store.get_many(["a/k", "b"]) == {"a/k": b"1", "b": b"2"}
     assert store.get_ranges([("a/k", SuffixRange(1))]) == [b"1"]
     assert sorted(store.list()) == ["a/k", "b"] and store.list_dir("") == (["b"], ["a"])
-    for operation in (lambda: store.get("dir_link/secret"), lambda: store.get("file_link"),
-                      lambda: store.set("dir_link/new", b"x"), lambda: store.list_dir("dir_link/"),
-                      lambda: store.erase_prefix("dir_link/")):
+    for operation in (
+        lambda: store.get("dir_link/secret"),
+        lambda: store.get("file_link"),
+        lambda: store.set("dir_link/new", b"x"),
+        lambda: store.list_dir("dir_link/"),
+        lambda: store.erase_prefix("dir_link/"),
+    ):
         with pytest.raises(InvalidKeyError, match="outside"):
             operation()
     store.set("file_link", b"replaced")
@@ -502,13 +554,22 @@ def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
     assert registry.resolve("store", scheme) is cls
 
 
-@pytest.mark.parametrize("scheme,module,cls_name", [
-    ("zip", "zip", "ZipStore"), ("lmdb", "lmdb", "LmdbStore"), ("http", "http", "HttpStore"),
-    ("https", "http", "HttpStore"), ("s3", "fsspec", "FsspecStore"),
-    ("gs", "fsspec", "FsspecStore"), ("gcs", "fsspec", "FsspecStore"),
-    ("fsspec+https", "fsspec", "FsspecStore"), ("fsspec+memory", "fsspec", "FsspecStore"),
-    ("cache", "cache", "CachingStore"), ("metrics", "metrics", "MetricsStore"),
-])
+@pytest.mark.parametrize(
+    "scheme,module,cls_name",
+    [
+        ("zip", "zip", "ZipStore"),
+        ("lmdb", "lmdb", "LmdbStore"),
+        ("http", "http", "HttpStore"),
+        ("https", "http", "HttpStore"),
+        ("s3", "fsspec", "FsspecStore"),
+        ("gs", "fsspec", "FsspecStore"),
+        ("gcs", "fsspec", "FsspecStore"),
+        ("fsspec+https", "fsspec", "FsspecStore"),
+        ("fsspec+memory", "fsspec", "FsspecStore"),
+        ("cache", "cache", "CachingStore"),
+        ("metrics", "metrics", "MetricsStore"),
+    ],
+)
 def test_every_backend_resolves_by_url_scheme(scheme: str, module: str, cls_name: str) -> None:
     cls = registry.resolve("store", scheme)
     assert (cls.__module__, cls.__name__) == (f"zarrkit.plugins.stores.{module}", cls_name)
@@ -537,8 +598,11 @@ class VaultStore(MemoryStore):
 
 
 def test_a_third_party_scheme_needs_one_entry_point(fake_distribution) -> None:
-    fake_distribution("zarrkit-vault", entry_points={"zarrkit.stores": {"vault": "vault_store:VaultStore"}},
-                      modules={"vault_store": THIRD_PARTY_STORE})
+    fake_distribution(
+        "zarrkit-vault",
+        entry_points={"zarrkit.stores": {"vault": "vault_store:VaultStore"}},
+        modules={"vault_store": THIRD_PARTY_STORE},
+    )
     url = f"vault://{_unique_name()}"
     array = zk.create_array(url, shape=(3,), dtype="i2", storage_options={"token": "t"})
     array[:] = [1, 2, 3]
@@ -547,7 +611,9 @@ def test_a_third_party_scheme_needs_one_entry_point(fake_distribution) -> None:
 
 
 # -- keys ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("key", ["", "/a", "a/", "a//b", "../x", "a/./b", "a/../b", "a\\b", "a\x00b"])
+@pytest.mark.parametrize(
+    "key", ["", "/a", "a/", "a//b", "../x", "a/./b", "a/../b", "a\\b", "a\x00b"]
+)
 def test_invalid_keys_are_a_zarrkit_error_and_a_value_error(key: str) -> None:
     with pytest.raises(InvalidKeyError) as info:
         check_key(key)

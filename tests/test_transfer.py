@@ -3,7 +3,6 @@ and formats, planned before anything is written, resumable, verified."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -23,16 +22,28 @@ from zarrkit.plugins.stores.memory import MemoryStore
 FORMATS = ["v3", "v2", "v3-draft-2020"]
 
 #: a chain v2 cannot express: sharding has no v2 name
-SHARDED = [{"name": "sharding_indexed",
-            "configuration": {"chunk_shape": [2], "codecs": ["bytes"],
-                              "index_codecs": ["bytes", "crc32c"], "index_location": "end"}}]
+SHARDED = [
+    {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": [2],
+            "codecs": ["bytes"],
+            "index_codecs": ["bytes", "crc32c"],
+            "index_location": "end",
+        },
+    }
+]
 
 #: (name, dtype, fill value, codecs per format given as create_array keyword arguments)
 ARRAYS = [
     ("f8", "float64", np.nan, {"compressor": {"id": "zstd", "level": 1}}),
     ("i2_big", ">i2", -7, {"compressor": {"id": "gzip", "level": 1}}),
-    ("u1", "uint8", 3, {"compressor": {"id": "blosc", "cname": "lz4", "clevel": 5,
-                                       "shuffle": 1, "blocksize": 0}}),
+    (
+        "u1",
+        "uint8",
+        3,
+        {"compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}},
+    ),
     ("b1", "bool", True, {"compressor": None}),
     ("f4_F", "float32", 0.5, {"compressor": {"id": "zstd", "level": 3}, "order": "F"}),
     ("i8", "int64", 0, {"compressor": {"id": "gzip", "level": 5}}),
@@ -63,8 +74,15 @@ def _v2_hierarchy(url: str) -> dict[str, np.ndarray]:
     for i, (name, dtype, fill, options) in enumerate(ARRAYS):
         parent = root if i % 2 else sub
         shape = (13, 9)
-        arr = parent.create_array(name, shape=shape, dtype=dtype, chunks=(5, 4), fill_value=fill,
-                                  attributes={"units": name}, **options)
+        arr = parent.create_array(
+            name,
+            shape=shape,
+            dtype=dtype,
+            chunks=(5, 4),
+            fill_value=fill,
+            attributes={"units": name},
+            **options,
+        )
         values = np.full(shape, fill, dtype=arr.dtype)
         data = _values(name, dtype, (10, 9))
         arr[:10] = data
@@ -101,9 +119,14 @@ def test_round_trip_v2_v3_draft_v2_keeps_everything(tmp_path: Path) -> None:
 
 def test_equivalent_chains_copy_encoded_bytes_untouched(tmp_path: Path) -> None:
     src, dst = str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr")
-    arr = zarrkit.create_array(src, shape=(40, 40), dtype="<f4", chunks=(10, 10), zarr_format=2,
-                               compressor={"id": "blosc", "cname": "lz4", "clevel": 5,
-                                           "shuffle": 1, "blocksize": 0})
+    arr = zarrkit.create_array(
+        src,
+        shape=(40, 40),
+        dtype="<f4",
+        chunks=(10, 10),
+        zarr_format=2,
+        compressor={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
+    )
     arr[:] = np.arange(1600, dtype="f4").reshape(40, 40)
     report = transfer.convert(src, dst, to="v3")
     assert report.chunks_copied == 16 and report.chunks_reencoded == 0
@@ -140,9 +163,13 @@ def test_unexpressible_node_fails_before_writing_anything(tmp_path: Path) -> Non
 def test_transpose_without_a_layout_twin_is_refused_for_v2(tmp_path: Path) -> None:
     """A v3 transpose that is neither C nor F order has no v2 `order`: refused up front."""
     src, dst = str(tmp_path / "v3.zarr"), str(tmp_path / "v2.zarr")
-    arr = zarrkit.create_array(src, shape=(4, 5, 6), dtype="float32", chunks=(2, 5, 3),
-                               codecs=[{"name": "transpose", "configuration": {"order": [1, 0, 2]}},
-                                       "bytes"])
+    arr = zarrkit.create_array(
+        src,
+        shape=(4, 5, 6),
+        dtype="float32",
+        chunks=(2, 5, 3),
+        codecs=[{"name": "transpose", "configuration": {"order": [1, 0, 2]}}, "bytes"],
+    )
     arr[:] = np.arange(120, dtype="f4").reshape(4, 5, 6)
     with pytest.raises(transfer.TransferError, match="transpose"):
         transfer.convert(src, dst, to="v2")
@@ -151,12 +178,26 @@ def test_transpose_without_a_layout_twin_is_refused_for_v2(tmp_path: Path) -> No
 @pytest.mark.parametrize("to", FORMATS)
 def test_new_codecs_reencode_every_chunk(tmp_path: Path, to: str) -> None:
     src, dst = str(tmp_path / "v2.zarr"), str(tmp_path / "out.zarr")
-    arr = zarrkit.create_array(src, shape=(50, 20), dtype=">i4", chunks=(10, 10), zarr_format=2,
-                               compressor={"id": "zstd", "level": 1}, fill_value=-1)
+    arr = zarrkit.create_array(
+        src,
+        shape=(50, 20),
+        dtype=">i4",
+        chunks=(10, 10),
+        zarr_format=2,
+        compressor={"id": "zstd", "level": 1},
+        fill_value=-1,
+    )
     arr[:40] = np.arange(800).reshape(40, 20)
-    report = transfer.convert(src, dst, to=to, verify=True,
-                              codecs=[{"name": "bytes", "configuration": {"endian": "little"}},
-                                      {"name": "gzip", "configuration": {"level": 6}}])
+    report = transfer.convert(
+        src,
+        dst,
+        to=to,
+        verify=True,
+        codecs=[
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "gzip", "configuration": {"level": 6}},
+        ],
+    )
     assert report.mismatches == []
     assert report.chunks_reencoded == 8 and report.chunks_copied == 0
     (plan,) = [p for p in report.nodes if p.is_array]
@@ -225,10 +266,11 @@ def test_verify_reports_a_changed_value(tmp_path: Path) -> None:
 def test_memory_stays_bounded(tmp_path: Path) -> None:
     """Converting streams: peak traced memory is a few batches, not the array (32 MiB here)."""
     src, dst = MemoryStore(), MemoryStore()
-    arr = zarrkit.create_array(src, shape=(2048, 2048), dtype="float64", chunks=(256, 256),
-                               codecs=["bytes"])
+    arr = zarrkit.create_array(
+        src, shape=(2048, 2048), dtype="float64", chunks=(256, 256), codecs=["bytes"]
+    )
     for i in range(0, 2048, 256):
-        arr[i:i + 256] = np.random.default_rng(i).normal(size=(256, 2048))
+        arr[i : i + 256] = np.random.default_rng(i).normal(size=(256, 2048))
     tracemalloc.start()
     try:
         report = transfer.convert(src, dst, to="v2", batch_bytes=2 << 20)
@@ -242,7 +284,9 @@ def test_memory_stays_bounded(tmp_path: Path) -> None:
 
 
 # -- the command line -------------------------------------------------------------------------
-def test_cli_convert_with_progress_and_verify(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_cli_convert_with_progress_and_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
     arr = zarrkit.create_array(src, path="g/a", shape=(30, 30), dtype="uint16", chunks=(10, 10))
     arr[:] = np.arange(900).reshape(30, 30)
@@ -255,8 +299,9 @@ def test_cli_convert_with_progress_and_verify(tmp_path: Path, capsys: pytest.Cap
     assert zarrkit.open_array(dst, path="g/a").metadata.format == "v2"
 
 
-def test_cli_refuses_existing_target_and_unexpressible(tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture) -> None:
+def test_cli_refuses_existing_target_and_unexpressible(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
     arr = zarrkit.create_array(src, shape=(4,), dtype="int8", chunks=(4,), codecs=SHARDED)
     arr[:] = 1
@@ -283,15 +328,31 @@ def test_cli_copy_resumes_after_sigkill(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True)
     assert proc.returncode == -9
     env = dict(os.environ)
-    result = subprocess.run([sys.executable, "-m", "zarrkit", "copy", src, dst, "--resume",
-                             "--verify", "--no-progress"], capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "zarrkit",
+            "copy",
+            src,
+            dst,
+            "--resume",
+            "--verify",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     assert "400 chunks" not in result.stdout  # what was there was kept, not copied again
     assert "100 already present" in result.stdout
     np.testing.assert_array_equal(zarrkit.open_array(dst)[...], arr[...])
 
 
-def test_cli_store_metrics_counts_the_transfer(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_cli_store_metrics_counts_the_transfer(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
     arr = zarrkit.create_array(src, shape=(40,), dtype="int32", chunks=(10,))
     arr[:] = np.arange(40)

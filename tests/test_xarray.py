@@ -17,22 +17,33 @@ xr = pytest.importorskip("xarray")
 pytest.importorskip("dask")
 zarr = pytest.importorskip("zarr")
 
+from store_servers import FileServer, Moto, address, s3_options, serving  # noqa: E402
+
 import zarrkit  # noqa: E402
 from zarrkit import storage  # noqa: E402
 from zarrkit.errors import ContainsNodeError, MetadataError  # noqa: E402
 from zarrkit.xarray import datatree_to_zarrkit, to_zarrkit  # noqa: E402
 from zarrkit.xarray.backend import ZarrkitBackendEntrypoint  # noqa: E402
 
-from store_servers import FileServer, Moto, address, s3_options, serving  # noqa: E402
-
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:Consolidated metadata is currently not part:UserWarning")
+    "ignore:Consolidated metadata is currently not part:UserWarning"
+)
 
 FORMATS = [2, 3]
 BUCKET = "xarray"
 #: encodings that decide what a reader sees, compared between the two engines
-ENCODINGS = ("dtype", "scale_factor", "add_offset", "_FillValue", "units", "calendar", "chunks",
-             "preferred_chunks", "shards", "fill_value")
+ENCODINGS = (
+    "dtype",
+    "scale_factor",
+    "add_offset",
+    "_FillValue",
+    "units",
+    "calendar",
+    "chunks",
+    "preferred_chunks",
+    "shards",
+    "fill_value",
+)
 
 
 def dataset() -> Any:
@@ -44,17 +55,27 @@ def dataset() -> Any:
     packed = np.linspace(0, 10, 30).reshape(6, 5)
     packed[1, 1] = np.nan
     ds = xr.Dataset(
-        {"temp": (("time", "y", "x"), temp, {"units": "K", "long_name": "temperature"}),
-         "packed": (("time", "x"), packed),
-         "name": (("x",), np.array(["a", "bb", "ccc", "", "eeeee"], dtype=object)),
-         "fixed": (("x",), np.array(["a", "bb", "ccc", "", "eeeee"])),
-         "count": (("y",), np.arange(4, dtype="i2")),
-         "lag": (("time",), pd.to_timedelta(np.arange(6), unit="h"))},
-        coords={"time": pd.date_range("2000-01-01", periods=6, freq="6h"),
-                "y": np.arange(4.0), "x": np.arange(5)},
-        attrs={"title": "test", "n": 3, "levels": [1, 2], "f": 0.5})
-    ds["packed"].encoding = {"scale_factor": 0.1, "add_offset": 1.0, "dtype": "i2",
-                             "_FillValue": -1}
+        {
+            "temp": (("time", "y", "x"), temp, {"units": "K", "long_name": "temperature"}),
+            "packed": (("time", "x"), packed),
+            "name": (("x",), np.array(["a", "bb", "ccc", "", "eeeee"], dtype=object)),
+            "fixed": (("x",), np.array(["a", "bb", "ccc", "", "eeeee"])),
+            "count": (("y",), np.arange(4, dtype="i2")),
+            "lag": (("time",), pd.to_timedelta(np.arange(6), unit="h")),
+        },
+        coords={
+            "time": pd.date_range("2000-01-01", periods=6, freq="6h"),
+            "y": np.arange(4.0),
+            "x": np.arange(5),
+        },
+        attrs={"title": "test", "n": 3, "levels": [1, 2], "f": 0.5},
+    )
+    ds["packed"].encoding = {
+        "scale_factor": 0.1,
+        "add_offset": 1.0,
+        "dtype": "i2",
+        "_FillValue": -1,
+    }
     ds["temp"].encoding = {"chunks": (2, 2, 5)}
     return ds
 
@@ -74,8 +95,9 @@ def assert_same_encodings(expected: Any, actual: Any) -> None:
             if key == "dtype":  # zarr-python's strings (see test_strings_read_as_objects)
                 a, b = (np.dtype("O") if d == np.dtypes.StringDType() else d for d in (a, b))
             assert _same(a, b), (name, key, a, b)
-        assert (_codec_names(expected[name].encoding.get("compressors"))
-                == _codec_names(actual[name].encoding.get("compressors"))), name
+        assert _codec_names(expected[name].encoding.get("compressors")) == _codec_names(
+            actual[name].encoding.get("compressors")
+        ), name
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -90,8 +112,9 @@ def _same(a: Any, b: Any) -> bool:
 def _codec_names(codecs: Any) -> list[str]:
     out = []
     for c in codecs or ():
-        item = c if isinstance(c, dict) else (c.to_dict() if hasattr(c, "to_dict")
-                                              else c.get_config())
+        item = (
+            c if isinstance(c, dict) else (c.to_dict() if hasattr(c, "to_dict") else c.get_config())
+        )
         out.append(item.get("name") or item.get("id"))
     return out
 
@@ -109,21 +132,25 @@ def test_engine_is_an_entry_point_and_import_zarrkit_stays_light() -> None:
     found = [ep for ep in entry_points(group="xarray.backends") if ep.name == "zarrkit"]
     assert [ep.value for ep in found] == ["zarrkit.xarray.backend:ZarrkitBackendEntrypoint"]
     assert isinstance(xr.backends.list_engines()["zarrkit"], ZarrkitBackendEntrypoint)
-    code = ("import sys, zarrkit; zarrkit.open_group; "
-            "print(sorted(m for m in ('xarray', 'dask', 'zarr') if m in sys.modules))")
+    code = (
+        "import sys, zarrkit; zarrkit.open_group; "
+        "print(sorted(m for m in ('xarray', 'dask', 'zarr') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_zarr_python_is_not_imported(tmp_path: Path) -> None:
     """zarrkit does the I/O: writing and reading (with dask) never import zarr-python."""
-    code = ("import sys, numpy as np, xarray as xr\n"
-            "from zarrkit.xarray import to_zarrkit\n"
-            "ds = xr.Dataset({'a': ('x', np.arange(4.0))}, attrs={'k': 1})\n"
-            f"to_zarrkit(ds, {str(tmp_path / 'd.zarr')!r}, encoding={{'a': {{'chunks': (2,)}}}})\n"
-            f"back = xr.open_dataset({str(tmp_path / 'd.zarr')!r}, engine='zarrkit', chunks={{}})\n"
-            "xr.testing.assert_identical(back.compute(), ds)\n"
-            "print('zarr' in sys.modules)\n")
+    code = (
+        "import sys, numpy as np, xarray as xr\n"
+        "from zarrkit.xarray import to_zarrkit\n"
+        "ds = xr.Dataset({'a': ('x', np.arange(4.0))}, attrs={'k': 1})\n"
+        f"to_zarrkit(ds, {str(tmp_path / 'd.zarr')!r}, encoding={{'a': {{'chunks': (2,)}}}})\n"
+        f"back = xr.open_dataset({str(tmp_path / 'd.zarr')!r}, engine='zarrkit', chunks={{}})\n"
+        "xr.testing.assert_identical(back.compute(), ds)\n"
+        "print('zarr' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -159,9 +186,14 @@ def test_reads_what_zarr_python_wrote(tmp_path: Path, fmt: int, consolidated: bo
 
 def test_sharded_arrays_zarr_python_wrote(tmp_path: Path) -> None:
     path = tmp_path / "s.zarr"
-    encoding = {"temp": {"chunks": (1, 2, 5), "shards": (2, 4, 5)},
-                "packed": {"chunks": (2, 5), "shards": (6, 5),
-                           "compressors": [{"name": "gzip", "configuration": {"level": 1}}]}}
+    encoding = {
+        "temp": {"chunks": (1, 2, 5), "shards": (2, 4, 5)},
+        "packed": {
+            "chunks": (2, 5),
+            "shards": (6, 5),
+            "compressors": [{"name": "gzip", "configuration": {"level": 1}}],
+        },
+    }
     dataset().to_zarr(path, zarr_format=3, encoding=encoding)
     expected, actual = open_both(path)
     xr.testing.assert_identical(expected, actual)
@@ -170,8 +202,9 @@ def test_sharded_arrays_zarr_python_wrote(tmp_path: Path) -> None:
     assert actual["temp"].encoding["chunks"] == (1, 2, 5)
     lazy = xr.open_dataset(path, engine="zarrkit", chunks={})
     assert lazy["temp"].chunks == xr.open_dataset(path, engine="zarr", chunks={})["temp"].chunks
-    xr.testing.assert_identical(lazy.isel(time=[1, 4], x=slice(1, 4)).compute(),
-                                expected.isel(time=[1, 4], x=slice(1, 4)))
+    xr.testing.assert_identical(
+        lazy.isel(time=[1, 4], x=slice(1, 4)).compute(), expected.isel(time=[1, 4], x=slice(1, 4))
+    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -182,8 +215,10 @@ def test_strings_read_as_objects(tmp_path: Path, fmt: int) -> None:
     path = tmp_path / "d.zarr"
     dataset().to_zarr(path, zarr_format=fmt, mode="w")
     name = xr.open_dataset(path, engine="zarrkit")["name"]
-    assert name.dtype == object and xr.coding.strings.check_vlen_dtype(
-        name.variable._data.array.dtype) is str
+    assert (
+        name.dtype == object
+        and xr.coding.strings.check_vlen_dtype(name.variable._data.array.dtype) is str
+    )
     assert name.values.tolist() == ["a", "bb", "ccc", "", "eeeee"]
     assert xr.open_dataset(path, engine="zarrkit")["fixed"].dtype == np.dtype("<U5")
 
@@ -192,8 +227,12 @@ def test_strings_read_as_objects(tmp_path: Path, fmt: int) -> None:
 def test_decoding_switches_are_xarray_s(tmp_path: Path, fmt: int) -> None:
     path = tmp_path / "d.zarr"
     dataset().to_zarr(path, zarr_format=fmt, mode="w")
-    for kwargs in ({"decode_times": False}, {"mask_and_scale": False},
-                   {"decode_timedelta": False}, {"drop_variables": ["name"]}):
+    for kwargs in (
+        {"decode_times": False},
+        {"mask_and_scale": False},
+        {"decode_timedelta": False},
+        {"drop_variables": ["name"]},
+    ):
         expected, actual = open_both(path, **kwargs)
         xr.testing.assert_identical(expected, actual)
     packed = xr.open_dataset(path, engine="zarrkit", mask_and_scale=False)["packed"]
@@ -242,14 +281,18 @@ def test_basic_orthogonal_and_vectorized_selection(tmp_path: Path, fmt: int) -> 
     lazy = xr.open_dataset(path, engine="zarrkit")["temp"]
     eager = dataset()["temp"]
     picks = [
-        {"time": 1, "y": slice(1, 3)},                                    # basic
-        {"time": slice(None, None, 2), "x": slice(4, 0, -2)},             # basic, steps
-        {"time": [0, 5, 2], "x": [4, 1]},                                 # orthogonal
-        {"y": np.array([True, False, True, True])},                       # orthogonal mask
-        {"time": xr.DataArray([0, 3, 5], dims="p"),                       # vectorized
-         "x": xr.DataArray([4, 0, 2], dims="p")},
-        {"time": xr.DataArray([[0, 1], [2, 3]], dims=("a", "b")),         # vectorized, with a
-         "x": xr.DataArray([[4, 3], [2, 1]], dims=("a", "b"))},           # sliced dimension
+        {"time": 1, "y": slice(1, 3)},  # basic
+        {"time": slice(None, None, 2), "x": slice(4, 0, -2)},  # basic, steps
+        {"time": [0, 5, 2], "x": [4, 1]},  # orthogonal
+        {"y": np.array([True, False, True, True])},  # orthogonal mask
+        {
+            "time": xr.DataArray([0, 3, 5], dims="p"),  # vectorized
+            "x": xr.DataArray([4, 0, 2], dims="p"),
+        },
+        {
+            "time": xr.DataArray([[0, 1], [2, 3]], dims=("a", "b")),  # vectorized, with a
+            "x": xr.DataArray([[4, 3], [2, 1]], dims=("a", "b")),
+        },  # sliced dimension
     ]
     for pick in picks:
         xr.testing.assert_identical(lazy.isel(pick).load(), eager.isel(pick))
@@ -262,8 +305,9 @@ def test_load_async(tmp_path: Path) -> None:
     lazy = xr.open_dataset(path, engine="zarrkit")
     picked = lazy.isel(time=[0, 4], x=slice(1, 3))
     loaded = asyncio.run(picked.load_async())
-    xr.testing.assert_identical(loaded, xr.open_dataset(path, engine="zarr").isel(
-        time=[0, 4], x=slice(1, 3)).load())
+    xr.testing.assert_identical(
+        loaded, xr.open_dataset(path, engine="zarr").isel(time=[0, 4], x=slice(1, 3)).load()
+    )
 
 
 def test_a_selection_reads_only_its_chunks(tmp_path: Path) -> None:
@@ -295,10 +339,22 @@ def test_open_mfdataset(tmp_path: Path) -> None:
     paths = [tmp_path / "a.zarr", tmp_path / "b.zarr"]
     ds.isel(time=slice(0, 3)).to_zarr(paths[0], zarr_format=3, mode="w")
     ds.isel(time=slice(3, None)).to_zarr(paths[1], zarr_format=2, mode="w")
-    combined = xr.open_mfdataset(paths, engine="zarrkit", combine="by_coords",
-                                 data_vars="minimal", coords="minimal", compat="override")
-    expected = xr.open_mfdataset(paths, engine="zarr", combine="by_coords",
-                                 data_vars="minimal", coords="minimal", compat="override")
+    combined = xr.open_mfdataset(
+        paths,
+        engine="zarrkit",
+        combine="by_coords",
+        data_vars="minimal",
+        coords="minimal",
+        compat="override",
+    )
+    expected = xr.open_mfdataset(
+        paths,
+        engine="zarr",
+        combine="by_coords",
+        data_vars="minimal",
+        coords="minimal",
+        compat="override",
+    )
     xr.testing.assert_identical(combined.compute(), expected.compute())
     np.testing.assert_array_equal(combined["temp"].values, ds["temp"].values)
 
@@ -306,20 +362,24 @@ def test_open_mfdataset(tmp_path: Path) -> None:
 # -- groups -----------------------------------------------------------------------------------
 def tree() -> Any:
     ds = dataset()
-    return xr.DataTree.from_dict({
-        "/": ds[["count"]].assign_attrs(kind="root"),
-        "/surface": ds[["temp", "lag"]].assign_attrs(level=0),
-        "/surface/detail": ds[["packed", "name"]],
-        "/other": xr.Dataset({"v": ("z", np.arange(3.0))}, attrs={"note": "ü"}),
-    })
+    return xr.DataTree.from_dict(
+        {
+            "/": ds[["count"]].assign_attrs(kind="root"),
+            "/surface": ds[["temp", "lag"]].assign_attrs(level=0),
+            "/surface/detail": ds[["packed", "name"]],
+            "/other": xr.Dataset({"v": ("z", np.arange(3.0))}, attrs={"note": "ü"}),
+        }
+    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_datatree_groups_and_group_argument(tmp_path: Path, fmt: int) -> None:
     path = tmp_path / "t.zarr"
     tree().to_zarr(path, zarr_format=fmt, mode="w")
-    xr.testing.assert_identical(xr.open_datatree(path, engine="zarrkit").load(),
-                                xr.open_datatree(path, engine="zarr").load())
+    xr.testing.assert_identical(
+        xr.open_datatree(path, engine="zarrkit").load(),
+        xr.open_datatree(path, engine="zarr").load(),
+    )
     ours, theirs = (xr.open_groups(path, engine=e) for e in ("zarrkit", "zarr"))
     assert sorted(ours) == sorted(theirs)
     for name in ours:
@@ -345,8 +405,9 @@ def test_datatree_written_by_zarrkit_opens_with_zarr_python(tmp_path: Path, fmt:
 # -- writing ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("consolidated", [None, False])
-def test_zarr_python_reads_what_zarrkit_wrote(tmp_path: Path, fmt: int,
-                                              consolidated: bool | None) -> None:
+def test_zarr_python_reads_what_zarrkit_wrote(
+    tmp_path: Path, fmt: int, consolidated: bool | None
+) -> None:
     ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
     to_zarrkit(dataset(), str(ours), zarr_format=fmt, consolidated=consolidated)
     dataset().to_zarr(theirs, zarr_format=fmt, consolidated=consolidated)
@@ -358,8 +419,12 @@ def test_zarr_python_reads_what_zarrkit_wrote(tmp_path: Path, fmt: int,
     for name in ("temp", "packed", "name", "time"):
         a = zarr.open_array(ours, path=name, mode="r")
         b = zarr.open_array(theirs, path=name, mode="r")
-        assert (a.metadata.zarr_format, a.shape, a.chunks, a.dtype) == \
-            (b.metadata.zarr_format, b.shape, b.chunks, b.dtype), name
+        assert (a.metadata.zarr_format, a.shape, a.chunks, a.dtype) == (
+            b.metadata.zarr_format,
+            b.shape,
+            b.chunks,
+            b.dtype,
+        ), name
         assert dict(a.attrs) == dict(b.attrs), name
         assert _same(a.fill_value, b.fill_value), name
     consolidated_root = zarr.open_group(ours, mode="r").metadata.consolidated_metadata
@@ -374,11 +439,20 @@ def test_dask_data_is_written_block_by_block(tmp_path: Path, fmt: int) -> None:
     assert_back(xr.open_dataset(path, engine="zarr").load())
     bad = dataset().chunk({"time": 3})  # blocks of 3 over stored chunks of 2
     with pytest.raises(ValueError, match="chunk"):
-        to_zarrkit(bad, str(tmp_path / "bad.zarr"), zarr_format=fmt,
-                   encoding={"temp": {"chunks": (2, 2, 5)}})
+        to_zarrkit(
+            bad,
+            str(tmp_path / "bad.zarr"),
+            zarr_format=fmt,
+            encoding={"temp": {"chunks": (2, 2, 5)}},
+        )
     # align_chunks=True rechunks the blocks onto the stored chunks instead
-    to_zarrkit(bad, str(tmp_path / "aligned.zarr"), zarr_format=fmt, align_chunks=True,
-               encoding={"temp": {"chunks": (2, 2, 5)}})
+    to_zarrkit(
+        bad,
+        str(tmp_path / "aligned.zarr"),
+        zarr_format=fmt,
+        align_chunks=True,
+        encoding={"temp": {"chunks": (2, 2, 5)}},
+    )
     assert_back(xr.open_dataset(tmp_path / "aligned.zarr", engine="zarr").load())
 
 
@@ -403,10 +477,22 @@ def test_append_to_sharded_arrays_through_dask(tmp_path: Path) -> None:
 def test_encoding_chunks_shards_codecs_and_fill_value(tmp_path: Path) -> None:
     path = tmp_path / "e.zarr"
     encoding = {
-        "temp": {"chunks": (1, 2, 5), "shards": (2, 4, 5),
-                 "compressors": [{"name": "blosc", "configuration": {
-                     "cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 4,
-                     "blocksize": 0}}]},
+        "temp": {
+            "chunks": (1, 2, 5),
+            "shards": (2, 4, 5),
+            "compressors": [
+                {
+                    "name": "blosc",
+                    "configuration": {
+                        "cname": "zstd",
+                        "clevel": 3,
+                        "shuffle": "shuffle",
+                        "typesize": 4,
+                        "blocksize": 0,
+                    },
+                }
+            ],
+        },
         "count": {"fill_value": -7, "compressors": None},
         "lag": {"compressors": "auto"},
         "packed": {"compressors": [{"name": "gzip", "configuration": {"level": 2}}]},
@@ -438,17 +524,25 @@ def test_v2_encoding_compressor_and_filters(tmp_path: Path) -> None:
     import numcodecs
 
     path = tmp_path / "v2.zarr"
-    encoding = {"temp": {"compressors": [numcodecs.Zlib(level=3)]},
-                "count": {"filters": [{"id": "delta", "dtype": "<i2"}], "compressors": None}}
+    encoding = {
+        "temp": {"compressors": [numcodecs.Zlib(level=3)]},
+        "count": {"filters": [{"id": "delta", "dtype": "<i2"}], "compressors": None},
+    }
     to_zarrkit(dataset(), str(path), zarr_format=2, encoding=encoding)
-    assert zarr.open_array(path, path="temp").compressors[0].get_config() == \
-        {"id": "zlib", "level": 3}
+    assert zarr.open_array(path, path="temp").compressors[0].get_config() == {
+        "id": "zlib",
+        "level": 3,
+    }
     count = zarr.open_array(path, path="count")
     assert count.compressors == () and count.filters[0].get_config()["id"] == "delta"
     assert_back(xr.open_dataset(path, engine="zarr").load())
     with pytest.raises(MetadataError, match="one compressor"):
-        to_zarrkit(dataset(), str(tmp_path / "two.zarr"), zarr_format=2,
-                   encoding={"temp": {"compressors": [numcodecs.Zlib(), numcodecs.Zstd()]}})
+        to_zarrkit(
+            dataset(),
+            str(tmp_path / "two.zarr"),
+            zarr_format=2,
+            encoding={"temp": {"compressors": [numcodecs.Zlib(), numcodecs.Zstd()]}},
+        )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -484,8 +578,10 @@ def test_append_dim(tmp_path: Path, fmt: int) -> None:
     theirs = tmp_path / "theirs.zarr"
     ds.isel(time=slice(0, 2)).to_zarr(theirs, zarr_format=fmt)
     ds.isel(time=slice(2, None)).to_zarr(theirs, append_dim="time")
-    assert zarr.open_array(theirs, path="time")[:].tolist() == \
-        zarr.open_array(path, path="time")[:].tolist()
+    assert (
+        zarr.open_array(theirs, path="time")[:].tolist()
+        == zarr.open_array(path, path="time")[:].tolist()
+    )
     with pytest.raises(ValueError, match="append_dim"):
         to_zarrkit(ds, path, append_dim="nope")
 
@@ -498,8 +594,9 @@ def test_region_explicit_and_auto(tmp_path: Path, fmt: int) -> None:
     template["temp"] = template["temp"] * 0
     to_zarrkit(template, path, zarr_format=fmt)
     part = ds.isel(time=slice(2, 4))
-    to_zarrkit(part.drop_vars(["y", "x", "count", "name", "fixed"]), path,
-               region={"time": slice(2, 4)})
+    to_zarrkit(
+        part.drop_vars(["y", "x", "count", "name", "fixed"]), path, region={"time": slice(2, 4)}
+    )
     got = xr.open_dataset(path, engine="zarr")["temp"]
     np.testing.assert_array_equal(got.isel(time=slice(2, 4)), part["temp"])
     assert float(abs(got.isel(time=slice(0, 2))).max()) == 0
@@ -534,9 +631,13 @@ def test_http_through_consolidated_metadata(tmp_path: Path) -> None:
 def test_container_memory_and_wrapper_urls(tmp_path: Path, scheme: str) -> None:
     if scheme == "lmdb":
         pytest.importorskip("lmdb")
-    url = {"zip": f"zip://{tmp_path}/d.zip", "lmdb": f"lmdb://{tmp_path}/d.lmdb",
-           "memory": f"memory://{uuid.uuid4().hex}", "cache": f"cache://{tmp_path}/d.zarr",
-           "metrics": f"metrics://{tmp_path}/d.zarr"}[scheme]
+    url = {
+        "zip": f"zip://{tmp_path}/d.zip",
+        "lmdb": f"lmdb://{tmp_path}/d.lmdb",
+        "memory": f"memory://{uuid.uuid4().hex}",
+        "cache": f"cache://{tmp_path}/d.zarr",
+        "metrics": f"metrics://{tmp_path}/d.zarr",
+    }[scheme]
     to_zarrkit(dataset(), url, zarr_format=3)  # (closes the store it opened: the zip is written)
     with xr.open_dataset(url, engine="zarrkit") as opened:
         assert_back(opened.load())
@@ -562,20 +663,28 @@ def test_write_empty_chunks(tmp_path: Path, compute: bool) -> None:
     dataset, or per variable in its encoding), written at once or later through dask."""
     zeros = xr.Dataset({"a": ("x", np.zeros(8, dtype="i4")), "b": ("x", np.zeros(8, dtype="i4"))})
     stored = {}
-    for label, kwargs, encoding in [("none", {}, {}),
-                                    ("all", {"write_empty_chunks": True}, {}),
-                                    ("b only", {}, {"b": {"write_empty_chunks": True}})]:
+    for label, kwargs, encoding in [
+        ("none", {}, {}),
+        ("all", {"write_empty_chunks": True}, {}),
+        ("b only", {}, {"b": {"write_empty_chunks": True}}),
+    ]:
         path = tmp_path / f"{label}.zarr"
-        result = to_zarrkit(zeros.chunk({"x": 2}), str(path), zarr_format=3, compute=compute,
-                            encoding={v: {"chunks": (2,), **encoding.get(v, {})} for v in "ab"},
-                            **kwargs)
+        result = to_zarrkit(
+            zeros.chunk({"x": 2}),
+            str(path),
+            zarr_format=3,
+            compute=compute,
+            encoding={v: {"chunks": (2,), **encoding.get(v, {})} for v in "ab"},
+            **kwargs,
+        )
         if not compute:
             result.compute()
-        stored[label] = {v: len(list((path / v / "c").glob("*"))) if (path / v / "c").exists()
-                         else 0 for v in "ab"}
+        stored[label] = {
+            v: len(list((path / v / "c").glob("*"))) if (path / v / "c").exists() else 0
+            for v in "ab"
+        }
         xr.testing.assert_identical(xr.open_dataset(path, engine="zarr").load(), zeros)
-    assert stored == {"none": {"a": 0, "b": 0}, "all": {"a": 4, "b": 4},
-                      "b only": {"a": 0, "b": 4}}
+    assert stored == {"none": {"a": 0, "b": 0}, "all": {"a": 4, "b": 4}, "b only": {"a": 0, "b": 4}}
 
 
 def test_group_argument_when_writing(tmp_path: Path) -> None:
@@ -584,8 +693,9 @@ def test_group_argument_when_writing(tmp_path: Path) -> None:
     to_zarrkit(dataset().isel(time=[0]), path, group="other", mode="w")
     expected = xr.open_dataset(path, engine="zarr", group="deep/er").load()
     assert_back(expected)
-    xr.testing.assert_identical(xr.open_dataset(path, engine="zarrkit", group="deep/er").load(),
-                                expected)
+    xr.testing.assert_identical(
+        xr.open_dataset(path, engine="zarrkit", group="deep/er").load(), expected
+    )
     assert sorted(zarr.open_group(path, mode="r").group_keys()) == ["deep", "other"]
 
 
@@ -602,9 +712,13 @@ def _corrupt(path: Path, case: str) -> None:
         (path / "temp/.zattrs").write_text(json.dumps(attrs))
     elif case == "v2 dimension names not strings":
         (path / "count/.zattrs").write_text(json.dumps({"_ARRAY_DIMENSIONS": [1]}))
-    elif case in ("v3 no dimension names", "v3 fill attribute not base64",
-                  "v3 fill attribute a list", "v3 dimension lengths disagree",
-                  "v3 unknown codec"):
+    elif case in (
+        "v3 no dimension names",
+        "v3 fill attribute not base64",
+        "v3 fill attribute a list",
+        "v3 dimension lengths disagree",
+        "v3 unknown codec",
+    ):
         doc = json.loads((path / "temp/zarr.json").read_text())
         if case == "v3 no dimension names":
             doc["dimension_names"] = None
@@ -623,10 +737,16 @@ def _corrupt(path: Path, case: str) -> None:
         (path / "zarr.json").write_text(json.dumps(doc))
 
 
-CORRUPT = ["v2 dimension attribute not a list", "v2 dimension names not strings",
-           "v3 no dimension names", "v3 fill attribute not base64", "v3 fill attribute a list",
-           "v3 dimension lengths disagree", "v3 unknown codec",
-           "v3 consolidated metadata garbage"]
+CORRUPT = [
+    "v2 dimension attribute not a list",
+    "v2 dimension names not strings",
+    "v3 no dimension names",
+    "v3 fill attribute not base64",
+    "v3 fill attribute a list",
+    "v3 dimension lengths disagree",
+    "v3 unknown codec",
+    "v3 consolidated metadata garbage",
+]
 
 
 @pytest.mark.parametrize("case", CORRUPT)

@@ -54,15 +54,25 @@ class Zarr2:
         self.python = python
 
     @classmethod
-    def ensure(cls) -> "Zarr2":
+    def ensure(cls) -> Zarr2:
         key = hashlib.sha256(repr((REQUIREMENTS, sys.version_info[:2])).encode()).hexdigest()[:12]
         where = cache_root() / f"zarr2-{key}"
         python = where / "bin" / "python"
         done = where / ".complete"
         if not done.exists():
             venv.EnvBuilder(with_pip=True, clear=True).create(where)
-            subprocess.run([str(python), "-m", "pip", "install", "--quiet",
-                            "--disable-pip-version-check", *REQUIREMENTS], check=True)
+            subprocess.run(
+                [
+                    str(python),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    *REQUIREMENTS,
+                ],
+                check=True,
+            )
             done.write_text("ok")
         return cls(python)
 
@@ -72,9 +82,16 @@ class Zarr2:
         env.pop("PYTHONPATH", None)
         if experimental_v3:
             env["ZARR_V3_EXPERIMENTAL_API"] = "1"
-        code = _PRELUDE + textwrap.dedent(script) + "\nprint('\\n@@RESULT@@' + json.dumps(RESULT))\n"
-        proc = subprocess.run([str(self.python), "-c", code], input=json.dumps(args),
-                              capture_output=True, text=True, env=env)
+        code = (
+            _PRELUDE + textwrap.dedent(script) + "\nprint('\\n@@RESULT@@' + json.dumps(RESULT))\n"
+        )
+        proc = subprocess.run(
+            [str(self.python), "-c", code],
+            input=json.dumps(args),
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"zarr-python 2 script failed:\n{proc.stderr[-4000:]}")
         return json.loads(proc.stdout.rsplit("@@RESULT@@", 1)[1])

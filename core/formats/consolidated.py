@@ -24,7 +24,8 @@ consolidated documents too, as zarr-python does.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from .. import hooks
 from ..errors import MetadataError, NodeNotFoundError
@@ -46,8 +47,11 @@ def inline(members: Mapping[str, Any]) -> dict[str, Any]:
 def fold_v2(zmetadata: Mapping[str, Any], where: str) -> dict[str, Any]:
     """`.zmetadata` as the inline form: one folded v2 document per member path."""
     if zmetadata.get("zarr_consolidated_format") != 1:
-        raise MetadataError(f"expected 1, got {zmetadata.get('zarr_consolidated_format')!r}",
-                            key="zarr_consolidated_format", where=where)
+        raise MetadataError(
+            f"expected 1, got {zmetadata.get('zarr_consolidated_format')!r}",
+            key="zarr_consolidated_format",
+            where=where,
+        )
     items = zmetadata.get("metadata")
     if not isinstance(items, Mapping):
         raise MetadataError(f"expected an object, got {items!r}", key="metadata", where=where)
@@ -56,9 +60,12 @@ def fold_v2(zmetadata: Mapping[str, Any], where: str) -> dict[str, Any]:
     for stored_key, value in items.items():
         path, _, name = stored_key.rpartition("/")
         if name not in (v2.ZARRAY, v2.ZGROUP, v2.ZATTRS) or not isinstance(value, Mapping):
-            raise MetadataError(f"expected a '.zarray', '.zgroup' or '.zattrs' key holding an "
-                                f"object, got {stored_key!r}: {value!r}",
-                                key=f"metadata.{stored_key}", where=where)
+            raise MetadataError(
+                f"expected a '.zarray', '.zgroup' or '.zattrs' key holding an "
+                f"object, got {stored_key!r}: {value!r}",
+                key=f"metadata.{stored_key}",
+                where=where,
+            )
         if not path:
             continue  # the group's own objects: read from its keys
         doc = docs.setdefault(path, {})
@@ -87,14 +94,20 @@ def unfold_v2(group_doc: Mapping[str, Any]) -> dict[str, Any]:
 def _members_of(doc: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     value = doc.get(FIELD)
     if not isinstance(value, Mapping) or value.get("kind") != "inline":
-        raise MetadataError(f"expected an object with \"kind\": \"inline\", got "
-                            f"{short_repr(value)}",
-                            key=FIELD, where=where)
+        raise MetadataError(
+            f'expected an object with "kind": "inline", got {short_repr(value)}',
+            key=FIELD,
+            where=where,
+        )
     members = value.get("metadata")
-    if not isinstance(members, Mapping) or not all(isinstance(v, Mapping) for v in members.values()):
-        raise MetadataError(f"expected an object of member documents, got "
-                            f"{short_repr(members)}",
-                            key=f"{FIELD}.metadata", where=where)
+    if not isinstance(members, Mapping) or not all(
+        isinstance(v, Mapping) for v in members.values()
+    ):
+        raise MetadataError(
+            f"expected an object of member documents, got {short_repr(members)}",
+            key=f"{FIELD}.metadata",
+            where=where,
+        )
     return members
 
 
@@ -120,8 +133,12 @@ def choose(group: Any, use_consolidated: bool | None) -> Any:
         return group
     if not isinstance(group, ConsolidatedGroup):
         where = f"{get_format(group.metadata.format).metadata_key(group.path)} in {group.store}"
-        raise MetadataError(f"group {group.name!r} has no consolidated metadata; create it with "
-                            f"zarrkit.consolidate_metadata()", key=FIELD, where=where)
+        raise MetadataError(
+            f"group {group.name!r} has no consolidated metadata; create it with "
+            f"zarrkit.consolidate_metadata()",
+            key=FIELD,
+            where=where,
+        )
     return group
 
 
@@ -136,8 +153,16 @@ class ConsolidatedGroup(Group):
     The documents live in the group that holds them (`holder`); a subgroup reached through
     it sees the part under its own path, so a deletion anywhere is seen everywhere."""
 
-    def __init__(self, store: Any, path: str, metadata: Any, *, read_only: bool = False,
-                 holder: "ConsolidatedGroup | None" = None, relative: str = ""):
+    def __init__(
+        self,
+        store: Any,
+        path: str,
+        metadata: Any,
+        *,
+        read_only: bool = False,
+        holder: ConsolidatedGroup | None = None,
+        relative: str = "",
+    ):
         self._holder = holder if holder is not None else self
         self._relative = relative
         super().__init__(store, path, metadata, read_only=read_only)
@@ -156,7 +181,7 @@ class ConsolidatedGroup(Group):
         if not self._relative:
             return dict(members)
         prefix = self._relative + "/"
-        return {k[len(prefix):]: v for k, v in members.items() if k.startswith(prefix)}
+        return {k[len(prefix) :]: v for k, v in members.items() if k.startswith(prefix)}
 
     def _node(self, relative: str, docs: Mapping[str, Any] | None = None) -> Any:
         doc = (self._all() if docs is None else docs).get(relative)
@@ -165,15 +190,23 @@ class ConsolidatedGroup(Group):
             raise NodeNotFoundError(path, self._store, what="node in the consolidated metadata")
         where = f"{path!r} in the consolidated metadata of {self.name!r} in {self._store}"
         zarr_format = doc.get("zarr_format")
-        fmt = (_FORMAT_OF.get(zarr_format, self._meta.format)
-               if isinstance(zarr_format, int) else self._meta.format)  # (a list: unhashable)
+        fmt = (
+            _FORMAT_OF.get(zarr_format, self._meta.format)
+            if isinstance(zarr_format, int)
+            else self._meta.format
+        )  # (a list: unhashable)
         stripped = {k: v for k, v in _thaw(doc).items() if k != FIELD}
         metadata = get_format(fmt).parse_node(stripped, where)
         if isinstance(metadata, ArrayMetadata):
             return node_from_metadata(self._store, path, metadata, self._read_only)
-        return ConsolidatedGroup(self._store, path, metadata, read_only=self._read_only,
-                                 holder=self._holder,
-                                 relative="/".join(p for p in (self._relative, relative) if p))
+        return ConsolidatedGroup(
+            self._store,
+            path,
+            metadata,
+            read_only=self._read_only,
+            holder=self._holder,
+            relative="/".join(p for p in (self._relative, relative) if p),
+        )
 
     def keys(self) -> list[str]:
         return sorted(k for k in self._all() if "/" not in k)
@@ -185,7 +218,7 @@ class ConsolidatedGroup(Group):
         return bool(relative) and relative in self._all()
 
     def __getitem__(self, name: str) -> Any:
-        relative = self._child_path(name)[len(self._path) + 1 if self._path else 0:]
+        relative = self._child_path(name)[len(self._path) + 1 if self._path else 0 :]
         node = self._node(relative)
         hooks.metadata_loaded(node)
         return node
@@ -199,14 +232,17 @@ class ConsolidatedGroup(Group):
         """Erase the member and drop it (and what is below it) from the consolidated
         documents, rewriting the group that holds them."""
         self._check_writeable()
-        relative = self._child_path(name)[len(self._path) + 1 if self._path else 0:]
+        relative = self._child_path(name)[len(self._path) + 1 if self._path else 0 :]
         node = self._node(relative)
         get_format(node.metadata.format).erase_node(self._store, node.path)
         self._holder._forget("/".join(p for p in (self._relative, relative) if p))
 
     def _forget(self, relative: str) -> None:
-        members = {k: v for k, v in _members_of(self._meta.document, self._where()).items()
-                   if k != relative and not k.startswith(relative + "/")}
+        members = {
+            k: v
+            for k, v in _members_of(self._meta.document, self._where()).items()
+            if k != relative and not k.startswith(relative + "/")
+        }
         doc = self._meta.to_json()
         doc[FIELD] = inline(_thaw(members))
         metadata = self._format.parse_node(doc, self._where())

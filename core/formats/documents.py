@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import MetadataError
 
@@ -50,8 +51,9 @@ def check_nesting(doc: Any, where: str | None = None) -> None:
         else:
             continue
         if depth >= MAX_NESTING:
-            raise MetadataError(f"nested more than {MAX_NESTING} levels deep", key=path or None,
-                                where=where)
+            raise MetadataError(
+                f"nested more than {MAX_NESTING} levels deep", key=path or None, where=where
+            )
         stack.extend((v, depth + 1, p) for p, v in items)
 
 
@@ -65,9 +67,13 @@ def dump_document(doc: Mapping[str, Any], *, indent: int = 2) -> bytes:
 
 def check_shape(value: Any, where: str, key: str = "shape") -> tuple[int, ...]:
     if not isinstance(value, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value):
-        raise MetadataError(f"expected a list of non-negative integers, got {short_repr(value)}",
-                            key=key, where=where)
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value
+    ):
+        raise MetadataError(
+            f"expected a list of non-negative integers, got {short_repr(value)}",
+            key=key,
+            where=where,
+        )
     check_dimensions(value, key, where)
     return tuple(value)
 
@@ -75,12 +81,16 @@ def check_shape(value: Any, where: str, key: str = "shape") -> tuple[int, ...]:
 def check_dimensions(shape: Sequence[int], key: str, where: str | None) -> None:
     """At most `MAX_NDIM` lengths, each at most `MAX_DIMENSION`."""
     if len(shape) > MAX_NDIM:
-        raise MetadataError(f"{len(shape)} dimensions; at most {MAX_NDIM} are supported (as "
-                            f"in numpy)", key=key, where=where)
+        raise MetadataError(
+            f"{len(shape)} dimensions; at most {MAX_NDIM} are supported (as in numpy)",
+            key=key,
+            where=where,
+        )
     for i, n in enumerate(shape):
         if n > MAX_DIMENSION:
-            raise MetadataError(f"dimension {i} is {n}; at most 2**63 - 1 is supported",
-                                key=key, where=where)
+            raise MetadataError(
+                f"dimension {i} is {n}; at most 2**63 - 1 is supported", key=key, where=where
+            )
 
 
 def check_chunk_size(grid: Any, data_type: Any, key: str, where: str | None) -> None:
@@ -93,8 +103,12 @@ def check_chunk_size(grid: Any, data_type: Any, key: str, where: str | None) -> 
     check_dimensions(shape, key, where)
     nbytes = math.prod(shape) * max(1, data_type.native.itemsize)
     if nbytes > MAX_CHUNK_BYTES:
-        raise MetadataError(f"a chunk of shape {list(shape)} holds {nbytes} bytes; at most "
-                            f"2**63 - 1 can be addressed", key=key, where=where)
+        raise MetadataError(
+            f"a chunk of shape {list(shape)} holds {nbytes} bytes; at most "
+            f"2**63 - 1 can be addressed",
+            key=key,
+            where=where,
+        )
 
 
 def short_repr(value: Any, limit: int = 200) -> str:
@@ -106,8 +120,9 @@ def short_repr(value: Any, limit: int = 200) -> str:
 def check_attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
     attributes = doc.get("attributes", {})
     if not isinstance(attributes, dict):
-        raise MetadataError(f"expected an object, got {attributes!r}", key="attributes",
-                            where=where)
+        raise MetadataError(
+            f"expected an object, got {attributes!r}", key="attributes", where=where
+        )
     return attributes
 
 

@@ -33,8 +33,12 @@ class EntryPoint:
 
 def default_document() -> dict[str, Any]:
     """Exactly the four fields zarr-python 2.x requires (it refuses any other key here)."""
-    return {"zarr_format": CORE_URI, "metadata_encoding": CORE_URI,
-            "metadata_key_suffix": DEFAULT_SUFFIX, "extensions": []}
+    return {
+        "zarr_format": CORE_URI,
+        "metadata_encoding": CORE_URI,
+        "metadata_key_suffix": DEFAULT_SUFFIX,
+        "extensions": [],
+    }
 
 
 def looks_like_draft(raw: bytes) -> bool:
@@ -52,16 +56,26 @@ def parse(raw: bytes, where: str) -> EntryPoint:
     unknown_fields(doc, FIELDS, where=where)
     fmt = doc.get("zarr_format")
     if not isinstance(fmt, str) or not _CORE_PATTERN.fullmatch(fmt):
-        raise MetadataError(f"expected the core protocol URI {CORE_URI!r} (or another 3.x), "
-                            f"got {fmt!r}", key="zarr_format", where=where)
+        raise MetadataError(
+            f"expected the core protocol URI {CORE_URI!r} (or another 3.x), got {fmt!r}",
+            key="zarr_format",
+            where=where,
+        )
     encoding = doc.get("metadata_encoding", CORE_URI)
     if not isinstance(encoding, str) or not _CORE_PATTERN.fullmatch(encoding):
-        raise MetadataError(f"only the JSON encoding of the core protocol ({CORE_URI!r}) is "
-                            f"supported, got {encoding!r}", key="metadata_encoding", where=where)
+        raise MetadataError(
+            f"only the JSON encoding of the core protocol ({CORE_URI!r}) is "
+            f"supported, got {encoding!r}",
+            key="metadata_encoding",
+            where=where,
+        )
     suffix = doc.get("metadata_key_suffix", DEFAULT_SUFFIX)
     if not isinstance(suffix, str) or not _SUFFIX_PATTERN.fullmatch(suffix):
-        raise MetadataError(f"expected a string of key characters (a-z, A-Z, 0-9, '.', '-', "
-                            f"'_'), got {suffix!r}", key="metadata_key_suffix", where=where)
+        raise MetadataError(
+            f"expected a string of key characters (a-z, A-Z, 0-9, '.', '-', '_'), got {suffix!r}",
+            key="metadata_key_suffix",
+            where=where,
+        )
     extension_list(doc.get("extensions", []), key="extensions", where=where)
     return EntryPoint(suffix, doc)
 

@@ -9,8 +9,9 @@ like `LayoutCodec`: it has no name in any format).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..chunk_key_encoding import ChunkKeyEncoding
 from ..errors import MetadataError
@@ -57,8 +58,11 @@ class DraftChunkKeys(ChunkKeyEncoding):
 
     def __post_init__(self) -> None:
         if self.separator not in SEPARATORS:
-            raise MetadataError(f"the chunk grid separator must be one of {list(SEPARATORS)}, "
-                                f"got {self.separator!r}", key="chunk_grid.separator")
+            raise MetadataError(
+                f"the chunk grid separator must be one of {list(SEPARATORS)}, "
+                f"got {self.separator!r}",
+                key="chunk_grid.separator",
+            )
 
     def encode(self, coords: Sequence[int]) -> str:
         return "c" + (self.separator.join(map(str, coords)) if coords else "0")
@@ -83,10 +87,13 @@ def separator_of(encoding: Any) -> str:
     if separator is None:
         try:
             config = encoding.configuration()
-        except Exception:  # noqa: BLE001 - a foreign plugin; its configuration is optional here
+        except Exception:
             config = {}
         separator = config.get("separator", "/") if isinstance(config, dict) else "/"
     if separator not in SEPARATORS:
-        raise MetadataError(f"the 2020 draft separates chunk indices with '/' or '.', the chunk "
-                            f"key encoding uses {separator!r}", key="chunk_key_encoding")
+        raise MetadataError(
+            f"the 2020 draft separates chunk indices with '/' or '.', the chunk "
+            f"key encoding uses {separator!r}",
+            key="chunk_key_encoding",
+        )
     return separator

@@ -18,7 +18,8 @@ It is resolved, in order:
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .. import registry
 from ..errors import MetadataError, PluginConflictError, UnknownExtensionError
@@ -33,9 +34,12 @@ def parse_data_type(value: Any, where: str) -> Any:
         return _core(value, "data_type", where)
     if isinstance(value, Mapping) and "extension" in value:
         return _extension(value, where)
-    raise MetadataError(f"expected a core data type identifier (like '<f8') or an extension "
-                        f"object with 'extension', 'type' and 'fallback', got {value!r}",
-                        key="data_type", where=where)
+    raise MetadataError(
+        f"expected a core data type identifier (like '<f8') or an extension "
+        f"object with 'extension', 'type' and 'fallback', got {value!r}",
+        key="data_type",
+        where=where,
+    )
 
 
 def _core(name: str, key: str, where: str) -> Any:
@@ -46,15 +50,20 @@ def _core(name: str, key: str, where: str) -> Any:
 def _extension(doc: Mapping[str, Any], where: str) -> Any:
     uri = doc["extension"]
     if not isinstance(uri, str) or not uri:
-        raise MetadataError(f"'extension' must be a URI string, got {uri!r}",
-                            key="data_type.extension", where=where)
+        raise MetadataError(
+            f"'extension' must be a URI string, got {uri!r}", key="data_type.extension", where=where
+        )
     if "type" not in doc:
-        raise MetadataError("an extension data type needs a 'type'", key="data_type.type",
-                            where=where)
+        raise MetadataError(
+            "an extension data type needs a 'type'", key="data_type.type", where=where
+        )
     fallback = doc.get("fallback")
     if fallback is not None and not isinstance(fallback, str):
-        raise MetadataError(f"'fallback' must be a core data type identifier or null, got "
-                            f"{fallback!r}", key="data_type.fallback", where=where)
+        raise MetadataError(
+            f"'fallback' must be a core data type identifier or null, got {fallback!r}",
+            key="data_type.fallback",
+            where=where,
+        )
     try:
         cls = registry.resolve("data_type", uri, NAME, where=where)
     except (UnknownExtensionError, PluginConflictError):
@@ -72,9 +81,14 @@ def _extension(doc: Mapping[str, Any], where: str) -> Any:
             return build(cls, kind, {}, NAME, key="data_type.type", where=where)
     if fallback is not None:
         return _core(fallback, "data_type.fallback", where)
-    exc = UnknownExtensionError("data_type", uri, NAME, where=where,
-                                hint=f"its type {kind!r} is not a draft name of any installed "
-                                     f"data type either, and it gives no fallback")
+    exc = UnknownExtensionError(
+        "data_type",
+        uri,
+        NAME,
+        where=where,
+        hint=f"its type {kind!r} is not a draft name of any installed "
+        f"data type either, and it gives no fallback",
+    )
     raise exc.locate("data_type") from None
 
 
@@ -85,5 +99,7 @@ def data_type_json(data_type: Any, endian: str | None) -> Any:
     try:
         return data_type.to_json(NAME)
     except MetadataError as exc:
-        raise MetadataError(f"the data type {data_type.native} has no name in the 2020 "
-                            f"draft ({exc.detail})", key="data_type") from None
+        raise MetadataError(
+            f"the data type {data_type.native} has no name in the 2020 draft ({exc.detail})",
+            key="data_type",
+        ) from None

@@ -5,7 +5,8 @@ chunk engine treats every format alike."""
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,10 @@ class LayoutCodec(Codec):
         dtype = self._dtype(spec)
         expected = math.prod(spec.shape) * dtype.itemsize
         if len(memoryview(data).cast("B")) != expected:
-            raise ChunkDecodeError(f"chunk holds {len(memoryview(data).cast('B'))} bytes, a "
-                                   f"{spec.shape} chunk of {dtype} needs {expected}")
+            raise ChunkDecodeError(
+                f"chunk holds {len(memoryview(data).cast('B'))} bytes, a "
+                f"{spec.shape} chunk of {dtype} needs {expected}"
+            )
         chunk = self.layout.from_bytes(data, spec.shape, dtype)
         return chunk if chunk.dtype == spec.dtype else chunk.astype(spec.dtype)
 
@@ -48,8 +51,11 @@ class LayoutCodec(Codec):
         return {"memory_layout": self.layout.to_json(fmt), "endian": self.endian}
 
     def __eq__(self, other: object) -> bool:
-        return (type(other) is LayoutCodec and self.endian == other.endian
-                and self.layout == other.layout)
+        return (
+            type(other) is LayoutCodec
+            and self.endian == other.endian
+            and self.layout == other.layout
+        )
 
     def __hash__(self) -> int:
         return hash((type(self.layout), self.endian))
@@ -88,8 +94,10 @@ def as_layout(codecs: Sequence[Codec], ndim: int, format: str) -> tuple[LayoutCo
 
 def _same_codecs(a: list[dict], b: list[Any]) -> bool:
     """JSON codec lists equal up to the bare-name / empty-configuration spellings."""
+
     def norm(c: Any) -> tuple:
         if isinstance(c, str):
             return (c, {})
         return (c.get("name"), c.get("configuration") or {})
+
     return len(a) == len(b) and all(norm(x) == norm(y) for x, y in zip(a, b))

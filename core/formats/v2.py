@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .. import registry
 from ..codec import Codec, CodecKind
@@ -26,16 +27,31 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V2, V3
 from ..negotiation import build
-from .documents import (short_repr, check_chunk_size, check_dimensions, dump_document,
-                        fill_value_or_default, load_document)
+from .documents import (
+    check_chunk_size,
+    check_dimensions,
+    dump_document,
+    fill_value_or_default,
+    load_document,
+    short_repr,
+)
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V2
 ZARRAY, ZGROUP, ZATTRS, ZMETADATA = ".zarray", ".zgroup", ".zattrs", ".zmetadata"
 
 #: the `.zarray` fields, in the order zarr-python 3 writes them
-ARRAY_FIELDS = ("shape", "chunks", "dtype", "fill_value", "order", "filters",
-                "dimension_separator", "compressor", "zarr_format")
+ARRAY_FIELDS = (
+    "shape",
+    "chunks",
+    "dtype",
+    "fill_value",
+    "order",
+    "filters",
+    "dimension_separator",
+    "compressor",
+    "zarr_format",
+)
 #: the v2 spellings of the grid and key encoding plugins, named after the fields they stand for
 GRID_NAME, KEY_ENCODING_NAME = "chunks", "dimension_separator"
 #: a typestring naming numpy's object dtype
@@ -95,16 +111,26 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     shape = _int_list(doc["shape"], "shape", where, minimum=0)
     chunks = _int_list(doc["chunks"], "chunks", where, minimum=1)
     if len(chunks) != len(shape):
-        raise MetadataError(f"{chunks} has {len(chunks)} dimensions, the shape {shape} has "
-                            f"{len(shape)}", key="chunks", where=where)
+        raise MetadataError(
+            f"{chunks} has {len(chunks)} dimensions, the shape {shape} has {len(shape)}",
+            key="chunks",
+            where=where,
+        )
     filters = _codec_list(doc["filters"], where)
-    compressor = None if doc["compressor"] is None else _codec(doc["compressor"], "compressor", where)
+    compressor = (
+        None if doc["compressor"] is None else _codec(doc["compressor"], "compressor", where)
+    )
     data_type = _data_type(doc["dtype"], filters + ([compressor] if compressor else []), where)
     grid = _resolved("chunk_grid", GRID_NAME, {"chunk_shape": list(chunks)}, "chunks", where)
     check_chunk_size(grid, data_type, "chunks", where)
     separator = doc.get("dimension_separator", ".")
-    key_encoding = _resolved("chunk_key_encoding", KEY_ENCODING_NAME, {"separator": separator},
-                             "dimension_separator", where)
+    key_encoding = _resolved(
+        "chunk_key_encoding",
+        KEY_ENCODING_NAME,
+        {"separator": separator},
+        "dimension_separator",
+        where,
+    )
     layout = _layout(doc["order"], where)
     try:
         codecs = _chain(filters, compressor, layout, data_type, len(shape))
@@ -135,10 +161,12 @@ def _zarr_format(doc: Mapping[str, Any], where: str) -> None:
 
 def _int_list(value: Any, field: str, where: str, *, minimum: int) -> list[int]:
     if not isinstance(value, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= minimum for n in value):
+        isinstance(n, int) and not isinstance(n, bool) and n >= minimum for n in value
+    ):
         what = "non-negative" if minimum == 0 else "positive"
-        raise MetadataError(f"expected a list of {what} integers, got {short_repr(value)}",
-                            key=field, where=where)
+        raise MetadataError(
+            f"expected a list of {what} integers, got {short_repr(value)}", key=field, where=where
+        )
     check_dimensions(value, field, where)
     return value
 
@@ -146,8 +174,11 @@ def _int_list(value: Any, field: str, where: str, *, minimum: int) -> list[int]:
 def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
     attributes = doc.get("attributes", {})
     if not isinstance(attributes, Mapping):
-        raise MetadataError(f"expected an object, got {attributes!r}", key="attributes",
-                            where=where.replace(ZARRAY, ZATTRS).replace(ZGROUP, ZATTRS))
+        raise MetadataError(
+            f"expected an object, got {attributes!r}",
+            key="attributes",
+            where=where.replace(ZARRAY, ZATTRS).replace(ZGROUP, ZATTRS),
+        )
     return dict(attributes)
 
 
@@ -163,8 +194,11 @@ def _resolved(kind: str, name: str, configuration: dict, field: str, where: str)
 def _codec(item: Any, field: str, where: str) -> Codec:
     """A numcodecs config (`{"id": ..., **configuration}`) as a codec plugin instance."""
     if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
-        raise MetadataError(f"expected a numcodecs configuration with a string 'id', got "
-                            f"{item!r}", key=field, where=where)
+        raise MetadataError(
+            f"expected a numcodecs configuration with a string 'id', got {item!r}",
+            key=field,
+            where=where,
+        )
     name = item["id"]
     configuration = {k: v for k, v in item.items() if k != "id"}
     return _resolved("codec", name, configuration, field, where)
@@ -174,8 +208,11 @@ def _codec_list(value: Any, where: str) -> list[Codec]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise MetadataError(f"expected null or a list of numcodecs configurations, got {value!r}",
-                            key="filters", where=where)
+        raise MetadataError(
+            f"expected null or a list of numcodecs configurations, got {value!r}",
+            key="filters",
+            where=where,
+        )
     return [_codec(item, f"filters[{i}]", where) for i, item in enumerate(value)]
 
 
@@ -183,8 +220,9 @@ def _data_type(value: Any, codecs: Sequence[Codec], where: str) -> Any:
     if isinstance(value, list):  # structured: a list of [name, typestring(, shape)] fields
         return _resolved("data_type", "structured", {"fields": value}, "dtype", where)
     if not isinstance(value, str) or not value:
-        raise MetadataError(f"expected a typestring or a list of fields, got {value!r}",
-                            key="dtype", where=where)
+        raise MetadataError(
+            f"expected a typestring or a list of fields, got {value!r}", key="dtype", where=where
+        )
     if _OBJECT.fullmatch(value):
         return _object_data_type(value, codecs, where)
     return _resolved("data_type", value, {}, "dtype", where)
@@ -198,9 +236,12 @@ def _object_data_type(value: str, codecs: Sequence[Codec], where: str) -> Any:
             cls = registry.resolve("data_type", implied, V3, where=where)
             return build(cls, implied, {}, V3, key="dtype", where=where)
     ids = [c.to_json(NAME).get("id") for c in codecs]
-    raise MetadataError(f"the object dtype {value!r} needs an object codec (such as vlen-utf8 or "
-                        f"vlen-bytes) among the filters; found {ids or 'none'}", key="dtype",
-                        where=where)
+    raise MetadataError(
+        f"the object dtype {value!r} needs an object codec (such as vlen-utf8 or "
+        f"vlen-bytes) among the filters; found {ids or 'none'}",
+        key="dtype",
+        where=where,
+    )
 
 
 def _layout(value: Any, where: str) -> Any:
@@ -209,15 +250,21 @@ def _layout(value: Any, where: str) -> Any:
     return _resolved("memory_layout", value, {}, "order", where)
 
 
-def _chain(filters: Sequence[Codec], compressor: Codec | None, layout: Any,
-           data_type: Any, ndim: int | None) -> list[Codec]:
+def _chain(
+    filters: Sequence[Codec],
+    compressor: Codec | None,
+    layout: Any,
+    data_type: Any,
+    ndim: int | None,
+) -> list[Codec]:
     """The canonical chain: array -> array filters, then the array -> bytes step (an object
     codec among the filters, else the layout with the dtype's byte order), then the bytes ->
     bytes filters and the compressor."""
     codecs = list(filters)
     if not any(c.kind is CodecKind.ARRAY_BYTES for c in codecs):
-        at = next((i for i, c in enumerate(codecs) if c.kind is not CodecKind.ARRAY_ARRAY),
-                  len(codecs))
+        at = next(
+            (i for i, c in enumerate(codecs) if c.kind is not CodecKind.ARRAY_ARRAY), len(codecs)
+        )
         layout_codec = LayoutCodec(layout, getattr(data_type, "endian", None))
         if ndim is not None:  # None: a new array, checked when its document is parsed
             _check_filter_order(codecs[:at], layout_codec, data_type, ndim)
@@ -227,8 +274,9 @@ def _chain(filters: Sequence[Codec], compressor: Codec | None, layout: Any,
     return codecs
 
 
-def _check_filter_order(filters: Sequence[Codec], layout_codec: LayoutCodec, data_type: Any,
-                        ndim: int) -> None:
+def _check_filter_order(
+    filters: Sequence[Codec], layout_codec: LayoutCodec, data_type: Any, ndim: int
+) -> None:
     """zarr-python hands v2 filters the chunk already in the array's `order` and the dtype's
     byte order; zarrkit's chain runs array -> array codecs before the layout step, on the chunk
     in C order and native byte order. The two agree only for C order (or 1-d chunks) and
@@ -239,25 +287,37 @@ def _check_filter_order(filters: Sequence[Codec], layout_codec: LayoutCodec, dat
     fortran = layout_codec.layout.numpy_order == "F" and ndim > 1
     if big or fortran:
         what = "a big-endian dtype" if big else "order 'F'"
-        raise MetadataError(f"array -> array filters ({[c.to_json(NAME) for c in filters]}) "
-                            f"together with {what} are not supported: v2 filters see the chunk "
-                            f"in the stored byte order and memory order, zarrkit's see it in "
-                            f"native C order", key="filters")
-
-
+        raise MetadataError(
+            f"array -> array filters ({[c.to_json(NAME) for c in filters]}) "
+            f"together with {what} are not supported: v2 filters see the chunk "
+            f"in the stored byte order and memory order, zarrkit's see it in "
+            f"native C order",
+            key="filters",
+        )
 
 
 # -- writing ------------------------------------------------------------------------------
-def array_document(*, shape: Sequence[int], data_type: Any, chunk_grid: Any, chunk_key_encoding: Any,
-                   fill_value: Any, codecs: Sequence[Any], attributes: Mapping[str, Any] | None,
-                   dimension_names: Sequence[str | None] | None,
-                   storage_transformers: Sequence[Any] = ()) -> dict[str, Any]:
+def array_document(
+    *,
+    shape: Sequence[int],
+    data_type: Any,
+    chunk_grid: Any,
+    chunk_key_encoding: Any,
+    fill_value: Any,
+    codecs: Sequence[Any],
+    attributes: Mapping[str, Any] | None,
+    dimension_names: Sequence[str | None] | None,
+    storage_transformers: Sequence[Any] = (),
+) -> dict[str, Any]:
     """The folded document of a new array; refuses, saying why, what v2 cannot express."""
     if storage_transformers:
         raise MetadataError("zarr format 2 has no storage transformers", key="storage_transformers")
     if dimension_names is not None and any(n is not None for n in dimension_names):
-        raise MetadataError("zarr format 2 has no dimension names (xarray keeps them in the "
-                            "attribute '_ARRAY_DIMENSIONS')", key="dimension_names")
+        raise MetadataError(
+            "zarr format 2 has no dimension names (xarray keeps them in the "
+            "attribute '_ARRAY_DIMENSIONS')",
+            key="dimension_names",
+        )
     chunks = _chunks_of(chunk_grid, len(shape))
     separator = _separator_of(chunk_key_encoding)
     filters, layout_codec, compressor = _split_chain(list(codecs), len(shape))
@@ -283,25 +343,33 @@ def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _chunks_of(grid: Any, ndim: int) -> tuple[int, ...]:
     if _v2_name(grid) is None or grid.uniform_chunk_shape is None:
-        raise MetadataError(f"zarr format 2 has only regular chunks (`chunks`); the chunk grid "
-                            f"{grid.to_json()!r} cannot be expressed", key="chunk_grid")
+        raise MetadataError(
+            f"zarr format 2 has only regular chunks (`chunks`); the chunk grid "
+            f"{grid.to_json()!r} cannot be expressed",
+            key="chunk_grid",
+        )
     return tuple(int(n) for n in grid.uniform_chunk_shape)
 
 
 def _separator_of(encoding: Any) -> str:
     if _v2_name(encoding) is None:
-        raise MetadataError(f"zarr format 2 names chunks by their indices joined with "
-                            f"`dimension_separator`; the chunk key encoding {encoding.to_json()!r} "
-                            f"cannot be expressed", key="chunk_key_encoding")
+        raise MetadataError(
+            f"zarr format 2 names chunks by their indices joined with "
+            f"`dimension_separator`; the chunk key encoding {encoding.to_json()!r} "
+            f"cannot be expressed",
+            key="chunk_key_encoding",
+        )
     separator = encoding.configuration(NAME).get("separator")
     if separator not in (".", "/"):
-        raise MetadataError(f"dimension_separator must be '.' or '/', got {separator!r}",
-                            key="chunk_key_encoding")
+        raise MetadataError(
+            f"dimension_separator must be '.' or '/', got {separator!r}", key="chunk_key_encoding"
+        )
     return separator
 
 
-def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], LayoutCodec | None,
-                                                          Codec | None]:
+def _split_chain(
+    codecs: list[Codec], ndim: int
+) -> tuple[list[Codec], LayoutCodec | None, Codec | None]:
     """(filters, layout, compressor) of a canonical chain: leading array -> array codecs and an
     object codec are filters; a `LayoutCodec` or a v3 `bytes` / `transpose` + `bytes` prefix
     equivalent to a memory layout is `order`; of the bytes -> bytes codecs the last is the
@@ -326,12 +394,16 @@ def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], LayoutCod
             raise MetadataError(
                 f"zarr format 2 lays chunks out by `order` and the dtype's byte order, or through "
                 f"an object codec among the filters; the array -> bytes step {step!r} (with the "
-                f"array -> array codecs before it) is neither", key="codecs")
+                f"array -> array codecs before it) is neither",
+                key="codecs",
+            )
     tail = codecs[used:]
     for codec in head + tail:
         if _v2_name(codec) is None:
-            raise MetadataError(f"the codec {codec.to_json()!r} has no name in zarr format 2 "
-                                f"(numcodecs id)", key="codecs")
+            raise MetadataError(
+                f"the codec {codec.to_json()!r} has no name in zarr format 2 (numcodecs id)",
+                key="codecs",
+            )
     compressor = tail[-1] if tail else None
     return head + tail[:-1], layout_codec, compressor
 
@@ -351,13 +423,18 @@ def _with_byte_order(data_type: Any, layout_codec: LayoutCodec | None) -> Any:
     with `bytes(endian=big)` becomes `>f8`). A byte order the data type already names (`>f4`
     given by the user) wins over the one a default `bytes` codec filled in."""
     wanted = layout_codec.endian if layout_codec else None
-    if (wanted is None or not data_type.has_endianness
-            or getattr(data_type, "endian", None) is not None):
+    if (
+        wanted is None
+        or not data_type.has_endianness
+        or getattr(data_type, "endian", None) is not None
+    ):
         return data_type
     with_endian = getattr(data_type, "with_endian", None)
     if with_endian is None:
-        raise MetadataError(f"the data type {data_type.describe()} cannot say its byte order in "
-                            f"zarr format 2", key="dtype")
+        raise MetadataError(
+            f"the data type {data_type.describe()} cannot say its byte order in zarr format 2",
+            key="dtype",
+        )
     return with_endian(wanted)
 
 
@@ -369,8 +446,9 @@ def _dtype_json(data_type: Any) -> Any:
     if isinstance(name, Mapping):  # a configured v2 type gives its typestring or field list
         name = name.get("configuration", {}).get("fields", name)
     if name is None or isinstance(name, Mapping):
-        raise MetadataError(f"the data type {data_type.describe()} has no name in zarr format 2",
-                            key="dtype")
+        raise MetadataError(
+            f"the data type {data_type.describe()} has no name in zarr format 2", key="dtype"
+        )
     return name
 
 
@@ -389,26 +467,42 @@ def creation_arguments(data_type: Any, options: Mapping[str, Any]) -> dict[str, 
     allowed = {"compressor", "filters", "order", "dimension_separator"}
     unknown = set(options) - allowed
     if unknown:
-        raise TypeError(f"zarr format 2 takes no arguments {sorted(unknown)}; it takes "
-                        f"{sorted(allowed)}")
+        raise TypeError(
+            f"zarr format 2 takes no arguments {sorted(unknown)}; it takes {sorted(allowed)}"
+        )
     out: dict[str, Any] = {}
     if options.get("dimension_separator") is not None:
         out["chunk_key_encoding"] = _resolved(
-            "chunk_key_encoding", KEY_ENCODING_NAME, {"separator": options["dimension_separator"]},
-            "dimension_separator", "arguments")
+            "chunk_key_encoding",
+            KEY_ENCODING_NAME,
+            {"separator": options["dimension_separator"]},
+            "dimension_separator",
+            "arguments",
+        )
     if not {"compressor", "filters", "order"} & set(options):
         return out
     default_filters, default_tail, default_order = _defaults(data_type)
-    filters = (default_filters if "filters" not in options
-               else [_user_codec(f, f"filters[{i}]") for i, f in enumerate(options["filters"] or ())])
+    filters = (
+        default_filters
+        if "filters" not in options
+        else [_user_codec(f, f"filters[{i}]") for i, f in enumerate(options["filters"] or ())]
+    )
     if "compressor" in options:
-        tail = [] if options["compressor"] is None else [_user_codec(options["compressor"],
-                                                                     "compressor")]
+        tail = (
+            []
+            if options["compressor"] is None
+            else [_user_codec(options["compressor"], "compressor")]
+        )
     else:
         tail = default_tail
     order = options.get("order") or default_order
-    out["codecs"] = _chain(filters + tail[:-1], tail[-1] if tail else None,
-                           _layout(order, "arguments"), data_type, ndim=None)
+    out["codecs"] = _chain(
+        filters + tail[:-1],
+        tail[-1] if tail else None,
+        _layout(order, "arguments"),
+        data_type,
+        ndim=None,
+    )
     return out
 
 
@@ -420,7 +514,8 @@ def _defaults(data_type: Any) -> tuple[list[Codec], list[Codec], str]:
     codecs = [_user_codec(c, "codecs") for c in defaults.get("codecs", [])]
     filters = [c for c in codecs if c.kind is not CodecKind.BYTES_BYTES]
     if as_layout(filters, 0, NAME) is not None or any(
-            c.kind is CodecKind.ARRAY_BYTES and _v2_name(c) is None for c in filters):
+        c.kind is CodecKind.ARRAY_BYTES and _v2_name(c) is None for c in filters
+    ):
         filters = [c for c in filters if c.kind is CodecKind.ARRAY_ARRAY]
     tail = [c for c in codecs if c.kind is CodecKind.BYTES_BYTES]
     return filters, tail, defaults.get("order", "C")
@@ -444,8 +539,12 @@ def _user_codec(item: Any, field: str) -> Codec:
         return resolve_extension_arg("codec", item, V3, key=field)
 
 
-def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = None,
-                  shape: Sequence[int] | None = None) -> dict[str, Any]:
+def edit_document(
+    metadata: ArrayMetadata | GroupMetadata,
+    *,
+    attributes: Any = None,
+    shape: Sequence[int] | None = None,
+) -> dict[str, Any]:
     doc = metadata.to_json()
     if attributes is not None:
         doc["attributes"] = dict(attributes)
@@ -490,7 +589,8 @@ def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None
 
         doc["consolidated_metadata"] = fold_v2(
             load_document(found[keys[ZMETADATA]], f"{keys[ZMETADATA]} in {store}"),
-            f"{keys[ZMETADATA]} in {store}")
+            f"{keys[ZMETADATA]} in {store}",
+        )
     return parse_group(doc, where)
 
 
@@ -514,7 +614,9 @@ def children(store: Any, path: str) -> list[str]:
     _keys, prefixes = store.list_dir(prefix)
     wanted = [f"{prefix}{p}/{name}" for p in prefixes for name in (ZARRAY, ZGROUP)]
     found = set(store.get_many(wanted))
-    return [p for p in prefixes if f"{prefix}{p}/{ZARRAY}" in found or f"{prefix}{p}/{ZGROUP}" in found]
+    return [
+        p for p in prefixes if f"{prefix}{p}/{ZARRAY}" in found or f"{prefix}{p}/{ZGROUP}" in found
+    ]
 
 
 def erase_node(store: Any, path: str) -> None:

@@ -4,23 +4,33 @@ the node's prefix by the chunk key encoding. No implicit groups."""
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, freeze
 from ..names import V3
 from ..negotiation import Skipped, resolve_extension, unknown_fields
 from .documents import check_attributes as _attributes
-from .documents import check_chunk_size
+from .documents import check_chunk_size, dump_document, load_document
 from .documents import check_shape as _shape
-from .documents import dump_document, load_document
 
 NAME = V3
 METADATA_KEY = "zarr.json"
 
-ARRAY_FIELDS = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
-                "chunk_key_encoding", "fill_value", "codecs", "attributes",
-                "dimension_names", "storage_transformers")
+ARRAY_FIELDS = (
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "attributes",
+    "dimension_names",
+    "storage_transformers",
+)
 GROUP_FIELDS = ("zarr_format", "node_type", "attributes")
 
 
@@ -68,7 +78,9 @@ def parse_node(doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetad
         return parse_array(doc, where)
     if node_type == "group":
         return parse_group(doc, where)
-    raise MetadataError(f"expected 'array' or 'group', got {node_type!r}", key="node_type", where=where)
+    raise MetadataError(
+        f"expected 'array' or 'group', got {node_type!r}", key="node_type", where=where
+    )
 
 
 def parse_group(doc: Mapping[str, Any], where: str) -> GroupMetadata:
@@ -79,7 +91,14 @@ def parse_group(doc: Mapping[str, Any], where: str) -> GroupMetadata:
 
 def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
-    for required in ("shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs"):
+    for required in (
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_key_encoding",
+        "fill_value",
+        "codecs",
+    ):
         if required not in doc:
             raise MetadataError("required field is missing", key=required, where=where)
     shape = _shape(doc["shape"], where)
@@ -90,15 +109,17 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     except MetadataError as exc:
         raise exc.locate("chunk_grid", where) from None
     check_chunk_size(grid, data_type, "chunk_grid.configuration.chunk_shape", where)
-    key_encoding = resolve_extension("chunk_key_encoding", doc["chunk_key_encoding"], NAME,
-                                     key="chunk_key_encoding", where=where)
+    key_encoding = resolve_extension(
+        "chunk_key_encoding", doc["chunk_key_encoding"], NAME, key="chunk_key_encoding", where=where
+    )
     try:
         fill_value = data_type.fill_from_json(doc["fill_value"], NAME)
     except MetadataError as exc:
         raise exc.locate("fill_value", where) from None
     codecs, skipped = _extensions("codec", doc["codecs"], "codecs", where, required=True)
-    transformers, skipped_t = _extensions("storage_transformer", doc.get("storage_transformers", []),
-                                          "storage_transformers", where)
+    transformers, skipped_t = _extensions(
+        "storage_transformer", doc.get("storage_transformers", []), "storage_transformers", where
+    )
     return ArrayMetadata(
         format=NAME,
         shape=shape,
@@ -116,25 +137,31 @@ def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     )
 
 
-
-
-
-
 def _dimension_names(value: Any, ndim: int, where: str) -> tuple[str | None, ...] | None:
     if value is None:
         return None
-    if (not isinstance(value, list) or len(value) != ndim
-            or not all(v is None or isinstance(v, str) for v in value)):
-        raise MetadataError(f"expected a list of {ndim} strings or nulls, got {value!r}",
-                            key="dimension_names", where=where)
+    if (
+        not isinstance(value, list)
+        or len(value) != ndim
+        or not all(v is None or isinstance(v, str) for v in value)
+    ):
+        raise MetadataError(
+            f"expected a list of {ndim} strings or nulls, got {value!r}",
+            key="dimension_names",
+            where=where,
+        )
     return tuple(value)
 
 
-def _extensions(kind: str, items: Any, key: str, where: str,
-                required: bool = False) -> tuple[list[Any], list[Skipped]]:
+def _extensions(
+    kind: str, items: Any, key: str, where: str, required: bool = False
+) -> tuple[list[Any], list[Skipped]]:
     if not isinstance(items, list) or (required and not items):
-        raise MetadataError(f"expected a {'non-empty ' if required else ''}list, got {items!r}",
-                            key=key, where=where)
+        raise MetadataError(
+            f"expected a {'non-empty ' if required else ''}list, got {items!r}",
+            key=key,
+            where=where,
+        )
     used, skipped = [], []
     for i, item in enumerate(items):
         ext = resolve_extension(kind, item, NAME, key=f"{key}[{i}]", where=where)
@@ -143,10 +170,18 @@ def _extensions(kind: str, items: Any, key: str, where: str,
 
 
 # -- writing ------------------------------------------------------------------------------
-def array_document(*, shape: Sequence[int], data_type: Any, chunk_grid: Any, chunk_key_encoding: Any,
-                   fill_value: Any, codecs: Sequence[Any], attributes: Mapping[str, Any] | None,
-                   dimension_names: Sequence[str | None] | None,
-                   storage_transformers: Sequence[Any] = ()) -> dict[str, Any]:
+def array_document(
+    *,
+    shape: Sequence[int],
+    data_type: Any,
+    chunk_grid: Any,
+    chunk_key_encoding: Any,
+    fill_value: Any,
+    codecs: Sequence[Any],
+    attributes: Mapping[str, Any] | None,
+    dimension_names: Sequence[str | None] | None,
+    storage_transformers: Sequence[Any] = (),
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "zarr_format": 3,
         "node_type": "array",
@@ -172,13 +207,19 @@ def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
 def creation_arguments(data_type: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     """v3 takes no arguments beyond the canonical ones."""
     if options:
-        raise TypeError(f"zarr format 3 takes no arguments {sorted(options)}; use codecs=, "
-                        f"chunk_key_encoding= and chunk_grid= instead")
+        raise TypeError(
+            f"zarr format 3 takes no arguments {sorted(options)}; use codecs=, "
+            f"chunk_key_encoding= and chunk_grid= instead"
+        )
     return {}
 
 
-def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = None,
-                  shape: Sequence[int] | None = None) -> dict[str, Any]:
+def edit_document(
+    metadata: ArrayMetadata | GroupMetadata,
+    *,
+    attributes: Any = None,
+    shape: Sequence[int] | None = None,
+) -> dict[str, Any]:
     doc = metadata.to_json()
     if attributes is not None:
         doc["attributes"] = dict(attributes)

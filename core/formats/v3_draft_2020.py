@@ -19,7 +19,8 @@ answer speaks the draft: `{"compressor": ..., "chunk_grid": ...}`.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .. import hooks, registry
 from ..codec import Codec, CodecKind
@@ -30,23 +31,40 @@ from ..names import V2, V3_DRAFT_2020
 from ..negotiation import build, extension_list, unknown_fields
 from ..store import check_fits
 from . import draft_entry
-from .draft_keys import (ENTRY_POINT_KEY, SEPARATORS, DraftChunkKeys, array_key, data_prefix,
-                         group_key, meta_base, meta_prefix, separator_of)
-from .draft_types import data_type_json, parse_data_type
 from .documents import check_attributes as _attributes
-from .documents import check_chunk_size
+from .documents import check_chunk_size, dump_document, fill_value_or_default, load_document
 from .documents import check_shape as _shape
-from .documents import dump_document, fill_value_or_default, load_document
+from .draft_keys import (
+    ENTRY_POINT_KEY,
+    SEPARATORS,
+    DraftChunkKeys,
+    array_key,
+    data_prefix,
+    group_key,
+    meta_base,
+    meta_prefix,
+    separator_of,
+)
+from .draft_types import data_type_json, parse_data_type
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V3_DRAFT_2020
 #: the draft is a hierarchy with implicit groups: a new node's ancestors need no documents
 IMPLICIT_GROUPS = True
 
-ARRAY_FIELDS = ("shape", "data_type", "chunk_grid", "chunk_memory_layout", "fill_value",
-                "extensions", "attributes", "compressor",
-                # written by zarr-python 2.x, not in the seed
-                "dimension_separator", "storage_transformers")
+ARRAY_FIELDS = (
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_memory_layout",
+    "fill_value",
+    "extensions",
+    "attributes",
+    "compressor",
+    # written by zarr-python 2.x, not in the seed
+    "dimension_separator",
+    "storage_transformers",
+)
 GROUP_FIELDS = ("attributes",)
 #: the attribute under which zarr-python 2.x keeps an array's filters
 FILTERS_ATTRIBUTE = "filters"
@@ -139,14 +157,23 @@ def parse_group(doc: Mapping[str, Any], where: str) -> GroupMetadata:
 
 def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
     extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
-    for required in ("shape", "data_type", "chunk_grid", "chunk_memory_layout", "fill_value",
-                     "attributes"):
+    for required in (
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_memory_layout",
+        "fill_value",
+        "attributes",
+    ):
         if required not in doc:
             raise MetadataError("required field is missing", key=required, where=where)
     extension_list(doc.get("extensions", []), key="extensions", where=where)
     if doc.get("storage_transformers"):
-        raise MetadataError("zarr-python 2.x's experimental storage transformers (sharding) "
-                            "are not supported", key="storage_transformers", where=where)
+        raise MetadataError(
+            "zarr-python 2.x's experimental storage transformers (sharding) are not supported",
+            key="storage_transformers",
+            where=where,
+        )
     shape = _shape(doc["shape"], where)
     data_type = parse_data_type(doc["data_type"], where)
     grid, keys = _grid(doc["chunk_grid"], shape, where)
@@ -182,30 +209,37 @@ def _chain(filters: list[Codec], layout: LayoutCodec, compressor: Codec | None) 
     return chain + ([compressor] if compressor is not None else [])
 
 
-
-
-
-
 def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChunkKeys]:
     """`{"type": "regular", "chunk_shape": [...], "separator": "/"}`, or an extension grid
     `{"extension": URI, "type": ..., ...}`. The separator is the format's (chunk keys); the
     rest goes to the grid plugin as its configuration."""
     if not isinstance(value, Mapping):
-        raise MetadataError(f"expected an object with 'type' and 'chunk_shape', got {value!r}",
-                            key="chunk_grid", where=where)
+        raise MetadataError(
+            f"expected an object with 'type' and 'chunk_shape', got {value!r}",
+            key="chunk_grid",
+            where=where,
+        )
     separator = value.get("separator", "/")
     if separator not in SEPARATORS:
-        raise MetadataError(f"expected one of {list(SEPARATORS)}, got {separator!r}",
-                            key="chunk_grid.separator", where=where)
+        raise MetadataError(
+            f"expected one of {list(SEPARATORS)}, got {separator!r}",
+            key="chunk_grid.separator",
+            where=where,
+        )
     if "extension" in value:
-        name, config = value["extension"], {k: v for k, v in value.items()
-                                            if k not in ("extension", "separator")}
+        name, config = (
+            value["extension"],
+            {k: v for k, v in value.items() if k not in ("extension", "separator")},
+        )
     else:
         name = value.get("type")
         config = {k: v for k, v in value.items() if k not in ("type", "separator")}
     if not isinstance(name, str):
-        raise MetadataError(f"expected a string 'type' (or 'extension'), got {name!r}",
-                            key="chunk_grid.type", where=where)
+        raise MetadataError(
+            f"expected a string 'type' (or 'extension'), got {name!r}",
+            key="chunk_grid.type",
+            where=where,
+        )
     cls = registry.resolve("chunk_grid", name, NAME, where=where)
     grid = build(cls, name, config, NAME, key="chunk_grid", where=where)
     try:
@@ -221,9 +255,12 @@ def _check_dimension_separator(doc: Mapping[str, Any], keys: DraftChunkKeys, whe
     if "dimension_separator" not in doc or doc["dimension_separator"] is None:
         return
     if doc["dimension_separator"] != keys.separator:
-        raise MetadataError(f"{doc['dimension_separator']!r} differs from the chunk grid's "
-                            f"separator {keys.separator!r}", key="dimension_separator",
-                            where=where)
+        raise MetadataError(
+            f"{doc['dimension_separator']!r} differs from the chunk grid's "
+            f"separator {keys.separator!r}",
+            key="dimension_separator",
+            where=where,
+        )
 
 
 def _layout(value: Any, where: str) -> MemoryLayout:
@@ -233,8 +270,11 @@ def _layout(value: Any, where: str) -> MemoryLayout:
     elif isinstance(value, Mapping) and isinstance(value.get("extension"), str):
         name, config = value["extension"], {k: v for k, v in value.items() if k != "extension"}
     else:
-        raise MetadataError(f"expected 'C', 'F' or an extension object, got {value!r}",
-                            key="chunk_memory_layout", where=where)
+        raise MetadataError(
+            f"expected 'C', 'F' or an extension object, got {value!r}",
+            key="chunk_memory_layout",
+            where=where,
+        )
     try:
         cls = registry.resolve("memory_layout", name, NAME, where=where)
     except MetadataError as exc:
@@ -242,21 +282,25 @@ def _layout(value: Any, where: str) -> MemoryLayout:
     return build(cls, name, config, NAME, key="chunk_memory_layout", where=where)
 
 
-
-
 def _compressor(value: Any, where: str) -> Codec | None:
     if value is None:
         return None
     if not isinstance(value, Mapping) or not isinstance(value.get("codec"), str):
-        raise MetadataError(f"expected an object with a codec URI 'codec', got {value!r}",
-                            key="compressor", where=where)
+        raise MetadataError(
+            f"expected an object with a codec URI 'codec', got {value!r}",
+            key="compressor",
+            where=where,
+        )
     extra = set(value) - {"codec", "configuration"}
     if extra:
         raise MetadataError(f"unexpected fields {sorted(extra)}", key="compressor", where=where)
     config = value.get("configuration") or {}
     if not isinstance(config, Mapping):
-        raise MetadataError(f"'configuration' must be an object, got {config!r}",
-                            key="compressor.configuration", where=where)
+        raise MetadataError(
+            f"'configuration' must be an object, got {config!r}",
+            key="compressor.configuration",
+            where=where,
+        )
     uri = value["codec"]
     try:
         cls = registry.resolve("codec", uri, NAME, where=where)
@@ -264,8 +308,11 @@ def _compressor(value: Any, where: str) -> Codec | None:
         raise exc.locate("compressor", where) from None
     codec = build(cls, uri, dict(config), NAME, key="compressor", where=where)
     if codec.kind is not CodecKind.BYTES_BYTES:
-        raise MetadataError(f"{uri!r} is not a bytes -> bytes codec, so it cannot be the "
-                            f"compressor", key="compressor", where=where)
+        raise MetadataError(
+            f"{uri!r} is not a bytes -> bytes codec, so it cannot be the compressor",
+            key="compressor",
+            where=where,
+        )
     return codec
 
 
@@ -276,13 +323,17 @@ def _filters(value: Any, where: str) -> list[Codec]:
         return []
     key = f"attributes.{FILTERS_ATTRIBUTE}"
     if not isinstance(value, list):
-        raise MetadataError(f"expected a list of numcodecs configurations, got {value!r}",
-                            key=key, where=where)
+        raise MetadataError(
+            f"expected a list of numcodecs configurations, got {value!r}", key=key, where=where
+        )
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
-            raise MetadataError(f"expected an object with a string 'id', got {item!r}",
-                                key=f"{key}[{i}]", where=where)
+            raise MetadataError(
+                f"expected an object with a string 'id', got {item!r}",
+                key=f"{key}[{i}]",
+                where=where,
+            )
         config = {k: v for k, v in item.items() if k != "id"}
         try:
             cls = registry.resolve("codec", item["id"], V2, where=where)
@@ -290,33 +341,48 @@ def _filters(value: Any, where: str) -> list[Codec]:
             raise exc.locate(f"{key}[{i}]", where) from None
         codec = build(cls, item["id"], config, V2, key=f"{key}[{i}]", where=where)
         if codec.kind is CodecKind.BYTES_BYTES:
-            raise MetadataError(f"{item['id']!r} is a bytes -> bytes codec; zarrkit runs "
-                                f"filters before the memory layout", key=f"{key}[{i}]",
-                                where=where)
+            raise MetadataError(
+                f"{item['id']!r} is a bytes -> bytes codec; zarrkit runs "
+                f"filters before the memory layout",
+                key=f"{key}[{i}]",
+                where=where,
+            )
         out.append(codec)
     return out
 
 
 # -- writing ------------------------------------------------------------------------------
-def array_document(*, shape: Sequence[int], data_type: Any, chunk_grid: Any,
-                   chunk_key_encoding: Any, fill_value: Any, codecs: Sequence[Any],
-                   attributes: Mapping[str, Any] | None,
-                   dimension_names: Sequence[str | None] | None,
-                   storage_transformers: Sequence[Any] = ()) -> dict[str, Any]:
+def array_document(
+    *,
+    shape: Sequence[int],
+    data_type: Any,
+    chunk_grid: Any,
+    chunk_key_encoding: Any,
+    fill_value: Any,
+    codecs: Sequence[Any],
+    attributes: Mapping[str, Any] | None,
+    dimension_names: Sequence[str | None] | None,
+    storage_transformers: Sequence[Any] = (),
+) -> dict[str, Any]:
     """A draft array document from canonical pieces; MetadataError says what the draft cannot
     express (storage transformers, dimension names, two compressors, a codec with no draft
     name, a codec chain with no equivalent memory layout)."""
     if storage_transformers:
-        raise MetadataError("the 2020 draft has no storage transformers",
-                            key="storage_transformers")
+        raise MetadataError(
+            "the 2020 draft has no storage transformers", key="storage_transformers"
+        )
     if dimension_names is not None and any(n is not None for n in dimension_names):
-        raise MetadataError(f"the 2020 draft cannot store dimension names "
-                            f"({list(dimension_names)})", key="dimension_names")
+        raise MetadataError(
+            f"the 2020 draft cannot store dimension names ({list(dimension_names)})",
+            key="dimension_names",
+        )
     attributes = _plain(dict(attributes or {}))
     if FILTERS_ATTRIBUTE in attributes:
-        raise MetadataError(f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python 2.x "
-                            f"keeps a draft array's filters; rename it",
-                            key=f"attributes.{FILTERS_ATTRIBUTE}")
+        raise MetadataError(
+            f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python 2.x "
+            f"keeps a draft array's filters; rename it",
+            key=f"attributes.{FILTERS_ATTRIBUTE}",
+        )
     filters, layout, compressor = _split_chain(list(codecs), len(shape))
     if filters:
         attributes[FILTERS_ATTRIBUTE] = [_filter_json(c) for c in filters]
@@ -340,11 +406,13 @@ def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], Any, Code
     at = next((i for i, c in enumerate(codecs) if c.kind is CodecKind.ARRAY_BYTES), None)
     if at is None:
         raise MetadataError("the codec chain has no array -> bytes codec", key="codecs")
-    tail = codecs[at + 1:]
+    tail = codecs[at + 1 :]
     if len(tail) > 1:
-        raise MetadataError(f"the 2020 draft has one compressor, the chain has {len(tail)} "
-                            f"bytes -> bytes codecs ({[c.to_json() for c in tail]})",
-                            key="codecs")
+        raise MetadataError(
+            f"the 2020 draft has one compressor, the chain has {len(tail)} "
+            f"bytes -> bytes codecs ({[c.to_json() for c in tail]})",
+            key="codecs",
+        )
     compressor = tail[0] if tail else None
     serializer = codecs[at]
     if isinstance(serializer, LayoutCodec):
@@ -352,13 +420,16 @@ def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], Any, Code
     # a v3 chain: find the longest tail of the array -> array codecs that, with the array ->
     # bytes codec, is a memory layout (`bytes`; `transpose` + `bytes` for F); the rest are filters
     for start in range(at + 1):
-        found = as_layout(codecs[start:at + 1], ndim, NAME)
+        found = as_layout(codecs[start : at + 1], ndim, NAME)
         if found is not None:
             return codecs[:start], found[0], compressor
     if _has_name(serializer, V2):
         return codecs[:at] + [serializer], None, compressor  # an object codec, listed first
-    raise MetadataError(f"the array -> bytes step {serializer.to_json()!r} (with the codecs "
-                        f"before it) has no memory layout in the 2020 draft", key="codecs")
+    raise MetadataError(
+        f"the array -> bytes step {serializer.to_json()!r} (with the codecs "
+        f"before it) has no memory layout in the 2020 draft",
+        key="codecs",
+    )
 
 
 def _has_name(ext: Any, fmt: str) -> bool:
@@ -372,8 +443,9 @@ def _has_name(ext: Any, fmt: str) -> bool:
 def _grid_json(grid: Any, separator: str) -> dict[str, Any]:
     name = grid.written_name(NAME) if type(grid).names.written(NAME) else None
     if name is None:
-        raise MetadataError(f"the chunk grid {grid.to_json()!r} has no name in the 2020 draft",
-                            key="chunk_grid")
+        raise MetadataError(
+            f"the chunk grid {grid.to_json()!r} has no name in the 2020 draft", key="chunk_grid"
+        )
     return {"type": name, **grid.configuration(NAME), "separator": separator}
 
 
@@ -382,8 +454,10 @@ def _layout_json(layout: Any) -> Any:
         return "C"
     name = type(layout.layout).names.written(NAME)
     if name is None:
-        raise MetadataError(f"the memory layout {layout.to_json()!r} has no name in the 2020 "
-                            f"draft", key="chunk_memory_layout")
+        raise MetadataError(
+            f"the memory layout {layout.to_json()!r} has no name in the 2020 draft",
+            key="chunk_memory_layout",
+        )
     config = layout.layout.configuration(NAME)
     return {"extension": name, **config} if config else name
 
@@ -392,17 +466,21 @@ def _codec_json(codec: Codec, key: str) -> dict[str, Any]:
     try:
         return codec.to_json(NAME)
     except MetadataError:
-        raise MetadataError(f"the codec {codec.to_json()!r} has no name (URI) in the 2020 "
-                            f"draft", key=key) from None
+        raise MetadataError(
+            f"the codec {codec.to_json()!r} has no name (URI) in the 2020 draft", key=key
+        ) from None
 
 
 def _filter_json(codec: Codec) -> dict[str, Any]:
     try:
         return codec.to_json(V2)
     except MetadataError:
-        raise MetadataError(f"the codec {codec.to_json()!r} has no numcodecs id, which a "
-                            f"filter needs in the 2020 draft (zarr-python 2.x keeps filters as "
-                            f"numcodecs configurations)", key="codecs") from None
+        raise MetadataError(
+            f"the codec {codec.to_json()!r} has no numcodecs id, which a "
+            f"filter needs in the 2020 draft (zarr-python 2.x keeps filters as "
+            f"numcodecs configurations)",
+            key="codecs",
+        ) from None
 
 
 def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -425,16 +503,21 @@ def creation_arguments(data_type: Any, options: Mapping[str, Any]) -> dict[str, 
     or '.'). The draft's chunk keys are its own, so a chunk key encoding always comes from here."""
     unknown = set(options) - set(CREATION_OPTIONS)
     if unknown:
-        raise TypeError(f"the 2020 draft takes no arguments {sorted(unknown)}; it takes "
-                        f"{', '.join(CREATION_OPTIONS)}")
+        raise TypeError(
+            f"the 2020 draft takes no arguments {sorted(unknown)}; it takes "
+            f"{', '.join(CREATION_OPTIONS)}"
+        )
     if "order" in options and "chunk_memory_layout" in options:
         raise TypeError("give order or chunk_memory_layout, not both")
     separator = options.get("dimension_separator") or "/"
     if separator not in SEPARATORS:
-        raise ValueError(f"dimension_separator must be one of {list(SEPARATORS)}, got "
-                         f"{separator!r}")
-    return {"chunk_key_encoding": DraftChunkKeys(separator),
-            "codecs": _default_chain(data_type, options)}
+        raise ValueError(
+            f"dimension_separator must be one of {list(SEPARATORS)}, got {separator!r}"
+        )
+    return {
+        "chunk_key_encoding": DraftChunkKeys(separator),
+        "codecs": _default_chain(data_type, options),
+    }
 
 
 def _default_chain(data_type: Any, options: Mapping[str, Any]) -> list[Codec]:
@@ -480,16 +563,22 @@ def _codec_arg(value: Any, key: str) -> Codec:
     return build(cls, name, config, fmt, key=key, where="arguments")
 
 
-def edit_document(metadata: ArrayMetadata | GroupMetadata, *, attributes: Any = None,
-                  shape: Sequence[int] | None = None) -> dict[str, Any]:
+def edit_document(
+    metadata: ArrayMetadata | GroupMetadata,
+    *,
+    attributes: Any = None,
+    shape: Sequence[int] | None = None,
+) -> dict[str, Any]:
     doc = metadata.to_json()
     if attributes is not None:
         attributes = dict(attributes)
         if isinstance(metadata, ArrayMetadata):
             if FILTERS_ATTRIBUTE in attributes:
-                raise MetadataError(f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python "
-                                    f"2.x keeps a draft array's filters; use another name",
-                                    key=f"attributes.{FILTERS_ATTRIBUTE}")
+                raise MetadataError(
+                    f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python "
+                    f"2.x keeps a draft array's filters; use another name",
+                    key=f"attributes.{FILTERS_ATTRIBUTE}",
+                )
             kept = doc.get("attributes", {})
             if FILTERS_ATTRIBUTE in kept:
                 attributes[FILTERS_ATTRIBUTE] = kept[FILTERS_ATTRIBUTE]
@@ -523,8 +612,11 @@ def _entry_point_for_writing(store: Any) -> draft_entry.EntryPoint:
         return draft_entry.EntryPoint(doc["metadata_key_suffix"], doc)
     where = f"{ENTRY_POINT_KEY} in {store}"
     if not draft_entry.looks_like_draft(raw):
-        raise MetadataError("the store root holds a zarr v3 node, not the 2020 draft's entry "
-                            "point; a draft hierarchy needs a store of its own", where=where)
+        raise MetadataError(
+            "the store root holds a zarr v3 node, not the 2020 draft's entry "
+            "point; a draft hierarchy needs a store of its own",
+            where=where,
+        )
     return draft_entry.parse(raw, where)
 
 
@@ -539,7 +631,7 @@ def children(store: Any, path: str) -> list[str]:
     for key in keys:
         for ending in (f".array{suffix}", f".group{suffix}"):
             if key.endswith(ending) and len(key) > len(ending):
-                names.add(key[:-len(ending)])
+                names.add(key[: -len(ending)])
     return sorted(names)
 
 
@@ -557,4 +649,3 @@ def erase_node(store: Any, path: str) -> None:
         store.erase(group_key(path, suffix))
     store.erase_prefix(meta_prefix(path))
     store.erase_prefix(data_prefix(path))
-

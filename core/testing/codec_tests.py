@@ -20,7 +20,6 @@ The class name does not start with "Test", so importing it does not run it on it
 from __future__ import annotations
 
 import itertools
-
 from typing import Any, ClassVar
 
 import numpy as np
@@ -102,7 +101,9 @@ class CodecTests:
             assert isinstance(name, str) and name
             if self.registered:
                 cls = registry.resolve("codec", name, fmt)
-                assert isinstance(codec, cls), f"{name!r} ({fmt}) resolves to {cls}, not {type(codec)}"
+                assert isinstance(codec, cls), (
+                    f"{name!r} ({fmt}) resolves to {cls}, not {type(codec)}"
+                )
 
     def test_json_round_trip(self, codec: Codec) -> None:
         for fmt in type(codec).names.formats():
@@ -127,8 +128,13 @@ class CodecTests:
                 np.testing.assert_array_equal(decoded, data, err_msg=f"{dtype} {shape}")
             else:
                 wide = "c16" if data.dtype.kind == "c" else "f8"
-                np.testing.assert_allclose(decoded.astype(wide), data.astype(wide),
-                                           atol=self.tolerance, rtol=0, err_msg=f"{dtype} {shape}")
+                np.testing.assert_allclose(
+                    decoded.astype(wide),
+                    data.astype(wide),
+                    atol=self.tolerance,
+                    rtol=0,
+                    err_msg=f"{dtype} {shape}",
+                )
 
     def test_corrupt_input_is_a_chunk_decode_error(self, codec: Codec) -> None:
         from zarrkit.api import resolve_data_type
@@ -163,8 +169,10 @@ class CodecTests:
         small = self.chain_for(codec, data_type, (1024,))
         exact = self.chain_for(codec, data_type, (self.bomb_bytes,))
         np.testing.assert_array_equal(exact.decode(encoded), 0)
-        for decode in (lambda: small.decode(encoded, key="c/0"),
-                       lambda: small.decode_into(encoded, np.empty(1024, np.uint8), key="c/0")):
+        for decode in (
+            lambda: small.decode(encoded, key="c/0"),
+            lambda: small.decode_into(encoded, np.empty(1024, np.uint8), key="c/0"),
+        ):
             tracemalloc.start()
             try:
                 with pytest.raises(ChunkDecodeError) as info:
@@ -178,7 +186,8 @@ class CodecTests:
             assert peak < self.bomb_bytes // 4, (
                 f"decoding a {len(encoded)}-byte value that inflates to {self.bomb_bytes} bytes "
                 f"allocated {peak} bytes before refusing it: bound the decode "
-                f"(`Codec.decode_bounded`)")
+                f"(`Codec.decode_bounded`)"
+            )
 
     def test_encoded_size_is_true(self, codec: Codec) -> None:
         if codec.kind is not CodecKind.BYTES_BYTES:

@@ -20,7 +20,8 @@ real array written and read back through the type's default codecs.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -42,7 +43,7 @@ class DataTypeTests:
     """Behaviour every data type owes its users, whatever it stores."""
 
     #: JSON (v3) fill values to round-trip besides the default one
-    fill_values: list[Any] = []
+    fill_values: list[Any] = []  # noqa: RUF012
 
     @pytest.fixture(autouse=True)
     def _reachable(self, data_type: DataType) -> Iterator[None]:
@@ -76,8 +77,9 @@ class DataTypeTests:
                 continue
             if not isinstance(doc, (str, dict)):
                 continue  # v2 spells structs as a list: the format module parses that
-            name, configuration = (doc, {}) if isinstance(doc, str) else (
-                doc["name"], doc.get("configuration", {}))
+            name, configuration = (
+                (doc, {}) if isinstance(doc, str) else (doc["name"], doc.get("configuration", {}))
+            )
             assert type(data_type).names.matches(name, fmt), (fmt, name)
             # built by its class: a name may be shared by design (v2's '|O' is string or
             # bytes; the format tells them apart), so the registry is not asked here
@@ -121,14 +123,20 @@ class DataTypeTests:
 
     # -- bytes ------------------------------------------------------------------------------
     @pytest.mark.parametrize("endian", ["little", "big"])
-    def test_bytes_layout_round_trip(self, data_type: DataType, sample: np.ndarray,
-                                     endian: str) -> None:
+    def test_bytes_layout_round_trip(
+        self, data_type: DataType, sample: np.ndarray, endian: str
+    ) -> None:
         if data_type.item_size is None:  # variable-length: the bytes codec must refuse it
             from zarrkit.api import create_array
 
             with pytest.raises(CodecChainError):
-                create_array("memory://", shape=(3,), dtype=data_type, chunks=(3,),
-                             codecs=[{"name": "bytes", "configuration": {"endian": endian}}])
+                create_array(
+                    "memory://",
+                    shape=(3,),
+                    dtype=data_type,
+                    chunks=(3,),
+                    codecs=[{"name": "bytes", "configuration": {"endian": endian}}],
+                )
             return
         stored = data_type.to_encoded(sample, endian)
         assert stored.dtype == data_type.encoded_dtype(endian)
@@ -141,11 +149,13 @@ class DataTypeTests:
         from zarrkit.api import create_array, open_array
 
         values = np.asarray(sample, dtype=data_type.native).reshape(-1)
-        a = create_array(tmp_path, shape=(values.size + 3,), dtype=data_type,
-                         chunks=(max(1, values.size // 2),))
+        a = create_array(
+            tmp_path, shape=(values.size + 3,), dtype=data_type, chunks=(max(1, values.size // 2),)
+        )
         a[: values.size] = values
         b = open_array(tmp_path)
         assert _same(b[: values.size], values, data_type.native)
-        fills = b[values.size:]
-        assert _same(fills, np.asarray([b.fill_value] * 3, dtype=data_type.native),
-                     data_type.native)
+        fills = b[values.size :]
+        assert _same(
+            fills, np.asarray([b.fill_value] * 3, dtype=data_type.native), data_type.native
+        )

@@ -15,9 +15,9 @@ import hashlib
 import importlib
 import re
 import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping
 
 #: group -> {entry-point name -> "module:attr"}
 EntryPoints = Mapping[str, Mapping[str, str]]
@@ -40,7 +40,9 @@ def make_distribution(
     written = [_write(site_dir, path, text) for path, text in _module_files(modules or {}).items()]
     dist_info = site_dir / f"{_dist_info_stem(name)}-{version}.dist-info"
     dist_info.mkdir(exist_ok=True)
-    written.append(_write(site_dir, _rel(dist_info / "METADATA", site_dir), _metadata(name, version)))
+    written.append(
+        _write(site_dir, _rel(dist_info / "METADATA", site_dir), _metadata(name, version))
+    )
     ep_text = _entry_points_txt(entry_points or {})
     written.append(_write(site_dir, _rel(dist_info / "entry_points.txt", site_dir), ep_text))
     record = dist_info / "RECORD"

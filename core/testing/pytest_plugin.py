@@ -13,9 +13,10 @@ Conformance suites (e.g. `StoreTests`) will be re-exported from here as well.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import pytest
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -66,18 +67,22 @@ class ReadableStoreTests:
         pytest.skip(f"{type(self).__name__} defines no store_with fixture")
 
     # -- byte ranges -------------------------------------------------------------------------
-    @pytest.mark.parametrize("byte_range,expected", [
-        (ByteRange(10, 5), VALUE[10:15]),
-        (ByteRange(0, 0), b""),
-        (ByteRange(90), VALUE[90:]),
-        (ByteRange(0), VALUE),
-        (SuffixRange(7), VALUE[-7:]),
-        (ByteRange(95, 20), VALUE[95:]),  # past the end: clipped
-        (ByteRange(150, 5), b""),
-        (ByteRange(150), b""),
-        (SuffixRange(500), VALUE),
-        (SuffixRange(0), b""),
-    ], ids=repr)
+    @pytest.mark.parametrize(
+        "byte_range,expected",
+        [
+            (ByteRange(10, 5), VALUE[10:15]),
+            (ByteRange(0, 0), b""),
+            (ByteRange(90), VALUE[90:]),
+            (ByteRange(0), VALUE),
+            (SuffixRange(7), VALUE[-7:]),
+            (ByteRange(95, 20), VALUE[95:]),  # past the end: clipped
+            (ByteRange(150, 5), b""),
+            (ByteRange(150), b""),
+            (SuffixRange(500), VALUE),
+            (SuffixRange(0), b""),
+        ],
+        ids=repr,
+    )
     def test_byte_range(self, store_with: StoreWith, byte_range: Range, expected: bytes) -> None:
         store = store_with({"k": VALUE})
         assert store.get("k", byte_range) == expected
@@ -108,7 +113,10 @@ class ReadableStoreTests:
         got = store.read_many(["small", "missing", "big", "empty"])
         assert sorted(got) == ["big", "empty", "small"]
         assert {k: bytes(memoryview(v)) for k, v in got.items()} == {
-            "big": big, "small": small, "empty": b""}
+            "big": big,
+            "small": small,
+            "empty": b"",
+        }
         # values still held survive the next read (the local store reuses its buffers only
         # once nothing holds them)
         assert bytes(memoryview(store.read_many(["other"])["other"])) == other
@@ -125,9 +133,9 @@ class ReadableStoreTests:
             ("big", ByteRange(200_000, 10)),
             ("k", None),
             ("missing", ByteRange(0, 4)),
-            ("big", ByteRange(5, 10)),        # neighbours of one key: a store may merge them
+            ("big", ByteRange(5, 10)),  # neighbours of one key: a store may merge them
             ("big", ByteRange(0, 8)),
-            ("big", ByteRange(5, 10)),        # the same range twice
+            ("big", ByteRange(5, 10)),  # the same range twice
             ("big", SuffixRange(16)),
             ("k", ByteRange(99, 50)),
             ("big", ByteRange(299_990)),
@@ -135,8 +143,20 @@ class ReadableStoreTests:
             ("missing", None),
             ("k", ByteRange(500, 1)),
         ]
-        expected = [big[200_000:200_010], VALUE, None, big[5:15], big[:8], big[5:15],
-                    big[-16:], VALUE[99:], big[299_990:], b"", None, b""]
+        expected = [
+            big[200_000:200_010],
+            VALUE,
+            None,
+            big[5:15],
+            big[:8],
+            big[5:15],
+            big[-16:],
+            VALUE[99:],
+            big[299_990:],
+            b"",
+            None,
+            b"",
+        ]
         assert store.get_ranges(requests) == expected
         assert store.get_ranges([]) == []
 
@@ -159,8 +179,9 @@ class ReadableStoreTests:
         first = store.read_ranges(requests)
         kept = [None if v is None else bytes(memoryview(v)) for v in first]
         assert kept == store.get_ranges(requests)
-        second = store.read_ranges([("other", ByteRange(0, 100_000)),
-                                    ("other", ByteRange(100, 50_000))])
+        second = store.read_ranges(
+            [("other", ByteRange(0, 100_000)), ("other", ByteRange(100, 50_000))]
+        )
         assert [bytes(memoryview(v)) for v in second] == [other[:100_000], other[100:50_100]]
         assert [None if v is None else bytes(memoryview(v)) for v in first] == kept
         del first, second
@@ -174,7 +195,7 @@ class ReadableStoreTests:
         store = store_with({"shard": value})
         requests = [("shard", ByteRange(i * 64, 64)) for i in range(99, -1, -3)]
         answers = store.get_ranges(requests)
-        assert answers == [value[r.offset:r.offset + 64] for _, r in requests]  # type: ignore[union-attr]
+        assert answers == [value[r.offset : r.offset + 64] for _, r in requests]  # type: ignore[union-attr]
 
     # -- keys that could escape --------------------------------------------------------------
     @pytest.mark.parametrize("key", INVALID_KEYS)
@@ -219,7 +240,6 @@ class ReadableStoreTests:
             assert store.list_dir("") == ([], ["a"])
 
 
-
 class StoreTests(ReadableStoreTests):
     """Behaviour a user relies on, whatever the backend, for stores that can be written."""
 
@@ -239,8 +259,11 @@ class StoreTests(ReadableStoreTests):
         pytest.skip(f"{type(self).__name__} does not define store_reopen")
 
     # -- values ------------------------------------------------------------------------------
-    @pytest.mark.parametrize("value", [b"", b"\x00", VALUE, os.urandom(1 << 20)],
-                             ids=["empty", "nul", "100-bytes", "1-MiB"])
+    @pytest.mark.parametrize(
+        "value",
+        [b"", b"\x00", VALUE, os.urandom(1 << 20)],
+        ids=["empty", "nul", "100-bytes", "1-MiB"],
+    )
     def test_round_trip(self, store: Store, value: bytes) -> None:
         store.set("k", value)
         assert store.get("k") == value
@@ -266,15 +289,25 @@ class StoreTests(ReadableStoreTests):
         store.set("k", b"short")
         assert store.get("k") == b"short"
 
-    @pytest.mark.parametrize("value", [
-        bytearray(b"bytearray"),
-        memoryview(b"memoryview"),
-        np.arange(6, dtype="<i4"),
-        np.arange(12, dtype="u1").reshape(3, 4)[:, ::2],  # not contiguous
-        np.arange(24, dtype=">f8").reshape(4, 6)[::2, 1::2],
-        np.arange(12, dtype="<u2").reshape(3, 4).T,  # Fortran order: stored in C order
-    ], ids=["bytearray", "memoryview", "numpy", "numpy-strided", "numpy-strided-big-endian",
-            "numpy-transposed"])
+    @pytest.mark.parametrize(
+        "value",
+        [
+            bytearray(b"bytearray"),
+            memoryview(b"memoryview"),
+            np.arange(6, dtype="<i4"),
+            np.arange(12, dtype="u1").reshape(3, 4)[:, ::2],  # not contiguous
+            np.arange(24, dtype=">f8").reshape(4, 6)[::2, 1::2],
+            np.arange(12, dtype="<u2").reshape(3, 4).T,  # Fortran order: stored in C order
+        ],
+        ids=[
+            "bytearray",
+            "memoryview",
+            "numpy",
+            "numpy-strided",
+            "numpy-strided-big-endian",
+            "numpy-transposed",
+        ],
+    )
     def test_any_buffer(self, store: Store, value: object) -> None:
         expected = memoryview(value).tobytes()
         store.set("k", value)  # type: ignore[arg-type]
@@ -286,8 +319,11 @@ class StoreTests(ReadableStoreTests):
     def test_set_many_of_strided_views(self, store: Store) -> None:
         """Chunks written straight from views of one array (what the engine hands a store)."""
         whole = np.arange(64 * 64, dtype="<f4").reshape(64, 64)
-        views = {f"c/{i}/{j}": whole[i * 32:(i + 1) * 32, j * 32:(j + 1) * 32]
-                 for i in range(2) for j in range(2)}
+        views = {
+            f"c/{i}/{j}": whole[i * 32 : (i + 1) * 32, j * 32 : (j + 1) * 32]
+            for i in range(2)
+            for j in range(2)
+        }
         store.set_many(views)  # type: ignore[arg-type]
         assert store.get_many(list(views)) == {k: v.tobytes() for k, v in views.items()}
 
@@ -312,7 +348,8 @@ class StoreTests(ReadableStoreTests):
             for start in range(0, 100, 7):
                 part = [f"m/{i}/v" for i in range(start, min(100, start + 7))]
                 assert {k: bytes(v) for k, v in source.read_many(part).items()} == {
-                    k: many[k] for k in part}
+                    k: many[k] for k in part
+                }
 
     def test_a_run_of_writes(self, store: Store) -> None:
         """`writing()`, what the engine stores a thread's chunks through: values of several
@@ -326,7 +363,9 @@ class StoreTests(ReadableStoreTests):
             with pytest.raises(ValueError):  # (InvalidKeyError is one)
                 target.set_many({"c/2/0": b"x", "c/../out": b"y"})
         assert store.get_many(["c/0/0", "c/0/1", "c/1/0", "c/2/0"]) == {
-            "c/0/1": b"again", "c/1/0": np.arange(4, dtype="<u2").tobytes()}
+            "c/0/1": b"again",
+            "c/1/0": np.arange(4, dtype="<u2").tobytes(),
+        }
 
     # -- erasing -----------------------------------------------------------------------------
     def test_erase(self, store: Store) -> None:
@@ -364,29 +403,35 @@ class StoreTests(ReadableStoreTests):
         _fill(store, TREE)
         assert sorted(store.list()) == sorted(TREE)
 
-    @pytest.mark.parametrize("prefix,expected", [
-        ("", TREE),
-        ("a/", [k for k in TREE if k.startswith("a/")]),
-        ("a/b/", ["a/b/zarr.json", "a/b/c/0/0", "a/b/c/0/1"]),
-        ("a/b", ["a/b/zarr.json", "a/b/c/0/0", "a/b/c/0/1", "a/bc/zarr.json"]),
-        ("a/b/c/0/", ["a/b/c/0/0", "a/b/c/0/1"]),
-        ("zarr", ["zarr.json"]),
-        ("missing/", []),
-    ])
+    @pytest.mark.parametrize(
+        "prefix,expected",
+        [
+            ("", TREE),
+            ("a/", [k for k in TREE if k.startswith("a/")]),
+            ("a/b/", ["a/b/zarr.json", "a/b/c/0/0", "a/b/c/0/1"]),
+            ("a/b", ["a/b/zarr.json", "a/b/c/0/0", "a/b/c/0/1", "a/bc/zarr.json"]),
+            ("a/b/c/0/", ["a/b/c/0/0", "a/b/c/0/1"]),
+            ("zarr", ["zarr.json"]),
+            ("missing/", []),
+        ],
+    )
     def test_list_prefix(self, store: Store, prefix: str, expected: list[str]) -> None:
         _fill(store, TREE)
         assert sorted(store.list_prefix(prefix)) == sorted(expected)
 
-    @pytest.mark.parametrize("prefix,expected", [
-        ("", (["zarr.json"], ["a", "x"])),
-        ("a/", (["zarr.json"], ["b", "bc"])),
-        ("a/b/", (["zarr.json"], ["c"])),
-        ("a/b/c/", ([], ["0"])),
-        ("a/b/c/0/", (["0", "1"], [])),
-        ("x/y/", ([], ["z"])),
-        ("missing/", ([], [])),
-        ("zarr.json/", ([], [])),  # a key is not a folder
-    ])
+    @pytest.mark.parametrize(
+        "prefix,expected",
+        [
+            ("", (["zarr.json"], ["a", "x"])),
+            ("a/", (["zarr.json"], ["b", "bc"])),
+            ("a/b/", (["zarr.json"], ["c"])),
+            ("a/b/c/", ([], ["0"])),
+            ("a/b/c/0/", (["0", "1"], [])),
+            ("x/y/", ([], ["z"])),
+            ("missing/", ([], [])),
+            ("zarr.json/", ([], [])),  # a key is not a folder
+        ],
+    )
     def test_list_dir(self, store: Store, prefix: str, expected: tuple) -> None:
         _fill(store, TREE)
         assert store.list_dir(prefix) == expected
@@ -461,13 +506,18 @@ class StoreTests(ReadableStoreTests):
 
         def add(t: int) -> None:
             for i in range(per_thread):
-                store.update_many(["shared/v"], lambda keys, old, m=f"{t}.{i};".encode():
-                                  {"shared/v": bytes(old.get("shared/v", b"")) + m})
+                store.update_many(
+                    ["shared/v"],
+                    lambda keys, old, m=f"{t}.{i};".encode(): (  # noqa: B008
+                        {"shared/v": bytes(old.get("shared/v", b"")) + m}
+                    ),
+                )
 
         _run_threads(add, threads)
         marks = store.get("shared/v").decode().split(";")[:-1]  # type: ignore[union-attr]
-        assert sorted(marks) == sorted(f"{t}.{i}" for t in range(threads)
-                                       for i in range(per_thread))
+        assert sorted(marks) == sorted(
+            f"{t}.{i}" for t in range(threads) for i in range(per_thread)
+        )
 
     # -- threads -----------------------------------------------------------------------------
     def test_concurrent_sets_lose_nothing(self, store: Store) -> None:
@@ -489,8 +539,11 @@ class StoreTests(ReadableStoreTests):
         for w in workers:
             w.join()
         assert failures == []
-        expected = {f"t{t}/{i % 5}/{i}": f"{t}:{i}".encode()
-                    for t in range(threads) for i in range(per_thread)}
+        expected = {
+            f"t{t}/{i % 5}/{i}": f"{t}:{i}".encode()
+            for t in range(threads)
+            for i in range(per_thread)
+        }
         assert sorted(store.list()) == sorted(expected)
         assert store.get_many(expected) == expected
 

@@ -8,15 +8,20 @@ from typing import Any
 
 import dask.array as da
 from dask.base import tokenize
-
 from zarrkit.errors import SelectionError
 
 from .opening import open_source
 
 
-def from_zarrkit(source: Any, path: str = "", *, chunks: Any = None,
-                 storage_options: dict | None = None, name: str | None = None,
-                 inline_array: bool = False) -> da.Array:
+def from_zarrkit(
+    source: Any,
+    path: str = "",
+    *,
+    chunks: Any = None,
+    storage_options: dict | None = None,
+    name: str | None = None,
+    inline_array: bool = False,
+) -> da.Array:
     """A dask array reading the zarrkit array at `source` (a URL or path, a zarrkit Store, or
     a zarrkit Array) and `path` inside it, as `dask.array.from_zarr` does for zarr-python.
 
@@ -28,16 +33,25 @@ def from_zarrkit(source: Any, path: str = "", *, chunks: Any = None,
         chunks = storage_chunks(array)
     if name is None:
         name = "from-zarrkit-" + tokenize(_identity(array), chunks)
-    return da.from_array(array, chunks=chunks, name=name, inline_array=inline_array,
-                         asarray=False, fancy=False, meta=_meta(array))
+    return da.from_array(
+        array,
+        chunks=chunks,
+        name=name,
+        inline_array=inline_array,
+        asarray=False,
+        fancy=False,
+        meta=_meta(array),
+    )
 
 
 def storage_chunks(array: Any) -> tuple[int, ...]:
     """The shape of the array's stored values: its shards, else its chunks."""
     grid = array.metadata.chunk_grid.uniform_chunk_shape
     if grid is None:
-        raise SelectionError(f"array {array.name!r} has an irregular chunk grid: pass chunks= "
-                             f"to choose the dask blocks")
+        raise SelectionError(
+            f"array {array.name!r} has an irregular chunk grid: pass chunks= "
+            f"to choose the dask blocks"
+        )
     return tuple(max(1, int(n)) for n in grid)
 
 

@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import dask.array as da
 import dask.local
 import dask.threaded
-
 from zarrkit.errors import ReadOnlyError, SelectionError, UnsafeWriteError, ValueCastError
 
 from .opening import open_source
 from .reading import storage_chunks
 
 
-def to_zarrkit(arr: Any, target: Any, path: str = "", *, region: Any = None,
-               storage_options: dict | None = None, mode: str = "a", safe_chunks: bool = True,
-               compute: bool = True, return_stored: bool = False, **create: Any) -> Any:
+def to_zarrkit(
+    arr: Any,
+    target: Any,
+    path: str = "",
+    *,
+    region: Any = None,
+    storage_options: dict | None = None,
+    mode: str = "a",
+    safe_chunks: bool = True,
+    compute: bool = True,
+    return_stored: bool = False,
+    **create: Any,
+) -> Any:
     """Write the dask array `arr` into a zarrkit array, as `dask.array.to_zarr` does for
     zarr-python: one task per dask block, each writing through zarrkit.
 
@@ -33,18 +43,22 @@ def to_zarrkit(arr: Any, target: Any, path: str = "", *, region: Any = None,
     `dask.array.store`."""
     arr = da.asarray(arr)
     if any(math.isnan(n) for n in arr.shape):
-        raise ValueCastError("the dask array has unknown chunk sizes; call "
-                             "arr.compute_chunk_sizes() before writing it")
+        raise ValueCastError(
+            "the dask array has unknown chunk sizes; call "
+            "arr.compute_chunk_sizes() before writing it"
+        )
     if safe_chunks and region is None and mode != "r+" and not _is_array(target):
         _check_planned(arr, create)  # before an array is created for nothing
     array = _target(arr, target, path, mode, storage_options, region, create)
     regions = _region(region, array, arr.shape)
     _refuse_lost_memory_writes(array, arr)
     if safe_chunks:
-        check_alignment(arr.chunks, regions, storage_chunks(array),
-                        "shard" if array.shards else "chunk", array)
-    return da.store(arr, array, lock=False, regions=regions, compute=compute,
-                    return_stored=return_stored)
+        check_alignment(
+            arr.chunks, regions, storage_chunks(array), "shard" if array.shards else "chunk", array
+        )
+    return da.store(
+        arr, array, lock=False, regions=regions, compute=compute, return_stored=return_stored
+    )
 
 
 def _is_array(target: Any) -> bool:
@@ -65,17 +79,31 @@ def _check_planned(arr: Any, create: dict[str, Any]) -> None:
     if len(units) != arr.ndim or not all(isinstance(u, int) and u > 0 for u in units):
         return  # (create_array refuses it with its own error)
     regions = tuple(slice(0, n) for n in arr.shape)
-    check_alignment(arr.chunks, regions, units, "shard" if shards is not None else "chunk",
-                    None, create.get("dimension_names"))
+    check_alignment(
+        arr.chunks,
+        regions,
+        units,
+        "shard" if shards is not None else "chunk",
+        None,
+        create.get("dimension_names"),
+    )
 
 
-def _target(arr: Any, target: Any, path: str, mode: str, storage_options: dict | None,
-            region: Any, create: dict[str, Any]) -> Any:
+def _target(
+    arr: Any,
+    target: Any,
+    path: str,
+    mode: str,
+    storage_options: dict | None,
+    region: Any,
+    create: dict[str, Any],
+) -> Any:
     import zarrkit
 
     if isinstance(target, zarrkit.Array) and create:
-        raise TypeError(f"creation arguments {sorted(create)} are for a new array, and "
-                        f"{target.name!r} exists")
+        raise TypeError(
+            f"creation arguments {sorted(create)} are for a new array, and {target.name!r} exists"
+        )
     if mode == "r":
         raise ReadOnlyError("cannot write a dask array with mode 'r'")
     if region is not None or mode == "r+":
@@ -83,8 +111,15 @@ def _target(arr: Any, target: Any, path: str, mode: str, storage_options: dict |
     else:
         if "chunks" not in create and "shards" not in create:
             create["chunks"] = tuple(max(1, int(c[0])) if c else 1 for c in arr.chunks)
-        array = open_source(target, path, mode=mode, storage_options=storage_options,
-                            shape=arr.shape, dtype=arr.dtype, **create)
+        array = open_source(
+            target,
+            path,
+            mode=mode,
+            storage_options=storage_options,
+            shape=arr.shape,
+            dtype=arr.dtype,
+            **create,
+        )
     if array.read_only:
         raise ReadOnlyError(f"array {array.name!r} in {array.store} is open read-only")
     return array
@@ -97,8 +132,10 @@ def _region(region: Any, array: Any, shape: Sequence[int]) -> tuple[slice, ...]:
     if not isinstance(region, tuple):
         region = (region,)
     if len(region) != array.ndim or not all(isinstance(s, slice) for s in region):
-        raise SelectionError(f"region= is a tuple of {array.ndim} slices (one per dimension "
-                             f"of {array.name!r}), got {region!r}")
+        raise SelectionError(
+            f"region= is a tuple of {array.ndim} slices (one per dimension "
+            f"of {array.name!r}), got {region!r}"
+        )
     out = []
     for d, (s, n) in enumerate(zip(region, array.shape)):
         start, stop, step = s.indices(n)
@@ -107,15 +144,22 @@ def _region(region: Any, array: Any, shape: Sequence[int]) -> tuple[slice, ...]:
         out.append(slice(start, max(start, stop)))
     got = tuple(s.stop - s.start for s in out)
     if got != tuple(shape):
-        raise ValueCastError(f"a dask array of shape {tuple(shape)} cannot be written to the "
-                             f"region {_show(out)} of {array.name!r} (shape {got}), of an array of "
-                             f"shape {array.shape}")
+        raise ValueCastError(
+            f"a dask array of shape {tuple(shape)} cannot be written to the "
+            f"region {_show(out)} of {array.name!r} (shape {got}), of an array of "
+            f"shape {array.shape}"
+        )
     return tuple(out)
 
 
-def check_alignment(chunks: Sequence[Sequence[int]], regions: Sequence[slice],
-                    units: Sequence[int], what: str, array: Any,
-                    dimension_names: Sequence[str | None] | None = None) -> None:
+def check_alignment(
+    chunks: Sequence[Sequence[int]],
+    regions: Sequence[slice],
+    units: Sequence[int],
+    what: str,
+    array: Any,
+    dimension_names: Sequence[str | None] | None = None,
+) -> None:
     """Refuse blocks that share a stored chunk or shard (see the package docstring): `units`
     is the shape of the stored values, `array` the target (None: not created yet)."""
     if array is not None:
@@ -131,8 +175,12 @@ def check_alignment(chunks: Sequence[Sequence[int]], regions: Sequence[slice],
                 lo = at - at % unit
                 nominal = max(int(s) for s in sizes)
                 suggest = max(unit, round(nominal / unit) * unit)
-                offset = (f"; the region starts at {region.start}, so the first block must end "
-                          f"on a multiple of {unit} too" if region.start % unit else "")
+                offset = (
+                    f"; the region starts at {region.start}, so the first block must end "
+                    f"on a multiple of {unit} too"
+                    if region.start % unit
+                    else ""
+                )
                 raise UnsafeWriteError(
                     f"dask blocks along dimension {d}{named}{label} meet at index "
                     f"{at}, inside the {what} [{lo}, {lo + unit}): two tasks would each "
@@ -140,7 +188,8 @@ def check_alignment(chunks: Sequence[Sequence[int]], regions: Sequence[slice],
                     f"lost. Rechunk so that blocks along dimension {d} are multiples of "
                     f"{unit}, e.g. arr.rechunk({{{d}: {suggest}}}){offset}; or pass "
                     f"safe_chunks=False to rely on the store's locking (safe on the threaded "
-                    f"scheduler, where zarrkit locks each {what})")
+                    f"scheduler, where zarrkit locks each {what})"
+                )
 
 
 def _refuse_lost_memory_writes(array: Any, arr: Any) -> None:
@@ -156,10 +205,12 @@ def _refuse_lost_memory_writes(array: Any, arr: Any) -> None:
 
     scheduler = get_scheduler(collections=[arr])
     if scheduler not in (None, dask.threaded.get, dask.local.get_sync):
-        raise UnsafeWriteError(f"{array.store} lives in this process: tasks run in other "
-                               f"processes would write into their own copies and the writes "
-                               f"would be lost. Write to a store on disk or in the cloud, or "
-                               f"compute on the threaded scheduler")
+        raise UnsafeWriteError(
+            f"{array.store} lives in this process: tasks run in other "
+            f"processes would write into their own copies and the writes "
+            f"would be lost. Write to a store on disk or in the cloud, or "
+            f"compute on the threaded scheduler"
+        )
 
 
 def _show(region: Sequence[slice]) -> str:

@@ -11,4 +11,4 @@ from __future__ import annotations
 
 from .write import datatree_to_zarrkit, to_zarrkit
 
-__all__ = ["to_zarrkit", "datatree_to_zarrkit"]
+__all__ = ["datatree_to_zarrkit", "to_zarrkit"]

@@ -6,10 +6,10 @@ import asyncio
 from typing import Any
 
 import numpy as np
+
 from xarray import coding
 from xarray.backends.common import BackendArray
 from xarray.core import indexing
-
 from zarrkit.errors import ZarrkitError
 
 
@@ -55,8 +55,9 @@ class ZarrkitBackendArray(BackendArray):
             method = self._orthogonal
         else:
             raise TypeError(f"unexpected indexer {type(key).__name__}")
-        return indexing.explicit_indexing_adapter(key, self.shape,
-                                                  indexing.IndexingSupport.VECTORIZED, method)
+        return indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.VECTORIZED, method
+        )
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> Any:
         """`Dataset.load_async()`: zarrkit's reads are synchronous (its own thread pool works
@@ -75,5 +76,6 @@ class ZarrkitBackendArray(BackendArray):
         # broadcast the way xarray's own fallback does
         if any(isinstance(k, slice) for k in key):
             key = indexing._arrayize_vectorized_indexer(
-                indexing.VectorizedIndexer(key), self.shape).tuple
+                indexing.VectorizedIndexer(key), self.shape
+            ).tuple
         return self._array.vindex[key]

@@ -9,7 +9,8 @@ with dask), `drop_variables` and the rest are xarray's own.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from xarray.backends.common import (
     BackendEntrypoint,
@@ -27,8 +28,15 @@ _ZARR_SCHEMES = ("zip", "lmdb", "memory", "cache", "metrics")
 #: the keys that make a local folder a Zarr node
 _NODE_KEYS = ("zarr.json", ".zgroup", ".zarray", ".zmetadata")
 
-_DECODE_ARGS = ("mask_and_scale", "decode_times", "concat_characters", "decode_coords",
-                "drop_variables", "use_cftime", "decode_timedelta")
+_DECODE_ARGS = (
+    "mask_and_scale",
+    "decode_times",
+    "concat_characters",
+    "decode_coords",
+    "drop_variables",
+    "use_cftime",
+    "decode_timedelta",
+)
 
 
 class ZarrkitBackendEntrypoint(BackendEntrypoint):
@@ -37,8 +45,15 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
     description = "Open Zarr v3 and v2 stores (any zarrkit store URL) using zarrkit"
     url = "https://github.com/zarrkit/zarrkit#xarray"
     supports_groups = True
-    open_dataset_parameters = ("filename_or_obj", *_DECODE_ARGS, "group", "consolidated",
-                               "storage_options", "zarr_format", "use_zarr_fill_value_as_mask")
+    open_dataset_parameters = (
+        "filename_or_obj",
+        *_DECODE_ARGS,
+        "group",
+        "consolidated",
+        "storage_options",
+        "zarr_format",
+        "use_zarr_fill_value_as_mask",
+    )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         from zarrkit.store import Store
@@ -48,46 +63,84 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         if not isinstance(filename_or_obj, (str, os.PathLike)):
             return False
         text = os.fspath(filename_or_obj).rstrip("/")
-        scheme, sep, rest = text.partition("://")
+        scheme, sep, _rest = text.partition("://")
         if sep and scheme.lower() in _ZARR_SCHEMES:
             return True
         if text.endswith(".zarr"):
             return True
         return not sep and any(os.path.isfile(os.path.join(text, k)) for k in _NODE_KEYS)
 
-    def open_dataset(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
-                     decode_times: bool = True, concat_characters: bool = True,
-                     decode_coords: bool = True, drop_variables: str | Iterable[str] | None = None,
-                     use_cftime: bool | None = None, decode_timedelta: bool | None = None,
-                     group: str | None = None, consolidated: bool | None = None,
-                     storage_options: dict | None = None, zarr_format: int | None = None,
-                     use_zarr_fill_value_as_mask: bool | None = None) -> Any:
-        zgroup = open_group(_normalize_path(filename_or_obj), mode="r", group=group,
-                            consolidated=consolidated, storage_options=storage_options)
+    def open_dataset(
+        self,
+        filename_or_obj: Any,
+        *,
+        mask_and_scale: bool = True,
+        decode_times: bool = True,
+        concat_characters: bool = True,
+        decode_coords: bool = True,
+        drop_variables: str | Iterable[str] | None = None,
+        use_cftime: bool | None = None,
+        decode_timedelta: bool | None = None,
+        group: str | None = None,
+        consolidated: bool | None = None,
+        storage_options: dict | None = None,
+        zarr_format: int | None = None,
+        use_zarr_fill_value_as_mask: bool | None = None,
+    ) -> Any:
+        zgroup = open_group(
+            _normalize_path(filename_or_obj),
+            mode="r",
+            group=group,
+            consolidated=consolidated,
+            storage_options=storage_options,
+        )
         _check_format(zgroup, zarr_format)
-        store = ZarrkitStore(zgroup, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
-                             close_store_on_close=opens_its_store(filename_or_obj))
-        return _open(store, mask_and_scale=mask_and_scale, decode_times=decode_times,
-                     concat_characters=concat_characters, decode_coords=decode_coords,
-                     drop_variables=drop_variables, use_cftime=use_cftime,
-                     decode_timedelta=decode_timedelta)
+        store = ZarrkitStore(
+            zgroup,
+            use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
+            close_store_on_close=opens_its_store(filename_or_obj),
+        )
+        return _open(
+            store,
+            mask_and_scale=mask_and_scale,
+            decode_times=decode_times,
+            concat_characters=concat_characters,
+            decode_coords=decode_coords,
+            drop_variables=drop_variables,
+            use_cftime=use_cftime,
+            decode_timedelta=decode_timedelta,
+        )
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
-        return datatree_from_dict_with_io_cleanup(self.open_groups_as_dict(filename_or_obj,
-                                                                           **kwargs))
+        return datatree_from_dict_with_io_cleanup(
+            self.open_groups_as_dict(filename_or_obj, **kwargs)
+        )
 
-    def open_groups_as_dict(self, filename_or_obj: Any, *, group: str | None = None,
-                            consolidated: bool | None = None, storage_options: dict | None = None,
-                            zarr_format: int | None = None,
-                            use_zarr_fill_value_as_mask: bool | None = None,
-                            **decode: Any) -> dict[str, Any]:
+    def open_groups_as_dict(
+        self,
+        filename_or_obj: Any,
+        *,
+        group: str | None = None,
+        consolidated: bool | None = None,
+        storage_options: dict | None = None,
+        zarr_format: int | None = None,
+        use_zarr_fill_value_as_mask: bool | None = None,
+        **decode: Any,
+    ) -> dict[str, Any]:
         """Every group at and below `group`, as datasets keyed by path ("/" for `group`)."""
-        zgroup = open_group(_normalize_path(filename_or_obj), mode="r", group=group,
-                            consolidated=consolidated, storage_options=storage_options)
+        zgroup = open_group(
+            _normalize_path(filename_or_obj),
+            mode="r",
+            group=group,
+            consolidated=consolidated,
+            storage_options=storage_options,
+        )
         _check_format(zgroup, zarr_format)
         root = ZarrkitStore(zgroup, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
-        return {"/" + path: _open(store, **decode)
-                for path, store in sorted(root.child_groups().items())}
+        return {
+            "/" + path: _open(store, **decode)
+            for path, store in sorted(root.child_groups().items())
+        }
 
 
 def _open(store: ZarrkitStore, **decode: Any) -> Any:
@@ -100,6 +153,9 @@ def _check_format(group: Any, zarr_format: int | None) -> None:
     from zarrkit.errors import MetadataError
 
     if zarr_format is not None and f"v{zarr_format}" != group.metadata.format:
-        raise MetadataError(f"asked for zarr format {zarr_format}, the group "
-                            f"{group.name!r} is zarr format {group.metadata.format}",
-                            key="zarr_format", where=str(group.store))
+        raise MetadataError(
+            f"asked for zarr format {zarr_format}, the group "
+            f"{group.name!r} is zarr format {group.metadata.format}",
+            key="zarr_format",
+            where=str(group.store),
+        )

@@ -10,7 +10,8 @@ numcodecs codecs (`get_config()`).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from zarrkit import registry
 from zarrkit.codec import Codec, CodecKind
@@ -18,8 +19,11 @@ from zarrkit.errors import MetadataError
 from zarrkit.names import V3
 
 #: the kinds of codec a v3 chain holds, in chain order, by the encoding key xarray gives each
-_KEYS = {CodecKind.ARRAY_ARRAY: "filters", CodecKind.ARRAY_BYTES: "serializer",
-         CodecKind.BYTES_BYTES: "compressors"}
+_KEYS = {
+    CodecKind.ARRAY_ARRAY: "filters",
+    CodecKind.ARRAY_BYTES: "serializer",
+    CodecKind.BYTES_BYTES: "compressors",
+}
 SHARDING = "sharding_indexed"
 #: the compressors zarr-python's `Group.create` (what xarray calls) gives a new array when the
 #: encoding names none; zarrkit's own defaults are those of `zarr.create_array` (zstd for both)
@@ -38,8 +42,11 @@ def read_encoding(array: Any) -> dict[str, Any]:
     by_key: dict[str, list[Any]] = {"filters": [], "serializer": [], "compressors": []}
     for item in chain:
         by_key[_KEYS[registry.resolve("codec", item["name"], V3).kind]].append(item)
-    return {"filters": tuple(by_key["filters"]), "compressors": tuple(by_key["compressors"]),
-            "serializer": by_key["serializer"][0] if by_key["serializer"] else None}
+    return {
+        "filters": tuple(by_key["filters"]),
+        "compressors": tuple(by_key["compressors"]),
+        "serializer": by_key["serializer"][0] if by_key["serializer"] else None,
+    }
 
 
 def _named(item: Any) -> dict[str, Any]:
@@ -70,8 +77,11 @@ def codec_json(item: Any, fmt: str, key: str) -> Any:
         return {"name": f"numcodecs.{item['id']}", "configuration": config}
     if isinstance(item, (str, Mapping)):
         return dict(item) if isinstance(item, Mapping) else item
-    raise MetadataError(f"expected a codec (a JSON object, a name, or a zarrkit, zarr-python "
-                        f"or numcodecs codec), got {item!r}", key=key)
+    raise MetadataError(
+        f"expected a codec (a JSON object, a name, or a zarrkit, zarr-python "
+        f"or numcodecs codec), got {item!r}",
+        key=key,
+    )
 
 
 def creation_codecs(encoding: Mapping[str, Any], fmt: str) -> dict[str, Any]:
@@ -96,14 +106,17 @@ def creation_codecs(encoding: Mapping[str, Any], fmt: str) -> dict[str, Any]:
             out["filters"] = [codec_json(f, fmt, f"filters[{i}]") for i, f in enumerate(filters)]
         if compressors is not ...:
             if len(compressors or ()) > 1:
-                raise MetadataError(f"zarr format 2 takes one compressor, got {len(compressors)}",
-                                    key="compressors")
-            out["compressor"] = (codec_json(compressors[0], fmt, "compressors") if compressors
-                                 else None)
+                raise MetadataError(
+                    f"zarr format 2 takes one compressor, got {len(compressors)}", key="compressors"
+                )
+            out["compressor"] = (
+                codec_json(compressors[0], fmt, "compressors") if compressors else None
+            )
         return out
     chain: list[Any] = [codec_json(f, fmt, f"filters[{i}]") for i, f in enumerate(filters or ())]
-    chain.append(codec_json(serializer, fmt, "serializer") if serializer not in (None, "auto")
-                 else None)  # the data type's own, filled in by `resolve_serializer`
+    chain.append(
+        codec_json(serializer, fmt, "serializer") if serializer not in (None, "auto") else None
+    )  # the data type's own, filled in by `resolve_serializer`
     if compressors is ...:
         compressors = (V3_DEFAULT_COMPRESSOR,)
     chain.extend(codec_json(c, fmt, f"compressors[{i}]") for i, c in enumerate(compressors or ()))

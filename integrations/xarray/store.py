@@ -16,10 +16,14 @@ from __future__ import annotations
 import contextlib
 import struct
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
+
+import zarrkit
+import zarrkit.api
 from xarray import coding, conventions
 from xarray.backends.chunks import grid_rechunk, validate_grid_chunks_alignment
 from xarray.backends.common import AbstractWritableDataStore, _encode_variable_name
@@ -35,13 +39,10 @@ from xarray.backends.zarr import (
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
-
-import zarrkit
-import zarrkit.api
 from zarrkit import config
-from zarrkit.storage import open_store
 from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.names import V3
+from zarrkit.storage import open_store
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -57,9 +58,15 @@ def opens_its_store(store: Any) -> bool:
     return not isinstance(store, Store)
 
 
-def open_group(store: Any, *, mode: str = "r", group: str | None = None,
-               consolidated: bool | None = None, storage_options: dict | None = None,
-               zarr_format: int | None = None) -> Any:
+def open_group(
+    store: Any,
+    *,
+    mode: str = "r",
+    group: str | None = None,
+    consolidated: bool | None = None,
+    storage_options: dict | None = None,
+    zarr_format: int | None = None,
+) -> Any:
     """The zarrkit group a dataset lives in, its store opened once. Reading uses consolidated
     metadata as xarray does with zarr-python: that of the store's root (a subgroup is found
     through it) when present (`consolidated=None`) or required (`True`). Writing never reads
@@ -86,11 +93,20 @@ def open_group(store: Any, *, mode: str = "r", group: str | None = None,
 class ZarrkitStore(AbstractWritableDataStore):
     """One group of a Zarr hierarchy as an xarray data store (see the module docstring)."""
 
-    def __init__(self, group: Any, *, mode: str = "r", consolidate_on_close: bool = False,
-                 append_dim: Any = None, write_region: Any = None, safe_chunks: bool = True,
-                 align_chunks: bool = False, write_empty: bool | None = None,
-                 use_zarr_fill_value_as_mask: bool | None = None,
-                 close_store_on_close: bool = False):
+    def __init__(
+        self,
+        group: Any,
+        *,
+        mode: str = "r",
+        consolidate_on_close: bool = False,
+        append_dim: Any = None,
+        write_region: Any = None,
+        safe_chunks: bool = True,
+        align_chunks: bool = False,
+        write_empty: bool | None = None,
+        use_zarr_fill_value_as_mask: bool | None = None,
+        close_store_on_close: bool = False,
+    ):
         self.zarr_group = group
         self._close_store_on_close = close_store_on_close
         self._mode = mode
@@ -108,26 +124,39 @@ class ZarrkitStore(AbstractWritableDataStore):
         self._use_zarr_fill_value_as_mask = use_zarr_fill_value_as_mask
         self._members = dict(group.members())
 
-    def get_child_store(self, group: str) -> "ZarrkitStore":
+    def get_child_store(self, group: str) -> ZarrkitStore:
         child = self.zarr_group.require_group(group.strip("/"))
-        store = type(self)(child, mode=self._mode, consolidate_on_close=self._consolidate_on_close,
-                          append_dim=self._append_dim, write_region=self._write_region,
-                          safe_chunks=self._safe_chunks, align_chunks=self._align_chunks,
-                          write_empty=self._write_empty,
-                          use_zarr_fill_value_as_mask=self._use_zarr_fill_value_as_mask)
+        store = type(self)(
+            child,
+            mode=self._mode,
+            consolidate_on_close=self._consolidate_on_close,
+            append_dim=self._append_dim,
+            write_region=self._write_region,
+            safe_chunks=self._safe_chunks,
+            align_chunks=self._align_chunks,
+            write_empty=self._write_empty,
+            use_zarr_fill_value_as_mask=self._use_zarr_fill_value_as_mask,
+        )
         store.write_empty_covered = self.write_empty_covered
         return store
 
-    def child_groups(self) -> dict[str, "ZarrkitStore"]:
+    def child_groups(self) -> dict[str, ZarrkitStore]:
         """Every group below this one, by path relative to it ("" for this one): the groups of
         a DataTree."""
         out = {"": self}
         for name, node in self._members.items():
             if isinstance(node, zarrkit.Group):
-                child = type(self)(node, mode=self._mode,
-                                   use_zarr_fill_value_as_mask=self._use_zarr_fill_value_as_mask)
-                out.update({"/".join(p for p in (name, k) if p): v
-                            for k, v in child.child_groups().items()})
+                child = type(self)(
+                    node,
+                    mode=self._mode,
+                    use_zarr_fill_value_as_mask=self._use_zarr_fill_value_as_mask,
+                )
+                out.update(
+                    {
+                        "/".join(p for p in (name, k) if p): v
+                        for k, v in child.child_groups().items()
+                    }
+                )
         return out
 
     # -- reading ---------------------------------------------------------------------------
@@ -165,8 +194,9 @@ class ZarrkitStore(AbstractWritableDataStore):
         return FrozenDict((k, self.open_store_variable(k)) for k in self.array_keys())
 
     def get_attrs(self) -> dict[str, Any]:
-        return {k: v for k, v in dict(self.zarr_group.attrs).items()
-                if not k.lower().startswith("_nc")}
+        return {
+            k: v for k, v in dict(self.zarr_group.attrs).items() if not k.lower().startswith("_nc")
+        }
 
     def get_dimensions(self) -> dict[str, int]:
         dimensions: dict[str, int] = {}
@@ -174,9 +204,11 @@ class ZarrkitStore(AbstractWritableDataStore):
             names, _ = dims_and_attrs(array)
             for d, s in zip(names, array.shape, strict=True):
                 if d in dimensions and dimensions[d] != s:
-                    raise MetadataError(f"found conflicting lengths for dimension {d!r} "
-                                        f"({s} != {dimensions[d]})", key="shape",
-                                        where=f"array {array.name!r} in {array.store}")
+                    raise MetadataError(
+                        f"found conflicting lengths for dimension {d!r} ({s} != {dimensions[d]})",
+                        key="shape",
+                        where=f"array {array.name!r} in {array.store}",
+                    )
                 dimensions[d] = s
         return dimensions
 
@@ -201,9 +233,14 @@ class ZarrkitStore(AbstractWritableDataStore):
     _validate_and_autodetect_region = ZarrStore._validate_and_autodetect_region
     _validate_encoding = ZarrStore._validate_encoding
 
-    def store(self, variables: Mapping[str, Variable], attributes: Mapping[str, Any],
-              check_encoding_set: Any = frozenset(), writer: Any = None,
-              unlimited_dims: Any = None) -> None:
+    def store(
+        self,
+        variables: Mapping[str, Variable],
+        attributes: Mapping[str, Any],
+        check_encoding_set: Any = frozenset(),
+        writer: Any = None,
+        unlimited_dims: Any = None,
+    ) -> None:
         if self._mode == "w":
             existing_keys: tuple[str, ...] = ()
             existing_names: set[str] = set()
@@ -212,20 +249,25 @@ class ZarrkitStore(AbstractWritableDataStore):
             existing_names = {vn for vn in variables if _encode_variable_name(vn) in existing_keys}
         new_names = set(variables) - existing_names
         if self._mode == "r+" and (new := [k for k in variables if k not in existing_keys]):
-            raise ValueError(f"dataset contains non-pre-existing variables {new!r}, which is "
-                             f"not allowed in to_zarrkit() with mode='r+'. To allow writing new "
-                             f"variables, set mode='a'.")
+            raise ValueError(
+                f"dataset contains non-pre-existing variables {new!r}, which is "
+                f"not allowed in to_zarrkit() with mode='r+'. To allow writing new "
+                f"variables, set mode='a'."
+            )
         if self._append_dim is not None and self._append_dim not in existing_keys:
             existing_dims = self.get_dimensions()
             if self._append_dim not in existing_dims:
-                raise ValueError(f"append_dim={self._append_dim!r} does not match any existing "
-                                 f"dataset dimensions {existing_dims}")
+                raise ValueError(
+                    f"append_dim={self._append_dim!r} does not match any existing "
+                    f"dataset dimensions {existing_dims}"
+                )
         encoded, attributes = self.encode({vn: variables[vn] for vn in new_names}, attributes)
         if existing_names:
             # values written into stored variables are encoded exactly as the stored ones
             existing_vars, _, _ = conventions.decode_cf_variables(
                 variables={k: self.open_store_variable(name=k) for k in existing_names},
-                attributes={})
+                attributes={},
+            )
             with_encoding = {}
             for vn in existing_names:
                 _validate_datatypes_for_zarr_append(vn, existing_vars[vn], variables[vn])
@@ -235,41 +277,57 @@ class ZarrkitStore(AbstractWritableDataStore):
             encoded.update(with_encoding)
             for vn in existing_names:
                 encoded[vn] = _validate_and_transpose_existing_dims(
-                    vn, encoded[vn], existing_vars[vn], self._write_region, self._append_dim)
+                    vn, encoded[vn], existing_vars[vn], self._write_region, self._append_dim
+                )
         if self._mode not in ("r", "r+"):
             self.set_attributes(attributes)
             self.set_dimensions(encoded, unlimited_dims=unlimited_dims)
         if self._mode == "a-" and self._append_dim is not None:
-            encoded = {k: v for k, v in encoded.items()
-                       if k not in existing_names or self._append_dim in v.dims}
+            encoded = {
+                k: v
+                for k, v in encoded.items()
+                if k not in existing_names or self._append_dim in v.dims
+            }
         self.set_variables(encoded, check_encoding_set, writer)
         if self._consolidate_on_close:
             consolidate_root(self.zarr_group)
 
-    def set_variables(self, variables: Mapping[str, Variable], check_encoding_set: Any,
-                      writer: Any, unlimited_dims: Any = None) -> None:
+    def set_variables(
+        self,
+        variables: Mapping[str, Variable],
+        check_encoding_set: Any,
+        writer: Any,
+        unlimited_dims: Any = None,
+    ) -> None:
         """xarray's `ZarrStore.set_variables` in two passes: every variable is checked (its
         encoding, its dask blocks against the stored chunks or shards) before any array is
         grown or created, so a refused append leaves the store as it was."""
         existing_keys = self.array_keys()
-        planned = [self._plan_variable(vn, v, check_encoding_set, existing_keys)
-                   for vn, v in variables.items()]
+        planned = [
+            self._plan_variable(vn, v, check_encoding_set, existing_keys)
+            for vn, v in variables.items()
+        ]
         for plan in planned:
             array = plan.array
             if plan.grown is not None:
                 array.resize(plan.grown)
             if array is None:
-                array = self._create_array(plan.name, dims=plan.variable.dims,
-                                           shape=plan.variable.shape, dtype=plan.variable.dtype,
-                                           fill_value=plan.fill_value, encoding=plan.encoding,
-                                           attrs=plan.attrs)
+                array = self._create_array(
+                    plan.name,
+                    dims=plan.variable.dims,
+                    shape=plan.variable.shape,
+                    dtype=plan.variable.dtype,
+                    fill_value=plan.fill_value,
+                    encoding=plan.encoding,
+                    attrs=plan.attrs,
+                )
             wanted = plan.encoding.get("write_empty_chunks", self._write_empty)
             covered = self.write_empty_covered and wanted == self._write_empty
-            writer.add(plan.variable.data, _Target(array, None if covered else wanted),
-                       plan.region)
+            writer.add(plan.variable.data, _Target(array, None if covered else wanted), plan.region)
 
-    def _plan_variable(self, vn: Any, v: Variable, check_encoding_set: Any,
-                       existing_keys: tuple[str, ...]) -> "_Planned":
+    def _plan_variable(
+        self, vn: Any, v: Variable, check_encoding_set: Any, existing_keys: tuple[str, ...]
+    ) -> _Planned:
         name = _encode_variable_name(vn)
         attrs = v.attrs.copy()
         dims, dtype = v.dims, v.dtype
@@ -288,8 +346,11 @@ class ZarrkitStore(AbstractWritableDataStore):
                 raise ValueError("Zarr does not support _FillValue in encoding.")
             del v.encoding["_FillValue"]
         encoding = extract_zarr_variable_encoding(
-            v, raise_on_invalid=vn in check_encoding_set, name=vn,
-            zarr_format=3 if self._format == V3 else 2)
+            v,
+            raise_on_invalid=vn in check_encoding_set,
+            name=vn,
+            zarr_format=3 if self._format == V3 else 2,
+        )
         region_map = self._write_region if self._write_region is not None else {}
         write_region = {dim: region_map.get(dim, slice(None)) for dim in dims}
         array, grown, zarr_shape = None, None, None
@@ -310,24 +371,41 @@ class ZarrkitStore(AbstractWritableDataStore):
             v = grid_rechunk(v=v, enc_chunks=effective, region=region)
         if self._safe_chunks and isinstance(effective, tuple):
             validate_grid_chunks_alignment(
-                nd_v_chunks=v.chunks, enc_chunks=effective, region=region,
-                allow_partial_chunks=self._mode != "r+", name=name,
-                backend_shape=zarr_shape or v.shape)
+                nd_v_chunks=v.chunks,
+                enc_chunks=effective,
+                region=region,
+                allow_partial_chunks=self._mode != "r+",
+                name=name,
+                backend_shape=zarr_shape or v.shape,
+            )
         encoded_attrs = {k: self.encode_attribute(a) for k, a in attrs.items()}
         return _Planned(name, v, array, grown, region, encoding, fill_value, encoded_attrs)
 
-    def _create_array(self, name: str, *, dims: tuple, shape: tuple, dtype: np.dtype,
-                      fill_value: Any, encoding: dict, attrs: dict) -> Any:
+    def _create_array(
+        self,
+        name: str,
+        *,
+        dims: tuple,
+        shape: tuple,
+        dtype: np.dtype,
+        fill_value: Any,
+        encoding: dict,
+        attrs: dict,
+    ) -> Any:
         """A new array as zarr-python's `Group.create` makes it for xarray (zarr-python's
         defaults where the encoding names nothing), through zarrkit."""
         fmt = self._format
         if coding.strings.check_vlen_dtype(dtype) is str:
             dtype = str  # variable-length strings: zarrkit's `string` (v3) or `|O` + vlen-utf8
-        if self._write_empty is not None and encoding.get("write_empty_chunks",
-                                                          self._write_empty) != self._write_empty:
-            raise ValueError(f'Differing "write_empty_chunks" values in encoding and parameters'
-                             f' Got {encoding["write_empty_chunks"] = } and '
-                             f'{self._write_empty = }')
+        if (
+            self._write_empty is not None
+            and encoding.get("write_empty_chunks", self._write_empty) != self._write_empty
+        ):
+            raise ValueError(
+                f'Differing "write_empty_chunks" values in encoding and parameters'
+                f' Got {encoding["write_empty_chunks"] = } and '
+                f"{self._write_empty = }"
+            )
         chunks = encoding.get("chunks")
         chunks = None if isinstance(chunks, str) else chunks
         shards = encoding.get("shards")
@@ -341,8 +419,16 @@ class ZarrkitStore(AbstractWritableDataStore):
         else:
             attrs = {**attrs, DIMENSION_KEY: [str(d) for d in dims]}
         array = self.zarr_group.create_array(
-            name, shape=shape, dtype=data_type, chunks=chunks, shards=shards,
-            fill_value=fill_value, attributes=attrs, overwrite=self._mode == "w", **kwargs)
+            name,
+            shape=shape,
+            dtype=data_type,
+            chunks=chunks,
+            shards=shards,
+            fill_value=fill_value,
+            attributes=attrs,
+            overwrite=self._mode == "w",
+            **kwargs,
+        )
         if fill_value is None and fmt != V3:
             array = _null_fill_v2(array)
         return array
@@ -451,15 +537,24 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     if array.metadata.format == V3:
         names = array.dimension_names or ()
         if len(names) != array.ndim or any(n is None for n in names):
-            raise MetadataError("missing: xarray needs a name for every dimension of an array",
-                                key="dimension_names", where=where)
+            raise MetadataError(
+                "missing: xarray needs a name for every dimension of an array",
+                key="dimension_names",
+                where=where,
+            )
         return tuple(names), attributes
     names = attributes.pop(DIMENSION_KEY, None)
-    if (not isinstance(names, list) or len(names) != array.ndim
-            or not all(isinstance(n, str) for n in names)):
-        raise MetadataError(f"xarray needs the attribute {DIMENSION_KEY!r} naming each of the "
-                            f"{array.ndim} dimensions, got {names!r}", key=DIMENSION_KEY,
-                            where=where)
+    if (
+        not isinstance(names, list)
+        or len(names) != array.ndim
+        or not all(isinstance(n, str) for n in names)
+    ):
+        raise MetadataError(
+            f"xarray needs the attribute {DIMENSION_KEY!r} naming each of the "
+            f"{array.ndim} dimensions, got {names!r}",
+            key=DIMENSION_KEY,
+            where=where,
+        )
     return tuple(names), {k: v for k, v in attributes.items() if not k.lower().startswith("_nc")}
 
 
@@ -469,9 +564,11 @@ def _decoded_fill(array: Any, value: Any) -> Any:
     try:
         return FillValueCoder.decode(value, array.dtype)
     except (TypeError, ValueError, struct.error) as exc:
-        raise MetadataError(f"{value!r} is not a fill value xarray encodes for data type "
-                            f"{array.dtype}: {exc}", key="attributes._FillValue",
-                            where=f"array {array.name!r} in {array.store}") from None
+        raise MetadataError(
+            f"{value!r} is not a fill value xarray encodes for data type {array.dtype}: {exc}",
+            key="attributes._FillValue",
+            where=f"array {array.name!r} in {array.store}",
+        ) from None
 
 
 def stored_fill_value(array: Any) -> Any:

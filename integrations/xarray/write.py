@@ -7,13 +7,13 @@ and dask data block by block (`dask.array.store`), so the encodings are xarray's
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Literal, Mapping
+from collections.abc import Hashable, Mapping
+from typing import Any, Literal
 
 from xarray.backends.api import delayed_close_after_writes
 from xarray.backends.common import ArrayWriter
 from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
-
 from zarrkit.errors import MetadataError
 from zarrkit.names import V2, V3
 
@@ -22,13 +22,24 @@ from .store import ZarrkitStore, open_group, opens_its_store, write_empty_settin
 Region = Mapping[str, "slice | Literal['auto']"] | Literal["auto"] | None
 
 
-def to_zarrkit(dataset: Any, store: Any, mode: str | None = None, group: str | None = None,
-               encoding: Mapping | None = None, *, compute: bool = True,
-               consolidated: bool | None = None, append_dim: Hashable | None = None,
-               region: Region = None, safe_chunks: bool = True, align_chunks: bool = False,
-               storage_options: dict | None = None, zarr_format: int | None = None,
-               write_empty_chunks: bool | None = None,
-               chunkmanager_store_kwargs: dict | None = None) -> Any:
+def to_zarrkit(
+    dataset: Any,
+    store: Any,
+    mode: str | None = None,
+    group: str | None = None,
+    encoding: Mapping | None = None,
+    *,
+    compute: bool = True,
+    consolidated: bool | None = None,
+    append_dim: Hashable | None = None,
+    region: Region = None,
+    safe_chunks: bool = True,
+    align_chunks: bool = False,
+    storage_options: dict | None = None,
+    zarr_format: int | None = None,
+    write_empty_chunks: bool | None = None,
+    chunkmanager_store_kwargs: dict | None = None,
+) -> Any:
     """Write `dataset` to `store` (a path, any zarrkit store URL, or a zarrkit store) as
     `Dataset.to_zarr` does, with the same arguments and meanings: `mode` w / w- / a / a- / r+
     (default w-, or a with `append_dim`, r+ with `region`), `region` (slices per dimension, or
@@ -41,10 +52,19 @@ def to_zarrkit(dataset: Any, store: Any, mode: str | None = None, group: str | N
     for v in dataset.variables.values():
         if v.size == 0:
             v.load()
-    zstore = writable_store(store, mode=mode, group=group, consolidated=consolidated,
-                            append_dim=append_dim, region=region, safe_chunks=safe_chunks,
-                            align_chunks=align_chunks, storage_options=storage_options,
-                            zarr_format=zarr_format, write_empty_chunks=write_empty_chunks)
+    zstore = writable_store(
+        store,
+        mode=mode,
+        group=group,
+        consolidated=consolidated,
+        append_dim=append_dim,
+        region=region,
+        safe_chunks=safe_chunks,
+        align_chunks=align_chunks,
+        storage_options=storage_options,
+        zarr_format=zarr_format,
+        write_empty_chunks=write_empty_chunks,
+    )
     zstore.write_empty_covered = compute
     dataset = zstore._validate_and_autodetect_region(dataset)
     zstore._validate_encoding(encoding or {})
@@ -52,47 +72,71 @@ def to_zarrkit(dataset: Any, store: Any, mode: str | None = None, group: str | N
     try:
         with write_empty_setting(write_empty_chunks):
             dump_to_store(dataset, zstore, writer, encoding=encoding or {})
-            writes = writer.sync(compute=compute,
-                                 chunkmanager_store_kwargs=chunkmanager_store_kwargs)
+            writes = writer.sync(
+                compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs
+            )
     finally:
         if compute:
             zstore.close()
     return zstore if compute else delayed_close_after_writes(writes, zstore)
 
 
-def datatree_to_zarrkit(tree: Any, store: Any, mode: str = "w-",
-                        encoding: Mapping[str, Any] | None = None,
-                        write_inherited_coords: bool = False, *, compute: bool = True,
-                        consolidated: bool | None = None, region: Region = None,
-                        safe_chunks: bool = True, align_chunks: bool = False,
-                        storage_options: dict | None = None, zarr_format: int | None = None,
-                        write_empty_chunks: bool | None = None,
-                        chunkmanager_store_kwargs: dict | None = None) -> Any:
+def datatree_to_zarrkit(
+    tree: Any,
+    store: Any,
+    mode: str = "w-",
+    encoding: Mapping[str, Any] | None = None,
+    write_inherited_coords: bool = False,
+    *,
+    compute: bool = True,
+    consolidated: bool | None = None,
+    region: Region = None,
+    safe_chunks: bool = True,
+    align_chunks: bool = False,
+    storage_options: dict | None = None,
+    zarr_format: int | None = None,
+    write_empty_chunks: bool | None = None,
+    chunkmanager_store_kwargs: dict | None = None,
+) -> Any:
     """Write a DataTree as `DataTree.to_zarr` does: one group per node, `encoding` keyed by
     node path."""
     encoding = dict(encoding or {})
     if set(encoding) - set(tree.groups):
-        raise ValueError(f"unexpected encoding group name(s) provided: "
-                         f"{set(encoding) - set(tree.groups)}")
-    root = writable_store(store, mode=mode, consolidated=consolidated, region=region,
-                          safe_chunks=safe_chunks, align_chunks=align_chunks,
-                          storage_options=storage_options, zarr_format=zarr_format,
-                          write_empty_chunks=write_empty_chunks)
+        raise ValueError(
+            f"unexpected encoding group name(s) provided: {set(encoding) - set(tree.groups)}"
+        )
+    root = writable_store(
+        store,
+        mode=mode,
+        consolidated=consolidated,
+        region=region,
+        safe_chunks=safe_chunks,
+        align_chunks=align_chunks,
+        storage_options=storage_options,
+        zarr_format=zarr_format,
+        write_empty_chunks=write_empty_chunks,
+    )
     root.write_empty_covered = compute
     writer = ArrayWriter()
     try:
         with write_empty_setting(write_empty_chunks):
             _dump_tree(tree, root, writer, encoding, write_inherited_coords)
-            writes = writer.sync(compute=compute,
-                                 chunkmanager_store_kwargs=chunkmanager_store_kwargs)
+            writes = writer.sync(
+                compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs
+            )
     finally:
         if compute:
             root.close()
     return root if compute else delayed_close_after_writes(writes, root)
 
 
-def _dump_tree(tree: Any, root: ZarrkitStore, writer: ArrayWriter, encoding: Mapping,
-               write_inherited_coords: bool) -> None:
+def _dump_tree(
+    tree: Any,
+    root: ZarrkitStore,
+    writer: ArrayWriter,
+    encoding: Mapping,
+    write_inherited_coords: bool,
+) -> None:
     """Each node of the tree into its group, as `DataTree.to_zarr` does."""
     for rel_path, node in tree.subtree_with_keys:
         at_root = node is tree
@@ -103,24 +147,47 @@ def _dump_tree(tree: Any, root: ZarrkitStore, writer: ArrayWriter, encoding: Map
         dump_to_store(dataset, node_store, writer, encoding=encoding.get(node.path))
 
 
-def writable_store(store: Any, *, mode: str | None, group: str | None = None,
-                   consolidated: bool | None, append_dim: Hashable | None = None,
-                   region: Region, safe_chunks: bool, align_chunks: bool,
-                   storage_options: dict | None, zarr_format: int | None,
-                   write_empty_chunks: bool | None) -> ZarrkitStore:
+def writable_store(
+    store: Any,
+    *,
+    mode: str | None,
+    group: str | None = None,
+    consolidated: bool | None,
+    append_dim: Hashable | None = None,
+    region: Region,
+    safe_chunks: bool,
+    align_chunks: bool,
+    storage_options: dict | None,
+    zarr_format: int | None,
+    write_empty_chunks: bool | None,
+) -> ZarrkitStore:
     """xarray's `get_writable_zarr_store`: the mode from the arguments, and whether to
     consolidate afterwards (not for r+, which changes no metadata)."""
     mode = _choose_default_mode(mode=mode, append_dim=append_dim, region=region)
     consolidate = mode != "r+" and (consolidated or consolidated is None)
     if zarr_format not in (None, 2, 3):
-        raise MetadataError(f"xarray writes zarr format 2 or 3, got {zarr_format!r}",
-                            key="zarr_format", where="to_zarrkit")
-    zgroup = open_group(store, mode=mode, group=group, storage_options=storage_options,
-                        zarr_format=zarr_format)
+        raise MetadataError(
+            f"xarray writes zarr format 2 or 3, got {zarr_format!r}",
+            key="zarr_format",
+            where="to_zarrkit",
+        )
+    zgroup = open_group(
+        store, mode=mode, group=group, storage_options=storage_options, zarr_format=zarr_format
+    )
     if zgroup.metadata.format not in (V2, V3):  # an existing group of the 2020 draft
-        raise MetadataError(f"xarray writes zarr format 2 or 3; group {zgroup.name!r} is "
-                            f"{zgroup.metadata.format}", key="zarr_format", where=str(zgroup.store))
-    return ZarrkitStore(zgroup, mode=mode, consolidate_on_close=consolidate,
-                        append_dim=append_dim, write_region=region, safe_chunks=safe_chunks,
-                        align_chunks=align_chunks, write_empty=write_empty_chunks,
-                        close_store_on_close=opens_its_store(store))
+        raise MetadataError(
+            f"xarray writes zarr format 2 or 3; group {zgroup.name!r} is {zgroup.metadata.format}",
+            key="zarr_format",
+            where=str(zgroup.store),
+        )
+    return ZarrkitStore(
+        zgroup,
+        mode=mode,
+        consolidate_on_close=consolidate,
+        append_dim=append_dim,
+        write_region=region,
+        safe_chunks=safe_chunks,
+        align_chunks=align_chunks,
+        write_empty=write_empty_chunks,
+        close_store_on_close=opens_its_store(store),
+    )

@@ -12,8 +12,9 @@ integer rounding, which numcodecs lacks and zarrkit does not implement yet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,9 @@ MANTISSA_BITS = {2: 10, 4: 23, 8: 52}
 
 @dataclass(frozen=True, eq=False)
 class BitRoundCodec(Codec):
-    names = names("numcodecs.bitround", aliases=("bitround",), v2="bitround",
-                  draft=draft_uri("bitround"))
+    names = names(
+        "numcodecs.bitround", aliases=("bitround",), v2="bitround", draft=draft_uri("bitround")
+    )
     kind = CodecKind.ARRAY_ARRAY
     releases_gil = True  # numpy's integer ufuncs on whole arrays run without the GIL
     keepbits: int
@@ -40,8 +42,10 @@ class BitRoundCodec(Codec):
         check_known_fields(configuration, {"keepbits"}, owner="bitround codec")
         keepbits = config_value(configuration, "keepbits", int, owner="bitround codec")
         if keepbits < 0:
-            raise MetadataError(f"bitround codec: 'keepbits' must be >= 0, got {keepbits}",
-                                key="configuration.keepbits")
+            raise MetadataError(
+                f"bitround codec: 'keepbits' must be >= 0, got {keepbits}",
+                key="configuration.keepbits",
+            )
         return cls(keepbits)
 
     def configuration(self, format: str = V3) -> dict:
@@ -50,12 +54,18 @@ class BitRoundCodec(Codec):
     def validate(self, spec: ChunkSpec) -> None:
         dtype = spec.dtype
         if dtype.kind not in "fc" or _float_width(dtype) not in MANTISSA_BITS:
-            raise CodecChainError(f"bitround rounds float16/32/64 and complex values, not "
-                                  f"{spec.data_type.describe()}", key="codecs")
+            raise CodecChainError(
+                f"bitround rounds float16/32/64 and complex values, not "
+                f"{spec.data_type.describe()}",
+                key="codecs",
+            )
         bits = MANTISSA_BITS[_float_width(dtype)]
         if self.keepbits > bits:
-            raise CodecChainError(f"bitround: keepbits {self.keepbits} exceeds the {bits} mantissa "
-                                  f"bits of {spec.data_type.describe()}", key="codecs")
+            raise CodecChainError(
+                f"bitround: keepbits {self.keepbits} exceeds the {bits} mantissa "
+                f"bits of {spec.data_type.describe()}",
+                key="codecs",
+            )
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         width = _float_width(data.dtype)

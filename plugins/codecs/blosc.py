@@ -6,8 +6,9 @@ user leaves it (or the shuffle) out, `evolve` fills it in from the data type.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from numcodecs import blosc
 
@@ -45,50 +46,64 @@ class BloscCodec(Codec):
         if format != V3:
             return cls._from_numcodecs(configuration)
         owner = "blosc codec"
-        check_known_fields(configuration, {"cname", "clevel", "shuffle", "typesize", "blocksize"},
-                           owner=owner)
+        check_known_fields(
+            configuration, {"cname", "clevel", "shuffle", "typesize", "blocksize"}, owner=owner
+        )
         codec = cls(
-            cname=config_value(configuration, "cname", str, owner=owner, choices=_CNAMES,
-                               default="zstd"),
-            clevel=config_value(configuration, "clevel", int, owner=owner, choices=tuple(range(10)),
-                                default=5),
-            shuffle=config_value(configuration, "shuffle", str, owner=owner,
-                                 choices=tuple(_SHUFFLES), default=None),
+            cname=config_value(
+                configuration, "cname", str, owner=owner, choices=_CNAMES, default="zstd"
+            ),
+            clevel=config_value(
+                configuration, "clevel", int, owner=owner, choices=tuple(range(10)), default=5
+            ),
+            shuffle=config_value(
+                configuration, "shuffle", str, owner=owner, choices=tuple(_SHUFFLES), default=None
+            ),
             typesize=config_value(configuration, "typesize", int, owner=owner, default=None),
             blocksize=config_value(configuration, "blocksize", int, owner=owner, default=0),
         )
         return codec._checked()
 
-    def _checked(self) -> "BloscCodec":
+    def _checked(self) -> BloscCodec:
         """Refuse sizes c-blosc cannot take (they are C ints): numcodecs raised OverflowError
         on the first write for a blocksize of 2**31, RuntimeError for a typesize of 2**31."""
         if self.typesize is not None and not 1 <= self.typesize < 2**31:
-            raise MetadataError(f"blosc codec: 'typesize' must be an integer from 1 to "
-                                f"2**31 - 1, got {self.typesize}", key="configuration.typesize")
+            raise MetadataError(
+                f"blosc codec: 'typesize' must be an integer from 1 to "
+                f"2**31 - 1, got {self.typesize}",
+                key="configuration.typesize",
+            )
         if not 0 <= self.blocksize < 2**31:
-            raise MetadataError(f"blosc codec: 'blocksize' must be an integer from 0 (automatic) "
-                                f"to 2**31 - 1, got {self.blocksize}",
-                                key="configuration.blocksize")
+            raise MetadataError(
+                f"blosc codec: 'blocksize' must be an integer from 0 (automatic) "
+                f"to 2**31 - 1, got {self.blocksize}",
+                key="configuration.blocksize",
+            )
         return self
 
     @classmethod
-    def _from_numcodecs(cls, configuration: Mapping[str, Any]) -> "BloscCodec":
+    def _from_numcodecs(cls, configuration: Mapping[str, Any]) -> BloscCodec:
         """numcodecs' form: an int shuffle, its defaults (lz4, 5, shuffle), no typesize (the
         element size of the chunk is used, as numcodecs takes it from the array it is given)."""
         owner = "blosc codec"
-        check_known_fields(configuration, {"cname", "clevel", "shuffle", "blocksize", "typesize"},
-                           owner=owner)
+        check_known_fields(
+            configuration, {"cname", "clevel", "shuffle", "blocksize", "typesize"}, owner=owner
+        )
         codes = {code: label for label, code in _SHUFFLE_CODES.items()}
-        shuffle = config_value(configuration, "shuffle", int, owner=owner, choices=tuple(codes),
-                               default=1)
+        shuffle = config_value(
+            configuration, "shuffle", int, owner=owner, choices=tuple(codes), default=1
+        )
         return cls(
-            cname=config_value(configuration, "cname", str, owner=owner, choices=_CNAMES,
-                               default="lz4"),
-            clevel=config_value(configuration, "clevel", int, owner=owner, choices=tuple(range(10)),
-                                default=5),
+            cname=config_value(
+                configuration, "cname", str, owner=owner, choices=_CNAMES, default="lz4"
+            ),
+            clevel=config_value(
+                configuration, "clevel", int, owner=owner, choices=tuple(range(10)), default=5
+            ),
             shuffle=codes[shuffle],
-            typesize=config_value(configuration, "typesize", (int, type(None)), owner=owner,
-                                  default=None),
+            typesize=config_value(
+                configuration, "typesize", (int, type(None)), owner=owner, default=None
+            ),
             blocksize=config_value(configuration, "blocksize", int, owner=owner, default=0),
             numcodecs_form=True,
         )._checked()
@@ -98,25 +113,32 @@ class BloscCodec(Codec):
         # gets both from evolve()
         if self.shuffle is None:
             raise CodecChainError("blosc codec: 'shuffle' is required", key="codecs")
-        if self.shuffle not in ("noshuffle", "auto") and not self.typesize \
-                and not self.numcodecs_form:
-            raise CodecChainError("blosc codec: 'typesize' is required unless shuffle is "
-                                  "'noshuffle'", key="codecs")
+        if (
+            self.shuffle not in ("noshuffle", "auto")
+            and not self.typesize
+            and not self.numcodecs_form
+        ):
+            raise CodecChainError(
+                "blosc codec: 'typesize' is required unless shuffle is 'noshuffle'", key="codecs"
+            )
 
     def configuration(self, format: str = V3) -> dict:
         if format != V3:
             # no typesize: numcodecs takes the element size from the array (and versions
             # before 0.16 refuse the field)
-            return {"cname": self.cname, "clevel": self.clevel,
-                    "shuffle": _SHUFFLE_CODES[self.shuffle or "noshuffle"],
-                    "blocksize": self.blocksize}
+            return {
+                "cname": self.cname,
+                "clevel": self.clevel,
+                "shuffle": _SHUFFLE_CODES[self.shuffle or "noshuffle"],
+                "blocksize": self.blocksize,
+            }
         out = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle or "noshuffle"}
         if self.typesize is not None:
             out["typesize"] = self.typesize
         out["blocksize"] = self.blocksize
         return out
 
-    def evolve(self, spec: ChunkSpec) -> "BloscCodec":
+    def evolve(self, spec: ChunkSpec) -> BloscCodec:
         item = spec.data_type.item_size or 1
         typesize = self.typesize or item
         shuffle = self.shuffle if self.shuffle not in (None, "auto") else _auto_shuffle(item)
@@ -127,8 +149,14 @@ class BloscCodec(Codec):
         shuffle = self.shuffle or "noshuffle"
         if shuffle == "auto":
             shuffle = _auto_shuffle(item)
-        return blosc.compress(data, self.cname.encode(), self.clevel, _SHUFFLES[shuffle],
-                              self.blocksize, typesize=item)
+        return blosc.compress(
+            data,
+            self.cname.encode(),
+            self.clevel,
+            _SHUFFLES[shuffle],
+            self.blocksize,
+            typesize=item,
+        )
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
         return blosc.decompress(_checked_header(data))
@@ -163,8 +191,10 @@ def _checked_header(data: Any) -> memoryview:
         raise ChunkDecodeError(f"blosc: {len(view)} bytes is too short for a blosc header")
     cbytes = int.from_bytes(view[12:16], "little")
     if cbytes != len(view):
-        raise ChunkDecodeError(f"blosc: the header gives {cbytes} compressed bytes, the chunk "
-                               f"has {len(view)} (truncated or corrupt)")
+        raise ChunkDecodeError(
+            f"blosc: the header gives {cbytes} compressed bytes, the chunk "
+            f"has {len(view)} (truncated or corrupt)"
+        )
     return view
 
 

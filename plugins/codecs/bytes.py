@@ -6,8 +6,9 @@ Which types need an endian, and how a type is laid out in one, is the data type'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -27,24 +28,35 @@ class BytesCodec(Codec):
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         check_known_fields(configuration, {"endian"}, owner="bytes codec")
-        return cls(config_value(configuration, "endian", str, owner="bytes codec",
-                                default=None, choices=("little", "big")))
+        return cls(
+            config_value(
+                configuration,
+                "endian",
+                str,
+                owner="bytes codec",
+                default=None,
+                choices=("little", "big"),
+            )
+        )
 
     def configuration(self, format: str = V3) -> dict:
         return {} if self.endian is None else {"endian": self.endian}
 
-    def evolve(self, spec: ChunkSpec) -> "BytesCodec":
+    def evolve(self, spec: ChunkSpec) -> BytesCodec:
         if self.endian is None and spec.data_type.has_endianness:
             return BytesCodec("little")
         return self
 
     def validate(self, spec: ChunkSpec) -> None:
         if spec.data_type.item_size is None:
-            raise CodecChainError(f"the bytes codec cannot encode variable-length {spec.data_type.describe()}",
-                                  key="codecs")
+            raise CodecChainError(
+                f"the bytes codec cannot encode variable-length {spec.data_type.describe()}",
+                key="codecs",
+            )
         if self.endian is None and spec.data_type.has_endianness:
             raise CodecChainError(
-                f"the bytes codec needs an 'endian' for {spec.data_type.describe()}", key="codecs")
+                f"the bytes codec needs an 'endian' for {spec.data_type.describe()}", key="codecs"
+            )
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         data = spec.data_type.to_encoded(data, self.endian)
@@ -62,7 +74,9 @@ class BytesCodec(Codec):
         expected = spec.nbytes
         size = memoryview(data).nbytes
         if size != expected:
-            raise ChunkDecodeError(f"expected {expected} bytes for a chunk of shape {spec.shape} "
-                                   f"{spec.dtype}, got {size} (truncated or corrupt)")
+            raise ChunkDecodeError(
+                f"expected {expected} bytes for a chunk of shape {spec.shape} "
+                f"{spec.dtype}, got {size} (truncated or corrupt)"
+            )
         out = np.frombuffer(data, dtype=stored).reshape(spec.shape)
         return spec.data_type.from_encoded(out, self.endian)

@@ -8,19 +8,24 @@ is imported only when a chunk is converted, so reading metadata works without it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from zarrkit.codec import ChunkSpec, Codec, CodecKind
-from zarrkit.errors import (ChunkDecodeError, CodecChainError, MetadataError,
-                            UnknownExtensionError, ValueCastError)
+from zarrkit.errors import (
+    ChunkDecodeError,
+    CodecChainError,
+    MetadataError,
+    UnknownExtensionError,
+    ValueCastError,
+)
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
 
-ROUNDING = ("nearest-even", "towards-zero", "towards-positive", "towards-negative",
-            "nearest-away")
+ROUNDING = ("nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away")
 OUT_OF_RANGE = ("error", "clamp", "wrap")
 #: numpy kinds the codec is defined for (integers and floats)
 _NUMERIC = "iuf"
@@ -39,29 +44,44 @@ class CastValueCodec(Codec):
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         owner = "cast_value codec"
-        check_known_fields(configuration, {"data_type", "rounding", "out_of_range", "scalar_map"},
-                           owner=owner)
+        check_known_fields(
+            configuration, {"data_type", "rounding", "out_of_range", "scalar_map"}, owner=owner
+        )
         if "data_type" not in configuration:
-            raise MetadataError(f"{owner}: configuration lacks required field 'data_type'",
-                                key="configuration.data_type")
+            raise MetadataError(
+                f"{owner}: configuration lacks required field 'data_type'",
+                key="configuration.data_type",
+            )
         from zarrkit.api import resolve_extension_arg
 
         try:
-            target = resolve_extension_arg("data_type", configuration["data_type"], V3,
-                                           key="configuration.data_type")
+            target = resolve_extension_arg(
+                "data_type", configuration["data_type"], V3, key="configuration.data_type"
+            )
         except MetadataError as exc:
             raise exc.locate("configuration.data_type") from None
         scalar_map = configuration.get("scalar_map")
-        if scalar_map is not None and (not isinstance(scalar_map, Mapping)
-                                       or set(scalar_map) - {"encode", "decode"}):
-            raise MetadataError(f"{owner}: 'scalar_map' must be an object with 'encode' and/or "
-                                f"'decode' lists, got {scalar_map!r}", key="configuration.scalar_map")
+        if scalar_map is not None and (
+            not isinstance(scalar_map, Mapping) or set(scalar_map) - {"encode", "decode"}
+        ):
+            raise MetadataError(
+                f"{owner}: 'scalar_map' must be an object with 'encode' and/or "
+                f"'decode' lists, got {scalar_map!r}",
+                key="configuration.scalar_map",
+            )
         return cls(
             target,
-            config_value(configuration, "rounding", str, owner=owner, choices=ROUNDING,
-                         default="nearest-even"),
-            config_value(configuration, "out_of_range", str, owner=owner, choices=OUT_OF_RANGE,
-                         default=None),
+            config_value(
+                configuration,
+                "rounding",
+                str,
+                owner=owner,
+                choices=ROUNDING,
+                default="nearest-even",
+            ),
+            config_value(
+                configuration, "out_of_range", str, owner=owner, choices=OUT_OF_RANGE, default=None
+            ),
             scalar_map,
         )
 
@@ -78,11 +98,15 @@ class CastValueCodec(Codec):
     def validate(self, spec: ChunkSpec) -> None:
         for role, data_type in (("source", spec.data_type), ("target", self.data_type)):
             if data_type.native.kind not in _NUMERIC:
-                raise CodecChainError(f"cast_value converts integers and floats; its {role} is "
-                                      f"{data_type.describe()}", key="codecs")
+                raise CodecChainError(
+                    f"cast_value converts integers and floats; its {role} is "
+                    f"{data_type.describe()}",
+                    key="codecs",
+                )
         if self.out_of_range == "wrap" and self.data_type.native.kind == "f":
-            raise CodecChainError("cast_value: out_of_range 'wrap' needs an integer target",
-                                  key="codecs")
+            raise CodecChainError(
+                "cast_value: out_of_range 'wrap' needs an integer target", key="codecs"
+            )
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         fill = np.asarray([spec.fill_value], dtype=spec.dtype)
@@ -98,8 +122,9 @@ class CastValueCodec(Codec):
     def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         return self._cast(data, spec.dtype, "decode", ChunkDecodeError)
 
-    def _cast(self, data: np.ndarray, target: np.dtype, direction: str,
-              error: type = ValueCastError) -> np.ndarray:
+    def _cast(
+        self, data: np.ndarray, target: np.dtype, direction: str, error: type = ValueCastError
+    ) -> np.ndarray:
         cast_array = _backend()
         entries = None
         if self.scalar_map and self.scalar_map.get(direction):
@@ -107,11 +132,13 @@ class CastValueCodec(Codec):
             to_tgt = int if target.kind in "iu" else float
             entries = {to_src(k): to_tgt(v) for k, v in self.scalar_map[direction]}
         try:
-            return cast_array(np.ascontiguousarray(data), target_dtype=target,
-                              rounding_mode=self.rounding,
-                              out_of_range_mode=None if self.out_of_range == "error"
-                              else self.out_of_range,
-                              scalar_map_entries=entries)
+            return cast_array(
+                np.ascontiguousarray(data),
+                target_dtype=target,
+                rounding_mode=self.rounding,
+                out_of_range_mode=None if self.out_of_range == "error" else self.out_of_range,
+                scalar_map_entries=entries,
+            )
         except (ValueError, OverflowError, TypeError) as exc:
             raise error(f"cast_value: {direction} to {target} failed: {exc}") from None
 
@@ -121,7 +148,10 @@ def _backend():
         from cast_value_rs import cast_array
     except ImportError:
         raise UnknownExtensionError(
-            "codec", "cast_value", V3,
+            "codec",
+            "cast_value",
+            V3,
             hint="converting chunks needs the 'cast-value-rs' package: pip install "
-                 "'zarrkit[cast-value]'") from None
+            "'zarrkit[cast-value]'",
+        ) from None
     return cast_array

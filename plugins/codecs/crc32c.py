@@ -3,8 +3,9 @@ and verifies it on decode, so corruption is reported instead of decoded."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from crc32c import crc32c
 
@@ -27,8 +28,11 @@ class Crc32cCodec(Codec):
         if format != V3 and config.get("location", "end") == "end":
             config.pop("location", None)
         if config:
-            raise MetadataError(f"crc32c codec: unsupported configuration {config!r} (only a "
-                                f"checksum at the end is this codec)", key="configuration")
+            raise MetadataError(
+                f"crc32c codec: unsupported configuration {config!r} (only a "
+                f"checksum at the end is this codec)",
+                key="configuration",
+            )
         return cls()
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
@@ -42,8 +46,9 @@ class Crc32cCodec(Codec):
         body, stored = view[:-4], int.from_bytes(view[-4:], "little")
         actual = crc32c(body)
         if actual != stored:
-            raise ChunkDecodeError(f"crc32c checksum mismatch: stored {stored:#010x}, "
-                                   f"computed {actual:#010x}")
+            raise ChunkDecodeError(
+                f"crc32c checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
+            )
         return body
 
     def encoded_size(self, nbytes: int) -> int:

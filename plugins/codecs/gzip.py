@@ -9,8 +9,9 @@ stay with zlib so a user asking for a high level still gets zlib's ratio.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from zarrkit.codec import ChunkSpec, Codec, CodecKind, decoded_too_large
 from zarrkit.extension import check_known_fields, config_value
@@ -40,8 +41,16 @@ class GzipCodec(Codec):
         check_known_fields(configuration, {"level"}, owner="gzip codec")
         # v3 requires the level; numcodecs (v2, the draft) defaults it to 1
         default = ... if format == V3 else 1
-        return cls(config_value(configuration, "level", int, owner="gzip codec",
-                                choices=tuple(range(10)), default=default))
+        return cls(
+            config_value(
+                configuration,
+                "level",
+                int,
+                owner="gzip codec",
+                choices=tuple(range(10)),
+                default=default,
+            )
+        )
 
     def configuration(self, format: str = V3) -> dict:
         return {"level": self.level}

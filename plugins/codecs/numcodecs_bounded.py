@@ -16,7 +16,8 @@ import bz2
 import lzma
 import math
 import zlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -57,8 +58,7 @@ def _blosc(codec: Codec, impl: Any, data: Any, max_size: int) -> Any:
     return impl.decode(checked_frame(data, max_size, codec))
 
 
-def _streams(make: Callable[[], Any], what: str, codec: Codec, data: Any,
-             max_size: int) -> bytes:
+def _streams(make: Callable[[], Any], what: str, codec: Codec, data: Any, max_size: int) -> bytes:
     """Every stream in `data` (gzip members, bz2 and xz streams follow one another) inflated
     by a fresh decompressor from `make`, to at most `max_size + 1` bytes in all."""
     parts: list[bytes] = []
@@ -101,11 +101,13 @@ def _lzma(codec: Codec, impl: Any, data: Any, max_size: int) -> bytes:
     fmt = getattr(impl, "format", lzma.FORMAT_AUTO)
     if fmt == lzma.FORMAT_RAW:  # (no memory limit can be given with raw filters)
         filters = getattr(impl, "filters", None)
-        return _streams(lambda: lzma.LZMADecompressor(fmt, filters=filters), "lzma", codec,
-                        data, max_size)
+        return _streams(
+            lambda: lzma.LZMADecompressor(fmt, filters=filters), "lzma", codec, data, max_size
+        )
     limit = max_size + _LZMA_MEMLIMIT
-    return _streams(lambda: lzma.LZMADecompressor(fmt, memlimit=limit), "lzma", codec, data,
-                    max_size)
+    return _streams(
+        lambda: lzma.LZMADecompressor(fmt, memlimit=limit), "lzma", codec, data, max_size
+    )
 
 
 def pcodec_chunk(codec: Codec, data: Any, spec: ChunkSpec) -> np.ndarray:
@@ -117,8 +119,10 @@ def pcodec_chunk(codec: Codec, data: Any, spec: ChunkSpec) -> np.ndarray:
     progress = standalone.simple_decompress_into(bytes(as_bytes_view(data)), out)
     if not progress.finished or progress.n_processed != out.size:
         more = "more" if not progress.finished else f"only {progress.n_processed}"
-        raise ChunkDecodeError(f"{codec.written_name()}: the value holds {more} values, a chunk "
-                               f"of shape {spec.shape} holds {out.size} (corrupt)")
+        raise ChunkDecodeError(
+            f"{codec.written_name()}: the value holds {more} values, a chunk "
+            f"of shape {spec.shape} holds {out.size} (corrupt)"
+        )
     return out
 
 
@@ -130,9 +134,15 @@ BOUNDED_CHUNKS: dict[str, Callable[[Codec, Any, ChunkSpec], np.ndarray]] = {
 
 #: numcodecs id -> a decoder taking (the bridge codec, numcodecs' codec, data, max_size)
 BOUNDED: dict[str, Callable[[Codec, Any, Any, int], Any]] = {
-    "lz4": _lz4, "zstd": _zstd, "blosc": _blosc, "zlib": _zlib, "gzip": _gzip, "bz2": _bz2,
+    "lz4": _lz4,
+    "zstd": _zstd,
+    "blosc": _blosc,
+    "zlib": _zlib,
+    "gzip": _gzip,
+    "bz2": _bz2,
     "lzma": _lzma,
 }
+
 
 def max_encoded_size(nbytes: int) -> int:
     """The input of one of these compressors for at most `nbytes` decoded bytes (so a codec

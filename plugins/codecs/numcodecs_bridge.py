@@ -23,8 +23,9 @@ import inspect
 import math
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,14 +40,17 @@ PREFIX = "numcodecs."
 _ID = r"[A-Za-z0-9_.\-]+"
 
 #: numcodecs' filters: they take and give arrays
-ARRAY_ARRAY_IDS = frozenset({"astype", "bitround", "categorize", "delta", "fixedscaleoffset",
-                             "packbits", "quantize"})
+ARRAY_ARRAY_IDS = frozenset(
+    {"astype", "bitround", "categorize", "delta", "fixedscaleoffset", "packbits", "quantize"}
+)
 #: numcodecs' codecs that turn a whole array into bytes (object arrays, or shaped numbers)
-ARRAY_BYTES_IDS = frozenset({"json2", "msgpack2", "pcodec", "pickle", "vlen-array",
-                             "vlen-bytes", "vlen-utf8", "zfpy"})
+ARRAY_BYTES_IDS = frozenset(
+    {"json2", "msgpack2", "pcodec", "pickle", "vlen-array", "vlen-bytes", "vlen-utf8", "zfpy"}
+)
 #: compressors whose C code (or the zlib/bz2/lzma/crc32c libraries) runs without the GIL
-RELEASES_GIL_IDS = frozenset({"adler32", "blosc", "bz2", "crc32", "crc32c", "gzip", "lz4",
-                              "lzma", "zlib", "zstd"})
+RELEASES_GIL_IDS = frozenset(
+    {"adler32", "blosc", "bz2", "crc32", "crc32c", "gzip", "lz4", "lzma", "zlib", "zstd"}
+)
 #: checksums: a fixed number of bytes added to their input
 FIXED_OVERHEAD = {"adler32": 4, "crc32": 4, "crc32c": 4, "fletcher32": 4, "jenkins_lookup3": 4}
 #: constructor parameters that the chunk's data type determines; `evolve` fills them in at
@@ -70,7 +74,7 @@ def known_ids() -> set[str]:
 def codec_id(name: str, format: str) -> str | None:
     """The numcodecs id a name spells in a format, or None when it spells none."""
     if format == V3:
-        return name[len(PREFIX):] if name.startswith(PREFIX) else None
+        return name[len(PREFIX) :] if name.startswith(PREFIX) else None
     if format == V2:
         return name
     if format == V3_DRAFT_2020:
@@ -123,8 +127,11 @@ class NumcodecsCodec(Codec):
             raise MetadataError(f"{name!r} is not a numcodecs codec name in zarr format {format}")
         config = dict(configuration)
         if config.get("id", cid) != cid:
-            raise MetadataError(f"{name}: configuration 'id' {config['id']!r} differs from the "
-                                f"name's codec id {cid!r}", key="configuration.id")
+            raise MetadataError(
+                f"{name}: configuration 'id' {config['id']!r} differs from the "
+                f"name's codec id {cid!r}",
+                key="configuration.id",
+            )
         config.pop("id", None)
         return for_id(cid, config)
 
@@ -141,11 +148,14 @@ class NumcodecsCodec(Codec):
     def impl(self) -> Any:
         if self._impl is None:
             missing = ", ".join(repr(p) for p in _missing_from_spec(self.codec_id, self.config))
-            raise CodecChainError(f"{self.written_name()}: configuration lacks {missing}, which "
-                                  f"is filled in only when an array is created", key="codecs")
+            raise CodecChainError(
+                f"{self.written_name()}: configuration lacks {missing}, which "
+                f"is filled in only when an array is created",
+                key="codecs",
+            )
         return self._impl
 
-    def evolve(self, spec: ChunkSpec) -> "NumcodecsCodec":
+    def evolve(self, spec: ChunkSpec) -> NumcodecsCodec:
         missing = _missing_from_spec(self.codec_id, self.config)
         if not missing:
             return self
@@ -174,8 +184,10 @@ def _build(cid: str, config: dict) -> Any:
     except UnknownCodecError:
         raise MetadataError(f"numcodecs has no codec {cid!r} here") from None
     except Exception as exc:  # numcodecs' constructors raise TypeError/ValueError/...
-        raise MetadataError(f"numcodecs.{cid}: bad configuration {config!r}: "
-                            f"{type(exc).__name__}: {exc}", key="configuration") from None
+        raise MetadataError(
+            f"numcodecs.{cid}: bad configuration {config!r}: {type(exc).__name__}: {exc}",
+            key="configuration",
+        ) from None
 
 
 def _missing_from_spec(cid: str, config: Mapping[str, Any]) -> list[str]:
@@ -225,16 +237,24 @@ class _ArrayArrayNumcodec(NumcodecsCodec):
         for param in ("dtype", "decode_dtype"):  # v2-style filters name the type they expect
             declared = self.config.get(param)
             if declared is not None and not _same_type(declared, spec.dtype):
-                raise CodecChainError(f"{self.written_name()}: its {param} {declared!r} is not the "
-                                      f"chunk's {spec.data_type.describe()}", key="codecs")
+                raise CodecChainError(
+                    f"{self.written_name()}: its {param} {declared!r} is not the "
+                    f"chunk's {spec.data_type.describe()}",
+                    key="codecs",
+                )
         try:
             self.resolve(spec)
         except ZarrkitError as exc:
-            raise CodecChainError(f"{self.written_name()} cannot encode {spec.data_type.describe()}"
-                                  f": {exc}", key="codecs") from None
+            raise CodecChainError(
+                f"{self.written_name()} cannot encode {spec.data_type.describe()}: {exc}",
+                key="codecs",
+            ) from None
         except Exception as exc:
-            raise CodecChainError(f"{self.written_name()} cannot encode {spec.data_type.describe()}"
-                                  f": {type(exc).__name__}: {exc}", key="codecs") from None
+            raise CodecChainError(
+                f"{self.written_name()} cannot encode {spec.data_type.describe()}"
+                f": {type(exc).__name__}: {exc}",
+                key="codecs",
+            ) from None
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         out = np.asarray(self.impl.encode(np.ascontiguousarray(data)))
@@ -292,12 +312,15 @@ def _as_chunk(out: np.ndarray, spec: ChunkSpec, codec: NumcodecsCodec) -> np.nda
     """numcodecs decodes to a flat array of its own dtype; give the chunk's shape and dtype."""
     n = math.prod(spec.shape)
     if out.size != n:
-        raise ChunkDecodeError(f"{codec.written_name()} decoded {out.size} elements, a chunk of "
-                               f"shape {spec.shape} has {n}")
+        raise ChunkDecodeError(
+            f"{codec.written_name()} decoded {out.size} elements, a chunk of "
+            f"shape {spec.shape} has {n}"
+        )
     if out.dtype != spec.dtype:
         if out.dtype.kind != spec.dtype.kind or out.dtype.itemsize != spec.dtype.itemsize:
-            raise ChunkDecodeError(f"{codec.written_name()} decoded {out.dtype} values, the chunk "
-                                   f"holds {spec.dtype}")
+            raise ChunkDecodeError(
+                f"{codec.written_name()} decoded {out.dtype} values, the chunk holds {spec.dtype}"
+            )
         out = out.astype(spec.dtype)
     return out.reshape(spec.shape)
 

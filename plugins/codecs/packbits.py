@@ -9,8 +9,9 @@ first; stream bit j is bit j % 8 of byte j // 8. Signed values are sign-extended
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,14 +34,21 @@ class PackBitsCodec(Codec):
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         owner = "packbits codec"
-        check_known_fields(configuration, {"padding_encoding", "first_bit", "last_bit"}, owner=owner)
-        padding = config_value(configuration, "padding_encoding", str, owner=owner,
-                               default="none", choices=_PADDING)
-        first = config_value(configuration, "first_bit", (int, type(None)), owner=owner, default=None)
+        check_known_fields(
+            configuration, {"padding_encoding", "first_bit", "last_bit"}, owner=owner
+        )
+        padding = config_value(
+            configuration, "padding_encoding", str, owner=owner, default="none", choices=_PADDING
+        )
+        first = config_value(
+            configuration, "first_bit", (int, type(None)), owner=owner, default=None
+        )
         last = config_value(configuration, "last_bit", (int, type(None)), owner=owner, default=None)
-        if first is not None and first < 0 or last is not None and last < (first or 0):
-            raise MetadataError(f"{owner}: need 0 <= first_bit <= last_bit, got {first}, {last}",
-                                key="configuration")
+        if (first is not None and first < 0) or (last is not None and last < (first or 0)):
+            raise MetadataError(
+                f"{owner}: need 0 <= first_bit <= last_bit, got {first}, {last}",
+                key="configuration",
+            )
         return cls(padding, first, last)
 
     def configuration(self, format: str = V3) -> dict:
@@ -56,14 +64,18 @@ class PackBitsCodec(Codec):
         """(first bit, bits kept per component, components, signed, bytes per component)."""
         layout = spec.data_type.bit_layout
         if layout is None or spec.data_type.item_size is None:
-            raise CodecChainError(f"the packbits codec cannot encode {spec.data_type.describe()}",
-                                  key="codecs")
+            raise CodecChainError(
+                f"the packbits codec cannot encode {spec.data_type.describe()}", key="codecs"
+            )
         bits, components, signed = layout
         first = self.first_bit or 0
         last = bits - 1 if self.last_bit is None else self.last_bit
         if last >= bits:
-            raise CodecChainError(f"packbits: last_bit {last} is beyond the {bits} bits of "
-                                  f"{spec.data_type.describe()}", key="codecs")
+            raise CodecChainError(
+                f"packbits: last_bit {last} is beyond the {bits} bits of "
+                f"{spec.data_type.describe()}",
+                key="codecs",
+            )
         return first, last - first + 1, components, signed, spec.data_type.item_size // components
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -75,7 +87,7 @@ class PackBitsCodec(Codec):
         return -(-count * width // 8) + (self.padding_encoding != "none")
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
-        first, width, components, _signed, comp_bytes = self._layout(spec)
+        first, width, _components, _signed, comp_bytes = self._layout(spec)
         raw = np.ascontiguousarray(spec.data_type.to_encoded(data, "little"))
         values = raw.reshape(-1).view(f"<u{comp_bytes}").astype(np.uint64)
         values = (values >> np.uint64(first)) & np.uint64((1 << width) - 1)
@@ -99,11 +111,14 @@ class PackBitsCodec(Codec):
             view = view[:-1]
         expected = -(-count * width // 8)
         if view.size != expected:
-            raise ChunkDecodeError(f"packbits: expected {expected} bytes for {count} values of "
-                                   f"{width} bits, got {view.size} (truncated or corrupt)")
-        bits = np.unpackbits(view, bitorder="little")[:count * width].reshape(count, width)
+            raise ChunkDecodeError(
+                f"packbits: expected {expected} bytes for {count} values of "
+                f"{width} bits, got {view.size} (truncated or corrupt)"
+            )
+        bits = np.unpackbits(view, bitorder="little")[: count * width].reshape(count, width)
         values = (bits.astype(np.uint64) << np.arange(width, dtype=np.uint64)).sum(
-            axis=1, dtype=np.uint64)
+            axis=1, dtype=np.uint64
+        )
         values = values << np.uint64(first)
         top = first + width
         if signed and top < 64:  # sign-extend from the highest kept bit

@@ -9,8 +9,9 @@ exactly or leaves the range on decode (ChunkDecodeError). Usually followed by `c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -37,8 +38,11 @@ class ScaleOffsetCodec(Codec):
         for key, default in (("offset", 0), ("scale", 1)):
             value = configuration.get(key, default)
             if isinstance(value, bool) or not isinstance(value, _JSON_SCALAR):
-                raise MetadataError(f"scale_offset codec: {key!r} must be a JSON number (or a "
-                                    f"fill-value string), got {value!r}", key=f"configuration.{key}")
+                raise MetadataError(
+                    f"scale_offset codec: {key!r} must be a JSON number (or a "
+                    f"fill-value string), got {value!r}",
+                    key=f"configuration.{key}",
+                )
             values[key] = value
         return cls(**values)
 
@@ -51,15 +55,19 @@ class ScaleOffsetCodec(Codec):
             try:
                 out.append(spec.data_type.fill_from_json(getattr(self, key)))
             except MetadataError as exc:
-                raise CodecChainError(f"scale_offset: {key} {getattr(self, key)!r} is not a value "
-                                      f"of {spec.data_type.describe()}: {exc.detail}",
-                                      key="codecs") from None
+                raise CodecChainError(
+                    f"scale_offset: {key} {getattr(self, key)!r} is not a value "
+                    f"of {spec.data_type.describe()}: {exc.detail}",
+                    key="codecs",
+                ) from None
         return out[0], out[1]
 
     def validate(self, spec: ChunkSpec) -> None:
         if spec.dtype.kind not in "iuf":
-            raise CodecChainError(f"scale_offset works on integers and floats, not "
-                                  f"{spec.data_type.describe()}", key="codecs")
+            raise CodecChainError(
+                f"scale_offset works on integers and floats, not {spec.data_type.describe()}",
+                key="codecs",
+            )
         if self._parameters(spec)[1] == 0:
             raise CodecChainError("scale_offset: scale must not be zero", key="codecs")
 
@@ -89,8 +97,10 @@ class ScaleOffsetCodec(Codec):
         scale = _as_int(scale)
         quotient = wide // scale  # np.divmod has no loop for object arrays (64-bit types)
         if np.any(quotient * scale != wide):
-            raise ChunkDecodeError(f"scale_offset: stored values are not multiples of the scale "
-                                   f"{scale}; the result is not a {data.dtype}")
+            raise ChunkDecodeError(
+                f"scale_offset: stored values are not multiples of the scale "
+                f"{scale}; the result is not a {data.dtype}"
+            )
         return _narrow(quotient + _as_int(offset), data.dtype, ChunkDecodeError, "decoding")
 
 
@@ -107,6 +117,5 @@ def _narrow(values: np.ndarray, dtype: np.dtype, error: type, doing: str) -> np.
     info = np.iinfo(dtype)
     values = np.asarray(values)
     if values.size and (values.min() < info.min or values.max() > info.max):
-        raise error(f"scale_offset: {doing} gives values outside {info.min}..{info.max} "
-                    f"of {dtype}")
+        raise error(f"scale_offset: {doing} gives values outside {info.min}..{info.max} of {dtype}")
     return np.asarray(values).astype(dtype)

@@ -16,16 +16,26 @@ sharding) is read the same way, its byte ranges shifted into the shard.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from zarrkit import config, executor, forksafe
 from zarrkit.buffers import reusable
-from zarrkit.codec import (ChunkSpec, Codec, CodecKind, Lasting, RangeReads, Region,
-                           as_bytes_view, lockstep, shift_range)
+from zarrkit.codec import (
+    ChunkSpec,
+    Codec,
+    CodecKind,
+    Lasting,
+    RangeReads,
+    Region,
+    as_bytes_view,
+    lockstep,
+    shift_range,
+)
 from zarrkit.codec_chain import BoundChain, CodecChain, evolve
 from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
@@ -84,35 +94,51 @@ class ShardingCodec(Codec):
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         owner = "sharding_indexed codec"
-        check_known_fields(configuration, {"chunk_shape", "codecs", "index_codecs",
-                                           "index_location"}, owner=owner)
+        check_known_fields(
+            configuration, {"chunk_shape", "codecs", "index_codecs", "index_location"}, owner=owner
+        )
         shape = configuration.get("chunk_shape")
-        if (not isinstance(shape, list) or not shape
-                or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)):
-            raise MetadataError(f"{owner}: 'chunk_shape' must be a list of positive integers, "
-                                f"got {shape!r}", key="configuration.chunk_shape")
-        location = config_value(configuration, "index_location", str, owner=owner,
-                                choices=_LOCATIONS, default="end")
-        return cls(tuple(shape), _codec_list(configuration, "codecs", format),
-                   _codec_list(configuration, "index_codecs", format), location)
+        if (
+            not isinstance(shape, list)
+            or not shape
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)
+        ):
+            raise MetadataError(
+                f"{owner}: 'chunk_shape' must be a list of positive integers, got {shape!r}",
+                key="configuration.chunk_shape",
+            )
+        location = config_value(
+            configuration, "index_location", str, owner=owner, choices=_LOCATIONS, default="end"
+        )
+        return cls(
+            tuple(shape),
+            _codec_list(configuration, "codecs", format),
+            _codec_list(configuration, "index_codecs", format),
+            location,
+        )
 
     def configuration(self, format: str = V3) -> dict:
-        return {"chunk_shape": list(self.chunk_shape),
-                "codecs": [c.to_json(format) for c in self.codecs],
-                "index_codecs": [c.to_json(format) for c in self.index_codecs],
-                "index_location": self.index_location}
+        return {
+            "chunk_shape": list(self.chunk_shape),
+            "codecs": [c.to_json(format) for c in self.codecs],
+            "index_codecs": [c.to_json(format) for c in self.index_codecs],
+            "index_location": self.index_location,
+        }
 
-    def evolve(self, spec: ChunkSpec) -> "ShardingCodec":
+    def evolve(self, spec: ChunkSpec) -> ShardingCodec:
         inner = evolve(self.codecs, spec.with_shape(self.chunk_shape))
         index = evolve(self.index_codecs, _index_spec(self._per_shard(spec.shape)))
         return ShardingCodec(self.chunk_shape, inner, index, self.index_location)
 
     def validate(self, spec: ChunkSpec) -> None:
         if len(spec.shape) != len(self.chunk_shape) or any(
-                s % c for s, c in zip(spec.shape, self.chunk_shape)):
-            raise CodecChainError(f"sharding_indexed: the shard shape {list(spec.shape)} is not "
-                                  f"a multiple of the inner chunk_shape {list(self.chunk_shape)}",
-                                  key="codecs")
+            s % c for s, c in zip(spec.shape, self.chunk_shape)
+        ):
+            raise CodecChainError(
+                f"sharding_indexed: the shard shape {list(spec.shape)} is not "
+                f"a multiple of the inner chunk_shape {list(self.chunk_shape)}",
+                key="codecs",
+            )
         self._layout(spec)
 
     def inner_chunk_shape(self, spec: ChunkSpec) -> tuple[int, ...]:
@@ -126,7 +152,7 @@ class ShardingCodec(Codec):
     def _per_shard(self, shape: Sequence[int]) -> tuple[int, ...]:
         return tuple(s // c for s, c in zip(shape, self.chunk_shape))
 
-    def _layout(self, spec: ChunkSpec) -> "_Layout":
+    def _layout(self, spec: ChunkSpec) -> _Layout:
         found = self._layouts.get(id(spec))
         if found is None or found[0] is not spec:
             found = self._layouts[id(spec)] = (spec, _Layout.of(self, spec))
@@ -153,16 +179,20 @@ class ShardingCodec(Codec):
             if offset == EMPTY:
                 out[box] = spec.fill_value
             else:
-                jobs.append((view[offset:offset + nbytes], coords, out[box], None))
+                jobs.append((view[offset : offset + nbytes], coords, out[box], None))
         layout.decode_all(jobs)
         return True
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         layout = self._layout(spec)
         skip_fill = not config.get().write_empty_chunks
-        encoded = ((coords, None if skip_fill and layout.is_fill(data[box])
-                    else layout.inner.encode(data[box]))
-                   for coords, box in layout.boxes())
+        encoded = (
+            (
+                coords,
+                None if skip_fill and layout.is_fill(data[box]) else layout.inner.encode(data[box]),
+            )
+            for coords, box in layout.boxes()
+        )
         return layout.written(encoded, capacity=data.nbytes + layout.index_size)
 
     # -- partial access ---------------------------------------------------------------------------
@@ -199,8 +229,9 @@ class ShardingCodec(Codec):
         layout.decode_all(jobs)
         return out
 
-    def encode_partial(self, old: Any, region: Region, update: Callable[[np.ndarray], None],
-                       spec: ChunkSpec) -> Any:
+    def encode_partial(
+        self, old: Any, region: Region, update: Callable[[np.ndarray], None], spec: ChunkSpec
+    ) -> Any:
         layout = self._layout(spec)
         view = None if old is None else as_bytes_view(old)
         index = None if view is None else layout.read_index(view, len(view))
@@ -213,39 +244,50 @@ class ShardingCodec(Codec):
             if offset == EMPTY:
                 buffer[box] = spec.fill_value
             else:
-                buffer[box] = layout.decode_inner(view[offset:offset + nbytes], coords)
+                buffer[box] = layout.decode_inner(view[offset : offset + nbytes], coords)
         update(buffer)
         skip_fill = not config.get().write_empty_chunks
         encoded: dict[tuple[int, ...], Any] = {}
         for coords, box in touched:
             inner = buffer[box]
-            encoded[coords] = (None if skip_fill and layout.is_fill(inner)
-                               else layout.inner.encode(inner))
+            encoded[coords] = (
+                None if skip_fill and layout.is_fill(inner) else layout.inner.encode(inner)
+            )
         return layout.assemble(encoded, {} if index is None else _kept(index, view), index)
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def _codec_list(configuration: Mapping[str, Any], field_name: str, format: str) -> tuple[Codec, ...]:
+def _codec_list(
+    configuration: Mapping[str, Any], field_name: str, format: str
+) -> tuple[Codec, ...]:
     items = configuration.get(field_name)
     if not isinstance(items, list) or not items:
-        raise MetadataError(f"sharding_indexed codec: {field_name!r} must be a non-empty list of "
-                            f"codecs, got {items!r}", key=f"configuration.{field_name}")
+        raise MetadataError(
+            f"sharding_indexed codec: {field_name!r} must be a non-empty list of "
+            f"codecs, got {items!r}",
+            key=f"configuration.{field_name}",
+        )
     out = []
     for i, item in enumerate(items):
-        codec = resolve_extension("codec", item, format, key=f"configuration.{field_name}[{i}]",
-                                  where=None)
+        codec = resolve_extension(
+            "codec", item, format, key=f"configuration.{field_name}[{i}]", where=None
+        )
         if isinstance(codec, Skipped):
-            raise MetadataError(f"sharding_indexed codec: the codec {codec.name!r} is not "
-                                f"understood; codecs inside a shard cannot be skipped",
-                                key=f"configuration.{field_name}[{i}]")
+            raise MetadataError(
+                f"sharding_indexed codec: the codec {codec.name!r} is not "
+                f"understood; codecs inside a shard cannot be skipped",
+                key=f"configuration.{field_name}[{i}]",
+            )
         out.append(codec)
     return tuple(out)
 
 
 def _outside(coords: tuple[int, ...], offset: int, nbytes: int, total: int | None) -> None:
     size = f"the shard's {total} bytes" if total is not None else "any shard"
-    raise ChunkDecodeError(f"shard index: inner chunk {coords} at offset {offset} with {nbytes} "
-                           f"bytes lies outside {size} (corrupt index)")
+    raise ChunkDecodeError(
+        f"shard index: inner chunk {coords} at offset {offset} with {nbytes} "
+        f"bytes lies outside {size} (corrupt index)"
+    )
 
 
 def _index_spec(per_shard: tuple[int, ...]) -> ChunkSpec:
@@ -258,7 +300,7 @@ def _kept(index: np.ndarray, view: memoryview) -> dict[tuple[int, ...], memoryvi
     for flat in np.flatnonzero(index[..., 0].reshape(-1) != EMPTY).tolist():
         coords = np.unravel_index(flat, index.shape[:-1])
         offset, nbytes = (int(v) for v in index[coords])
-        out[tuple(int(c) for c in coords)] = view[offset:offset + nbytes]
+        out[tuple(int(c) for c in coords)] = view[offset : offset + nbytes]
     return out
 
 
@@ -291,18 +333,20 @@ class _Appender:
 
     def put(self, at: int, data: Any) -> None:
         view = np.frombuffer(as_bytes_view(data), dtype=np.uint8)
-        self.buffer[at:at + view.size] = view
+        self.buffer[at : at + view.size] = view
 
     def value(self) -> memoryview:
-        return memoryview(self.buffer[:self.size]).toreadonly()
+        return memoryview(self.buffer[: self.size]).toreadonly()
 
 
 def _whole(offset: int, nbytes: int, coords: tuple[int, ...]) -> RangeReads[Any]:
     """An inner chunk's encoded bytes, checked to be all there."""
     data = (yield [ByteRange(offset, nbytes)])[0]
     if data is None or len(data) != nbytes:
-        raise ChunkDecodeError(f"inner chunk {coords} at bytes {offset}..{offset + nbytes} lies "
-                               f"past the end of the shard (corrupt index or truncated shard)")
+        raise ChunkDecodeError(
+            f"inner chunk {coords} at bytes {offset}..{offset + nbytes} lies "
+            f"past the end of the shard (corrupt index or truncated shard)"
+        )
     return memoryview(data)
 
 
@@ -334,20 +378,32 @@ class _Layout:
     _indexes_lock: Any = field(default_factory=forksafe.lock, init=False, repr=False)
 
     @classmethod
-    def of(cls, codec: ShardingCodec, spec: ChunkSpec) -> "_Layout":
+    def of(cls, codec: ShardingCodec, spec: ChunkSpec) -> _Layout:
         per_shard = codec._per_shard(spec.shape)
         inner = CodecChain(codec.codecs, spec.data_type, spec.fill_value).bind(codec.chunk_shape)
         index_spec = _index_spec(per_shard)
-        index_chain = CodecChain(codec.index_codecs, index_spec.data_type,
-                                 index_spec.fill_value).bind(index_spec.shape)
+        index_chain = CodecChain(
+            codec.index_codecs, index_spec.data_type, index_spec.fill_value
+        ).bind(index_spec.shape)
         size = index_spec.nbytes
         for bb in index_chain.bytes_bytes:
             size = bb.encoded_size(size)
             if size is None:
-                raise CodecChainError(f"sharding_indexed: index codec {bb.written_name()!r} does "
-                                      f"not give a fixed-size index", key="codecs")
-        return cls(tuple(spec.shape), codec.chunk_shape, per_shard, inner, index_chain, size,
-                   codec.index_location == "start", spec)
+                raise CodecChainError(
+                    f"sharding_indexed: index codec {bb.written_name()!r} does "
+                    f"not give a fixed-size index",
+                    key="codecs",
+                )
+        return cls(
+            tuple(spec.shape),
+            codec.chunk_shape,
+            per_shard,
+            inner,
+            index_chain,
+            size,
+            codec.index_location == "start",
+            spec,
+        )
 
     def boxes(self) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
         for coords in itertools.product(*(range(n) for n in self.per_shard)):
@@ -361,8 +417,11 @@ class _Layout:
         ids = []
         for part, c in zip(region.parts, self.chunk_shape):
             if isinstance(part, slice):
-                ids.append(range(part.start // c, -(-part.stop // c)) if part.stop > part.start
-                           else range(0))
+                ids.append(
+                    range(part.start // c, -(-part.stop // c))
+                    if part.stop > part.start
+                    else range(0)
+                )
             else:
                 ids.append(np.unique(part // c).tolist())
         for coords in itertools.product(*ids):
@@ -383,14 +442,26 @@ class _Layout:
             along = []
             for k in range(part.start // c, -(-part.stop // c)):
                 start, stop = max(part.start, k * c), min(part.stop, k * c + c)
-                along.append((k, slice(start - lo, stop - lo), slice(start - k * c, stop - k * c),
-                              stop - start == c))
+                along.append(
+                    (
+                        k,
+                        slice(start - lo, stop - lo),
+                        slice(start - k * c, stop - k * c),
+                        stop - start == c,
+                    )
+                )
             axes.append(along)
         plan = []
         for combo in itertools.product(*axes):
             whole = all(item[3] for item in combo)
-            plan.append((tuple(item[0] for item in combo), tuple(item[1] for item in combo),
-                         None if whole else tuple(item[2] for item in combo), None))
+            plan.append(
+                (
+                    tuple(item[0] for item in combo),
+                    tuple(item[1] for item in combo),
+                    None if whole else tuple(item[2] for item in combo),
+                    None,
+                )
+            )
         return plan
 
     def _plan_general(self, region: Region, origin: Sequence[tuple[int, int]]) -> list[Plan]:
@@ -399,8 +470,10 @@ class _Layout:
             bounds = tuple((s.start, s.stop) for s in box)
             within = region.within(bounds)
             part = tuple(slice(lo, hi) for lo, hi in within.bounds())
-            place = tuple(slice(b.start + p.start - lo, b.start + p.stop - lo)
-                          for b, p, (lo, _) in zip(box, part, origin))
+            place = tuple(
+                slice(b.start + p.start - lo, b.start + p.stop - lo)
+                for b, p, (lo, _) in zip(box, part, origin)
+            )
             whole = all(p.start == 0 and p.stop == b.stop - b.start for p, b in zip(part, box))
             nested = self.inner.can_decode_partial and not region.covers(bounds)
             plan.append((coords, place, None if whole else part, within if nested else None))
@@ -414,10 +487,13 @@ class _Layout:
         """The (offset, nbytes) table of a whole shard of `total` bytes, every entry checked;
         None when every inner chunk is absent."""
         if total < self.index_size:
-            raise ChunkDecodeError(f"shard of {total} bytes is shorter than its "
-                                   f"{self.index_size}-byte index (truncated)")
-        index = self.decode_index(data[:self.index_size] if self.at_start
-                                  else data[total - self.index_size:])
+            raise ChunkDecodeError(
+                f"shard of {total} bytes is shorter than its "
+                f"{self.index_size}-byte index (truncated)"
+            )
+        index = self.decode_index(
+            data[: self.index_size] if self.at_start else data[total - self.index_size :]
+        )
         if bool((index[..., 0] == EMPTY).all()) and bool((index[..., 1] == EMPTY).all()):
             return None
         self.check_index(index, total)
@@ -426,8 +502,9 @@ class _Layout:
     def decode_index(self, data: Any) -> np.ndarray:
         """The index table from its encoded bytes (checksum checked by the index codecs)."""
         if len(data) != self.index_size:
-            raise ChunkDecodeError(f"shard index: got {len(data)} bytes, expected "
-                                   f"{self.index_size} (truncated shard)")
+            raise ChunkDecodeError(
+                f"shard index: got {len(data)} bytes, expected {self.index_size} (truncated shard)"
+            )
         try:
             return np.asarray(self.index_chain.decode(data), dtype=np.uint64)
         except ChunkDecodeError as exc:
@@ -461,8 +538,9 @@ class _Layout:
         offset, nbytes = index[coords].tolist()
         return offset, nbytes
 
-    def probe(self, index: np.ndarray, touched: Iterable[tuple[tuple[int, ...], Any]]
-              ) -> RangeReads[None]:
+    def probe(
+        self, index: np.ndarray, touched: Iterable[tuple[tuple[int, ...], Any]]
+    ) -> RangeReads[None]:
         """For a partial read, whose shard's length is not known: when an inner chunk to be
         read claims more than `_PROBE_FROM` bytes and the inner chain does not bound it near an
         inner chunk's size (variable-length types), first read the last byte it claims, so a
@@ -474,8 +552,11 @@ class _Layout:
         far = None
         for coords, _ in touched:
             offset, nbytes = index[coords].tolist()
-            if offset != EMPTY and nbytes > _PROBE_FROM and (far is None or offset + nbytes
-                                                             > far[1] + far[2]):
+            if (
+                offset != EMPTY
+                and nbytes > _PROBE_FROM
+                and (far is None or offset + nbytes > far[1] + far[2])
+            ):
                 far = (coords, offset, nbytes)
         if far is None:
             return
@@ -497,8 +578,10 @@ class _Layout:
         half = (sizes == EMPTY) != empty
         if bool(half.any()):
             where = tuple(np.argwhere(half)[0].tolist())
-            raise ChunkDecodeError(f"shard index: inner chunk {where} has only one of offset "
-                                   f"and nbytes marked absent (corrupt index)")
+            raise ChunkDecodeError(
+                f"shard index: inner chunk {where} has only one of offset "
+                f"and nbytes marked absent (corrupt index)"
+            )
         end = np.uint64(_MAX_END if total is None else min(total, _MAX_END))
         limit = np.uint64(min(self.inner.max_stored_size, _MAX_END))
         bad = ~empty & ((sizes > limit) | (sizes > end) | (offsets > end - np.minimum(sizes, end)))
@@ -506,9 +589,11 @@ class _Layout:
             where = tuple(np.argwhere(bad)[0].tolist())
             offset, nbytes = int(offsets[where]), int(sizes[where])
             if nbytes > int(limit):
-                raise ChunkDecodeError(f"shard index: inner chunk {where} claims {nbytes} bytes, "
-                                       f"more than the {int(limit)} an encoded inner chunk can "
-                                       f"hold (corrupt index)")
+                raise ChunkDecodeError(
+                    f"shard index: inner chunk {where} claims {nbytes} bytes, "
+                    f"more than the {int(limit)} an encoded inner chunk can "
+                    f"hold (corrupt index)"
+                )
             _outside(where, offset, nbytes, total)
 
     def decode_inner(self, data: Any, coords: tuple[int, ...]) -> np.ndarray:
@@ -523,6 +608,7 @@ class _Layout:
         work to share): straight into the destination when it takes the whole inner chunk
         (part None), else through this thread's scratch buffer, of which only `part` is
         copied."""
+
         def work(share: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> None:
             if self.inner.batched:  # whole inner chunks in one batch decode (tiny ones)
                 whole = [job for job in share if job[3] is None]
@@ -533,23 +619,27 @@ class _Layout:
                     self.decode_inner_into(data, dest, coords)
                 else:
                     dest[...] = self.decode_inner_scratch(data, coords, part)[part]
+
         if jobs:
             nbytes = self.inner.spec.nbytes  # (None: a type without a fixed size, strings)
-            executor.run_batched(work, jobs, parallel=nbytes is None
-                                 or len(jobs) * nbytes >= _SHARED_FROM_BYTES)
+            executor.run_batched(
+                work, jobs, parallel=nbytes is None or len(jobs) * nbytes >= _SHARED_FROM_BYTES
+            )
 
     def _decode_many(self, jobs: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> bool:
         """Whole inner chunks through the inner chain's batch decode; False when one of them
         fails, so that they are decoded one by one and the error names that inner chunk."""
         try:
-            self.inner.decode_many_into([job[0] for job in jobs], [job[2] for job in jobs],
-                                        [None] * len(jobs))
+            self.inner.decode_many_into(
+                [job[0] for job in jobs], [job[2] for job in jobs], [None] * len(jobs)
+            )
         except ChunkDecodeError:
             return False
         return True
 
-    def decode_inner_scratch(self, data: Any, coords: tuple[int, ...],
-                             part: tuple[slice, ...]) -> np.ndarray:
+    def decode_inner_scratch(
+        self, data: Any, coords: tuple[int, ...], part: tuple[slice, ...]
+    ) -> np.ndarray:
         try:
             return self.inner.decode_scratch(data, selection=part)
         except ChunkDecodeError as exc:
@@ -564,8 +654,11 @@ class _Layout:
     def is_fill(self, chunk: np.ndarray) -> bool:
         # a first look at one element spares the full check (a copy of a strided inner chunk)
         # for inner chunks holding data
-        if (chunk.size and not chunk.dtype.hasobject
-                and chunk[(slice(0, 1),) * chunk.ndim].tobytes() != self.first_fill):
+        if (
+            chunk.size
+            and not chunk.dtype.hasobject
+            and chunk[(slice(0, 1),) * chunk.ndim].tobytes() != self.first_fill
+        ):
             return False
         return self.spec.data_type.chunk_equals_fill(chunk, self.spec.fill_value)
 
@@ -574,14 +667,21 @@ class _Layout:
         return np.asarray(self.spec.fill_value, dtype=self.spec.dtype).reshape(1).tobytes()
 
     # -- writing --------------------------------------------------------------------------------
-    def assemble(self, encoded: Mapping[tuple[int, ...], Any],
-                 kept: Mapping[tuple[int, ...], Any], old_index: np.ndarray | None) -> Any:
+    def assemble(
+        self,
+        encoded: Mapping[tuple[int, ...], Any],
+        kept: Mapping[tuple[int, ...], Any],
+        old_index: np.ndarray | None,
+    ) -> Any:
         """A shard from new inner chunks (`encoded`; None: now absent) and the old encoded
         bytes of the others (`kept`), inner chunks in C order; None when all are absent."""
-        parts = ((coords, encoded[coords] if coords in encoded else kept[coords])
-                 for coords in sorted(set(encoded) | set(kept)))
-        size = sum(memoryview(v).nbytes for v in (*encoded.values(), *kept.values())
-                   if v is not None)
+        parts = (
+            (coords, encoded[coords] if coords in encoded else kept[coords])
+            for coords in sorted(set(encoded) | set(kept))
+        )
+        size = sum(
+            memoryview(v).nbytes for v in (*encoded.values(), *kept.values()) if v is not None
+        )
         return self.written(parts, capacity=size + self.index_size)
 
     def written(self, parts: Iterable[tuple[tuple[int, ...], Any]], capacity: int) -> Any:
@@ -611,17 +711,31 @@ _SHARD_OPTIONS = frozenset({"index_location", "index_codecs"})
 
 
 @hookimpl(trylast=True)  # (a site plugin answering the same hook comes first)
-def zarrkit_shard_codecs(format: str, shard_shape: tuple[int, ...], chunk_shape: tuple[int, ...],
-                         codecs: list, options: dict) -> list | None:
+def zarrkit_shard_codecs(
+    format: str,
+    shard_shape: tuple[int, ...],
+    chunk_shape: tuple[int, ...],
+    codecs: list,
+    options: dict,
+) -> list | None:
     """v3 stores shards as this codec (the 2020 draft had a storage transformer instead, which
     zarrkit does not write; v2 has none). The index as zarr-python writes it unless given."""
     if format != V3:
         return None
     unknown = sorted(set(options) - _SHARD_OPTIONS)
     if unknown:
-        raise MetadataError(f"shards: unknown option(s) {unknown}; sharding_indexed takes "
-                            f"{sorted(_SHARD_OPTIONS)}", key="shards")
-    return [{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": list(chunk_shape), "codecs": [c.to_json(V3) for c in codecs],
-        "index_codecs": list(options.get("index_codecs", _INDEX_CODECS)),
-        "index_location": options.get("index_location", "end")}}]
+        raise MetadataError(
+            f"shards: unknown option(s) {unknown}; sharding_indexed takes {sorted(_SHARD_OPTIONS)}",
+            key="shards",
+        )
+    return [
+        {
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": list(chunk_shape),
+                "codecs": [c.to_json(V3) for c in codecs],
+                "index_codecs": list(options.get("index_codecs", _INDEX_CODECS)),
+                "index_location": options.get("index_location", "end"),
+            },
+        }
+    ]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -26,13 +27,18 @@ class TransposeCodec(Codec):
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         check_known_fields(configuration, {"order"}, owner="transpose codec")
         order = configuration.get("order")
-        if not isinstance(order, list) or not all(isinstance(i, int) and not isinstance(i, bool)
-                                                  for i in order):
-            raise MetadataError(f"transpose codec: 'order' must be a list of integers, got {order!r}",
-                                key="configuration.order")
+        if not isinstance(order, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in order
+        ):
+            raise MetadataError(
+                f"transpose codec: 'order' must be a list of integers, got {order!r}",
+                key="configuration.order",
+            )
         if sorted(order) != list(range(len(order))):
-            raise MetadataError(f"transpose codec: 'order' {order} is not a permutation of "
-                                f"0..{len(order) - 1}", key="configuration.order")
+            raise MetadataError(
+                f"transpose codec: 'order' {order} is not a permutation of 0..{len(order) - 1}",
+                key="configuration.order",
+            )
         return cls(tuple(order))
 
     def configuration(self, format: str = V3) -> dict:
@@ -40,8 +46,11 @@ class TransposeCodec(Codec):
 
     def validate(self, spec: ChunkSpec) -> None:
         if len(self.order) != len(spec.shape):
-            raise CodecChainError(f"transpose order {list(self.order)} has {len(self.order)} axes, "
-                                  f"chunks have {len(spec.shape)}", key="codecs")
+            raise CodecChainError(
+                f"transpose order {list(self.order)} has {len(self.order)} axes, "
+                f"chunks have {len(spec.shape)}",
+                key="codecs",
+            )
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         return spec.with_shape(tuple(spec.shape[i] for i in self.order))

@@ -34,32 +34,41 @@ class _VLen(Codec):
         if spec.data_type.written_name(V3) != self.implied_data_type:
             raise CodecChainError(
                 f"the {self.written_name()} codec encodes the {self.implied_data_type!r} data "
-                f"type, not {spec.data_type.describe()}", key="codecs")
+                f"type, not {spec.data_type.describe()}",
+                key="codecs",
+            )
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         flat = np.ascontiguousarray(data, dtype=object).reshape(-1)
         element = self._element
         for i, value in enumerate(flat):
             if type(value) is not element and not isinstance(value, element):
-                raise ValueCastError(f"{self.written_name()}: element {i} of the chunk is "
-                                     f"{value!r}, not {element.__name__}")
+                raise ValueCastError(
+                    f"{self.written_name()}: element {i} of the chunk is "
+                    f"{value!r}, not {element.__name__}"
+                )
         return self._impl().encode(flat)
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         view = as_bytes_view(data)
         expected = math.prod(spec.shape)
         if view.nbytes < 4:
-            raise ChunkDecodeError(f"{self.written_name()}: {view.nbytes} bytes is too short "
-                                   f"for the element count (truncated or corrupt)")
+            raise ChunkDecodeError(
+                f"{self.written_name()}: {view.nbytes} bytes is too short "
+                f"for the element count (truncated or corrupt)"
+            )
         (count,) = struct.unpack_from("<I", view, 0)
         if count != expected:
-            raise ChunkDecodeError(f"{self.written_name()}: the chunk holds {count} elements, "
-                                   f"its shape {spec.shape} needs {expected}")
+            raise ChunkDecodeError(
+                f"{self.written_name()}: the chunk holds {count} elements, "
+                f"its shape {spec.shape} needs {expected}"
+            )
         try:
             out = self._impl().decode(view)
         except (ValueError, RuntimeError, UnicodeDecodeError) as exc:
-            raise ChunkDecodeError(f"{self.written_name()}: cannot decode the chunk (truncated "
-                                   f"or corrupt): {exc}") from None
+            raise ChunkDecodeError(
+                f"{self.written_name()}: cannot decode the chunk (truncated or corrupt): {exc}"
+            ) from None
         return np.asarray(out, dtype=object).reshape(spec.shape)
 
 

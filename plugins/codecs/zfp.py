@@ -14,8 +14,9 @@ shifted by half their range into the signed type of their width.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,19 @@ MODES: dict[str, dict[str, Any]] = {
     "expert": {"minbits": int, "maxbits": int, "maxprec": int, "minexp": int},
 }
 #: the type zfp compresses each numpy dtype as
-_CARRIER = {"f2": "f4", "f4": "f4", "f8": "f8", "i1": "i4", "i2": "i4", "i4": "i4", "i8": "i8",
-            "u1": "i4", "u2": "i4", "u4": "i4", "u8": "i8"}
+_CARRIER = {
+    "f2": "f4",
+    "f4": "f4",
+    "f8": "f8",
+    "i1": "i4",
+    "i2": "i4",
+    "i4": "i4",
+    "i8": "i8",
+    "u1": "i4",
+    "u2": "i4",
+    "u4": "i4",
+    "u8": "i8",
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,14 +62,18 @@ class ZfpCodec(Codec):
         owner = "zfp codec"
         mode = config_value(configuration, "mode", str, owner=owner, choices=tuple(MODES))
         check_known_fields(configuration, {"mode", *MODES[mode]}, owner=owner)
-        params = tuple((key, config_value(configuration, key, types, owner=owner))
-                       for key, types in MODES[mode].items())
+        params = tuple(
+            (key, config_value(configuration, key, types, owner=owner))
+            for key, types in MODES[mode].items()
+        )
         if mode == "fixed_precision" and params[0][1] < 1:
-            raise MetadataError("zfp codec: 'precision' must be >= 1",
-                                key="configuration.precision")
+            raise MetadataError(
+                "zfp codec: 'precision' must be >= 1", key="configuration.precision"
+            )
         if mode in ("fixed_accuracy", "fixed_rate") and params[0][1] <= 0:
-            raise MetadataError(f"zfp codec: {params[0][0]!r} must be > 0",
-                                key=f"configuration.{params[0][0]}")
+            raise MetadataError(
+                f"zfp codec: {params[0][0]!r} must be > 0", key=f"configuration.{params[0][0]}"
+            )
         return cls(mode, params)
 
     def configuration(self, format: str = V3) -> dict:
@@ -66,14 +82,19 @@ class ZfpCodec(Codec):
     def validate(self, spec: ChunkSpec) -> None:
         key = f"{spec.dtype.kind}{spec.dtype.itemsize}"
         if key not in _CARRIER:
-            raise CodecChainError(f"zfp compresses integers and floats, not "
-                                  f"{spec.data_type.describe()}", key="codecs")
+            raise CodecChainError(
+                f"zfp compresses integers and floats, not {spec.data_type.describe()}", key="codecs"
+            )
         if len(_field_shape(spec.shape)) > 4:
-            raise CodecChainError(f"zfp compresses chunks of up to 4 dimensions (after dropping "
-                                  f"those of size 1), not {spec.shape}", key="codecs")
+            raise CodecChainError(
+                f"zfp compresses chunks of up to 4 dimensions (after dropping "
+                f"those of size 1), not {spec.shape}",
+                key="codecs",
+            )
         if self.mode == "expert":
-            raise CodecChainError("zfp codec: expert mode is not available through zfpy",
-                                  key="codecs")
+            raise CodecChainError(
+                "zfp codec: expert mode is not available through zfpy", key="codecs"
+            )
 
     def max_encoded_chunk_size(self, spec: ChunkSpec) -> int:
         # zfp's worst case stays within a few per cent of the carrier's size (a block's
@@ -82,7 +103,7 @@ class ZfpCodec(Codec):
         return 2 * math.prod(spec.shape) * carrier.itemsize + (4 << 10)
 
     def _kwargs(self) -> dict[str, Any]:
-        return {key: value for key, value in self.parameters}
+        return dict(self.parameters)
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> bytes:
         zfpy = _zfpy()
@@ -94,8 +115,12 @@ class ZfpCodec(Codec):
         carrier = np.dtype(_CARRIER[f"{spec.dtype.kind}{spec.dtype.itemsize}"])
         if not len(memoryview(data)):
             raise ChunkDecodeError("zfp: the chunk is empty")
-        field = zfpy._decompress(bytes(data), zfpy.dtype_to_ztype(carrier),
-                                 list(_field_shape(spec.shape)), **self._kwargs())
+        field = zfpy._decompress(
+            bytes(data),
+            zfpy.dtype_to_ztype(carrier),
+            list(_field_shape(spec.shape)),
+            **self._kwargs(),
+        )
         return _demote(np.asarray(field), spec.dtype).reshape(spec.shape)
 
 
@@ -138,7 +163,7 @@ def _zfpy():
     try:
         import zfpy
     except ImportError:
-        raise UnknownExtensionError("codec", "zfp", V3,
-                                    hint="it needs the 'zfpy' package: pip install "
-                                         "'zarrkit[zfp]'") from None
+        raise UnknownExtensionError(
+            "codec", "zfp", V3, hint="it needs the 'zfpy' package: pip install 'zarrkit[zfp]'"
+        ) from None
     return zfpy

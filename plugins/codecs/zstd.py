@@ -24,13 +24,14 @@ nothing measurable: the engine reads those on one thread and decodes them one by
 
 Either way the frame declares its content size (`decode_into` relies on it) and carries a
 checksum when configured.
-"""
+"""  # noqa: RUF002
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numcodecs import zstd as _zstd
@@ -58,7 +59,8 @@ def _compressor(level: int, checksum: bool) -> Any:
     except KeyError:
         pass
     made = _local.compressors[level, checksum] = zstandard.ZstdCompressor(
-        level=level, write_checksum=checksum, write_content_size=True)
+        level=level, write_checksum=checksum, write_content_size=True
+    )
     return made
 
 
@@ -84,8 +86,10 @@ class ZstdCodec(Codec):
         level = config_value(configuration, "level", int, owner="zstd codec", default=0)
         if not -131072 <= level <= 22:
             from zarrkit.errors import MetadataError
-            raise MetadataError(f"zstd codec: level {level} is outside -131072..22",
-                                key="configuration.level")
+
+            raise MetadataError(
+                f"zstd codec: level {level} is outside -131072..22", key="configuration.level"
+            )
         checksum = config_value(configuration, "checksum", bool, owner="zstd codec", default=False)
         return cls(level, checksum)
 
@@ -133,7 +137,8 @@ class ZstdCodec(Codec):
         segments = np.stack((starts[picked], lengths[picked]), axis=1).astype(np.uint64)
         try:
             decoded = _decompressor().multi_decompress_to_buffer(
-                zstandard.BufferWithSegments(joined, segments.tobytes()))
+                zstandard.BufferWithSegments(joined, segments.tobytes())
+            )
         except (zstandard.ZstdError, ValueError, NotImplementedError):
             return None
         out: list[Any] = [None] * len(items)
@@ -168,16 +173,23 @@ class ZstdCodec(Codec):
         if spec.nbytes is not None and len(out) > spec.nbytes - _BLOCK_BYTES:  # small chunks
             return False
         size = _content_size(data)
-        if (zstandard is None or self.checksum or size is None or size != spec.nbytes
-                or len(out) > size - _BLOCK_BYTES):
+        if (
+            zstandard is None
+            or self.checksum
+            or size is None
+            or size != spec.nbytes
+            or len(out) > size - _BLOCK_BYTES
+        ):
             return False  # (a frame declaring another size than the chunk's goes the usual way)
         reader = _decompressor().stream_reader(data, read_across_frames=False)
         got = 0
         while got < len(out):
             n = reader.readinto(out[got:])
             if not n:
-                raise ValueError(f"zstd frame ended after {got} bytes, before the {len(out)} "
-                                 f"needed of its declared {size} (truncated or corrupt)")
+                raise ValueError(
+                    f"zstd frame ended after {got} bytes, before the {len(out)} "
+                    f"needed of its declared {size} (truncated or corrupt)"
+                )
             got += n
         return True
 
@@ -192,8 +204,11 @@ _FCS_BYTES = (0, 2, 4, 8)
 _DICT_ID_BYTES = (0, 1, 2, 4)
 
 #: zstandard's batch decode (its C backend has it)
-_MULTI = zstandard is not None and getattr(zstandard, "backend", "") == "cext" and hasattr(
-    zstandard, "BufferWithSegments")
+_MULTI = (
+    zstandard is not None
+    and getattr(zstandard, "backend", "") == "cext"
+    and hasattr(zstandard, "BufferWithSegments")
+)
 
 
 def decompress_bounded(data: Any, max_size: int | None, codec: Codec) -> bytes:
@@ -266,21 +281,25 @@ def _check_frames(view: memoryview) -> None:
     while at < end:
         if end - at < 8:
             raise ValueError(f"zstd: {end - at} bytes at {at} are too few for a frame (truncated)")
-        magic = int.from_bytes(view[at:at + 4], "little")
+        magic = int.from_bytes(view[at : at + 4], "little")
         if magic & 0xFFFFFFF0 == _SKIPPABLE:
-            at += 8 + int.from_bytes(view[at + 4:at + 8], "little")
+            at += 8 + int.from_bytes(view[at + 4 : at + 8], "little")
             continue
         if magic != _MAGIC:
             raise ValueError(f"zstd: no frame at byte {at} (corrupt or trailing data)")
         descriptor = view[at + 4]
         single_segment = (descriptor >> 5) & 1
-        at += (5 + (1 - single_segment) + _DICT_ID_BYTES[descriptor & 3]
-               + (_FCS_BYTES[descriptor >> 6] or single_segment))
+        at += (
+            5
+            + (1 - single_segment)
+            + _DICT_ID_BYTES[descriptor & 3]
+            + (_FCS_BYTES[descriptor >> 6] or single_segment)
+        )
         last = 0
         while not last:
             if at + 3 > end:
                 raise ValueError("zstd: the frame is truncated (a block header is missing)")
-            block = int.from_bytes(view[at:at + 3], "little")
+            block = int.from_bytes(view[at : at + 3], "little")
             last, kind = block & 1, (block >> 1) & 3
             if kind == 3:
                 raise ValueError(f"zstd: reserved block type at byte {at} (corrupt)")
@@ -313,8 +332,11 @@ def _whole_frames(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
     if wide.any():
         ok[wide] &= _declared(buf, (at + header - size_bytes)[wide], size_bytes[wide])
     at = np.where(ok, at + header, 0)
-    block = (buf[at].astype(np.int64) | (buf[at + 1].astype(np.int64) << 8)
-             | (buf[at + 2].astype(np.int64) << 16))
+    block = (
+        buf[at].astype(np.int64)
+        | (buf[at + 1].astype(np.int64) << 8)
+        | (buf[at + 2].astype(np.int64) << 16)
+    )
     content = np.where(((block >> 1) & 3) == 1, 1, block >> 3)  # an RLE block holds one byte
     checksum = 4 * ((descriptor >> 2) & 1)
     return ok & ((block & 1) == 1) & (header + 3 + content + checksum == lengths)
@@ -323,8 +345,12 @@ def _whole_frames(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
 def _declared(buf: np.ndarray, at: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
     """Whether the content sizes of `size_bytes` bytes (4 or 8, little endian) at `at` in
     `buf` are at most a block's (an 8-byte field is written only for sizes beyond 4 GiB)."""
-    four = (buf[at].astype(np.int64) | (buf[at + 1].astype(np.int64) << 8)
-            | (buf[at + 2].astype(np.int64) << 16) | (buf[at + 3].astype(np.int64) << 24))
+    four = (
+        buf[at].astype(np.int64)
+        | (buf[at + 1].astype(np.int64) << 8)
+        | (buf[at + 2].astype(np.int64) << 16)
+        | (buf[at + 3].astype(np.int64) << 24)
+    )
     return (size_bytes == 4) & (four <= _BLOCK_BYTES)
 
 
@@ -342,5 +368,5 @@ def _content_size(data: Any) -> int | None:
     start = 5 + (0 if single_segment else 1) + _DICT_ID_BYTES[descriptor & 3]
     if view.nbytes < start + fcs:
         return None
-    size = int.from_bytes(view[start:start + fcs], "little")
+    size = int.from_bytes(view[start : start + fcs], "little")
     return size + 256 if fcs == 2 else size

@@ -7,7 +7,8 @@ remembers its byte order and writes the same name back.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -44,8 +45,13 @@ class _Fixed(DataType):
                 cls.names = names(cls._numpy, v2=f"|{code}", draft=_DRAFT_ONE_BYTE[code])
             else:
                 cls.numpy_keys = (f"{dtype.kind}{dtype.itemsize}",)
-                cls.names = names(cls._numpy, v2=f"<{code}", v2_aliases=[f">{code}"],
-                                  draft=f"<{code}", draft_aliases=[f">{code}"])
+                cls.names = names(
+                    cls._numpy,
+                    v2=f"<{code}",
+                    v2_aliases=[f">{code}"],
+                    draft=f"<{code}",
+                    draft_aliases=[f">{code}"],
+                )
 
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
@@ -54,7 +60,7 @@ class _Fixed(DataType):
         return out if format == V3 else out.with_endian(endian_of(name))
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "DataType":
+    def from_native(cls, dtype: np.dtype) -> DataType:
         return cls().with_endian(endian_of_native(dtype))
 
     def written_name(self, format: str = V3) -> str:
@@ -75,7 +81,9 @@ class Bool(_Fixed):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if not isinstance(value, bool):
-            raise MetadataError(f"a bool fill value is true or false, got {value!r}", key="fill_value")
+            raise MetadataError(
+                f"a bool fill value is true or false, got {value!r}", key="fill_value"
+            )
         return np.bool_(value)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:

@@ -14,7 +14,8 @@ codec's byte order, every other type as one byte (sub-byte values in its low bit
 from __future__ import annotations
 
 import importlib
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -36,7 +37,8 @@ def ml_dtypes(name: str = "this data type") -> Any:
         raise MetadataError(
             f"data type {name!r} needs the `ml_dtypes` package, which is not installed; "
             f"install zarrkit's `{EXTRA}` extra: pip install 'zarrkit[{EXTRA}]'",
-            key="data_type") from None
+            key="data_type",
+        ) from None
 
 
 class _MLType(DataType):
@@ -110,8 +112,7 @@ class _MLType(DataType):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if self._kind == "f":
-            return sj.float_from_json(value, self.native, format=format,
-                                      finite_max=self.finite_max)
+            return sj.float_from_json(value, self.native, format=format, finite_max=self.finite_max)
         return sj.int_from_json(value, self.native, int_range=self.int_range)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -121,10 +122,14 @@ class _MLType(DataType):
 
 
 def _ml_type(class_name: str, name: str, kind: str, bits: int) -> type:
-    doc = (f"`{name}`: a {bits}-bit {'float' if kind == 'f' else 'integer'} format "
-           f"(ml_dtypes.{name}).")
-    return type(class_name, (_MLType,), {"_name": name, "_kind": kind, "_bits": bits,
-                                         "__doc__": doc, "__module__": __name__})
+    doc = (
+        f"`{name}`: a {bits}-bit {'float' if kind == 'f' else 'integer'} format (ml_dtypes.{name})."
+    )
+    return type(
+        class_name,
+        (_MLType,),
+        {"_name": name, "_kind": kind, "_bits": bits, "__doc__": doc, "__module__": __name__},
+    )
 
 
 BFloat16 = _ml_type("BFloat16", "bfloat16", "f", 16)

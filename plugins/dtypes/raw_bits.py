@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,9 @@ class RawBits(DataType):
 
     def __init__(self, bits: int):
         if bits <= 0 or bits % 8:
-            raise MetadataError(f"raw bits size must be a positive multiple of 8, got r{bits}",
-                                key="data_type")
+            raise MetadataError(
+                f"raw bits size must be a positive multiple of 8, got r{bits}", key="data_type"
+            )
         self.bits = bits
 
     @classmethod
@@ -48,7 +50,7 @@ class RawBits(DataType):
         raise MetadataError(f"{name!r} is not a raw bits data type", key="data_type")
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "RawBits":
+    def from_native(cls, dtype: np.dtype) -> RawBits:
         return cls(dtype.itemsize * 8)
 
     def written_name(self, format: str = V3) -> str:
@@ -69,11 +71,17 @@ class RawBits(DataType):
             except (binascii.Error, UnicodeEncodeError):
                 raise MetadataError(f"{value!r} is not base64", key="fill_value") from None
             value = list(raw)
-        if (not isinstance(value, list) or len(value) != size
-                or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value)):
+        if (
+            not isinstance(value, list)
+            or len(value) != size
+            or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value
+            )
+        ):
             raise MetadataError(
                 f"the fill value of r{self.bits} is a list of {size} byte values (0-255), got {value!r}",
-                key="fill_value")
+                key="fill_value",
+            )
         return np.frombuffer(bytes(value), dtype=self.native)[0]
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:

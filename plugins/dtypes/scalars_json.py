@@ -23,8 +23,7 @@ import numpy as np
 from zarrkit.errors import MetadataError
 from zarrkit.names import V2, V3, V3_DRAFT_2020
 
-_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf,
-            "+Infinity": math.inf}
+_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "+Infinity": math.inf}
 
 
 def _bits_of(scalar: Any, dtype: np.dtype) -> int:
@@ -35,8 +34,13 @@ def _from_bits(bits: int, dtype: np.dtype) -> Any:
     return np.array([bits], dtype=f"u{dtype.itemsize}").view(dtype)[0]
 
 
-def float_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
-                    format: str = V3, finite_max: float | None = None) -> Any:
+def float_from_json(
+    value: Any,
+    dtype: np.dtype,
+    key: str = "fill_value",
+    format: str = V3,
+    finite_max: float | None = None,
+) -> Any:
     if isinstance(value, bool):
         raise MetadataError(f"{value!r} is not a floating point value", key=key)
     if isinstance(value, (int, float)):
@@ -58,16 +62,20 @@ def float_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
             digits = value[2:]
             if len(digits) != per_byte * dtype.itemsize:
                 kind = "hex" if base == 16 else "binary"
-                raise MetadataError(f"{value!r} needs {per_byte * dtype.itemsize} {kind} digits "
-                                    f"for {dtype}", key=key)
+                raise MetadataError(
+                    f"{value!r} needs {per_byte * dtype.itemsize} {kind} digits for {dtype}",
+                    key=key,
+                )
             try:
                 bits = int(digits, base)
             except ValueError:
-                raise MetadataError(f"{value!r} is not a {'hex' if base == 16 else 'binary'} "
-                                    f"number", key=key) from None
+                raise MetadataError(
+                    f"{value!r} is not a {'hex' if base == 16 else 'binary'} number", key=key
+                ) from None
             return _from_bits(bits, dtype)
     raise MetadataError(
-        f"{value!r} is not a number, 'NaN', 'Infinity', '-Infinity' or a '0x' hex string", key=key)
+        f"{value!r} is not a number, 'NaN', 'Infinity', '-Infinity' or a '0x' hex string", key=key
+    )
 
 
 def float_to_json(value: Any, dtype: np.dtype, format: str = V3) -> Any:
@@ -90,8 +98,9 @@ def format_hex(bits: int, size: int) -> str:
     return f"{bits:0{2 * size}x}"
 
 
-def int_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
-                  int_range: tuple[int, int] | None = None) -> Any:
+def int_from_json(
+    value: Any, dtype: np.dtype, key: str = "fill_value", int_range: tuple[int, int] | None = None
+) -> Any:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -106,10 +115,17 @@ def int_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
     return np.array(value).astype(dtype)[()]
 
 
-def complex_from_json(value: Any, dtype: np.dtype, key: str = "fill_value",
-                      format: str = V3, part: np.dtype | None = None) -> Any:
+def complex_from_json(
+    value: Any,
+    dtype: np.dtype,
+    key: str = "fill_value",
+    format: str = V3,
+    part: np.dtype | None = None,
+) -> Any:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise MetadataError(f"a complex fill value is a list [real, imaginary], got {value!r}", key=key)
+        raise MetadataError(
+            f"a complex fill value is a list [real, imaginary], got {value!r}", key=key
+        )
     part = part if part is not None else np.dtype(f"f{dtype.itemsize // 2}")
     real = float_from_json(value[0], part, key, format)
     imag = float_from_json(value[1], part, key, format)

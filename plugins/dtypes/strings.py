@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -79,8 +80,10 @@ class _Variable(DataType):
     def cast_scalar(self, value: Any) -> Any:
         converted = self._convert(value)
         if converted is None:
-            raise ValueCastError(f"{value!r} cannot be stored as {self.describe()}: expected "
-                                 f"{self._element.__name__}")
+            raise ValueCastError(
+                f"{value!r} cannot be stored as {self.describe()}: expected "
+                f"{self._element.__name__}"
+            )
         return converted
 
     def _convert(self, value: Any) -> Any:
@@ -100,7 +103,7 @@ class VariableString(_Variable):
     _codec = "vlen-utf8"
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "DataType":
+    def from_native(cls, dtype: np.dtype) -> DataType:
         return cls()
 
     def default_fill(self) -> Any:
@@ -111,8 +114,9 @@ class VariableString(_Variable):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if not isinstance(value, str):
-            raise MetadataError(f"the fill value of 'string' is a string, got {value!r}",
-                                key="fill_value")
+            raise MetadataError(
+                f"the fill value of 'string' is a string, got {value!r}", key="fill_value"
+            )
         return value
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -135,10 +139,13 @@ class VariableBytes(_Variable):
         if isinstance(value, str):
             return _b64decode(value)
         if isinstance(value, list) and all(
-                isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value):
+            isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value
+        ):
             return bytes(value)
-        raise MetadataError(f"the fill value of 'bytes' is a base64 string or a list of byte "
-                            f"values, got {value!r}", key="fill_value")
+        raise MetadataError(
+            f"the fill value of 'bytes' is a base64 string or a list of byte values, got {value!r}",
+            key="fill_value",
+        )
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
         return _b64encode(bytes(value))
@@ -150,8 +157,10 @@ class FixedLengthUTF32(DataType):
 
     def __init__(self, length: int):
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-            raise MetadataError(f"fixed_length_utf32 holds at least one code point, got "
-                                f"{length!r}", key="configuration.length_bytes")
+            raise MetadataError(
+                f"fixed_length_utf32 holds at least one code point, got {length!r}",
+                key="configuration.length_bytes",
+            )
         self.length = length
 
     @classmethod
@@ -161,14 +170,16 @@ class FixedLengthUTF32(DataType):
             check_known_fields(configuration, {"length_bytes"}, owner=owner)
             length_bytes = config_value(configuration, "length_bytes", int, owner=owner)
             if length_bytes % 4:
-                raise MetadataError(f"{owner}: length_bytes must be a multiple of 4, got "
-                                    f"{length_bytes}", key="configuration.length_bytes")
+                raise MetadataError(
+                    f"{owner}: length_bytes must be a multiple of 4, got {length_bytes}",
+                    key="configuration.length_bytes",
+                )
             return cls(length_bytes // 4)
         no_configuration(name, configuration)
         return cls(int(name[2:])).with_endian(endian_of(name))
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "DataType":
+    def from_native(cls, dtype: np.dtype) -> DataType:
         if dtype.itemsize == 0:  # numpy `str` without a length: zarr-python's reading too
             return VariableString()
         return cls(dtype.itemsize // 4).with_endian(endian_of_native(dtype))
@@ -198,8 +209,11 @@ class FixedLengthUTF32(DataType):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if not isinstance(value, str) or len(value) > self.length:
-            raise MetadataError(f"the fill value of {self.describe()} is a string of at most "
-                                f"{self.length} code points, got {value!r}", key="fill_value")
+            raise MetadataError(
+                f"the fill value of {self.describe()} is a string of at most "
+                f"{self.length} code points, got {value!r}",
+                key="fill_value",
+            )
         return np.str_(value)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -217,8 +231,10 @@ class NullTerminatedBytes(DataType):
 
     def __init__(self, length: int):
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-            raise MetadataError(f"null_terminated_bytes holds at least one byte, got {length!r}",
-                                key="configuration.length_bytes")
+            raise MetadataError(
+                f"null_terminated_bytes holds at least one byte, got {length!r}",
+                key="configuration.length_bytes",
+            )
         self.length = length
 
     @classmethod
@@ -231,7 +247,7 @@ class NullTerminatedBytes(DataType):
         return cls(int(name[2:]))
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "DataType":
+    def from_native(cls, dtype: np.dtype) -> DataType:
         if dtype.itemsize == 0:
             return VariableBytes()
         return cls(dtype.itemsize)
@@ -255,12 +271,15 @@ class NullTerminatedBytes(DataType):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if not isinstance(value, str):
-            raise MetadataError(f"the fill value of {self.describe()} is a base64 string, got "
-                                f"{value!r}", key="fill_value")
+            raise MetadataError(
+                f"the fill value of {self.describe()} is a base64 string, got {value!r}",
+                key="fill_value",
+            )
         raw = _b64decode(value)
         if len(raw) > self.length:
-            raise MetadataError(f"fill value of {len(raw)} bytes is longer than "
-                                f"{self.describe()}", key="fill_value")
+            raise MetadataError(
+                f"fill value of {len(raw)} bytes is longer than {self.describe()}", key="fill_value"
+            )
         return np.bytes_(raw)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -269,7 +288,9 @@ class NullTerminatedBytes(DataType):
     def fill_from_user(self, value: Any) -> Any:
         if isinstance(value, (bytes, bytearray)):
             if len(value) > self.length:
-                raise MetadataError(f"fill value of {len(value)} bytes is longer than "
-                                    f"{self.describe()}", key="fill_value")
+                raise MetadataError(
+                    f"fill value of {len(value)} bytes is longer than {self.describe()}",
+                    key="fill_value",
+                )
             return np.bytes_(bytes(value))
         return super().fill_from_user(value)

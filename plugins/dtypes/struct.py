@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,13 +49,17 @@ class Struct(DataType):
         seen = set()
         for name, data_type in fields:
             if not name or name in seen:
-                raise MetadataError(f"struct field names must be unique and non-empty, got "
-                                    f"{name!r} twice or empty", key="configuration.fields")
+                raise MetadataError(
+                    f"struct field names must be unique and non-empty, got {name!r} twice or empty",
+                    key="configuration.fields",
+                )
             seen.add(name)
             if data_type.item_size is None:
-                raise MetadataError(f"struct field {name!r} has variable-length type "
-                                    f"{data_type.describe()}; fields must be fixed-size",
-                                    key="configuration.fields")
+                raise MetadataError(
+                    f"struct field {name!r} has variable-length type "
+                    f"{data_type.describe()}; fields must be fixed-size",
+                    key="configuration.fields",
+                )
         self.fields = fields
 
     # -- JSON of the type --------------------------------------------------------------------
@@ -63,8 +68,9 @@ class Struct(DataType):
         check_known_fields(configuration, {"fields"}, owner=name)
         items = configuration.get("fields")
         if not isinstance(items, (list, tuple)):
-            raise MetadataError(f"{name}: 'fields' must be a list, got {items!r}",
-                                key="configuration.fields")
+            raise MetadataError(
+                f"{name}: 'fields' must be a list, got {items!r}", key="configuration.fields"
+            )
         fields = []
         for i, item in enumerate(items):
             key = f"configuration.fields[{i}]"
@@ -74,11 +80,16 @@ class Struct(DataType):
             elif isinstance(item, (list, tuple)) and len(item) == 2:
                 field_name, doc = item
             elif isinstance(item, (list, tuple)) and len(item) == 3:
-                raise MetadataError(f"struct field {item[0]!r} has a shape {item[2]!r}; fields "
-                                    f"with a shape are not supported", key=key)
+                raise MetadataError(
+                    f"struct field {item[0]!r} has a shape {item[2]!r}; fields "
+                    f"with a shape are not supported",
+                    key=key,
+                )
             else:
-                raise MetadataError(f"a struct field is {{'name', 'data_type'}} (or [name, "
-                                    f"type]), got {item!r}", key=key)
+                raise MetadataError(
+                    f"a struct field is {{'name', 'data_type'}} (or [name, type]), got {item!r}",
+                    key=key,
+                )
             if not isinstance(field_name, str):
                 raise MetadataError(f"a struct field name is a string, got {field_name!r}", key=key)
             if format == V2 and isinstance(doc, (list, tuple)):
@@ -89,13 +100,16 @@ class Struct(DataType):
         return cls(fields)
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "DataType":
+    def from_native(cls, dtype: np.dtype) -> DataType:
         fields = []
         for name in dtype.names:
             field_dtype = dtype.fields[name][0]
             if field_dtype.subdtype is not None:
-                raise MetadataError(f"struct field {name!r} has a shape {field_dtype.shape}; "
-                                    f"fields with a shape are not supported", key="data_type")
+                raise MetadataError(
+                    f"struct field {name!r} has a shape {field_dtype.shape}; "
+                    f"fields with a shape are not supported",
+                    key="data_type",
+                )
             fields.append((name, data_type_from_native(field_dtype)))
         return cls(fields)
 
@@ -161,28 +175,38 @@ class Struct(DataType):
             except (binascii.Error, UnicodeEncodeError):
                 raise MetadataError(f"{value!r} is not base64", key="fill_value") from None
             if len(raw) != self.item_size:
-                raise MetadataError(f"the fill value has {len(raw)} bytes; {self.describe()} "
-                                    f"has {self.item_size}", key="fill_value")
+                raise MetadataError(
+                    f"the fill value has {len(raw)} bytes; {self.describe()} has {self.item_size}",
+                    key="fill_value",
+                )
             stored = np.frombuffer(raw, dtype=self.encoded_dtype("little"))
             return self.from_encoded(stored, "little")[0]
         if isinstance(value, Mapping) and format != V2:
             unknown = set(value) - {n for n, _ in self.fields}
             if unknown:
-                raise MetadataError(f"the fill value names fields {sorted(unknown)} that "
-                                    f"{self.describe()} lacks", key="fill_value")
+                raise MetadataError(
+                    f"the fill value names fields {sorted(unknown)} that {self.describe()} lacks",
+                    key="fill_value",
+                )
             out = np.zeros((), dtype=self.native)
             for name, field in self.fields:
-                out[name] = (field.fill_from_json(value[name], format) if name in value
-                             else field.default_fill())
+                out[name] = (
+                    field.fill_from_json(value[name], format)
+                    if name in value
+                    else field.default_fill()
+                )
             return out[()]
-        raise MetadataError(f"the fill value of a struct is an object by field name (or "
-                            f"base64), got {value!r}", key="fill_value")
+        raise MetadataError(
+            f"the fill value of a struct is an object by field name (or base64), got {value!r}",
+            key="fill_value",
+        )
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
         record = np.asarray(value, dtype=self.native)
         if format == V2:
-            return base64.b64encode(self.to_encoded(record.reshape(1), "little").tobytes()
-                                    ).decode("ascii")
+            return base64.b64encode(self.to_encoded(record.reshape(1), "little").tobytes()).decode(
+                "ascii"
+            )
         return {name: field.fill_to_json(record[name][()], format) for name, field in self.fields}
 
     def fill_from_user(self, value: Any) -> Any:
@@ -204,6 +228,10 @@ class Struct(DataType):
             if isinstance(value, int) and value == 0:
                 return self.default_fill()
         except (TypeError, ValueError) as exc:
-            raise ValueCastError(f"{value!r} cannot be stored as {self.describe()}: {exc}") from None
-        raise ValueCastError(f"{value!r} cannot be stored as {self.describe()}: give a tuple, a "
-                             f"dict by field name or a numpy record")
+            raise ValueCastError(
+                f"{value!r} cannot be stored as {self.describe()}: {exc}"
+            ) from None
+        raise ValueCastError(
+            f"{value!r} cannot be stored as {self.describe()}: give a tuple, a "
+            f"dict by field name or a numpy record"
+        )

@@ -9,7 +9,8 @@ units, with -2**63 meaning NaT. The fill value is an integer or "NaT" in v3 (NaT
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -21,8 +22,8 @@ from zarrkit.names import V2, V3, names
 from .typestrings import endian_of, endian_of_native, prefix
 
 UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic")
-NAT = -(2 ** 63)
-_MAX_SCALE = 2 ** 31 - 1
+NAT = -(2**63)
+_MAX_SCALE = 2**31 - 1
 
 
 def _typestring_pattern(code: str) -> str:
@@ -35,13 +36,20 @@ class _Temporal(DataType):
 
     def __init__(self, unit: str = "generic", scale_factor: int = 1):
         if unit not in UNITS:
-            raise MetadataError(f"{self._zarr_name()}: unit must be one of {list(UNITS)}, got "
-                                f"{unit!r}", key="configuration.unit")
-        if isinstance(scale_factor, bool) or not isinstance(scale_factor, int) or not (
-                1 <= scale_factor <= _MAX_SCALE):
-            raise MetadataError(f"{self._zarr_name()}: scale_factor must be an integer in "
-                                f"1..{_MAX_SCALE}, got {scale_factor!r}",
-                                key="configuration.scale_factor")
+            raise MetadataError(
+                f"{self._zarr_name()}: unit must be one of {list(UNITS)}, got {unit!r}",
+                key="configuration.unit",
+            )
+        if (
+            isinstance(scale_factor, bool)
+            or not isinstance(scale_factor, int)
+            or not (1 <= scale_factor <= _MAX_SCALE)
+        ):
+            raise MetadataError(
+                f"{self._zarr_name()}: scale_factor must be an integer in "
+                f"1..{_MAX_SCALE}, got {scale_factor!r}",
+                key="configuration.scale_factor",
+            )
         self.unit = unit
         self.scale_factor = scale_factor
 
@@ -55,19 +63,22 @@ class _Temporal(DataType):
         if format == V3:
             owner = cls._zarr_name()
             check_known_fields(configuration, {"unit", "scale_factor"}, owner=owner)
-            return cls(config_value(configuration, "unit", str, owner=owner),
-                       config_value(configuration, "scale_factor", int, owner=owner))
+            return cls(
+                config_value(configuration, "unit", str, owner=owner),
+                config_value(configuration, "scale_factor", int, owner=owner),
+            )
         if configuration:
             raise MetadataError(f"{name!r} takes no configuration", key="configuration")
         try:
             dtype = np.dtype(name)
         except TypeError:
-            raise MetadataError(f"{name!r} is not a numpy {cls._numpy_name} typestring",
-                                key="data_type") from None
+            raise MetadataError(
+                f"{name!r} is not a numpy {cls._numpy_name} typestring", key="data_type"
+            ) from None
         return cls.from_native(dtype).with_endian(endian_of(name))
 
     @classmethod
-    def from_native(cls, dtype: np.dtype) -> "DataType":
+    def from_native(cls, dtype: np.dtype) -> DataType:
         unit, count = np.datetime_data(dtype)
         return cls(unit, int(count)).with_endian(endian_of_native(dtype))
 
@@ -112,10 +123,11 @@ class _Temporal(DataType):
             return self._from_int(NAT)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or not (
-                NAT <= value < 2 ** 63):
-            raise MetadataError(f"the fill value of {self.describe()} is a 64-bit integer or "
-                                f"'NaT', got {value!r}", key="fill_value")
+        if isinstance(value, bool) or not isinstance(value, int) or not (NAT <= value < 2**63):
+            raise MetadataError(
+                f"the fill value of {self.describe()} is a 64-bit integer or 'NaT', got {value!r}",
+                key="fill_value",
+            )
         return self._from_int(value)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -146,16 +158,22 @@ class _Temporal(DataType):
 
 
 class DateTime64(_Temporal):
-    names = names("numpy.datetime64", v2_pattern=_typestring_pattern("M"),
-                  draft_pattern=_typestring_pattern("M"))
+    names = names(
+        "numpy.datetime64",
+        v2_pattern=_typestring_pattern("M"),
+        draft_pattern=_typestring_pattern("M"),
+    )
     numpy_keys = ("M",)
     _numpy_name = "datetime64"
     _code = "M"
 
 
 class TimeDelta64(_Temporal):
-    names = names("numpy.timedelta64", v2_pattern=_typestring_pattern("m"),
-                  draft_pattern=_typestring_pattern("m"))
+    names = names(
+        "numpy.timedelta64",
+        v2_pattern=_typestring_pattern("m"),
+        draft_pattern=_typestring_pattern("m"),
+    )
     numpy_keys = ("m",)
     _numpy_name = "timedelta64"
     _code = "m"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,8 @@ class RegularChunkGrid(ChunkGrid):
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
                 raise MetadataError(
                     f"regular grid: chunk_shape must be positive integers, got {list(self.chunk_shape_)}",
-                    key="chunk_grid.configuration.chunk_shape")
+                    key="chunk_grid.configuration.chunk_shape",
+                )
         object.__setattr__(self, "chunk_shape_", tuple(int(n) for n in self.chunk_shape_))
 
     @classmethod
@@ -33,8 +35,10 @@ class RegularChunkGrid(ChunkGrid):
         check_known_fields(configuration, {"chunk_shape"}, owner="regular chunk grid")
         shape = configuration.get("chunk_shape")
         if not isinstance(shape, list):
-            raise MetadataError(f"regular grid needs a list 'chunk_shape', got {shape!r}",
-                                key="chunk_grid.configuration.chunk_shape")
+            raise MetadataError(
+                f"regular grid needs a list 'chunk_shape', got {shape!r}",
+                key="chunk_grid.configuration.chunk_shape",
+            )
         return cls(tuple(shape))
 
     def configuration(self, format: str = V3) -> dict:
@@ -44,7 +48,9 @@ class RegularChunkGrid(ChunkGrid):
         if len(array_shape) != len(self.chunk_shape_):
             raise MetadataError(
                 f"chunk_shape {list(self.chunk_shape_)} has {len(self.chunk_shape_)} dimensions, "
-                f"the array has {len(array_shape)}", key="chunk_grid")
+                f"the array has {len(array_shape)}",
+                key="chunk_grid",
+            )
 
     def grid_shape(self, array_shape: Sequence[int]) -> tuple[int, ...]:
         return tuple(-(-int(s) // c) for s, c in zip(array_shape, self.chunk_shape_))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from zarrkit.chunk_key_encoding import ChunkKeyEncoding
-from zarrkit.errors import MetadataError
 from zarrkit.extension import check_known_fields, config_value
 from zarrkit.names import V3, names
 
@@ -19,8 +19,14 @@ class DefaultChunkKeyEncoding(ChunkKeyEncoding):
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         check_known_fields(configuration, {"separator"}, owner="default chunk key encoding")
-        sep = config_value(configuration, "separator", str, owner="default chunk key encoding",
-                           default="/", choices=("/", "."))
+        sep = config_value(
+            configuration,
+            "separator",
+            str,
+            owner="default chunk key encoding",
+            default="/",
+            choices=("/", "."),
+        )
         return cls(sep)
 
     def configuration(self, format: str = V3) -> dict:

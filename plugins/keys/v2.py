@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from zarrkit.chunk_key_encoding import ChunkKeyEncoding
 from zarrkit.extension import check_known_fields, config_value
@@ -20,8 +21,14 @@ class V2ChunkKeyEncoding(ChunkKeyEncoding):
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         check_known_fields(configuration, {"separator"}, owner="v2 chunk key encoding")
-        sep = config_value(configuration, "separator", str, owner="v2 chunk key encoding",
-                           default=".", choices=("/", "."))
+        sep = config_value(
+            configuration,
+            "separator",
+            str,
+            owner="v2 chunk key encoding",
+            default=".",
+            choices=("/", "."),
+        )
         return cls(sep)
 
     def configuration(self, format: str = V3) -> dict:

@@ -18,7 +18,7 @@ import errno
 import os
 import stat
 import sys
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from zarrkit.errors import InvalidKeyError
 
@@ -102,7 +102,7 @@ def resolve(root: int, parts: list[str], inside: str, *, create: bool) -> Chain 
                     return None
                 attempts += 1
                 if attempts > _MAKE_ATTEMPTS:
-                    raise OSError(errno.ENOENT, "a folder kept being removed while made", name)
+                    raise OSError(errno.ENOENT, "a folder kept being removed while made", name)  # noqa: B904
                 try:
                     os.mkdir(name, dir_fd=here)
                 except FileExistsError:
@@ -121,8 +121,9 @@ def resolve(root: int, parts: list[str], inside: str, *, create: bool) -> Chain 
                 continue
             if target is None:  # a file where a folder should be
                 if create:
-                    raise NotADirectoryError(errno.ENOTDIR, "a file, not a folder",
-                                             _shown(inside, chain, name))
+                    raise NotADirectoryError(
+                        errno.ENOTDIR, "a file, not a folder", _shown(inside, chain, name)
+                    )
                 close_chain(chain)
                 return None
             links += 1
@@ -132,8 +133,9 @@ def resolve(root: int, parts: list[str], inside: str, *, create: bool) -> Chain 
                 if target != inside[:-1] and not target.startswith(inside):
                     raise InvalidKeyError(
                         f"the symlink {_shown(inside, chain, name)!r} leads to {target!r}, "
-                        f"outside the store's root {inside[:-1]!r}")
-                target = target[len(inside):]
+                        f"outside the store's root {inside[:-1]!r}"
+                    )
+                target = target[len(inside) :]
                 close_chain(chain)
                 chain = []
             todo.extend(target.split(os.sep)[::-1])
@@ -165,9 +167,11 @@ def open_file(root: int, parts: list[str], inside: str) -> int | None:
             if os.path.isabs(target):
                 real = _shown(inside, chain, parts[-1])
                 if not target.startswith(inside):
-                    raise InvalidKeyError(f"the symlink {real!r} leads to {target!r}, "
-                                          f"outside the store's root {inside[:-1]!r}")
-                parts = target[len(inside):].split(os.sep)
+                    raise InvalidKeyError(  # noqa: B904
+                        f"the symlink {real!r} leads to {target!r}, "
+                        f"outside the store's root {inside[:-1]!r}"
+                    )
+                parts = target[len(inside) :].split(os.sep)
             else:  # relative to the folder the link is in, found again from the root
                 parts = [name for _, name in chain] + target.split(os.sep)
         finally:
@@ -241,14 +245,14 @@ def scan(fd: int) -> list[os.DirEntry[str]]:
         return list(entries)
 
 
-def walk_files(top: int, prefix: str, start: str,
-               skip: Callable[[str], object]) -> Iterator[str]:
+def walk_files(top: int, prefix: str, start: str, skip: Callable[[str], object]) -> Iterator[str]:
     """Keys of the files below the folder `top` (whose key prefix is `prefix`) with names
     starting `start` at the top, sub-folders opened as they are reached, never through a
     symlink (which a listing neither follows nor shows). `skip(name)`: names to leave out.
     Open handles: one per level being walked; `top` stays the caller's."""
     stack: list[tuple[int, Iterator[os.DirEntry[str]], str]] = [
-        (top, iter([e for e in scan(top) if e.name.startswith(start)]), prefix)]
+        (top, iter([e for e in scan(top) if e.name.startswith(start)]), prefix)
+    ]
     try:
         while stack:
             fd, entries, prefix = stack[-1]
@@ -327,13 +331,22 @@ def _openat2_of_this_system(flags: int) -> Callable[[int, str], int] | None:
         return None
 
     class OpenHow(ctypes.Structure):
-        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
-                    ("resolve", ctypes.c_uint64)]
+        _fields_ = [
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        ]
 
     how = OpenHow(flags & ~getattr(os, "O_NOFOLLOW", 0), 0, 0x08 | 0x04)
-    call = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_long, ctypes.c_int, ctypes.c_char_p,
-                            ctypes.c_void_p, ctypes.c_size_t, use_errno=True)(
-        ctypes.cast(syscall, ctypes.c_void_p).value)
+    call = ctypes.CFUNCTYPE(
+        ctypes.c_long,
+        ctypes.c_long,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        use_errno=True,
+    )(ctypes.cast(syscall, ctypes.c_void_p).value)
     get_errno, size, where = ctypes.get_errno, ctypes.sizeof(how), ctypes.addressof(how)
     number = 437  # (SYS_openat2: one number on every architecture Linux has it on)
     fsencode, strerror = os.fsencode, os.strerror

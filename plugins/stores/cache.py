@@ -13,8 +13,9 @@ whole value is cached is cut from it. Missing keys are not cached.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from zarrkit import forksafe
 from zarrkit.names import names
@@ -44,8 +45,9 @@ class CachingStore(StoreWrapper):
     names = names("cache")
     own_options = ("cache_bytes",)
 
-    def __init__(self, inner: Store, max_bytes: int = DEFAULT_MAX_BYTES, *,
-                 cache_bytes: int | None = None) -> None:
+    def __init__(
+        self, inner: Store, max_bytes: int = DEFAULT_MAX_BYTES, *, cache_bytes: int | None = None
+    ) -> None:
         super().__init__(inner)
         max_bytes = int(cache_bytes if cache_bytes is not None else max_bytes)
         if max_bytes < 0:
@@ -67,8 +69,9 @@ class CachingStore(StoreWrapper):
     # -- the cache -----------------------------------------------------------------------------
     def cache_info(self) -> CacheInfo:
         with self._lock:
-            return CacheInfo(self._hits, self._misses, len(self._entries), self._bytes,
-                             self.max_bytes)
+            return CacheInfo(
+                self._hits, self._misses, len(self._entries), self._bytes, self.max_bytes
+            )
 
     def clear(self) -> None:
         with self._lock:

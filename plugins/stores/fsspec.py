@@ -33,13 +33,23 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from zarrkit import config
 from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
 from zarrkit.names import names
-from zarrkit.store import (ByteRange, Range, Store, SuffixRange, Update, check_key, check_mode,
-                           check_prefix, optimistic_update)
+from zarrkit.store import (
+    ByteRange,
+    Range,
+    Store,
+    SuffixRange,
+    Update,
+    check_key,
+    check_mode,
+    check_prefix,
+    optimistic_update,
+)
 
 from . import ranges, s3_updates
 from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
@@ -58,9 +68,11 @@ def _fsspec() -> Any:
     try:
         import fsspec
     except ImportError as exc:
-        raise PluginLoadError("the fsspec store needs the 'fsspec' package: "
-                              "pip install 'zarrkit[s3]' (or fsspec and the filesystem "
-                              "package of your protocol)") from exc
+        raise PluginLoadError(
+            "the fsspec store needs the 'fsspec' package: "
+            "pip install 'zarrkit[s3]' (or fsspec and the filesystem "
+            "package of your protocol)"
+        ) from exc
     return fsspec
 
 
@@ -74,8 +86,15 @@ class FsspecStore(Store):
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = preferred_store_bytes = 16 << 20
 
-    def __init__(self, fs: Any, path: str = "", *, mode: str = "r", concurrency: int | None = None,
-                 url: str | None = None) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        path: str = "",
+        *,
+        mode: str = "r",
+        concurrency: int | None = None,
+        url: str | None = None,
+    ) -> None:
         """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3)."""
         self.read_only = check_mode(mode) == "r"
         if concurrency is None:
@@ -115,30 +134,40 @@ class FsspecStore(Store):
 
     def __reduce__(self) -> tuple[Any, ...]:
         fs = getattr(self._fs, "sync_fs", self._fs)  # (the constructor wraps a sync one again)
-        return reopening(self, fs, self.root, mode="r" if self.read_only else "a",
-                         concurrency=self.concurrency, url=self._url)
+        return reopening(
+            self,
+            fs,
+            self.root,
+            mode="r" if self.read_only else "a",
+            concurrency=self.concurrency,
+            url=self._url,
+        )
 
     @classmethod
     def matches_name(cls, name: str, format: str) -> bool:
         return name in SCHEMES or (name.startswith(_PREFIX) and len(name) > len(_PREFIX))
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", concurrency: int | None = None,
-                 **storage_options: Any) -> "FsspecStore":
+    def from_url(
+        cls, url: str, *, mode: str = "r", concurrency: int | None = None, **storage_options: Any
+    ) -> FsspecStore:
         fsspec = _fsspec()
-        target = url[len(_PREFIX):] if url.startswith(_PREFIX) else url
+        target = url[len(_PREFIX) :] if url.startswith(_PREFIX) else url
         scheme = target.split("://", 1)[0]
         if scheme not in fsspec.available_protocols():
-            raise UnknownExtensionError("store", url.split("://", 1)[0],
-                                        hint=f"fsspec knows no protocol {scheme!r}")
+            raise UnknownExtensionError(
+                "store", url.split("://", 1)[0], hint=f"fsspec knows no protocol {scheme!r}"
+            )
         if scheme in ("http", "https"):  # credentials stay on their origin (see `http_rules`)
             storage_options = guarded_http_options(target, storage_options)
         if concurrency is None:
             concurrency = config.get().io_concurrency
         if scheme in ("s3", "s3a"):  # botocore keeps 10 connections unless told: 10 in flight
             given = storage_options.get("config_kwargs") or {}
-            storage_options = {**storage_options, "config_kwargs": {
-                "max_pool_connections": concurrency, **given}}
+            storage_options = {
+                **storage_options,
+                "config_kwargs": {"max_pool_connections": concurrency, **given},
+            }
         try:
             fs, path = fsspec.core.url_to_fs(target, **storage_options)
         except ImportError as exc:
@@ -216,8 +245,11 @@ class FsspecStore(Store):
             return None
         except Exception as exc:
             # a range starting past the end is refused (HTTP 416) rather than answered empty
-            if (isinstance(rng, ByteRange) and not isinstance(exc, (Refused, TooLong))
-                    and await self._size_at_most(path, rng.offset)):
+            if (
+                isinstance(rng, ByteRange)
+                and not isinstance(exc, (Refused, TooLong))
+                and await self._size_at_most(path, rng.offset)
+            ):
                 return b""
             raise self._error(exc, key, "read") from exc
 
@@ -327,7 +359,7 @@ class FsspecStore(Store):
         if root:
             if not path.startswith(root + "/"):
                 return None
-            path = path[len(root) + 1:]
+            path = path[len(root) + 1 :]
         try:
             return check_key(path)
         except ValueError:
@@ -338,7 +370,7 @@ class FsspecStore(Store):
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         self.require("list", f"list keys under {prefix!r}")
-        folder = prefix[:prefix.rfind("/") + 1]
+        folder = prefix[: prefix.rfind("/") + 1]
         base = self._dir(folder)
 
         async def find() -> list[str]:
@@ -371,9 +403,9 @@ class FsspecStore(Store):
         prefixes: set[str] = set()
         for entry in self._run(ls):
             key = self._relative(entry["name"].rstrip("/"))
-            if key is None or not key.startswith(prefix) or "/" in key[len(prefix):]:
+            if key is None or not key.startswith(prefix) or "/" in key[len(prefix) :]:
                 continue
-            (prefixes if entry.get("type") == "directory" else keys).add(key[len(prefix):])
+            (prefixes if entry.get("type") == "directory" else keys).add(key[len(prefix) :])
         return sorted(keys), sorted(prefixes)
 
     # -- identity --------------------------------------------------------------------------------

@@ -30,15 +30,15 @@ from __future__ import annotations
 import http.client
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 from zarrkit import forksafe
 from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.names import names
-from zarrkit.store import (ByteRange, Range, Store, SuffixRange, check_key, check_mode,
-                           value_limit)
+from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, value_limit
 
 from . import ranges
 from .http_rules import Origin, RedirectRefusedError, origin, refusal
@@ -70,9 +70,18 @@ class HttpStore(Store):
     writeable = False
     listable = False
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
-                 retries: int = 3, backoff: float = 0.2, max_workers: int = 8,
-                 max_redirects: int = MAX_REDIRECTS, mode: str = "r") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.2,
+        max_workers: int = 8,
+        max_redirects: int = MAX_REDIRECTS,
+        mode: str = "r",
+    ) -> None:
         check_mode(mode)
         self.read_only = True
         parts = urlsplit(url)
@@ -102,15 +111,16 @@ class HttpStore(Store):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled as its settings: no connection, pool or lock."""
-        return {k: v for k, v in self.__dict__.items()
-                if k not in ("_local", "_pool", "_pool_lock")}
+        return {
+            k: v for k, v in self.__dict__.items() if k not in ("_local", "_pool", "_pool_lock")
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._start_threads()
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "HttpStore":
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> HttpStore:
         return cls(url, mode=mode, **options)
 
     @property
@@ -144,21 +154,27 @@ class HttpStore(Store):
         if conn is not None:
             conn.close()
 
-    def _request(self, method: str, url: str, headers: dict[str, str], key: str,
-                 body: _Body) -> tuple[int, bytes, dict[str, str]]:
+    def _request(
+        self, method: str, url: str, headers: dict[str, str], key: str, body: _Body
+    ) -> tuple[int, bytes, dict[str, str]]:
         """(status, body, headers), following redirects and retrying transient failures."""
         for attempt in range(self.retries + 1):
             try:
                 return self._follow(method, url, headers, key, body)
             except _Retry as exc:
                 if attempt == self.retries:
-                    raise StoreError(f"{exc} (after {self.retries + 1} attempts)", key=key,
-                                     store=self, operation="read") from exc.__cause__
-                time.sleep(self.backoff * (2 ** attempt))
+                    raise StoreError(
+                        f"{exc} (after {self.retries + 1} attempts)",
+                        key=key,
+                        store=self,
+                        operation="read",
+                    ) from exc.__cause__
+                time.sleep(self.backoff * (2**attempt))
         raise AssertionError("unreachable")
 
-    def _follow(self, method: str, url: str, headers: dict[str, str], key: str,
-                body: _Body) -> tuple[int, bytes, dict[str, str]]:
+    def _follow(
+        self, method: str, url: str, headers: dict[str, str], key: str, body: _Body
+    ) -> tuple[int, bytes, dict[str, str]]:
         """One request and its redirects. The caller's headers go only to the store's own
         origin: after a hop elsewhere they are left off for the rest of the chain, even if
         it comes back (the other origin chose where it leads)."""
@@ -176,8 +192,12 @@ class HttpStore(Store):
             if status >= 500 or status == 429:
                 raise _Retry(f"HTTP {status} from {url}")
             return status, data, answer
-        raise StoreError(f"more than {self.max_redirects} redirects from {self._key_url(key)} "
-                         f"(last to {url})", key=key, store=self, operation="read")
+        raise StoreError(
+            f"more than {self.max_redirects} redirects from {self._key_url(key)} (last to {url})",
+            key=key,
+            store=self,
+            operation="read",
+        )
 
     def _redirect(self, url: str, location: str, key: str) -> str:
         try:
@@ -191,12 +211,16 @@ class HttpStore(Store):
 
     def _too_long(self, exc: _TooLong, url: str, key: str) -> StoreError:
         said = f" ({exc.size} bytes)" if exc.size is not None else ""
-        return ValueTooLargeError(f"the body from {url}{said} is longer than the {exc.limit} "
-                                  f"bytes the read can hold", key=key, store=self,
-                                  operation="read")
+        return ValueTooLargeError(
+            f"the body from {url}{said} is longer than the {exc.limit} bytes the read can hold",
+            key=key,
+            store=self,
+            operation="read",
+        )
 
-    def _once(self, method: str, url: str, headers: dict[str, str],
-              body: _Body) -> tuple[int, bytes, dict[str, str]]:
+    def _once(
+        self, method: str, url: str, headers: dict[str, str], body: _Body
+    ) -> tuple[int, bytes, dict[str, str]]:
         parts = urlsplit(url)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         where = origin(url)
@@ -224,8 +248,9 @@ class HttpStore(Store):
         url = self._key_url(key)
         if ranges.is_empty_read(byte_range):
             return b"" if self._head(key, url) else None
-        status, body, answer = self._request("GET", url, _range_header(byte_range), key,
-                                             _Body.of(byte_range, limit))
+        status, body, answer = self._request(
+            "GET", url, _range_header(byte_range), key, _Body.of(byte_range, limit)
+        )
         if status in _MISSING_STATUS:
             return None
         if status == 200:  # the whole value: a server may ignore Range
@@ -234,8 +259,9 @@ class HttpStore(Store):
             return _partial(body, answer, byte_range, key, self)
         if status == 416 and isinstance(byte_range, ByteRange):  # starts past the end
             return b""
-        raise StoreError(f"unexpected HTTP {status} from {url}", key=key, store=self,
-                         operation="read")
+        raise StoreError(
+            f"unexpected HTTP {status} from {url}", key=key, store=self, operation="read"
+        )
 
     def _head(self, key: str, url: str) -> bool:
         status, _, _ = self._request("HEAD", url, {}, key, _Body(0, 0, 0))
@@ -243,8 +269,9 @@ class HttpStore(Store):
             return False
         if 200 <= status < 300:
             return True
-        raise StoreError(f"unexpected HTTP {status} from {url}", key=key, store=self,
-                         operation="read")
+        raise StoreError(
+            f"unexpected HTTP {status} from {url}", key=key, store=self, operation="read"
+        )
 
     def exists(self, key: str) -> bool:
         return self._head(key, self._key_url(key))
@@ -289,13 +316,13 @@ class _Body:
     ignored it, the first `cut` bytes (read that far and no further). A 206 answer is the
     range: up to `part` bytes."""
 
-    __slots__ = ("whole", "cut", "part")
+    __slots__ = ("cut", "part", "whole")
 
     def __init__(self, whole: int, cut: int | None, part: int) -> None:
         self.whole, self.cut, self.part = whole, cut, part
 
     @classmethod
-    def of(cls, rng: Range | None, limit: int) -> "_Body":
+    def of(cls, rng: Range | None, limit: int) -> _Body:
         if rng is None or rng.length is None:
             return cls(limit, None, limit)
         cut = rng.offset + rng.length if isinstance(rng, ByteRange) else None
@@ -311,8 +338,7 @@ class _Body:
         return _DISCARD, True
 
 
-def _read_body(response: http.client.HTTPResponse, limit: int,
-               cut: bool) -> tuple[bytes, bool]:
+def _read_body(response: http.client.HTTPResponse, limit: int, cut: bool) -> tuple[bytes, bool]:
     """At most `limit` bytes of the body, and whether that was all of it. Over the limit:
     `_TooLong`, unless `cut` (then the first `limit` bytes; the connection must be dropped)."""
     length = response.length  # Content-Length, None when chunked or ended by a close
@@ -347,17 +373,25 @@ def _partial(body: bytes, answer: dict[str, str], rng: Range, key: str, store: S
     content_range = answer.get("content-range", "")
     try:
         unit, _, spec = content_range.partition(" ")
-        span, _, total = spec.partition("/")
+        span, _, _total = spec.partition("/")
         first, _, last = span.partition("-")
         start, stop = int(first), int(last) + 1
         if unit != "bytes" or stop - start != len(body):
             raise ValueError
     except ValueError:
-        raise StoreError(f"bad Content-Range {content_range!r} in a 206 answer", key=key,
-                         store=store, operation="read") from None
+        raise StoreError(
+            f"bad Content-Range {content_range!r} in a 206 answer",
+            key=key,
+            store=store,
+            operation="read",
+        ) from None
     if isinstance(rng, SuffixRange):
         return body
     if start != rng.offset:
-        raise StoreError(f"asked for bytes from {rng.offset}, got {content_range!r}", key=key,
-                         store=store, operation="read")
-    return body if rng.length is None else body[:rng.length]
+        raise StoreError(
+            f"asked for bytes from {rng.offset}, got {content_range!r}",
+            key=key,
+            store=store,
+            operation="read",
+        )
+    return body if rng.length is None else body[: rng.length]

@@ -18,7 +18,8 @@ bodies itself; for aiohttp, a second middleware caps the answer's stream.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from zarrkit.errors import PluginLoadError, StoreError
@@ -68,8 +69,9 @@ def refusal(source: str, target: str) -> str | None:
     return None
 
 
-def aiohttp_guard(root: str, caller_headers: Iterable[str]
-                  ) -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
+def aiohttp_guard(
+    root: str, caller_headers: Iterable[str]
+) -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
     """An aiohttp client middleware keeping the rule for a store rooted at `root`: on any
     other origin it strips `caller_headers` and the sensitive ones, and from an https root it
     sends nothing in the clear. (aiohttp itself drops only the sensitive ones, and only on the
@@ -80,8 +82,9 @@ def aiohttp_guard(root: str, caller_headers: Iterable[str]
     async def guard(request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         url = str(request.url)
         if home[0] == "https" and request.url.scheme != "https":
-            raise Refused(f"a redirect from {root} leads to {url}: refusing to go from https "
-                          f"to plain http")
+            raise Refused(
+                f"a redirect from {root} leads to {url}: refusing to go from https to plain http"
+            )
         if origin(url) != home:
             for name in [n for n in request.headers if n.lower() in strip]:
                 request.headers.popall(name, None)
@@ -104,11 +107,12 @@ def aiohttp_body_cap() -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Await
         length = response.content_length
         if length is not None and length > limit:
             response.close()
-            raise TooLong(f"the body from {request.url} ({length} bytes) is longer than the "
-                          f"{limit} bytes the read can hold")
+            raise TooLong(
+                f"the body from {request.url} ({length} bytes) is longer than the "
+                f"{limit} bytes the read can hold"
+            )
         asked = request.headers.get("Range") if response.status == 200 else None
-        response.content = _CappedStream(response.content, limit, str(request.url),
-                                         _window(asked))
+        response.content = _CappedStream(response.content, limit, str(request.url), _window(asked))
         return response
 
     return cap
@@ -118,7 +122,7 @@ def _window(header: str | None) -> slice | None:
     """The part of a whole value a `Range: bytes=a-b | a- | -n` header asked for."""
     if not header or not header.startswith("bytes=") or "," in header:
         return None
-    first, _, last = header[len("bytes="):].partition("-")
+    first, _, last = header[len("bytes=") :].partition("-")
     try:
         if not first:
             return slice(-int(last), None) if int(last) > 0 else slice(0, 0)
@@ -142,8 +146,10 @@ class _CappedStream:
         while block := await self._stream.readany():
             held += len(block)
             if held > self._limit:
-                raise TooLong(f"the body from {self._url} is longer than the {self._limit} "
-                              f"bytes the read can hold")
+                raise TooLong(
+                    f"the body from {self._url} is longer than the {self._limit} "
+                    f"bytes the read can hold"
+                )
             blocks.append(block)
         body = b"".join(blocks)
         return body if self._window is None else body[self._window]
@@ -157,12 +163,17 @@ def guarded_http_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
     import aiohttp
 
     if "middlewares" not in inspect.signature(aiohttp.ClientSession).parameters:
-        raise PluginLoadError(f"fsspec's HTTP filesystem needs aiohttp >= 3.12 here (found "
-                              f"{aiohttp.__version__}): older versions cannot keep credentials "
-                              f"from following a redirect to another origin")
+        raise PluginLoadError(
+            f"fsspec's HTTP filesystem needs aiohttp >= 3.12 here (found "
+            f"{aiohttp.__version__}): older versions cannot keep credentials "
+            f"from following a redirect to another origin"
+        )
     client = dict(options.get("client_kwargs") or {})
     caller = [*dict(options.get("headers") or {}), *dict(client.get("headers") or {})]
     # last, so it sees the request as it is sent, whatever the caller's middlewares added
-    client["middlewares"] = (*client.get("middlewares", ()), aiohttp_body_cap(),
-                             aiohttp_guard(url, caller))
+    client["middlewares"] = (
+        *client.get("middlewares", ()),
+        aiohttp_body_cap(),
+        aiohttp_guard(url, caller),
+    )
     return {**options, "client_kwargs": client}

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Iterator, Sequence
 
 from zarrkit import forksafe
 from zarrkit.errors import StoreError
@@ -64,8 +64,11 @@ LOCK_PATTERN = r"\.[0-9a-f]{16}\.lock"
 
 
 def lock_name(name: str) -> str:
-    return "." + hashlib.blake2b(name.encode("utf-8", "surrogatepass"),
-                                 digest_size=8).hexdigest() + ".lock"
+    return (
+        "."
+        + hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        + ".lock"
+    )
 
 
 @contextmanager
@@ -87,9 +90,11 @@ def _acquire(folder: str, dir_fd: int, name: str) -> int:
     try:
         return _lock(dir_fd, name)
     except OSError as exc:
-        raise StoreError(f"cannot take the lock file {name!r} in {folder or '.'!r} ({exc}); on "
-                         f"a file system without flock, ZARRKIT_SAFE_UPDATES=0 writes unguarded",
-                         operation="lock") from exc
+        raise StoreError(
+            f"cannot take the lock file {name!r} in {folder or '.'!r} ({exc}); on "
+            f"a file system without flock, ZARRKIT_SAFE_UPDATES=0 writes unguarded",
+            operation="lock",
+        ) from exc
 
 
 def _lock(dir_fd: int, name: str) -> int:

@@ -28,14 +28,22 @@ from __future__ import annotations
 import os
 import sys
 import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from zarrkit import forksafe
 from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
 from zarrkit.names import names
-from zarrkit.store import (Range, Store, Update, check_key, check_mode, check_prefix,
-                           optimistic_update)
+from zarrkit.store import (
+    Range,
+    Store,
+    Update,
+    check_key,
+    check_mode,
+    check_prefix,
+    optimistic_update,
+)
 
 T = TypeVar("T")
 
@@ -47,27 +55,39 @@ def _lmdb() -> Any:
     try:
         import lmdb
     except ImportError as exc:
-        raise PluginLoadError("the lmdb store needs the 'lmdb' package: "
-                              "pip install 'zarrkit[lmdb]'") from exc
+        raise PluginLoadError(
+            "the lmdb store needs the 'lmdb' package: pip install 'zarrkit[lmdb]'"
+        ) from exc
     return lmdb
 
 
 class LmdbStore(Store):
     names = names("lmdb")
 
-    def __init__(self, path: str | os.PathLike[str], *, mode: str = "r",
-                 map_size: int | None = None, sync: bool = True, max_readers: int = 126) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        mode: str = "r",
+        map_size: int | None = None,
+        sync: bool = True,
+        max_readers: int = 126,
+    ) -> None:
         self.read_only = check_mode(mode) == "r"
         self.path = Path(path).absolute()
         self._options = {"map_size": map_size, "sync": sync, "max_readers": max_readers}
         self._acquire()
 
-    def _acquire(self) -> "_Env":
+    def _acquire(self) -> _Env:
         options = self._options
-        env = self._env = _Env.acquire(self.path, create=not self.read_only,
-                                       map_size=options["map_size"] or DEFAULT_MAP_SIZE,
-                                       sync=options["sync"], max_readers=options["max_readers"],
-                                       store=self)
+        env = self._env = _Env.acquire(
+            self.path,
+            create=not self.read_only,
+            map_size=options["map_size"] or DEFAULT_MAP_SIZE,
+            sync=options["sync"],
+            max_readers=options["max_readers"],
+            store=self,
+        )
         self._release = weakref.finalize(self, env.release)
         return env
 
@@ -81,11 +101,11 @@ class LmdbStore(Store):
         return _unpickle, (self.path, "r" if self.read_only else "a", self._options)
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "LmdbStore":
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> LmdbStore:
         """`lmdb://relative/dir` or `lmdb:///absolute/dir` (the environment's directory)."""
         if not url.startswith("lmdb://") or url == "lmdb://":
             raise ValueError(f"an LMDB store URL looks like lmdb:///path/to/data.lmdb, got {url!r}")
-        return cls(url[len("lmdb://"):], mode=mode, **options)
+        return cls(url[len("lmdb://") :], mode=mode, **options)
 
     @property
     def url(self) -> str:
@@ -100,8 +120,10 @@ class LmdbStore(Store):
     def _key(self, key: str) -> bytes:
         raw = check_key(key).encode("utf-8")
         if len(raw) > self._env.max_key_size:
-            raise InvalidKeyError(f"store key {key!r} is {len(raw)} bytes of UTF-8; "
-                                  f"LMDB keys are at most {self._env.max_key_size}")
+            raise InvalidKeyError(
+                f"store key {key!r} is {len(raw)} bytes of UTF-8; "
+                f"LMDB keys are at most {self._env.max_key_size}"
+            )
         return raw
 
     # -- readable ----------------------------------------------------------------------------------
@@ -250,7 +272,7 @@ class LmdbStore(Store):
                 raw = bytes(cursor.key())
                 if not raw.startswith(start):
                     break
-                child, slash, _ = raw[len(start):].partition(b"/")
+                child, slash, _ = raw[len(start) :].partition(b"/")
                 if slash:
                     prefixes.append(child.decode("utf-8"))
                     found = cursor.set_range(start + child + _AFTER_SLASH)
@@ -289,26 +311,34 @@ def _buffer(value: Any) -> Any:
 class _Env:
     """One open LMDB environment, shared by every handle on its path in this process."""
 
-    _open: dict[str, "_Env"] = {}
+    _open: dict[str, _Env] = {}  # noqa: RUF012
     #: reentrant: a handle the garbage collector finalizes releases its environment from
     #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
     #: store's twin of this lock hung a test run there)
     _open_lock = forksafe.rlock()
 
     @classmethod
-    def acquire(cls, path: Path, *, create: bool, map_size: int, sync: bool, max_readers: int,
-                store: Store) -> "_Env":
+    def acquire(
+        cls, path: Path, *, create: bool, map_size: int, sync: bool, max_readers: int, store: Store
+    ) -> _Env:
         real = os.path.realpath(path)
         with cls._open_lock:
             env = cls._open.get(real)
             if env is None:
-                env = cls._open[real] = cls(real, create=create, map_size=map_size, sync=sync,
-                                            max_readers=max_readers, store=store)
+                env = cls._open[real] = cls(
+                    real,
+                    create=create,
+                    map_size=map_size,
+                    sync=sync,
+                    max_readers=max_readers,
+                    store=store,
+                )
             env.handles += 1
             return env
 
-    def __init__(self, path: str, *, create: bool, map_size: int, sync: bool, max_readers: int,
-                 store: Store) -> None:
+    def __init__(
+        self, path: str, *, create: bool, map_size: int, sync: bool, max_readers: int, store: Store
+    ) -> None:
         lmdb = self.lmdb = _lmdb()
         self.path = path
         self.pid = os.getpid()  # (a forked child must never close it: see the module docstring)
@@ -320,9 +350,17 @@ class _Env:
         # mode "r" is refused writes by the store, and can share the environment with writers
         readonly = os.path.isdir(path) and not os.access(path, os.W_OK)
         try:
-            self.env = lmdb.open(path, subdir=True, create=create, readonly=readonly,
-                                 map_size=map_size, sync=sync, max_readers=max_readers,
-                                 max_dbs=0, lock=True)
+            self.env = lmdb.open(
+                path,
+                subdir=True,
+                create=create,
+                readonly=readonly,
+                map_size=map_size,
+                sync=sync,
+                max_readers=max_readers,
+                max_dbs=0,
+                lock=True,
+            )
         except lmdb.Error as exc:
             raise StoreError(str(exc), store=store, operation="open") from exc
         self.max_key_size = self.env.max_key_size()
@@ -367,4 +405,3 @@ class _Env:
                     self.env.set_mapsize(0)
                 except lmdb.Error as exc:
                     raise StoreError(str(exc), store=store, operation="write") from exc
-

@@ -30,16 +30,25 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence
+from typing import Any, ContextManager  # noqa: UP035
 
 import numpy as np
 
 from zarrkit.buffers import reusable, scratch
 from zarrkit.errors import InvalidKeyError
 from zarrkit.names import names
-from zarrkit.store import (ByteRange, Range, Store, Update, check_key, check_mode, check_prefix,
-                           write_back)
+from zarrkit.store import (
+    ByteRange,
+    Range,
+    Store,
+    Update,
+    check_key,
+    check_mode,
+    check_prefix,
+    write_back,
+)
 
 from . import beneath, keylocks
 from .fileops import fsync_dir as _fsync_dir
@@ -48,10 +57,15 @@ from .pickling import reopening
 
 #: Opening files relative to an open folder, without following symlinks (not on Windows,
 #: where every operation takes the checked-path way, `_path`).
-_DIR_FD = (all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.unlink, os.rmdir,
-                                                 os.rename, os.link, os.readlink, os.stat))
-           and os.scandir in os.supports_fd
-           and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW"))
+_DIR_FD = (
+    all(
+        f in os.supports_dir_fd
+        for f in (os.open, os.mkdir, os.unlink, os.rmdir, os.rename, os.link, os.readlink, os.stat)
+    )
+    and os.scandir in os.supports_fd
+    and hasattr(os, "O_DIRECTORY")
+    and hasattr(os, "O_NOFOLLOW")
+)
 _OPEN_READ = beneath.OPEN_READ
 _openat2_read = beneath.openat2_read
 #: the root, whose path is trusted (symlinks in it followed)
@@ -107,7 +121,7 @@ class LocalStore(Store):
         self._name_limit: int | None = None
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "LocalStore":
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> LocalStore:
         """`file:///abs/path`, or a plain filesystem path."""
         return cls(_path_of_url(url), mode=mode, **options)
 
@@ -132,7 +146,7 @@ class LocalStore(Store):
         os.makedirs(self._root, exist_ok=True)
         return os.open(self._root, _OPEN_ROOT)
 
-    def _folder_fd(self, folder: str, folders: "_Folders", create: bool = False) -> Any:
+    def _folder_fd(self, folder: str, folders: _Folders, create: bool = False) -> Any:
         """The key folder's handle (or `_ABSENT`), opened beneath the root and remembered in
         `folders`: files opened relative to it skip the walk of every path segment."""
         root = folders.root
@@ -147,8 +161,9 @@ class LocalStore(Store):
         return folders[folder]
 
     def _chain(self, root: int, folder: str, create: bool = False) -> beneath.Chain | None:
-        return beneath.resolve(root, folder.split("/") if folder else [], self._inside,
-                               create=create)
+        return beneath.resolve(
+            root, folder.split("/") if folder else [], self._inside, create=create
+        )
 
     # -- checked paths (where the OS cannot open relative to a folder) ------------------------
     def _path(self, key: str) -> str:
@@ -215,8 +230,9 @@ class LocalStore(Store):
         """A run of reads that opens each key folder once for the whole run (see `_Reads`)."""
         return _Reads(self)
 
-    def _read_files(self, keys: Iterable[str], *, buffers: bool,
-                    kept: "_Folders | None" = None) -> dict[str, Any]:
+    def _read_files(
+        self, keys: Iterable[str], *, buffers: bool, kept: _Folders | None = None
+    ) -> dict[str, Any]:
         """The files of `keys`, each opened relative to its folder, opened once per call or,
         with `kept`, once per run of calls (whose owner closes them)."""
         if not _DIR_FD:
@@ -253,7 +269,7 @@ class LocalStore(Store):
                 folders.close()
         return out
 
-    def _open_link(self, key: str, folders: "_Folders") -> int | None:
+    def _open_link(self, key: str, folders: _Folders) -> int | None:
         """The file a symlinked key leads to, open (None: absent); refused when it leads out
         of the root. The slow way: the whole key is walked again from the root."""
         return beneath.open_file(folders.root, key.split("/"), self._inside)
@@ -267,7 +283,7 @@ class LocalStore(Store):
         finally:
             folders.close()
 
-    def _get_in(self, key: str, byte_range: Range | None, folders: "_Folders") -> bytes | None:
+    def _get_in(self, key: str, byte_range: Range | None, folders: _Folders) -> bytes | None:
         """`get` with the key's folder opened through `folders`."""
         fd = self._open_in(key, folders)
         if fd is None:
@@ -287,7 +303,7 @@ class LocalStore(Store):
         finally:
             os.close(fd)
 
-    def _open_in(self, key: str, folders: "_Folders") -> int | None:
+    def _open_in(self, key: str, folders: _Folders) -> int | None:
         """The key's file open for reading (in one `openat2` from the root where the kernel
         has it, else relative to its folder opened through `folders`; a symlink followed
         only inside the root); None: absent."""
@@ -324,8 +340,9 @@ class LocalStore(Store):
         Fresh `bytes` of a few hundred KiB per range were faulted in 4 KiB at a time on every
         call, as malloc hands such memory back to the OS between calls: four inner chunks of
         190 KB read from one shard took 386-450 µs per call, 139 µs into the reused buffer."""
-        sized = [i for i, (_, r) in enumerate(requests)
-                 if type(r) is ByteRange and r.length is not None]
+        sized = [
+            i for i, (_, r) in enumerate(requests) if type(r) is ByteRange and r.length is not None
+        ]
         total = sum(requests[i][1].length for i in sized)
         if total < _BUFFERED_FROM or not _DIR_FD or not _PREADV:
             return self.get_ranges(requests)
@@ -341,10 +358,10 @@ class LocalStore(Store):
                     files[key] = self._open_in(key, folders)
                 fd = files[key]
                 if fd is not None:
-                    part = buffer[at:at + byte_range.length]
+                    part = buffer[at : at + byte_range.length]
                     at += byte_range.length
                     try:
-                        out[i] = part[:os.preadv(fd, [part], byte_range.offset)].toreadonly()
+                        out[i] = part[: os.preadv(fd, [part], byte_range.offset)].toreadonly()
                     except IsADirectoryError:
                         pass
             if len(sized) < len(requests):
@@ -398,7 +415,7 @@ class LocalStore(Store):
         """A run of writes that opens each key folder once for the whole run (see `_Writes`)."""
         return _Writes(self)
 
-    def _set_many(self, items: Mapping[str, bytes], folders: "_Folders") -> None:
+    def _set_many(self, items: Mapping[str, bytes], folders: _Folders) -> None:
         """`set_many`, with the key folders opened once through `folders`. A symlink at the
         key itself is replaced by the written file, not followed: the link (or rename) that
         makes a write atomic replaces whatever name is there."""
@@ -409,8 +426,13 @@ class LocalStore(Store):
         batch = []
         for key, value in items.items():  # (all checked before anything is written)
             folder, sep, name = key.rpartition("/") if type(key) is str else check_key(key)
-            if (folder not in folders or (sep and not folder) or name in _ODD_NAMES
-                    or "\\" in name or "\x00" in name):
+            if (
+                folder not in folders
+                or (sep and not folder)
+                or name in _ODD_NAMES
+                or "\\" in name
+                or "\x00" in name
+            ):
                 check_key(key)
             batch.append((folder, name, _buffer(value)))
         for folder, name, data in batch:
@@ -419,7 +441,7 @@ class LocalStore(Store):
                 where = self._folder_fd(folder, folders, create=True)
             self._write(folders, folder, where, name, data)
 
-    def _write(self, folders: "_Folders", folder: str, where: int, name: str, data: Any) -> None:
+    def _write(self, folders: _Folders, folder: str, where: int, name: str, data: Any) -> None:
         """Write `data` as `name` in the folder `where` so that readers see the old value or
         the new one, never a part. Where the OS has unnamed temporary files (Linux's
         O_TMPFILE), the file is written unnamed in the key's folder and then given its name
@@ -433,8 +455,11 @@ class LocalStore(Store):
             except FileNotFoundError:
                 folders.close()  # (the root too: it may be the one removed)
                 where = self._folder_fd(folder, folders, create=True)
-        raise OSError(errno.ENOENT, "the folder of a write keeps being removed",
-                      os.path.join(self._root, folder, name))
+        raise OSError(
+            errno.ENOENT,
+            "the folder of a write keeps being removed",
+            os.path.join(self._root, folder, name),
+        )
 
     def _write_renaming(self, root: int, where: int, name: str, data: Any) -> None:
         """A temporary file in the root renamed into place: the root stays small, so creating
@@ -631,8 +656,7 @@ class LocalStore(Store):
             where = self._folder_fd(check_prefix(prefix)[:-1], folders)
             if where is _ABSENT:
                 return [], []
-            return _sorted_entries(e for e in beneath.scan(where)
-                                   if not _PARTIAL.fullmatch(e.name))
+            return _sorted_entries(e for e in beneath.scan(where) if not _PARTIAL.fullmatch(e.name))
         finally:
             folders.close()
 
@@ -723,8 +747,9 @@ class LocalStore(Store):
 
     # -- shared ------------------------------------------------------------------------------
     @staticmethod
-    def _locate(key: str, folders: dict[str, Any],
-                resolve: Callable[[str, Any], Any]) -> tuple[Any, str]:
+    def _locate(
+        key: str, folders: dict[str, Any], resolve: Callable[[str, Any], Any]
+    ) -> tuple[Any, str]:
         """The key's folder as `resolve` gives it (looked up in, or added to, `folders`) and
         the key's last segment, the key checked. A key whose folder is known needs only its
         last segment checked."""
@@ -786,13 +811,13 @@ class _Reads:
     this saves the folder's walk, open and close per call, each a release of the GIL that
     the other reading thread waits on."""
 
-    __slots__ = ("_store", "_folders")
+    __slots__ = ("_folders", "_store")
 
     def __init__(self, store: LocalStore) -> None:
         self._store = store
         self._folders = _Folders()
 
-    def __enter__(self) -> "_Reads":
+    def __enter__(self) -> _Reads:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -814,13 +839,13 @@ class _Writes:
     for a symlink after it was opened is not followed: the run writes into the folder it
     opened."""
 
-    __slots__ = ("_store", "_folders")
+    __slots__ = ("_folders", "_store")
 
     def __init__(self, store: LocalStore) -> None:
         self._store = store
         self._folders = _Folders()
 
-    def __enter__(self) -> "_Writes":
+    def __enter__(self) -> _Writes:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -900,10 +925,10 @@ def _c_order(data: Any) -> Any:
     return flat
 
 
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_CREATE = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 _UNNAMED = _O_TMPFILE | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
-
-
 
 
 def _open_unnamed(where: int) -> int:
@@ -954,7 +979,7 @@ def _write_all(fd: int, data: Any) -> None:
     if done < size:
         view = memoryview(data).cast("B")[done:]
         while view.nbytes:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
 
 
 def _scan(directory: str, *, keep_partial: bool = False) -> list[os.DirEntry[str]]:

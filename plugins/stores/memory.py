@@ -9,12 +9,20 @@ store, contents as they are now. To share writes between processes, use a store 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from zarrkit import forksafe
 from zarrkit.names import names
-from zarrkit.store import (Range, Store, Update, check_key, check_mode, check_prefix,
-                           optimistic_update)
+from zarrkit.store import (
+    Range,
+    Store,
+    Update,
+    check_key,
+    check_mode,
+    check_prefix,
+    optimistic_update,
+)
 
 _SCHEME = "memory://"
 
@@ -49,7 +57,7 @@ def _space(name: str, contents: dict[str, bytes] | None = None) -> _Space:
     return space
 
 
-def _unpickle(name: str, mode: str, contents: dict[str, bytes]) -> "MemoryStore":
+def _unpickle(name: str, mode: str, contents: dict[str, bytes]) -> MemoryStore:
     store = MemoryStore.__new__(MemoryStore)
     store.name = name
     store.read_only = mode == "r"
@@ -72,12 +80,12 @@ class MemoryStore(Store):
         self._space = _space(name)
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "MemoryStore":
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> MemoryStore:
         if not url.startswith(_SCHEME):
             raise ValueError(f"a memory store URL starts with {_SCHEME!r}, got {url!r}")
         if options:
             raise TypeError(f"MemoryStore takes no options, got {sorted(options)}")
-        return cls(url[len(_SCHEME):], mode=mode)
+        return cls(url[len(_SCHEME) :], mode=mode)
 
     @property
     def url(self) -> str:

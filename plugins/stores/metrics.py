@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from zarrkit import forksafe
 from zarrkit.names import names
@@ -51,8 +52,9 @@ class Collector:
     def __reduce__(self) -> tuple[Any, ...]:
         return Collector, ()
 
-    def record(self, store: str, operation: str, keys: int, nbytes: int, seconds: float,
-               failed: bool) -> None:
+    def record(
+        self, store: str, operation: str, keys: int, nbytes: int, seconds: float, failed: bool
+    ) -> None:
         with self._lock:
             stats = self._stats.setdefault((store, operation), OperationStats())
             stats.calls += 1
@@ -78,15 +80,19 @@ class Collector:
         summary = self.summary()
         if not summary:
             return "store metrics: no store operations recorded"
-        header = f"{'operation':<14}{'calls':>8}{'keys':>10}{'bytes':>14}{'ms total':>11}" \
-                 f"{'ms/call':>9}{'errors':>8}"
+        header = (
+            f"{'operation':<14}{'calls':>8}{'keys':>10}{'bytes':>14}{'ms total':>11}"
+            f"{'ms/call':>9}{'errors':>8}"
+        )
         lines = ["store metrics:"]
         for store, operations in summary.items():
             lines += [f"  {store}", f"    {header}"]
             for operation, s in operations.items():
                 ms = s["seconds"] * 1000
-                lines.append(f"    {operation:<14}{s['calls']:>8}{s['keys']:>10}{s['bytes']:>14}"
-                             f"{ms:>11.1f}{ms / s['calls']:>9.2f}{s['errors']:>8}")
+                lines.append(
+                    f"    {operation:<14}{s['calls']:>8}{s['keys']:>10}{s['bytes']:>14}"
+                    f"{ms:>11.1f}{ms / s['calls']:>9.2f}{s['errors']:>8}"
+                )
         return "\n".join(lines)
 
 
@@ -124,8 +130,14 @@ class MetricsStore(StoreWrapper):
         COLLECTOR.reset()
 
     # -- measuring -------------------------------------------------------------------------------
-    def _measure(self, operation: str, keys: int | Callable[[Any], int], run: Callable[[], T],
-                 size: Callable[[T], int] = lambda _: 0, sent: int = 0) -> T:
+    def _measure(
+        self,
+        operation: str,
+        keys: int | Callable[[Any], int],
+        run: Callable[[], T],
+        size: Callable[[T], int] = lambda _: 0,
+        sent: int = 0,
+    ) -> T:
         """Run one operation and record it; `keys` may be counted from the result (listings)."""
         start = time.perf_counter()
         failed = True
@@ -141,21 +153,40 @@ class MetricsStore(StoreWrapper):
             seconds = time.perf_counter() - start
             self.collector.record(self._label, operation, nkeys, nbytes, seconds, failed)
             if log.isEnabledFor(logging.DEBUG):
-                log.debug("%s %s keys=%d bytes=%d %.2f ms%s", self._label, operation, nkeys,
-                          nbytes, seconds * 1000, " FAILED" if failed else "")
+                log.debug(
+                    "%s %s keys=%d bytes=%d %.2f ms%s",
+                    self._label,
+                    operation,
+                    nkeys,
+                    nbytes,
+                    seconds * 1000,
+                    " FAILED" if failed else "",
+                )
 
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
-        return self._measure("get", 1, lambda: self.inner.get(key, byte_range),
-                             lambda v: len(v) if v is not None else 0)
+        return self._measure(
+            "get",
+            1,
+            lambda: self.inner.get(key, byte_range),
+            lambda v: len(v) if v is not None else 0,
+        )
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = list(keys)
-        return self._measure("get_many", len(keys), lambda: self.inner.get_many(keys),
-                             lambda d: sum(len(v) for v in d.values()))
+        return self._measure(
+            "get_many",
+            len(keys),
+            lambda: self.inner.get_many(keys),
+            lambda d: sum(len(v) for v in d.values()),
+        )
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
-        return self._measure("get_ranges", len(requests), lambda: self.inner.get_ranges(requests),
-                             lambda vs: sum(len(v) for v in vs if v is not None))
+        return self._measure(
+            "get_ranges",
+            len(requests),
+            lambda: self.inner.get_ranges(requests),
+            lambda vs: sum(len(v) for v in vs if v is not None),
+        )
 
     def exists(self, key: str) -> bool:
         return self._measure("exists", 1, lambda: self.inner.exists(key))
@@ -187,5 +218,6 @@ class MetricsStore(StoreWrapper):
         return iter(self._measure("list_prefix", len, lambda: [*self.inner.list_prefix(prefix)]))
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        return self._measure("list_dir", lambda kp: len(kp[0]) + len(kp[1]),
-                             lambda: self.inner.list_dir(prefix))
+        return self._measure(
+            "list_dir", lambda kp: len(kp[0]) + len(kp[1]), lambda: self.inner.list_dir(prefix)
+        )

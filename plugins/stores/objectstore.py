@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from zarrkit import config
 from zarrkit.errors import PluginLoadError, StoreError
@@ -37,8 +38,9 @@ def _obstore() -> Any:
     try:
         import obstore
     except ImportError as exc:
-        raise PluginLoadError("the obstore store needs the 'obstore' package: "
-                              "pip install 'zarrkit[obstore]'") from exc
+        raise PluginLoadError(
+            "the obstore store needs the 'obstore' package: pip install 'zarrkit[obstore]'"
+        ) from exc
     return obstore
 
 
@@ -54,8 +56,7 @@ def _event_loop() -> asyncio.AbstractEventLoop:
     with _loop_lock:
         if _loop is None or _loop[0] != os.getpid():
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="zarrkit-obstore",
-                             daemon=True).start()
+            threading.Thread(target=loop.run_forever, name="zarrkit-obstore", daemon=True).start()
             _loop = (os.getpid(), loop)
         return _loop[1]
 
@@ -72,8 +73,9 @@ class ObstoreStore(Store):
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = preferred_store_bytes = 16 << 20
 
-    def __init__(self, backend: Any, *, mode: str = "r", url: str = "",
-                 concurrency: int | None = None) -> None:
+    def __init__(
+        self, backend: Any, *, mode: str = "r", url: str = "", concurrency: int | None = None
+    ) -> None:
         """`backend`: an obstore store (its prefix is the store's root)."""
         self.read_only = check_mode(mode) == "r"
         self.backend = backend
@@ -87,19 +89,19 @@ class ObstoreStore(Store):
 
     @classmethod
     def matches_name(cls, name: str, format: str) -> bool:
-        return name.startswith(_PREFIX) and name[len(_PREFIX):] in _SCHEMES
+        return name.startswith(_PREFIX) and name[len(_PREFIX) :] in _SCHEMES
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", concurrency: int | None = None,
-                 **options: Any) -> "ObstoreStore":
+    def from_url(
+        cls, url: str, *, mode: str = "r", concurrency: int | None = None, **options: Any
+    ) -> ObstoreStore:
         obstore = _obstore()
-        target = url[len(_PREFIX):] if url.startswith(_PREFIX) else url
+        target = url[len(_PREFIX) :] if url.startswith(_PREFIX) else url
         target = "s3" + target[3:] if target.startswith("s3a://") else target
         try:
             backend = obstore.store.from_url(target.rstrip("/"), **options)
         except Exception as exc:  # obstore's configuration errors
-            raise StoreError(f"obstore: {exc}", key=None, store=target, operation="open") \
-                from exc
+            raise StoreError(f"obstore: {exc}", key=None, store=target, operation="open") from exc
         return cls(backend, mode=mode, url=url, concurrency=concurrency)
 
     @property
@@ -143,8 +145,11 @@ class ObstoreStore(Store):
         if isinstance(rng, SuffixRange):
             options["range"] = {"suffix": rng.length}
         elif isinstance(rng, ByteRange):
-            options["range"] = ({"offset": rng.offset} if rng.length is None
-                                else (rng.offset, rng.offset + rng.length))
+            options["range"] = (
+                {"offset": rng.offset}
+                if rng.length is None
+                else (rng.offset, rng.offset + rng.length)
+            )
         try:
             result = await obstore.get_async(self.backend, key, options=options or None)
             return await result.bytes_async()
@@ -248,7 +253,7 @@ class ObstoreStore(Store):
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         self.require("list", f"list keys under {prefix!r}")
-        folder = prefix[:prefix.rfind("/") + 1]
+        folder = prefix[: prefix.rfind("/") + 1]
 
         async def find() -> list[str]:
             out = []
@@ -269,17 +274,20 @@ class ObstoreStore(Store):
         async def ls() -> Any:
             try:
                 return await _obstore().list_with_delimiter_async(
-                    self.backend, prefix.rstrip("/") or None)
+                    self.backend, prefix.rstrip("/") or None
+                )
             except Exception as exc:
                 raise self._error(exc, prefix or None, "list") from exc
 
         found = _run(ls)
-        keys = {m["path"][len(prefix):] for m in found["objects"]
-                if m["path"].startswith(prefix)}
-        prefixes = {p.rstrip("/")[len(prefix):] for p in found["common_prefixes"]
-                    if p.startswith(prefix)}
-        return (sorted(k for k in keys if k and "/" not in k),
-                sorted(p for p in prefixes if p and "/" not in p))
+        keys = {m["path"][len(prefix) :] for m in found["objects"] if m["path"].startswith(prefix)}
+        prefixes = {
+            p.rstrip("/")[len(prefix) :] for p in found["common_prefixes"] if p.startswith(prefix)
+        }
+        return (
+            sorted(k for k in keys if k and "/" not in k),
+            sorted(p for p in prefixes if p and "/" not in p),
+        )
 
     # -- identity --------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

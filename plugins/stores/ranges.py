@@ -9,8 +9,8 @@ overrides `get_ranges` for a network backend plans its reads here, so they all m
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from zarrkit.store import ByteRange, Range, SuffixRange
 
@@ -41,8 +41,12 @@ class Plan:
         return out
 
 
-def plan(requests: Sequence[tuple[str, Range | None]], *, max_gap: int = DEFAULT_MAX_GAP,
-         max_block: int = DEFAULT_MAX_BLOCK) -> Plan:
+def plan(
+    requests: Sequence[tuple[str, Range | None]],
+    *,
+    max_gap: int = DEFAULT_MAX_GAP,
+    max_block: int = DEFAULT_MAX_BLOCK,
+) -> Plan:
     """Merge the requests' reads: per key, a whole-value read serves every range of that key;
     bounded ranges closer than `max_gap` merge while the span stays within `max_block`;
     open-ended and suffix ranges are read as asked (their position depends on the size)."""
@@ -74,9 +78,16 @@ def plan(requests: Sequence[tuple[str, Range | None]], *, max_gap: int = DEFAULT
     return Plan(reads, part_read, part_range)
 
 
-def _merge(key: str, indices: list[int], requests: Sequence[tuple[str, Range | None]],
-           add: Callable[[str, Range | None], int], part_read: list[int],
-           part_range: list[Range | None], max_gap: int, max_block: int) -> None:
+def _merge(
+    key: str,
+    indices: list[int],
+    requests: Sequence[tuple[str, Range | None]],
+    add: Callable[[str, Range | None], int],
+    part_read: list[int],
+    part_range: list[Range | None],
+    max_gap: int,
+    max_block: int,
+) -> None:
     ordered = sorted(indices, key=lambda i: requests[i][1].offset)  # type: ignore[union-attr]
     group: list[int] = []
     start = stop = 0
@@ -106,4 +117,5 @@ def is_empty_read(rng: Range | None) -> bool:
     """A read of zero bytes: answered by an existence check, since HTTP has no way to ask
     for an empty range."""
     return (isinstance(rng, ByteRange) and rng.length == 0) or (
-        isinstance(rng, SuffixRange) and rng.length == 0)
+        isinstance(rng, SuffixRange) and rng.length == 0
+    )

@@ -10,11 +10,13 @@ still absent.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 #: answers that mean "another writer changed the key since it was read"
-_CONFLICTS = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey",
-                        "412", "409", "404"})
+_CONFLICTS = frozenset(
+    {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "412", "409", "404"}
+)
 _ABSENT = frozenset({"NoSuchKey", "404"})
 
 
@@ -71,8 +73,13 @@ class ConditionalWrites:
         try:
             if value is not None:
                 condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
-                await self.fs._call_s3("put_object", Bucket=bucket, Key=path,
-                                       Body=memoryview(value).tobytes(), **condition)
+                await self.fs._call_s3(
+                    "put_object",
+                    Bucket=bucket,
+                    Key=path,
+                    Body=memoryview(value).tobytes(),
+                    **condition,
+                )
             elif etag:
                 await self.fs._call_s3("delete_object", Bucket=bucket, Key=path, IfMatch=etag)
             else:  # absent, and to stay absent: only if no one wrote it meanwhile

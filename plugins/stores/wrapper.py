@@ -10,7 +10,8 @@ inner URL with the same mode and storage options (less the wrapper's own) and wr
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 from zarrkit.store import Range, Store, Update
 
@@ -24,7 +25,9 @@ class StoreWrapper(Store):
 
     def __init__(self, inner: Store) -> None:
         if not isinstance(inner, Store):
-            raise TypeError(f"{type(self).__name__} wraps a zarrkit Store, got {type(inner).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} wraps a zarrkit Store, got {type(inner).__name__}"
+            )
         self.inner = inner
 
     @classmethod
@@ -42,7 +45,7 @@ class StoreWrapper(Store):
         from zarrkit.storage import open_store, scheme_of
 
         scheme = f"{scheme_of(url)}://"
-        inner_url = url[len(scheme):]
+        inner_url = url[len(scheme) :]
         if not inner_url:
             raise ValueError(f"{url!r}: a {scheme} URL wraps another URL, e.g. {scheme}s3://b/x")
         own = {k: options.pop(k) for k in cls.own_options if k in options}

@@ -46,8 +46,9 @@ import time
 import weakref
 import zipfile
 import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from zarrkit import forksafe
 from zarrkit.errors import StoreError, ValueTooLargeError
@@ -57,8 +58,12 @@ from zarrkit.store import Range, Store, check_key, check_mode, check_prefix, val
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
 
-_COMPRESSION = {"stored": zipfile.ZIP_STORED, "deflate": zipfile.ZIP_DEFLATED,
-                "bzip2": zipfile.ZIP_BZIP2, "lzma": zipfile.ZIP_LZMA}
+_COMPRESSION = {
+    "stored": zipfile.ZIP_STORED,
+    "deflate": zipfile.ZIP_DEFLATED,
+    "bzip2": zipfile.ZIP_BZIP2,
+    "lzma": zipfile.ZIP_LZMA,
+}
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
 _BLOCK = 1 << 20
 #: compressed bytes fed to a decompressor at a time (its output is capped separately)
@@ -68,17 +73,25 @@ _FEED = 64 * 1024
 class ZipStore(Store):
     names = names("zip")
 
-    def __init__(self, path: str | os.PathLike[str], *, mode: str = "r",
-                 compression: str = "stored", fsync: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        mode: str = "r",
+        compression: str = "stored",
+        fsync: bool = True,
+    ) -> None:
         self.read_only = check_mode(mode) == "r"
         if compression not in _COMPRESSION:
-            raise ValueError(f"compression must be one of {sorted(_COMPRESSION)}, got {compression!r}")
+            raise ValueError(
+                f"compression must be one of {sorted(_COMPRESSION)}, got {compression!r}"
+            )
         self.path = Path(path).absolute()
         self.compression = _COMPRESSION[compression]
         self.fsync = fsync
         self._acquire()
 
-    def _acquire(self) -> "_Archive":
+    def _acquire(self) -> _Archive:
         archive = self._archive = _Archive.acquire(self.path)
         self._release = weakref.finalize(self, archive.release)
         if self.read_only and not archive.known():
@@ -94,19 +107,22 @@ class ZipStore(Store):
 
     def __reduce__(self) -> tuple[Any, ...]:
         if not self.read_only:
-            raise StoreError("a zip store open for writing cannot be pickled: its pending "
-                             "changes live in this process. Write from one process, flush() or "
-                             "close() it, then pickle a handle opened with mode='r'",
-                             store=self, operation="pickle")
+            raise StoreError(
+                "a zip store open for writing cannot be pickled: its pending "
+                "changes live in this process. Write from one process, flush() or "
+                "close() it, then pickle a handle opened with mode='r'",
+                store=self,
+                operation="pickle",
+            )
         compression = next(k for k, v in _COMPRESSION.items() if v == self.compression)
         return _unpickle, (self.path, compression, self.fsync)
 
     @classmethod
-    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> "ZipStore":
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> ZipStore:
         """`zip://relative/x.zip` or `zip:///absolute/x.zip`."""
         if not url.startswith("zip://") or url == "zip://":
             raise ValueError(f"a zip store URL looks like zip:///path/to/data.zip, got {url!r}")
-        return cls(url[len("zip://"):], mode=mode, **options)
+        return cls(url[len("zip://") :], mode=mode, **options)
 
     @property
     def url(self) -> str:
@@ -199,7 +215,7 @@ def _unpickle(path: Path, compression: str, fsync: bool) -> ZipStore:
 
 # == the archive and its pending changes, shared by the handles of one process ====================
 class _Archive:
-    _open: dict[Path, "_Archive"] = {}
+    _open: dict[Path, _Archive] = {}  # noqa: RUF012
     #: reentrant: a handle the garbage collector finalizes releases its archive from whatever
     #: the thread was doing, and that may be `acquire` or `release` with this lock held (a
     #: plain lock hung the test run there: a handle left in a cycle by a failed open, collected
@@ -207,7 +223,7 @@ class _Archive:
     _open_lock = forksafe.rlock()
 
     @classmethod
-    def acquire(cls, path: Path) -> "_Archive":
+    def acquire(cls, path: Path) -> _Archive:
         with cls._open_lock:
             archive = cls._open.get(path)
             if archive is None:
@@ -253,7 +269,7 @@ class _Archive:
             return self._handles > 1 or self._dirty or self._current(None) is not None
 
     # -- reading ---------------------------------------------------------------------------------
-    def _current(self, store: Store | None) -> "_Disk | None":
+    def _current(self, store: Store | None) -> _Disk | None:
         """The archive on disk now (reopened when another writer replaced it)."""
         try:
             st = os.stat(self.path)
@@ -265,10 +281,10 @@ class _Archive:
             self._disk = _Disk(self.path, store)
         return self._disk
 
-    def locate(self, key: str, store: Store) -> "_Source | None":
+    def locate(self, key: str, store: Store) -> _Source | None:
         return self.locate_many([key], store)[key]
 
-    def locate_many(self, keys: list[str], store: Store) -> dict[str, "_Source | None"]:
+    def locate_many(self, keys: list[str], store: Store) -> dict[str, _Source | None]:
         with self._lock:
             disk = self._current(store)
             out: dict[str, _Source | None] = {}
@@ -285,8 +301,11 @@ class _Archive:
     def keys(self, store: Store, prefix: str = "") -> list[str]:
         with self._lock:
             disk = self._current(store)
-            on_disk = [] if disk is None else [
-                k for k in disk.members if k not in self._erased and k not in self._pending]
+            on_disk = (
+                []
+                if disk is None
+                else [k for k in disk.members if k not in self._erased and k not in self._pending]
+            )
             return [k for k in [*on_disk, *self._pending] if k.startswith(prefix)]
 
     # -- recording changes -------------------------------------------------------------------------
@@ -336,7 +355,7 @@ class _Archive:
             self._scratch = _Scratch(self.path.parent)
             self._disk = None  # the new archive is opened when next read
 
-    def _write(self, f: io.BufferedWriter, disk: "_Disk | None", store: Store | None) -> None:
+    def _write(self, f: io.BufferedWriter, disk: _Disk | None, store: Store | None) -> None:
         now = time.localtime(time.time())[:6]
         with zipfile.ZipFile(f, "w", allowZip64=True) as out:
             if disk is not None:
@@ -353,11 +372,14 @@ class _Archive:
                     continue
                 with out.open(info, "w") as dst:  # a large value: streamed, never held whole
                     for start in range(0, size, _BLOCK):
-                        dst.write(self._scratch.read(offset + start, min(_BLOCK, size - start), store))
+                        dst.write(
+                            self._scratch.read(offset + start, min(_BLOCK, size - start), store)
+                        )
 
 
-def _copy_member(disk: "_Disk", info: zipfile.ZipInfo, out: zipfile.ZipFile,
-                 store: Store | None) -> None:
+def _copy_member(
+    disk: _Disk, info: zipfile.ZipInfo, out: zipfile.ZipFile, store: Store | None
+) -> None:
     """Copy one member (recompressed as it was), streaming, so no member is held whole."""
     copy = zipfile.ZipInfo(info.filename, date_time=info.date_time)
     copy.compress_type = info.compress_type
@@ -379,9 +401,9 @@ class _Source:
 
 
 class _Pending(_Source):
-    __slots__ = ("scratch", "offset", "size")
+    __slots__ = ("offset", "scratch", "size")
 
-    def __init__(self, scratch: "_Scratch", offset: int, size: int) -> None:
+    def __init__(self, scratch: _Scratch, offset: int, size: int) -> None:
         self.scratch, self.offset, self.size = scratch, offset, size
 
     def read(self, key: str, rng: Range | None, store: Store) -> bytes:
@@ -392,7 +414,7 @@ class _Pending(_Source):
 class _Member(_Source):
     __slots__ = ("disk", "info")
 
-    def __init__(self, disk: "_Disk", info: zipfile.ZipInfo) -> None:
+    def __init__(self, disk: _Disk, info: zipfile.ZipInfo) -> None:
         self.disk, self.info = disk, info
 
     def read(self, key: str, rng: Range | None, store: Store) -> bytes:
@@ -410,8 +432,9 @@ class _Scratch:
 
     def append(self, data: memoryview, store: Store) -> int:
         if self.fd < 0:
-            fd, name = tempfile.mkstemp(prefix=".zarrkit-zip-", suffix=".scratch",
-                                        dir=self.directory)
+            fd, name = tempfile.mkstemp(
+                prefix=".zarrkit-zip-", suffix=".scratch", dir=self.directory
+            )
             os.unlink(name)
             self.fd = fd
         offset = self.end
@@ -437,7 +460,7 @@ class _Disk:
 
     def __init__(self, path: Path, store: Store | None) -> None:
         try:
-            self.file = open(path, "rb")
+            self.file = open(path, "rb")  # noqa: SIM115
         except OSError as exc:
             raise StoreError(str(exc), store=store, operation="open") from exc
         st = os.fstat(self.file.fileno())
@@ -446,8 +469,9 @@ class _Disk:
             self.zip = zipfile.ZipFile(self.file)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
             self.file.close()
-            raise StoreError(f"not a readable zip archive ({exc})", store=store,
-                             operation="open") from exc
+            raise StoreError(
+                f"not a readable zip archive ({exc})", store=store, operation="open"
+            ) from exc
         self.infos = self.zip.infolist()
         self.members: dict[str, zipfile.ZipInfo] = {}
         for info in self.infos:  # a later member of one name hides an earlier one, as in zipfile
@@ -467,9 +491,13 @@ class _Disk:
         limit = value_limit()
         if info.compress_type != zipfile.ZIP_STORED:
             if info.file_size > limit:
-                raise ValueTooLargeError(f"the member declares {info.file_size} bytes, more than "
-                                         f"the {limit} bytes the read can hold", key=key,
-                                         store=store, operation="read")
+                raise ValueTooLargeError(
+                    f"the member declares {info.file_size} bytes, more than "
+                    f"the {limit} bytes the read can hold",
+                    key=key,
+                    store=store,
+                    operation="read",
+                )
             data = b"".join(self._inflate(info, store))
             return data if rng is None else data[rng.slice(len(data))]
         start = self._data_offset(info, store)
@@ -477,21 +505,26 @@ class _Disk:
         part = slice(0, info.file_size) if rng is None else rng.slice(info.file_size)
         size = max(0, part.stop - part.start)
         if size > limit:
-            raise ValueTooLargeError(f"{size} bytes asked of the member, more than the {limit} "
-                                     f"bytes the read can hold", key=key, store=store,
-                                     operation="read")
+            raise ValueTooLargeError(
+                f"{size} bytes asked of the member, more than the {limit} bytes the read can hold",
+                key=key,
+                store=store,
+                operation="read",
+            )
         data = _pread(self.file.fileno(), size, start + part.start)
         if len(data) != size:
             raise StoreError("the archive is truncated", key=key, store=store, operation="read")
         if rng is None and zlib.crc32(data) != info.CRC:
-            raise StoreError("CRC-32 mismatch: the member is corrupt", key=key, store=store,
-                             operation="read")
+            raise StoreError(
+                "CRC-32 mismatch: the member is corrupt", key=key, store=store, operation="read"
+            )
         return data
 
     def stream(self, info: zipfile.ZipInfo, store: Store | None) -> Iterator[bytes]:
         if info.flag_bits & 0x1:
-            raise StoreError("the member is encrypted", key=info.filename, store=store,
-                             operation="read")
+            raise StoreError(
+                "the member is encrypted", key=info.filename, store=store, operation="read"
+            )
         if info.compress_type != zipfile.ZIP_STORED:
             yield from self._inflate(info, store)
             return
@@ -503,9 +536,13 @@ class _Disk:
     def _check_span(self, info: zipfile.ZipInfo, start: int, store: Store | None) -> None:
         """A member's stored bytes lie inside the archive (a size field may lie)."""
         if start + info.compress_size > self.identity[2]:
-            raise StoreError(f"the member claims {info.compress_size} stored bytes at offset "
-                             f"{start}, past the end of the {self.identity[2]}-byte archive",
-                             key=info.filename, store=store, operation="read")
+            raise StoreError(
+                f"the member claims {info.compress_size} stored bytes at offset "
+                f"{start}, past the end of the {self.identity[2]}-byte archive",
+                key=info.filename,
+                store=store,
+                operation="read",
+            )
 
     def _inflate(self, info: zipfile.ZipInfo, store: Store | None) -> Iterator[bytes]:
         """A compressed member's bytes, a block at a time, checked against the index: never
@@ -517,8 +554,9 @@ class _Disk:
         try:
             inflater = _inflater(info.compress_type, self.file.fileno(), start)
         except (NotImplementedError, lzma.LZMAError, ValueError) as exc:
-            raise StoreError(f"cannot decompress the member ({exc})", key=key, store=store,
-                             operation="read") from exc
+            raise StoreError(
+                f"cannot decompress the member ({exc})", key=key, store=store, operation="read"
+            ) from exc
         offset = start + inflater.header
         end = start + info.compress_size
         produced = crc = 0
@@ -526,8 +564,9 @@ class _Disk:
             while not inflater.eof:
                 if inflater.needs_input:
                     if offset >= end:
-                        raise StoreError("the compressed data ends early", key=key,
-                                         store=store, operation="read")
+                        raise StoreError(
+                            "the compressed data ends early", key=key, store=store, operation="read"
+                        )
                     fed = os.pread(self.file.fileno(), min(_FEED, end - offset), offset)
                     offset += len(fed)
                 else:
@@ -535,34 +574,49 @@ class _Disk:
                 block = inflater.decompress(fed, min(_BLOCK, info.file_size + 1 - produced))
                 produced += len(block)
                 if produced > info.file_size:
-                    raise ValueTooLargeError(f"the member inflates to more than the "
-                                             f"{info.file_size} bytes the archive's index says",
-                                             key=key, store=store, operation="read")
+                    raise ValueTooLargeError(
+                        f"the member inflates to more than the "
+                        f"{info.file_size} bytes the archive's index says",
+                        key=key,
+                        store=store,
+                        operation="read",
+                    )
                 crc = zlib.crc32(block, crc)
                 if block:
                     yield block
         except (zlib.error, lzma.LZMAError, OSError, EOFError) as exc:
-            raise StoreError(f"cannot decompress the member ({type(exc).__name__}: {exc})",
-                             key=key, store=store, operation="read") from exc
+            raise StoreError(
+                f"cannot decompress the member ({type(exc).__name__}: {exc})",
+                key=key,
+                store=store,
+                operation="read",
+            ) from exc
         if produced != info.file_size:
-            raise StoreError(f"the member inflates to {produced} bytes, not the "
-                             f"{info.file_size} the archive's index says", key=key,
-                             store=store, operation="read")
+            raise StoreError(
+                f"the member inflates to {produced} bytes, not the "
+                f"{info.file_size} the archive's index says",
+                key=key,
+                store=store,
+                operation="read",
+            )
         if crc != info.CRC:
-            raise StoreError("CRC-32 mismatch: the member is corrupt", key=key, store=store,
-                             operation="read")
+            raise StoreError(
+                "CRC-32 mismatch: the member is corrupt", key=key, store=store, operation="read"
+            )
 
     def _data_offset(self, info: zipfile.ZipInfo, store: Store | None) -> int:
         offset = self._data_offsets.get(info.filename)
         if offset is None or self.members.get(info.filename) is not info:
             header = _pread(self.file.fileno(), _LOCAL_HEADER.size, info.header_offset)
             if len(header) != _LOCAL_HEADER.size:
-                raise StoreError("the archive is truncated", key=info.filename, store=store,
-                                 operation="read")
+                raise StoreError(
+                    "the archive is truncated", key=info.filename, store=store, operation="read"
+                )
             signature, name_length, extra_length = _LOCAL_HEADER.unpack(header)
             if signature != b"PK\x03\x04":
-                raise StoreError("bad local file header", key=info.filename, store=store,
-                                 operation="read")
+                raise StoreError(
+                    "bad local file header", key=info.filename, store=store, operation="read"
+                )
             offset = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
             if self.members.get(info.filename) is info:
                 self._data_offsets[info.filename] = offset
@@ -610,8 +664,9 @@ class _Lzma:
         self.header = 4 + size
         # (the properties' parser is private in lzma; zipfile uses it the same way)
         decode = lzma._decode_filter_properties  # type: ignore[attr-defined]
-        self._lzma = lzma.LZMADecompressor(lzma.FORMAT_RAW,
-                                           filters=[decode(lzma.FILTER_LZMA1, props)])
+        self._lzma = lzma.LZMADecompressor(
+            lzma.FORMAT_RAW, filters=[decode(lzma.FILTER_LZMA1, props)]
+        )
 
     @property
     def eof(self) -> bool:
@@ -653,10 +708,12 @@ def _inflater(compress_type: int, fd: int, start: int) -> _Inflater:
     if compress_type == zipfile.ZIP_LZMA:
         return _Lzma(fd, start)
     raise NotImplementedError(f"compression method {compress_type} is not supported")
+
+
 forksafe.at_fork(_Archive._after_fork)
 
 
-def _read(source: "_Source | None", key: str, rng: Range | None, store: Store) -> bytes | None:
+def _read(source: _Source | None, key: str, rng: Range | None, store: Store) -> bytes | None:
     return None if source is None else source.read(key, rng, store)
 
 

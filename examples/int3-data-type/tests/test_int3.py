@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from zarrkit_example_int3 import Int3
 
 import zarrkit
 from zarrkit.errors import MetadataError, ValueCastError
 from zarrkit.testing import DataTypeTests
-from zarrkit_example_int3 import Int3
 
 
 class TestInt3(DataTypeTests):
-    fill_values = [-4, 3, -1]
+    fill_values = [-4, 3, -1]  # noqa: RUF012
 
     @pytest.fixture
     def data_type(self):
@@ -25,8 +25,9 @@ class TestInt3(DataTypeTests):
 
 @pytest.mark.parametrize("codec,size", [({"name": "bytes"}, 8), ({"name": "packbits"}, 3)])
 def test_stored_size_per_codec(tmp_path, codec, size):
-    a = zarrkit.create_array(tmp_path, shape=(8,), dtype="example.int3", chunks=(8,),
-                             codecs=[codec], fill_value=1)
+    a = zarrkit.create_array(
+        tmp_path, shape=(8,), dtype="example.int3", chunks=(8,), codecs=[codec], fill_value=1
+    )
     a[...] = np.arange(-4, 4)
     assert (tmp_path / "c" / "0").stat().st_size == size
     assert zarrkit.open_array(tmp_path)[...].tolist() == list(range(-4, 4))

@@ -22,10 +22,14 @@ class TestLz4(CodecTests):
 def test_data_is_what_zarr_python_numcodecs_lz4_reads(tmp_path):
     zarr = pytest.importorskip("zarr")
     data = np.arange(5000, dtype="int32").reshape(50, 100) % 17
-    a = zk.create_array(str(tmp_path), path="a", shape=data.shape, chunks=(20, 30),
-                        dtype="int32", codecs=[{"name": "bytes"},
-                                               {"name": "example.lz4",
-                                                "configuration": {"acceleration": 1}}])
+    a = zk.create_array(
+        str(tmp_path),
+        path="a",
+        shape=data.shape,
+        chunks=(20, 30),
+        dtype="int32",
+        codecs=[{"name": "bytes"}, {"name": "example.lz4", "configuration": {"acceleration": 1}}],
+    )
     a[...] = data
     doc_path = tmp_path / "a" / "zarr.json"
     doc = json.loads(doc_path.read_text())

@@ -40,8 +40,10 @@ class Int3(DataType):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or not LOW <= value <= HIGH:
-            raise MetadataError(f"the fill value of example.int3 is an integer in {LOW}..{HIGH}, "
-                                f"got {value!r}", key="fill_value")
+            raise MetadataError(
+                f"the fill value of example.int3 is an integer in {LOW}..{HIGH}, got {value!r}",
+                key="fill_value",
+            )
         return np.int8(value)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:

@@ -7,8 +7,9 @@ numcodecs' LZ4 chunk format, so zarr-python's `numcodecs.lz4` reads what it writ
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from numcodecs import LZ4
 
@@ -22,8 +23,7 @@ _SIZE_HEADER = 4  # numcodecs' LZ4 stores the decoded size (uint32, little endia
 
 @dataclass(frozen=True, eq=False)
 class Lz4Codec(Codec):
-    names = names("example.lz4", aliases=("numcodecs.lz4",),
-                  v2="example.lz4", v2_aliases=("lz4",))
+    names = names("example.lz4", aliases=("numcodecs.lz4",), v2="example.lz4", v2_aliases=("lz4",))
     kind = CodecKind.BYTES_BYTES
     releases_gil = True  # numcodecs' LZ4 compresses inside `with nogil`
     acceleration: int = 1
@@ -36,8 +36,7 @@ class Lz4Codec(Codec):
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
         check_known_fields(configuration, {"acceleration"}, owner="lz4 codec")
         # any int: the LZ4 library clamps the acceleration itself
-        return cls(config_value(configuration, "acceleration", int, owner="lz4 codec",
-                                default=1))
+        return cls(config_value(configuration, "acceleration", int, owner="lz4 codec", default=1))
 
     def configuration(self, format: str = V3) -> dict:
         return {"acceleration": self.acceleration}
