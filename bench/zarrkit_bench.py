@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run the peers harness, then judge the targets")
     r.add_argument("--harness", default=str(DEFAULT_HARNESS))
-    r.add_argument("--out-dir", default=str(HERE / "results"))
+    r.add_argument("--out-dir", default=str(HERE.parent / "build" / "bench"))  # outside git
     r.add_argument("--impls", default=f"{BASELINE},{RUST},{TS},{US}")
     r.add_argument(
         "--without-extras",
