@@ -11,12 +11,11 @@ as fresh pages). Two kinds:
   as anyone keeps it.
 
 The big ones a thread keeps (not the one-offs `reusable` hands out while its kept one is
-busy) start 64 bytes past a page boundary, because copies run at a fraction of their speed
-on this machine's CPU (AMD EPYC, `rep movsb`) when the destination lies 1-31 bytes past the
-source within a page: the kernel's copy of a file read (file data starts on a page) into a
-numpy array (which numpy puts 16 bytes past a page: the allocator's header) ran at 2.3 GB/s
-against 6-7; a 64 KiB copy between two such addresses, 2.9 GB/s against 35. 64 bytes past
-is clear of both page-aligned file data and numpy's arrays, in either direction.
+busy) start 64 bytes past a page boundary. `memcpy` implemented with `rep movsb` (as on many
+x86 CPUs) slows down several times when the destination lies a few bytes past the source
+within a page, which is exactly where a file read (file data starts on a page) into a numpy
+array (which numpy puts 16 bytes past a page: the allocator's header) lands. 64 bytes past is
+clear of both page-aligned file data and numpy's arrays, in either direction.
 """
 
 from __future__ import annotations

@@ -91,8 +91,8 @@ def limiting_values(max_bytes: int | None) -> Iterator[None]:
 
 def check_key(key: str) -> str:
     """Refuse keys that could escape a store's root or that the specs do not allow. (String
-    searches, not a regular expression: every store call checks its keys, and the keys of a
-    deep hierarchy are long; a pattern took 0.1 ms per 800-character key.)"""
+    searches, not a regular expression: every store call checks its keys, the keys of a deep
+    hierarchy are long, and a pattern's cost grows with them.)"""
     if not isinstance(key, str):
         raise TypeError(f"store keys are strings, got {key!r}")
     if (
@@ -232,7 +232,7 @@ class Store:
     read_only: bool = False
 
     #: Whether a write blocks in the OS or the network far longer than the Python around it
-    #: (a local file's create and rename: ~50 µs against ~10 µs), so that writing even tiny
+    #: (a local file's create and rename, a network round trip), so that writing even tiny
     #: chunks from several threads overlaps their waits. Left False, tiny chunks are written
     #: on one thread, where threads would only take turns holding the GIL.
     blocking_writes: ClassVar[bool] = False

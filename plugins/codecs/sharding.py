@@ -61,8 +61,8 @@ _CACHED_INDEXES = 64
 _CACHED_INDEX_BYTES = 64 << 10
 
 #: decoded bytes of inner chunks from which a call shares their decoding with the pool: handing
-#: work to a pool thread costs ~100 µs here (its wake-up and the handover), which four inner
-#: chunks of 16 KiB do not earn back (a window over them: 410 µs on one thread, 530-620 on two)
+#: work to a pool thread (its wake-up and the handover) costs more than decoding a few small
+#: inner chunks, so a small window decodes on the calling thread
 _SHARED_FROM_BYTES = 256 << 10
 
 #: an inner chunk the region touches: coordinates, place in the region's box, part of it
@@ -432,7 +432,7 @@ class _Layout:
         (`origin`), the part of it needed (None: all of it), and the region within it when
         the inner chain decodes that part itself (None: the inner chunk is decoded whole).
         A box of slices, the usual window, is worked out per dimension with integers alone
-        (a 64x64 window over four inner chunks spent ~40 µs in the general way)."""
+        (the general way's per-element index arrays dominate a small window's cost)."""
         if self.inner.can_decode_partial or any(type(p) is not slice for p in region.parts):
             return self._plan_general(region, origin)
         if any(p.stop <= p.start for p in region.parts):  # nothing selected

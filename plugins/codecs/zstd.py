@@ -1,30 +1,25 @@
 """The `zstd` codec (bytes -> bytes), through the `zstandard` package with contexts kept per
 thread, and through numcodecs where that is faster; both release the GIL.
 
-Why which library, measured on one machine (numcodecs 0.17.1 with libzstd 1.5.6, zstandard
-0.25 with libzstd 1.5.7; float32 random walk, level 1; µs per call, numcodecs vs zstandard):
+Why which library (bench/ measures both; the figures live in bench/README.md and in the
+commits that chose):
 
 - numcodecs makes and frees a zstd context on every call, which is most of the cost of small
-  chunks (800 B: compress 9.1 vs 6.5, decompress 5.5 vs 3.2). For big chunks the context's
-  tables are fresh memory each time: writing 512 MiB in 256 KiB chunks faulted in 33,000 pages
-  through numcodecs and 100 through a kept context (CPU time: within this machine's noise).
-- Compressing a big chunk alone runs at the same speed in both (256 KiB of noisy floats:
-  ~440 MB/s per thread); an earlier measurement had zstandard up to 20% behind there, which
-  did not repeat.
-- zstandard decompresses as fast or faster at every size (256 KiB: 255 vs 256; 32 KiB to
-  1 MiB within the noise or ahead). `decode_into` of 64 KiB and more goes through numcodecs,
-  which writes into the given buffer: zstandard cannot, and its output plus a copy is slower
-  from 256 KiB (259 vs 267); below that zstandard's output is copied.
+  chunks; for big chunks the context's tables are fresh memory each time, faulted in page by
+  page. A context kept per thread (zstandard) avoids both.
+- Compressing a big chunk runs at the same speed in both.
+- zstandard decompresses as fast or faster at every size, but cannot write into a given
+  buffer: from `_INTO_FROM` up, its output plus a copy loses to numcodecs decoding in place,
+  so `decode_into` of big chunks goes through numcodecs.
 
 A shard's tiny inner chunks are decoded a share at a time (`decode_batch`, zstandard's batch
 decode): one call per thread's share releases the GIL once, where per-chunk calls on two
-threads hand it back and forth on every chunk (a 4096² float32 array in shards of 32×32 inner
-chunks read in 0.28 s instead of 0.50). For a group of separate chunk files the batch saves
-nothing measurable: the engine reads those on one thread and decodes them one by one.
+threads hand it back and forth on every chunk. For a group of separate chunk files the batch
+saves nothing: the engine reads those on one thread and decodes them one by one.
 
 Either way the frame declares its content size (`decode_into` relies on it) and carries a
 checksum when configured.
-"""  # noqa: RUF002
+"""
 
 from __future__ import annotations
 
@@ -148,8 +143,8 @@ class ZstdCodec(Codec):
 
     def decode_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
         if len(out) < _INTO_FROM and zstandard is not None:
-            # numcodecs' per-call context is most of a small chunk's cost (800 B: 15 µs, the
-            # kept zstandard context and a copy 3.6 µs)
+            # numcodecs' per-call context is most of a small chunk's cost; the kept zstandard
+            # context and a copy cost less
             try:
                 if zstandard.frame_content_size(data) != len(out):
                     return False  # (undeclared, or not this chunk's size: the bounded way)
@@ -167,8 +162,8 @@ class ZstdCodec(Codec):
 
     def decode_prefix_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
         # zstd decodes block by block (up to 128 KiB of output each), so stopping early saves
-        # only when at least a whole block is left undecoded (256 KiB chunks: a prefix of at
-        # most half costs half; measured 116 vs 235 µs). A checksummed frame is decoded whole
+        # only when at least a whole block is left undecoded (in a 256 KiB chunk, a prefix of
+        # at most half costs about half). A checksummed frame is decoded whole
         # so that its checksum is checked.
         if spec.nbytes is not None and len(out) > spec.nbytes - _BLOCK_BYTES:  # small chunks
             return False

@@ -337,9 +337,9 @@ class LocalStore(Store):
     def read_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
         """`get_ranges`, with the ranges of known length read into one buffer per call (each
         key's file opened once), which this thread reuses once nothing holds a view of it.
-        Fresh `bytes` of a few hundred KiB per range were faulted in 4 KiB at a time on every
-        call, as malloc hands such memory back to the OS between calls: four inner chunks of
-        190 KB read from one shard took 386-450 µs per call, 139 µs into the reused buffer."""
+        Fresh `bytes` of a few hundred KiB per range would be faulted in 4 KiB at a time on
+        every call, as malloc hands such memory back to the OS between calls; a reused buffer
+        is already mapped."""
         sized = [
             i for i, (_, r) in enumerate(requests) if type(r) is ByteRange and r.length is not None
         ]
@@ -463,8 +463,8 @@ class LocalStore(Store):
 
     def _write_renaming(self, root: int, where: int, name: str, data: Any) -> None:
         """A temporary file in the root renamed into place: the root stays small, so creating
-        it is cheap where the key's own folder may hold thousands of chunks (45 against 60 µs
-        per 800-byte chunk on ext4 here). A folder on another file system (a mount inside the
+        it is cheap where the key's own folder may hold thousands of chunks (a file system's
+        lookups grow with the folder). A folder on another file system (a mount inside the
         root) gets its temporary file beside the target."""
         place = root if self._same_device else where
         tmp = f".{os.urandom(8).hex()}.partial"  # (listings skip it)
@@ -496,8 +496,8 @@ class LocalStore(Store):
     def _write_unnamed(self, where: int, name: str, data: Any) -> bool:
         """Write an unnamed file in the folder `where` and link it in as `name`; when the key
         exists, link it beside the key and rename it over. No temporary name is created and
-        removed, and a crash leaves nothing behind: on a fresh ext4 file system here 29
-        against 43 µs per 800-byte chunk (a plain unprotected write: 27). False when this
+        removed, and a crash leaves nothing behind, at close to the cost of a plain
+        unprotected write. False when this
         platform or file system cannot, or the file could not be named (the caller then
         takes the renaming way)."""
         try:
