@@ -12,10 +12,19 @@ from typing import Any
 
 from numcodecs import blosc
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
+from zarrkit.abc import (
+    V3,
+    BytesBytesCodec,
+    BytesBytesDecodeInto,
+    ChunkSpec,
+    Codec,
+    as_bytes_view,
+    check_known_fields,
+    config_value,
+    decoded_too_large,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 from zarrkit.plugins.codecs.spellings import draft_uri
 
 _SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -28,9 +37,8 @@ _HEADER_SIZE = 16  # version, versionlz, flags, typesize, then nbytes, blocksize
 
 
 @dataclass(frozen=True, eq=False)
-class BloscCodec(Codec):
+class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
     names = names("blosc", v2="blosc", draft=draft_uri("blosc"))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True
     cname: str = "zstd"
     clevel: int = 5

@@ -13,9 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, decoded_too_large
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
+from zarrkit.abc import (
+    V3,
+    BytesBytesCodec,
+    ChunkSpec,
+    check_known_fields,
+    config_value,
+    decoded_too_large,
+    names,
+)
 from zarrkit.plugins.codecs.spellings import draft_uri
 
 _GZIP_WBITS = 31  # 16 + 15: gzip header and trailer
@@ -30,9 +36,8 @@ _FAST_LEVELS = (1, 2, 3)
 
 
 @dataclass(frozen=True, eq=False)
-class GzipCodec(Codec):
+class GzipCodec(BytesBytesCodec):
     names = names("gzip", v2="gzip", draft=draft_uri("gzip"))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True
     level: int = 5
 

@@ -29,10 +29,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
-from zarrkit.data_type import data_type_from_native
+from zarrkit.abc import (
+    V2,
+    V3,
+    V3_DRAFT_2020,
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    ChunkSpec,
+    Codec,
+    CodecKind,
+    data_type_from_native,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
-from zarrkit.names import V2, V3, V3_DRAFT_2020, names
 from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, BOUNDED_CHUNKS, max_encoded_size
 from zarrkit.plugins.codecs.spellings import DRAFT_PATTERN, draft_id, draft_uri
 
@@ -205,7 +215,7 @@ def _missing_from_spec(cid: str, config: Mapping[str, Any]) -> list[str]:
     return [p for p in _FROM_SPEC if p in params and config.get(p) is None]
 
 
-class _ArrayArrayNumcodec(NumcodecsCodec):
+class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
     kind = CodecKind.ARRAY_ARRAY
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
@@ -265,7 +275,7 @@ class _ArrayArrayNumcodec(NumcodecsCodec):
         return _as_chunk(out, spec, self)
 
 
-class _ArrayBytesNumcodec(NumcodecsCodec):
+class _ArrayBytesNumcodec(NumcodecsCodec, ArrayBytesCodec):
     kind = CodecKind.ARRAY_BYTES
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
@@ -279,7 +289,7 @@ class _ArrayBytesNumcodec(NumcodecsCodec):
         return _as_chunk(np.asarray(self.impl.decode(data)), spec, self)
 
 
-class _BytesBytesNumcodec(NumcodecsCodec):
+class _BytesBytesNumcodec(NumcodecsCodec, BytesBytesCodec):
     kind = CodecKind.BYTES_BYTES
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:

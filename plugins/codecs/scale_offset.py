@@ -15,18 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.abc import V3, ArrayArrayCodec, ChunkSpec, check_known_fields, names
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ValueCastError
-from zarrkit.extension import check_known_fields
-from zarrkit.names import V3, names
 
 _JSON_SCALAR = (int, float, str)
 
 
 @dataclass(frozen=True, eq=False)
-class ScaleOffsetCodec(Codec):
+class ScaleOffsetCodec(ArrayArrayCodec):
     names = names("scale_offset")
-    kind = CodecKind.ARRAY_ARRAY
     releases_gil = True  # numpy arithmetic on whole arrays
     offset: Any = 0
     scale: Any = 1

@@ -23,27 +23,39 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit import config, executor, forksafe
-from zarrkit.buffers import reusable
-from zarrkit.codec import (
+from zarrkit.abc import (
+    V3,
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    ArrayBytesDecodeInto,
+    ArrayBytesPartialDecode,
+    ArrayBytesPartialEncode,
+    BoundChain,
+    ByteRange,
     ChunkSpec,
     Codec,
-    CodecKind,
+    CodecChain,
     Lasting,
     RangeReads,
     Region,
+    Skipped,
+    SuffixRange,
     as_bytes_view,
+    check_known_fields,
+    config_value,
+    data_type_from_native,
+    evolve_codecs,
+    hookimpl,
+    lock,
     lockstep,
+    names,
+    resolve_extension,
+    reusable,
+    run_batched,
+    settings,
     shift_range,
 )
-from zarrkit.codec_chain import BoundChain, CodecChain, evolve
-from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.hooks import hookimpl
-from zarrkit.names import V3, names
-from zarrkit.negotiation import Skipped, resolve_extension
-from zarrkit.store import ByteRange, SuffixRange
 
 #: offset and nbytes of an absent inner chunk
 EMPTY = 2**64 - 1
@@ -71,12 +83,11 @@ Plan = tuple[tuple[int, ...], tuple[slice, ...], "tuple[slice, ...] | None", "Re
 
 
 @dataclass(frozen=True, eq=False)
-class ShardingCodec(Codec):
+class ShardingCodec(
+    ArrayBytesCodec, ArrayBytesPartialDecode, ArrayBytesPartialEncode, ArrayBytesDecodeInto
+):
     names = names("sharding_indexed")
-    kind = CodecKind.ARRAY_BYTES
     releases_gil = True
-    supports_partial_decode = True
-    supports_partial_encode = True
 
     chunk_shape: tuple[int, ...]
     codecs: tuple[Codec, ...]
@@ -88,7 +99,11 @@ class ShardingCodec(Codec):
     def reads_input_only(self) -> bool:  # type: ignore[override]
         """A shard's inner chunks are sliced out of it and encoded by the inner chain, which
         only reads them when its array codecs do."""
-        return all(c.reads_input_only for c in self.codecs if c.kind is not CodecKind.BYTES_BYTES)
+        return all(
+            c.reads_input_only
+            for c in self.codecs
+            if isinstance(c, (ArrayArrayCodec, ArrayBytesCodec))
+        )
 
     # -- metadata ------------------------------------------------------------------------------
     @classmethod
@@ -126,8 +141,8 @@ class ShardingCodec(Codec):
         }
 
     def evolve(self, spec: ChunkSpec) -> ShardingCodec:
-        inner = evolve(self.codecs, spec.with_shape(self.chunk_shape))
-        index = evolve(self.index_codecs, _index_spec(self._per_shard(spec.shape)))
+        inner = evolve_codecs(self.codecs, spec.with_shape(self.chunk_shape))
+        index = evolve_codecs(self.index_codecs, _index_spec(self._per_shard(spec.shape)))
         return ShardingCodec(self.chunk_shape, inner, index, self.index_location)
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -185,7 +200,7 @@ class ShardingCodec(Codec):
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         layout = self._layout(spec)
-        skip_fill = not config.get().write_empty_chunks
+        skip_fill = not settings().write_empty_chunks
         encoded = (
             (
                 coords,
@@ -246,7 +261,7 @@ class ShardingCodec(Codec):
             else:
                 buffer[box] = layout.decode_inner(view[offset : offset + nbytes], coords)
         update(buffer)
-        skip_fill = not config.get().write_empty_chunks
+        skip_fill = not settings().write_empty_chunks
         encoded: dict[tuple[int, ...], Any] = {}
         for coords, box in touched:
             inner = buffer[box]
@@ -269,9 +284,7 @@ def _codec_list(
         )
     out = []
     for i, item in enumerate(items):
-        codec = resolve_extension(
-            "codec", item, format, key=f"configuration.{field_name}[{i}]", where=None
-        )
+        codec = resolve_extension("codec", item, format, key=f"configuration.{field_name}[{i}]")
         if isinstance(codec, Skipped):
             raise MetadataError(
                 f"sharding_indexed codec: the codec {codec.name!r} is not "
@@ -375,7 +388,7 @@ class _Layout:
     spec: ChunkSpec
     #: decoded indexes by their encoded bytes (`index_of`)
     _indexes: dict = field(default_factory=dict, init=False, repr=False)
-    _indexes_lock: Any = field(default_factory=forksafe.lock, init=False, repr=False)
+    _indexes_lock: Any = field(default_factory=lock, init=False, repr=False)
 
     @classmethod
     def of(cls, codec: ShardingCodec, spec: ChunkSpec) -> _Layout:
@@ -622,7 +635,7 @@ class _Layout:
 
         if jobs:
             nbytes = self.inner.spec.nbytes  # (None: a type without a fixed size, strings)
-            executor.run_batched(
+            run_batched(
                 work, jobs, parallel=nbytes is None or len(jobs) * nbytes >= _SHARED_FROM_BYTES
             )
 

@@ -20,10 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, check_known_fields, config_value, names
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, UnknownExtensionError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 
 #: mode -> its parameters and their JSON types
 MODES: dict[str, dict[str, Any]] = {
@@ -50,9 +48,8 @@ _CARRIER = {
 
 
 @dataclass(frozen=True, eq=False)
-class ZfpCodec(Codec):
+class ZfpCodec(ArrayBytesCodec):
     names = names("zfp")
-    kind = CodecKind.ARRAY_BYTES
     releases_gil = False  # zfpy's compress/decompress hold the GIL
     mode: str
     parameters: tuple[tuple[str, Any], ...] = ()

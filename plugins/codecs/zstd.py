@@ -36,9 +36,20 @@ from typing import Any
 import numpy as np
 from numcodecs import zstd as _zstd
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
+from zarrkit.abc import (
+    V3,
+    BytesBytesCodec,
+    BytesBytesDecodeBatch,
+    BytesBytesDecodeInto,
+    BytesBytesDecodePrefix,
+    ChunkSpec,
+    Codec,
+    as_bytes_view,
+    check_known_fields,
+    config_value,
+    decoded_too_large,
+    names,
+)
 from zarrkit.plugins.codecs.spellings import draft_uri
 
 try:
@@ -73,9 +84,10 @@ def _decompressor() -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class ZstdCodec(Codec):
+class ZstdCodec(
+    BytesBytesCodec, BytesBytesDecodeInto, BytesBytesDecodePrefix, BytesBytesDecodeBatch
+):
     names = names("zstd", v2="zstd", draft=draft_uri("zstd"))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True
     level: int = 0
     checksum: bool = False
