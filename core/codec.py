@@ -137,7 +137,11 @@ class Region:
     def within(self, box: Sequence[tuple[int, int]]) -> Region:
         """The part of this region inside a box, in the box's local coordinates (every part
         non-empty: ask `overlap` first)."""
-        return Region(tuple(self.overlap(d, a, b) for d, (a, b) in enumerate(box)), self.exact)
+        parts: list[slice | np.ndarray] = []
+        for d, (a, b) in enumerate(box):
+            part = self.overlap(d, a, b)
+            parts.append(part if part is not None else slice(0, 0))
+        return Region(tuple(parts), self.exact)
 
     def bounds(self) -> tuple[tuple[int, int], ...]:
         """The box around the region: (first, last + 1) per dimension. A partial decode
@@ -159,7 +163,11 @@ def shift_range(rng: Range | Lasting, offset: int, length: int) -> ByteRange | L
     """A range of a value that sits at `offset` (with `length` bytes) inside a larger one, as a
     range of the larger value; nested partial decoders use it to pass requests outwards."""
     if isinstance(rng, Lasting):  # inside a value that lasts, a lasting part lasts as well
-        return Lasting(shift_range(rng.range, offset, length))
+        return Lasting(_shift(rng.range, offset, length))
+    return _shift(rng, offset, length)
+
+
+def _shift(rng: Range, offset: int, length: int) -> ByteRange:
     if isinstance(rng, SuffixRange):
         n = min(rng.length, length)
         return ByteRange(offset + length - n, n)
@@ -172,7 +180,7 @@ def lockstep(reads: Sequence[RangeReads[Any]]) -> RangeReads[list[Any]]:
     """Run several partial decodes together, yielding their requests as one list per round, so
     a codec that needs many sub-decodes (a shard's inner chunks) still makes one request."""
     results: list[Any] = [None] * len(reads)
-    pending: list[tuple[int, list[Range]]] = []
+    pending: list[tuple[int, list[Range | Lasting]]] = []
     for i, gen in enumerate(reads):
         _advance(gen, None, i, results, pending)
     while pending:
@@ -189,7 +197,7 @@ def _advance(
     answer: Any,
     i: int,
     results: list[Any],
-    pending: list[tuple[int, list[Range]]],
+    pending: list[tuple[int, list[Range | Lasting]]],
 ) -> None:
     try:
         pending.append((i, gen.send(answer)))
@@ -237,7 +245,7 @@ class Codec(Extension, metaclass=ABCMeta):
         return f"<codec {self.to_json()!r}>"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.to_json())))

@@ -162,16 +162,23 @@ class BoundChain:
         # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
         raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
         object.__setattr__(self, "raw", raw)
-        object.__setattr__(self, "takes_views", raw or all(c.reads_input_only for c in (*aa, ab)))
+        object.__setattr__(
+            self,
+            "takes_views",
+            raw or (ab.reads_input_only and all(c.reads_input_only for c in aa)),
+        )
         object.__setattr__(self, "passes_views", raw and not self.bytes_bytes)
         # capabilities are declared (see `codec.py`), read here once per chunk shape
-        first = self.bytes_bytes[0] if self.bytes_bytes else None
-        bb_into = first if raw and isinstance(first, BytesBytesDecodeInto) else None
+        bb_into: BytesBytesDecodeInto | None = None
+        bb_prefix: BytesBytesDecodePrefix | None = None
+        if raw and self.bytes_bytes:
+            first = self.bytes_bytes[0]
+            if isinstance(first, BytesBytesDecodeInto):
+                bb_into = first
+                if isinstance(first, BytesBytesDecodePrefix):
+                    bb_prefix = first
         ab_into = (
             ab if not aa and not self.bytes_bytes and isinstance(ab, ArrayBytesDecodeInto) else None
-        )
-        bb_prefix = (
-            first if bb_into is not None and isinstance(first, BytesBytesDecodePrefix) else None
         )
         object.__setattr__(self, "_bb_into", bb_into)
         object.__setattr__(self, "_ab_into_codec", ab_into)
@@ -204,26 +211,27 @@ class BoundChain:
         object.__setattr__(self, "decoded_bounds", bounds)
         object.__setattr__(self, "max_stored_size", stored)
         object.__setattr__(self, "_undo", tuple(reversed(tuple(zip(self.bytes_bytes, bounds)))))
-        outer = self.bytes_bytes[-1] if self.bytes_bytes else None
-        batcher = (
-            outer
-            if isinstance(outer, BytesBytesDecodeBatch) and outer.batch_decodes(self.array_bytes[1])
-            else None
-        )
+        batcher: BytesBytesDecodeBatch | None = None
+        if self.bytes_bytes:
+            outer = self.bytes_bytes[-1]
+            if isinstance(outer, BytesBytesDecodeBatch) and outer.batch_decodes(
+                self.array_bytes[1]
+            ):
+                batcher = outer
         object.__setattr__(self, "_batcher", batcher)
         object.__setattr__(self, "batched", batcher is not None)
 
     def encode(self, chunk: np.ndarray) -> Any:
         if self.raw:  # the elements as they are: no need to ask the array->bytes codec
             return self._encode_raw(chunk)
-        for codec, spec in self.array_array:
-            chunk = codec.encode(chunk, spec)
-        codec, spec = self.array_bytes
-        data = codec.encode(chunk, spec)
+        for aa, aa_spec in self.array_array:
+            chunk = aa.encode(chunk, aa_spec)
+        ab, spec = self.array_bytes
+        data = ab.encode(chunk, spec)
         if data is None:  # an array->bytes codec found nothing to store (a shard of fill)
             return None
-        for codec in self.bytes_bytes:
-            data = codec.encode(data, spec)
+        for bb in self.bytes_bytes:
+            data = bb.encode(data, spec)
         return data
 
     def _encode_raw(self, chunk: np.ndarray) -> Any:
@@ -355,7 +363,10 @@ class BoundChain:
             if self.raw and not self.bytes_bytes:  # the stored bytes are the chunk: view them
                 return self._raw_chunk(data, key)
             return self.decode(data, key)
-        dest = _scratch(self.spec.nbytes, self.spec.dtype).reshape(self.spec.shape)
+        nbytes = self._nbytes
+        if nbytes is None:  # (never: a raw chain's data type has a fixed size)
+            return self.decode(data, key)
+        dest = _scratch(nbytes, self._dtype).reshape(self.spec.shape)
         if (
             selection is not None
             and self.prefix
@@ -609,11 +620,11 @@ class CodecChain:
     def _bind(self, spec: ChunkSpec) -> BoundChain:
         first = spec
         stages = []
-        for codec in self._aa:
-            codec.validate(spec)
-            stages.append((codec, spec))
-            spec = codec.resolve(spec)
+        for aa in self._aa:
+            aa.validate(spec)
+            stages.append((aa, spec))
+            spec = aa.resolve(spec)
         self._ab.validate(spec)
-        for codec in self._bb:
-            codec.validate(spec)
+        for bb in self._bb:
+            bb.validate(spec)
         return BoundChain(tuple(stages), (self._ab, spec), self._bb, first)

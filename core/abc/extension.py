@@ -45,4 +45,4 @@ def resolve_extension(kind: str, doc: Any, format: str, *, key: str) -> Any:
     name `key`, the field of the outer configuration it came from."""
     if isinstance(doc, Extension):
         return doc
-    return _resolve(kind, doc, format, key=key, where=None)  # type: ignore[arg-type]
+    return _resolve(kind, doc, format, key=key, where=None)

@@ -101,6 +101,7 @@ class CodecTests:
         rng = np.random.default_rng(sum(shape) + len(dtype))
         n = int(np.prod(shape, dtype=np.int64))
         dt = np.dtype(dtype)
+        flat: np.ndarray
         if dt.kind == "b":
             flat = rng.random(n) < 0.3
         elif dt.kind in "iu":
@@ -152,7 +153,7 @@ class CodecTests:
         assert V3 in formats, "a codec must have a v3 name"
         for fmt in formats:
             name = codec.written_name(fmt)
-            assert isinstance(name, str) and name
+            assert name
             if self.registered:
                 cls = registry.resolve("codec", name, fmt)
                 assert isinstance(codec, cls), (

@@ -35,7 +35,9 @@ class BitRoundCodec(ArrayArrayCodec):
     keepbits: int
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> BitRoundCodec:
         check_known_fields(configuration, {"keepbits"}, owner="bitround codec")
         keepbits = config_value(configuration, "keepbits", int, owner="bitround codec")
         if keepbits < 0:

@@ -50,7 +50,7 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
     numcodecs_form: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> BloscCodec:
         if format != V3:
             return cls._from_numcodecs(configuration)
         owner = "blosc codec"
@@ -157,7 +157,7 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
         shuffle = self.shuffle or "noshuffle"
         if shuffle == "auto":
             shuffle = _auto_shuffle(item)
-        return blosc.compress(
+        out: bytes = blosc.compress(
             data,
             self.cname.encode(),
             self.clevel,
@@ -165,12 +165,15 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
             self.blocksize,
             typesize=item,
         )
+        return out
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return blosc.decompress(_checked_header(data))
+        out: bytes = blosc.decompress(_checked_header(data))
+        return out
 
     def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return blosc.decompress(checked_frame(data, max_size, self))
+        out: bytes = blosc.decompress(checked_frame(data, max_size, self))
+        return out
 
     def max_encoded_size(self, nbytes: int) -> int:
         return nbytes + _MAX_OVERHEAD

@@ -23,7 +23,7 @@ class BytesCodec(ArrayBytesCodec):
     endian: str | None = None
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> BytesCodec:
         check_known_fields(configuration, {"endian"}, owner="bytes codec")
         return cls(
             config_value(

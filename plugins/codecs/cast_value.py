@@ -47,7 +47,9 @@ class CastValueCodec(ArrayArrayCodec):
     scalar_map: Mapping[str, Any] | None = None
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> CastValueCodec:
         owner = "cast_value codec"
         check_known_fields(
             configuration, {"data_type", "rounding", "out_of_range", "scalar_map"}, owner=owner
@@ -135,7 +137,7 @@ class CastValueCodec(ArrayArrayCodec):
             to_tgt = int if target.kind in "iu" else float
             entries = {to_src(k): to_tgt(v) for k, v in self.scalar_map[direction]}
         try:
-            return cast_array(
+            out: np.ndarray = cast_array(
                 np.ascontiguousarray(data),
                 target_dtype=target,
                 rounding_mode=self.rounding,
@@ -144,9 +146,10 @@ class CastValueCodec(ArrayArrayCodec):
             )
         except (ValueError, OverflowError, TypeError) as exc:
             raise error(f"cast_value: {direction} to {target} failed: {exc}") from None
+        return out
 
 
-def _backend():
+def _backend() -> Any:
     try:
         from cast_value_rs import cast_array
     except ImportError:

@@ -20,7 +20,9 @@ class Crc32cCodec(BytesBytesCodec):
     releases_gil = True
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> Crc32cCodec:
         # numcodecs' CRC32C (v2) may say where its checksum goes; only "end" is this format
         config = dict(configuration)
         if format != V3 and config.get("location", "end") == "end":

@@ -23,7 +23,7 @@ import inspect
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -66,7 +66,7 @@ FIXED_OVERHEAD = {"adler32": 4, "crc32": 4, "crc32c": 4, "fletcher32": 4, "jenki
 #: constructor parameters that the chunk's data type determines; `evolve` fills them in at
 #: creation when left out (as zarr-python does for delta, fixedscaleoffset, quantize, astype,
 #: shuffle), so `{"name": "numcodecs.delta"}` is enough to create an array
-_FROM_SPEC = {
+_FROM_SPEC: dict[str, Callable[[ChunkSpec], Any]] = {
     "dtype": lambda spec: str(spec.dtype),
     "decode_dtype": lambda spec: str(spec.dtype),
     "elementsize": lambda spec: spec.data_type.item_size,
@@ -131,7 +131,9 @@ class NumcodecsCodec(Codec):
 
     # -- JSON ---------------------------------------------------------------------------
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> NumcodecsCodec:
         cid = codec_id(name, format)
         if cid is None:
             raise MetadataError(f"{name!r} is not a numcodecs codec name in zarr format {format}")
@@ -341,4 +343,4 @@ def _same_type(declared: Any, dtype: np.dtype) -> bool:
         ours = np.dtype(declared)
     except TypeError:
         return False
-    return ours.kind == dtype.kind and ours.itemsize == dtype.itemsize
+    return bool(ours.kind == dtype.kind and ours.itemsize == dtype.itemsize)

@@ -37,7 +37,9 @@ class PackBitsCodec(ArrayBytesCodec):
     last_bit: int | None = None
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> PackBitsCodec:
         owner = "packbits codec"
         check_known_fields(
             configuration, {"padding_encoding", "first_bit", "last_bit"}, owner=owner

@@ -29,7 +29,9 @@ class ScaleOffsetCodec(ArrayArrayCodec):
     scale: Any = 1
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> ScaleOffsetCodec:
         check_known_fields(configuration, {"offset", "scale"}, owner="scale_offset codec")
         values = {}
         for key, default in (("offset", 0), ("scale", 1)):
@@ -80,7 +82,8 @@ class ScaleOffsetCodec(ArrayArrayCodec):
         offset, scale = self._parameters(spec)
         if data.dtype.kind == "f":
             with np.errstate(all="ignore"):
-                return (data - offset) * scale
+                scaled: np.ndarray = (data - offset) * scale
+            return scaled
         wide = _wide(data.dtype)
         out = (data.astype(wide) - _as_int(offset)) * _as_int(scale)
         return _narrow(out, data.dtype, ValueCastError, "encoding")
@@ -89,7 +92,8 @@ class ScaleOffsetCodec(ArrayArrayCodec):
         offset, scale = self._parameters(spec)
         if data.dtype.kind == "f":
             with np.errstate(all="ignore"):
-                return data / scale + offset
+                restored: np.ndarray = data / scale + offset
+            return restored
         wide = data.astype(_wide(data.dtype))
         scale = _as_int(scale)
         quotient = wide // scale  # np.divmod has no loop for object arrays (64-bit types)

@@ -107,7 +107,9 @@ class ShardingCodec(
 
     # -- metadata ------------------------------------------------------------------------------
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> ShardingCodec:
         owner = "sharding_indexed codec"
         check_known_fields(
             configuration, {"chunk_shape", "codecs", "index_codecs", "index_location"}, owner=owner
@@ -248,8 +250,8 @@ class ShardingCodec(
         self, old: Any, region: Region, update: Callable[[np.ndarray], None], spec: ChunkSpec
     ) -> Any:
         layout = self._layout(spec)
-        view = None if old is None else as_bytes_view(old)
-        index = None if view is None else layout.read_index(view, len(view))
+        view = memoryview(b"") if old is None else as_bytes_view(old)
+        index = None if old is None else layout.read_index(view, len(view))
         buffer = np.empty(spec.shape, dtype=spec.dtype)
         touched = list(layout.touched(region))
         for coords, box in touched:  # old values where the write does not cover an inner chunk
@@ -365,11 +367,11 @@ def _whole(offset: int, nbytes: int, coords: tuple[int, ...]) -> RangeReads[Any]
 
 def _nested(reads: RangeReads[Any], offset: int, nbytes: int) -> RangeReads[Any]:
     """A partial decode of an inner chunk, its byte ranges shifted to where it sits."""
-    answer = None
     try:
+        requests = next(reads)
         while True:
-            requests = reads.send(answer)
             answer = yield [shift_range(r, offset, nbytes) for r in requests]
+            requests = reads.send(answer)
     except StopIteration as stop:
         return stop.value
 
@@ -399,14 +401,16 @@ class _Layout:
             codec.index_codecs, index_spec.data_type, index_spec.fill_value
         ).bind(index_spec.shape)
         size = index_spec.nbytes
+        assert size is not None  # (uint64 entries)
         for bb in index_chain.bytes_bytes:
-            size = bb.encoded_size(size)
-            if size is None:
+            fixed = bb.encoded_size(size)
+            if fixed is None:
                 raise CodecChainError(
                     f"sharding_indexed: index codec {bb.written_name()!r} does "
                     f"not give a fixed-size index",
                     key="codecs",
                 )
+            size = fixed
         return cls(
             tuple(spec.shape),
             codec.chunk_shape,
@@ -446,12 +450,13 @@ class _Layout:
         the inner chain decodes that part itself (None: the inner chunk is decoded whole).
         A box of slices, the usual window, is worked out per dimension with integers alone
         (a 64x64 window over four inner chunks spent ~40 µs in the general way)."""
-        if self.inner.can_decode_partial or any(type(p) is not slice for p in region.parts):
+        slices = [p for p in region.parts if type(p) is slice]
+        if self.inner.can_decode_partial or len(slices) != len(region.parts):
             return self._plan_general(region, origin)
-        if any(p.stop <= p.start for p in region.parts):  # nothing selected
+        if any(p.stop <= p.start for p in slices):  # nothing selected
             return []
         axes = []
-        for part, c, (lo, _) in zip(region.parts, self.chunk_shape, origin):
+        for part, c, (lo, _) in zip(slices, self.chunk_shape, origin):
             along = []
             for k in range(part.start // c, -(-part.stop // c)):
                 start, stop = max(part.start, k * c), min(part.stop, k * c + c)
@@ -464,7 +469,7 @@ class _Layout:
                     )
                 )
             axes.append(along)
-        plan = []
+        plan: list[Plan] = []
         for combo in itertools.product(*axes):
             whole = all(item[3] for item in combo)
             plan.append(
@@ -534,15 +539,16 @@ class _Layout:
             self.check_index(index, None)
             return index
         key = view.tobytes()
-        index = self._indexes.get(key)
-        if index is None:
-            index = np.array(self.decode_index(view))  # (its own memory, not the read's)
-            self.check_index(index, None)
-            index.setflags(write=False)
-            with self._indexes_lock:
-                if len(self._indexes) >= _CACHED_INDEXES:
-                    self._indexes.pop(next(iter(self._indexes)))
-                self._indexes[key] = index
+        cached: np.ndarray | None = self._indexes.get(key)
+        if cached is not None:
+            return cached
+        index = np.array(self.decode_index(view))  # (its own memory, not the read's)
+        self.check_index(index, None)
+        index.setflags(write=False)
+        with self._indexes_lock:
+            if len(self._indexes) >= _CACHED_INDEXES:
+                self._indexes.pop(next(iter(self._indexes)))
+            self._indexes[key] = index
         return index
 
     @staticmethod

@@ -27,7 +27,9 @@ class TransposeCodec(ArrayArrayCodec, ArrayArrayPartialEncode):
     order: tuple[int, ...]
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> TransposeCodec:
         check_known_fields(configuration, {"order"}, owner="transpose codec")
         order = configuration.get("order")
         if not isinstance(order, list) or not all(
