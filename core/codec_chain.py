@@ -69,14 +69,15 @@ def split(
 
 
 def _kind_of(codec: Codec) -> CodecKind:
-    for base, kind in _KINDS:
-        if isinstance(codec, base):
-            return kind
-    raise CodecChainError(
-        f"codec {type(codec).__name__} derives from none of zarrkit.abc's ArrayArrayCodec, "
-        f"ArrayBytesCodec and BytesBytesCodec, so its kind is unknown",
-        key="codecs",
-    )
+    """The kind of the one typed base a codec derives from."""
+    kinds = [kind for base, kind in _KINDS if isinstance(codec, base)]
+    if len(kinds) != 1:
+        raise CodecChainError(
+            f"codec {type(codec).__name__} must derive from exactly one of zarrkit.abc's "
+            f"ArrayArrayCodec, ArrayBytesCodec and BytesBytesCodec, so that its kind is known",
+            key="codecs",
+        )
+    return kinds[0]
 
 
 _KINDS: tuple[tuple[type[Codec], CodecKind], ...] = (
