@@ -1,4 +1,5 @@
-"""The chunk grid contract: which chunk holds each element position and where each chunk starts, per dimension and vectorised."""
+"""The chunk grid contract: which chunk holds each element position and where each chunk starts,
+per dimension and vectorised."""
 
 from __future__ import annotations
 

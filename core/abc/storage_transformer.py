@@ -1,4 +1,5 @@
-"""The storage transformer contract: a layer between an array and its store that changes how keys map to stored bytes."""
+"""The storage transformer contract: a layer between an array and its store that changes how keys
+map to stored bytes."""
 
 from __future__ import annotations
 
