@@ -1,25 +1,42 @@
-"""The codec contract: three kinds, a chunk spec that flows through the chain, encode/decode.
+"""The codec contract: a common base, one typed base per kind, and declared capabilities.
 
 Codecs are synchronous and pure; the chunk engine decides where they run. A codec declares
 whether it releases the GIL (numcodecs' compressors do) so the engine knows threads will help.
 
-Partial access is optional and general (sharding is one user, not a special case):
+A codec derives from the base of its kind, which carries only the methods valid for that kind:
 
-- an array->bytes codec may decode a `Region` of a chunk from byte ranges of its encoded value
-  (`decode_partial`, a generator of range requests, see `RangeReads`) and re-encode a chunk from
-  its old encoded value when a write covers only part of it (`encode_partial`);
-- an array->array codec takes part by mapping a region to its encoded side (`encoded_region`)
-  and by giving a writable decoded view of an encoded chunk (`decoded_view`);
-- a bytes->bytes codec takes part in partial decoding only when it maps every byte range of
-  its input to the same range of its output (`preserves_ranges`).
+- `ArrayArrayCodec`: an array to an array (transpose, a filter); may change the chunk spec;
+- `ArrayBytesCodec`: an array to bytes (the serialiser; exactly one per chain);
+- `BytesBytesCodec`: bytes to bytes (compressors, checksums), always decoded with a bound.
 
-The codec chain offers partial decoding only when every codec in it allows it.
+Anything more a codec can do it declares by also deriving from a capability class, whose
+methods are then abstract (a codec that declares one and lacks its method cannot be built).
+The codec chain reads the declarations once per chunk shape (`BoundChain`); nothing is inferred
+from which methods a class happens to override.
+
+Partial access (sharding is one user, not a special case):
+
+- `ArrayBytesPartialDecode`: decode a `Region` of a chunk from byte ranges of its encoded value
+  (`decode_partial`, a generator of range requests, see `RangeReads`);
+- `ArrayBytesPartialEncode`: re-encode a chunk from its old encoded value when a write covers
+  only part of it (`encode_partial`);
+- `ArrayArrayPartialDecode`: map a region to the encoded side (`encoded_region`);
+- `ArrayArrayPartialEncode`: that, and a writable decoded view of an encoded chunk
+  (`decoded_view`);
+- `BytesBytesPartialDecode`: byte i of the input is byte i of the output, so byte ranges pass
+  through unchanged.
+
+The chain offers partial decoding (encoding) only when every codec in it declares it.
+
+Decoding without a copy: `ArrayBytesDecodeInto` and `BytesBytesDecodeInto` (`decode_into`),
+`BytesBytesDecodePrefix` (`decode_prefix_into`), `BytesBytesDecodeBatch` (`decode_batch`).
 """
 
 from __future__ import annotations
 
 import enum
 import math
+from abc import ABC, ABCMeta, abstractmethod
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, TypeVar
@@ -120,11 +137,15 @@ class Region:
     def within(self, box: Sequence[tuple[int, int]]) -> Region:
         """The part of this region inside a box, in the box's local coordinates (every part
         non-empty: ask `overlap` first)."""
-        return Region(tuple(self.overlap(d, a, b) for d, (a, b) in enumerate(box)), self.exact)
+        parts: list[slice | np.ndarray] = []
+        for d, (a, b) in enumerate(box):
+            part = self.overlap(d, a, b)
+            parts.append(part if part is not None else slice(0, 0))
+        return Region(tuple(parts), self.exact)
 
     def bounds(self) -> tuple[tuple[int, int], ...]:
         """The box around the region: (first, last + 1) per dimension. A partial decode
-        returns this box of the chunk, not the whole chunk (see `Codec.decode_partial`)."""
+        returns this box of the chunk, not the whole chunk (see `ArrayBytesPartialDecode.decode_partial`)."""
         return tuple(
             (p.start, p.stop)
             if isinstance(p, slice)
@@ -142,7 +163,11 @@ def shift_range(rng: Range | Lasting, offset: int, length: int) -> ByteRange | L
     """A range of a value that sits at `offset` (with `length` bytes) inside a larger one, as a
     range of the larger value; nested partial decoders use it to pass requests outwards."""
     if isinstance(rng, Lasting):  # inside a value that lasts, a lasting part lasts as well
-        return Lasting(shift_range(rng.range, offset, length))
+        return Lasting(_shift(rng.range, offset, length))
+    return _shift(rng, offset, length)
+
+
+def _shift(rng: Range, offset: int, length: int) -> ByteRange:
     if isinstance(rng, SuffixRange):
         n = min(rng.length, length)
         return ByteRange(offset + length - n, n)
@@ -155,7 +180,7 @@ def lockstep(reads: Sequence[RangeReads[Any]]) -> RangeReads[list[Any]]:
     """Run several partial decodes together, yielding their requests as one list per round, so
     a codec that needs many sub-decodes (a shard's inner chunks) still makes one request."""
     results: list[Any] = [None] * len(reads)
-    pending: list[tuple[int, list[Range]]] = []
+    pending: list[tuple[int, list[Range | Lasting]]] = []
     for i, gen in enumerate(reads):
         _advance(gen, None, i, results, pending)
     while pending:
@@ -172,7 +197,7 @@ def _advance(
     answer: Any,
     i: int,
     results: list[Any],
-    pending: list[tuple[int, list[Range]]],
+    pending: list[tuple[int, list[Range | Lasting]]],
 ) -> None:
     try:
         pending.append((i, gen.send(answer)))
@@ -180,23 +205,16 @@ def _advance(
         results[i] = stop.value
 
 
-class Codec(Extension):
+class Codec(Extension, metaclass=ABCMeta):
+    """What every codec shares, whatever its kind. A codec derives from the base of its kind
+    (`ArrayArrayCodec`, `ArrayBytesCodec`, `BytesBytesCodec`), never from this class alone."""
+
     kind: ClassVar[CodecKind]
     #: True when encode/decode release the GIL, so running chunks on threads scales.
     releases_gil: ClassVar[bool] = False
     #: The v3 name of the data type this codec implies (v2's object codecs: `|O` + vlen-utf8
     #: is "string"); formats whose dtype is ambiguous resolve it through this.
     implied_data_type: ClassVar[str | None] = None
-    #: array->bytes: `decode_partial` is implemented
-    supports_partial_decode: ClassVar[bool] = False
-    #: array->bytes: `encode_partial` is implemented
-    supports_partial_encode: ClassVar[bool] = False
-    #: bytes->bytes: byte i of the input is byte i of the output (so ranges pass through)
-    preserves_ranges: ClassVar[bool] = False
-    #: array->array, array->bytes: `encode` only reads its input and takes it in any memory
-    #: layout, so a wholly written chunk can be handed over as a (strided, read-only) view of
-    #: the written value instead of a copy
-    reads_input_only: ClassVar[bool] = False
 
     def evolve(self, spec: ChunkSpec) -> Codec:
         """Fill in what a user left out but the chunk spec determines (e.g. an endian).
@@ -205,54 +223,8 @@ class Codec(Extension):
         """
         return self
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        """The spec on this codec's encoded side (array->array codecs change it)."""
-        return spec
-
     def validate(self, spec: ChunkSpec) -> None:
         """Raise CodecChainError if this codec cannot encode chunks of `spec`; never rewrite."""
-
-    def encode(self, data: Any, spec: ChunkSpec) -> Any:
-        raise NotImplementedError
-
-    def decode(self, data: Any, spec: ChunkSpec) -> Any:
-        raise NotImplementedError
-
-    def encoded_size(self, nbytes: int) -> int | None:
-        """Size of the encoded form of `nbytes` input bytes, when it is fixed (checksums)."""
-        return None
-
-    # -- bounded decoding ------------------------------------------------------------------------
-    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
-        """bytes->bytes: `decode`, refusing with a ChunkDecodeError a value that would decode to
-        more than `max_size` bytes. The chain decodes through this, never through `decode`, and
-        works `max_size` out from the chunk spec (see `BoundChain`), so a stored value can make
-        a decoder allocate no more than a chunk of its array can hold: a tiny frame that
-        declares or inflates to gigabytes (a decompression bomb) is refused, not decompressed.
-
-        A codec whose format declares its decoded size checks it before allocating; one that
-        decodes a stream decodes at most `max_size + 1` bytes. This default decodes and then
-        checks the size, so a codec that does not override it still refuses oversized values,
-        but only after decoding them (third-party codecs keep working unchanged)."""
-        out = self.decode(data, spec)
-        size = len(out) if type(out) is bytes else memoryview(out).nbytes
-        if size > max_size:
-            raise decoded_too_large(self, max_size, size)
-        return out
-
-    def max_encoded_size(self, nbytes: int) -> int | None:
-        """bytes->bytes: the most bytes a valid encoded value of at most `nbytes` decoded bytes
-        has (a compressor's worst-case expansion, a checksum's fixed overhead), so that a codec
-        further out is bounded by what this one accepts. None: the codec cannot say (the chain
-        then allows `config.max_chunk_bytes`, or twice the size and 64 KiB if more)."""
-        return self.encoded_size(nbytes)
-
-    def max_encoded_chunk_size(self, spec: ChunkSpec) -> int | None:
-        """array->bytes: the most bytes the encoded value of a chunk of `spec` has (exact for a
-        plain serialiser), which bounds the bytes->bytes codecs after it. None: no bound the
-        codec can state (variable-length types): the chain then allows
-        `config.max_chunk_bytes`."""
-        return None
 
     def to_json(self, format: str = V3) -> Any:
         """The codec as its format writes it.
@@ -269,90 +241,6 @@ class Codec(Extension):
             return {"codec": name, "configuration": dict(configuration)}
         return named_config(name, configuration)
 
-    # -- decoding in place (optional) ----------------------------------------------------------
-    def decode_into(self, data: Any, out: Any, spec: ChunkSpec) -> bool:
-        """Decode straight into `out` and return True, or return False (having written
-        nothing) so the caller decodes the usual way. Saves an allocation and a copy per chunk.
-
-        bytes->bytes: `out` is writable C-contiguous bytes; decode into it only when `data`
-        decodes to exactly `len(out)` bytes. array->bytes: `out` is a writable array of the
-        spec's shape and dtype (maybe strided, e.g. the chunk's place in a read's output).
-
-        It is asked for chunks of every size: where the library decodes small values into a
-        buffer slower than it makes new ones (a per-call set-up), decode and copy instead.
-        bytes->bytes: `len(out)` is the bound here (see `decode_bounded`): a value that declares
-        another size is declined before anything is allocated for it."""
-        return False
-
-    def decode_prefix_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
-        """bytes->bytes: decode only the first `len(out)` bytes of the decoded value into
-        `out` and return True, or return False (having written nothing). A streaming codec
-        can stop early: a read that needs the top rows of a C-order chunk (a window) then
-        skips decoding the rest. Only worth it, and so only done, when it saves work; a
-        checksum over the whole value cannot be checked on a prefix, so a codec that would
-        check one declines."""
-        return False
-
-    # -- decoding many at once (optional) ------------------------------------------------------
-    def batch_decodes(self, spec: ChunkSpec) -> bool:
-        """bytes->bytes: whether `decode_batch` is worth asking for values of chunks of `spec`
-        (asked once per chunk shape)."""
-        return False
-
-    def decode_batch(self, items: Sequence[Any], spec: ChunkSpec) -> list[Any] | None:
-        """bytes->bytes: decode the stored values of many chunks of one spec in one call, or
-        return None (nothing decoded) so the caller decodes them one by one. A list may hold
-        None for an item the codec leaves to `decode`: one it cannot vouch for decoding whole
-        and alone, so that every error is still reported by the usual path, per chunk.
-
-        The bound of `decode_bounded` holds here too: an item whose header declares more than a
-        chunk of `spec` holds is left (None) to `decode_bounded`, which refuses it.
-
-        Sharding asks it for each thread's share of a shard's inner chunks: one call that
-        releases the GIL once lets two threads decode tiny inner chunks side by side, where
-        per-chunk calls hand the GIL back and forth on every chunk."""
-        return None
-
-    def inner_chunk_shape(self, spec: ChunkSpec) -> tuple[int, ...] | None:
-        """array->bytes: the shape of the smaller chunks this codec stores each chunk of the
-        grid as (sharding's inner chunks), or None. With it, an array reports those as its
-        `chunks` and the grid's as its `shards`, as zarr-python does."""
-        return None
-
-    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
-        """array->bytes: the dtype when the encoded value is exactly the chunk's elements in C
-        order (so bytes decoded into an array's memory are the decoded chunk), else None."""
-        return None
-
-    # -- partial access (optional) -------------------------------------------------------------
-    def decode_partial(self, region: Region, spec: ChunkSpec) -> RangeReads[np.ndarray | None]:
-        """array->bytes: decode the part of a chunk in `region`, reading byte ranges of the
-        encoded value. Returns the box `region.bounds()` of the chunk (its elements inside the
-        region right, others unspecified), or None when the encoded value does not exist.
-        Only the box, because a chunk-sized result costs a chunk of fresh memory per read: a
-        64x64 window of a 2048x2048 shard touched 2 MiB of new pages for 16 KiB of data."""
-        raise NotImplementedError
-        yield  # pragma: no cover
-
-    def encode_partial(
-        self, old: Any, region: Region, update: Callable[[np.ndarray], None], spec: ChunkSpec
-    ) -> Any:
-        """array->bytes: the new encoded value after a write that touches only `region`, from
-        the old encoded value (None when there is none). `update(chunk)` writes the new values
-        into a full-shape chunk whose region holds the old values. Returns None when the whole
-        chunk is now the fill value (so the key can be erased)."""
-        raise NotImplementedError
-
-    def encoded_region(self, region: Region, spec: ChunkSpec) -> Region | None:
-        """array->array: the region on the encoded side holding what `region` needs, or None
-        when this codec cannot say (then the chain offers no partial access)."""
-        return None
-
-    def decoded_view(self, encoded: np.ndarray, spec: ChunkSpec) -> np.ndarray | None:
-        """array->array: the decoded chunk as a writable view of `encoded` (writes go through),
-        or None when there is no such view."""
-        return None
-
     def __repr__(self) -> str:
         return f"<codec {self.to_json()!r}>"
 
@@ -361,6 +249,203 @@ class Codec(Extension):
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.to_json())))
+
+
+class ArrayArrayCodec(Codec):
+    """An array to an array of maybe another shape and data type (transpose, filters)."""
+
+    kind: ClassVar[CodecKind] = CodecKind.ARRAY_ARRAY
+    #: `encode` only reads its input and takes it in any memory layout, so a wholly written
+    #: chunk can be handed over as a (strided, read-only) view of the written value instead
+    #: of a copy
+    reads_input_only: ClassVar[bool] = False
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        """The spec on this codec's encoded side."""
+        return spec
+
+    @abstractmethod
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray: ...
+
+    @abstractmethod
+    def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray: ...
+
+
+class ArrayBytesCodec(Codec):
+    """An array to bytes: the one serialiser of a chain."""
+
+    kind: ClassVar[CodecKind] = CodecKind.ARRAY_BYTES
+    #: as `ArrayArrayCodec.reads_input_only`
+    reads_input_only: ClassVar[bool] = False
+
+    @abstractmethod
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
+        """The encoded value (any buffer), or None when there is nothing to store (a shard
+        of nothing but fill)."""
+
+    @abstractmethod
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray: ...
+
+    def max_encoded_chunk_size(self, spec: ChunkSpec) -> int | None:
+        """The most bytes the encoded value of a chunk of `spec` has (exact for a plain
+        serialiser), which bounds the bytes->bytes codecs after it. None: no bound the codec
+        can state (variable-length types): the chain then allows `config.max_chunk_bytes`."""
+        return None
+
+    def inner_chunk_shape(self, spec: ChunkSpec) -> tuple[int, ...] | None:
+        """The shape of the smaller chunks this codec stores each chunk of the grid as
+        (sharding's inner chunks), or None. With it, an array reports those as its `chunks`
+        and the grid's as its `shards`, as zarr-python does."""
+        return None
+
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """The dtype when the encoded value is exactly the chunk's elements in C order (so
+        bytes decoded into an array's memory are the decoded chunk), else None."""
+        return None
+
+
+class BytesBytesCodec(Codec):
+    """Bytes to bytes (compressors, checksums). Decoded only through `decode_bounded`."""
+
+    kind: ClassVar[CodecKind] = CodecKind.BYTES_BYTES
+
+    @abstractmethod
+    def encode(self, data: Any, spec: ChunkSpec) -> Any: ...
+
+    @abstractmethod
+    def decode(self, data: Any, spec: ChunkSpec) -> Any: ...
+
+    def encoded_size(self, nbytes: int) -> int | None:
+        """Size of the encoded form of `nbytes` input bytes, when it is fixed (checksums)."""
+        return None
+
+    def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
+        """`decode`, refusing with a ChunkDecodeError a value that would decode to more than
+        `max_size` bytes. The chain decodes through this, never through `decode`, and works
+        `max_size` out from the chunk spec (see `BoundChain`), so a stored value can make a
+        decoder allocate no more than a chunk of its array can hold: a tiny frame that
+        declares or inflates to gigabytes (a decompression bomb) is refused, not decompressed.
+
+        A codec whose format declares its decoded size checks it before allocating; one that
+        decodes a stream decodes at most `max_size + 1` bytes. This default decodes and then
+        checks the size, so a codec that does not override it still refuses oversized values,
+        but only after decoding them."""
+        out = self.decode(data, spec)
+        size = len(out) if type(out) is bytes else memoryview(out).nbytes
+        if size > max_size:
+            raise decoded_too_large(self, max_size, size)
+        return out
+
+    def max_encoded_size(self, nbytes: int) -> int | None:
+        """The most bytes a valid encoded value of at most `nbytes` decoded bytes has (a
+        compressor's worst-case expansion, a checksum's fixed overhead), so that a codec
+        further out is bounded by what this one accepts. None: the codec cannot say (the chain
+        then allows `config.max_chunk_bytes`, or twice the size and 64 KiB if more)."""
+        return self.encoded_size(nbytes)
+
+
+# -- capabilities: a codec declares one by deriving from it beside the base of its kind ------------
+class ArrayArrayPartialDecode(ABC):
+    """An array->array codec that takes part in partial decoding by mapping a region."""
+
+    @abstractmethod
+    def encoded_region(self, region: Region, spec: ChunkSpec) -> Region:
+        """The region on the encoded side holding what `region` needs."""
+
+
+class ArrayArrayPartialEncode(ArrayArrayPartialDecode):
+    """An array->array codec that takes part in partial encoding: it maps regions and gives a
+    writable decoded view of an encoded chunk, through which a write's new values go."""
+
+    @abstractmethod
+    def decoded_view(self, encoded: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        """The decoded chunk as a writable view of `encoded` (writes go through)."""
+
+
+class ArrayBytesPartialDecode(ABC):
+    """An array->bytes codec that decodes part of a chunk from byte ranges of its value."""
+
+    @abstractmethod
+    def decode_partial(self, region: Region, spec: ChunkSpec) -> RangeReads[np.ndarray | None]:
+        """Decode the part of a chunk in `region`, reading byte ranges of the encoded value.
+        Returns the box `region.bounds()` of the chunk (its elements inside the region right,
+        others unspecified), or None when the encoded value does not exist. Only the box,
+        because a chunk-sized result costs a chunk of fresh memory per read."""
+
+
+class ArrayBytesPartialEncode(ABC):
+    """An array->bytes codec that re-encodes a partly written chunk from its old value."""
+
+    @abstractmethod
+    def encode_partial(
+        self, old: Any, region: Region, update: Callable[[np.ndarray], None], spec: ChunkSpec
+    ) -> Any:
+        """The new encoded value after a write that touches only `region`, from the old
+        encoded value (None when there is none). `update(chunk)` writes the new values into a
+        full-shape chunk whose region holds the old values. Returns None when the whole chunk
+        is now the fill value (so the key can be erased)."""
+
+
+class ArrayBytesDecodeInto(ABC):
+    """An array->bytes codec that decodes into a given array itself (sharding: inner chunks
+    land in their places in a read's output)."""
+
+    @abstractmethod
+    def decode_into(self, data: Any, out: np.ndarray, spec: ChunkSpec) -> bool:
+        """Decode into `out` (a writable array of the spec's shape and dtype, maybe strided)
+        and return True, or return False (having written nothing) so the caller decodes the
+        usual way."""
+
+
+class BytesBytesPartialDecode:
+    """A bytes->bytes codec whose byte i of input is byte i of output, so the byte ranges a
+    partial decode asks for pass through it unchanged."""
+
+
+class BytesBytesDecodeInto(ABC):
+    """A bytes->bytes codec that decodes into a given buffer (saves an allocation and a copy
+    per chunk when it is the codec nearest the array)."""
+
+    @abstractmethod
+    def decode_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
+        """Decode straight into `out` (writable C-contiguous bytes) and return True when
+        `data` decodes to exactly `len(out)` bytes, else return False having written nothing.
+        `len(out)` is the bound here (see `decode_bounded`): a value that declares another
+        size is declined before anything is allocated for it. It is asked for chunks of every
+        size: where the library decodes small values into a buffer slower than it makes new
+        ones, decode and copy instead."""
+
+
+class BytesBytesDecodePrefix(ABC):
+    """A bytes->bytes codec that can decode only the first bytes of a value (a stream), so a
+    read of the top rows of a C-order chunk skips decoding the rest. Used only beside
+    `BytesBytesDecodeInto`, by the codec nearest the array."""
+
+    @abstractmethod
+    def decode_prefix_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
+        """Decode only the first `len(out)` bytes of the decoded value into `out` and return
+        True, or return False (having written nothing). A checksum over the whole value cannot
+        be checked on a prefix, so a codec that would check one declines."""
+
+
+class BytesBytesDecodeBatch(ABC):
+    """A bytes->bytes codec that decodes the stored values of many chunks in one call (one
+    release of the GIL for many tiny inner chunks of a shard, where per-chunk calls hand the
+    GIL back and forth on every chunk)."""
+
+    def batch_decodes(self, spec: ChunkSpec) -> bool:
+        """Whether `decode_batch` is worth asking for values of chunks of `spec` (asked once
+        per chunk shape)."""
+        return True
+
+    @abstractmethod
+    def decode_batch(self, items: Sequence[Any], spec: ChunkSpec) -> list[Any] | None:
+        """Decode the stored values of many chunks of one spec in one call, or return None
+        (nothing decoded) so the caller decodes them one by one. A list may hold None for an
+        item the codec leaves to `decode`: one it cannot vouch for decoding whole and alone,
+        so that every error is still reported by the usual path, per chunk. The bound of
+        `decode_bounded` holds here too: an item whose header declares more than a chunk of
+        `spec` holds is left (None) to `decode_bounded`, which refuses it."""
 
 
 def decoded_too_large(codec: Codec, max_size: int, size: int | None = None) -> Exception:

@@ -4,7 +4,7 @@ reported as a ChunkDecodeError naming the chunk and the codec.
 
 A bound chain also says whether it can decode part of a chunk from byte ranges
 (`can_decode_partial`) and re-encode a partly written chunk from its old encoded value
-(`can_encode_partial`); it offers either only when every codec in it takes part (see
+(`can_encode_partial`); it offers either only when every codec in it declares it (see
 `codec.py`), so the engine asks the chain and never looks at the codecs themselves."""
 
 from __future__ import annotations
@@ -17,13 +17,34 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import buffers, config
-from .codec import ChunkSpec, Codec, CodecKind, RangeReads, Region
+from .codec import (
+    ArrayArrayCodec,
+    ArrayArrayPartialDecode,
+    ArrayArrayPartialEncode,
+    ArrayBytesCodec,
+    ArrayBytesDecodeInto,
+    ArrayBytesPartialDecode,
+    ArrayBytesPartialEncode,
+    BytesBytesCodec,
+    BytesBytesDecodeBatch,
+    BytesBytesDecodeInto,
+    BytesBytesDecodePrefix,
+    BytesBytesPartialDecode,
+    ChunkSpec,
+    Codec,
+    CodecKind,
+    RangeReads,
+    Region,
+)
 from .errors import ChunkDecodeError, CodecChainError, ZarrkitError
 
 
-def split(codecs: Sequence[Codec]) -> tuple[tuple[Codec, ...], Codec, tuple[Codec, ...]]:
-    """Check the order of kinds and split the chain at its array->bytes codec."""
-    kinds = [c.kind for c in codecs]
+def split(
+    codecs: Sequence[Codec],
+) -> tuple[tuple[ArrayArrayCodec, ...], ArrayBytesCodec, tuple[BytesBytesCodec, ...]]:
+    """Check the order of kinds and split the chain at its array->bytes codec. A codec's kind
+    is the typed base it derives from (see `codec.py`)."""
+    kinds = [_kind_of(c) for c in codecs]
     n_ab = kinds.count(CodecKind.ARRAY_BYTES)
     if n_ab != 1:
         raise CodecChainError(
@@ -40,7 +61,30 @@ def split(codecs: Sequence[Codec]) -> tuple[tuple[Codec, ...], Codec, tuple[Code
         raise CodecChainError(
             "only bytes -> bytes codecs may come after the array -> bytes codec", key="codecs"
         )
-    return tuple(codecs[:i]), codecs[i], tuple(codecs[i + 1 :])
+    ab = codecs[i]
+    assert isinstance(ab, ArrayBytesCodec)
+    aa = tuple(c for c in codecs[:i] if isinstance(c, ArrayArrayCodec))
+    bb = tuple(c for c in codecs[i + 1 :] if isinstance(c, BytesBytesCodec))
+    return aa, ab, bb
+
+
+def _kind_of(codec: Codec) -> CodecKind:
+    """The kind of the one typed base a codec derives from."""
+    kinds = [kind for base, kind in _KINDS if isinstance(codec, base)]
+    if len(kinds) != 1:
+        raise CodecChainError(
+            f"codec {type(codec).__name__} must derive from exactly one of zarrkit.abc's "
+            f"ArrayArrayCodec, ArrayBytesCodec and BytesBytesCodec, so that its kind is known",
+            key="codecs",
+        )
+    return kinds[0]
+
+
+_KINDS: tuple[tuple[type[Codec], CodecKind], ...] = (
+    (ArrayArrayCodec, CodecKind.ARRAY_ARRAY),
+    (ArrayBytesCodec, CodecKind.ARRAY_BYTES),
+    (BytesBytesCodec, CodecKind.BYTES_BYTES),
+)
 
 
 def evolve(codecs: Sequence[Codec], spec: ChunkSpec) -> tuple[Codec, ...]:
@@ -49,7 +93,7 @@ def evolve(codecs: Sequence[Codec], spec: ChunkSpec) -> tuple[Codec, ...]:
     for codec in codecs:
         codec = codec.evolve(spec)
         out.append(codec)
-        if codec.kind is CodecKind.ARRAY_ARRAY:
+        if isinstance(codec, ArrayArrayCodec):
             spec = codec.resolve(spec)
     return tuple(out)
 
@@ -58,9 +102,9 @@ def evolve(codecs: Sequence[Codec], spec: ChunkSpec) -> tuple[Codec, ...]:
 class BoundChain:
     """A chain with the spec each codec sees, computed once per chunk shape."""
 
-    array_array: tuple[tuple[Codec, ChunkSpec], ...]
-    array_bytes: tuple[Codec, ChunkSpec]
-    bytes_bytes: tuple[Codec, ...]
+    array_array: tuple[tuple[ArrayArrayCodec, ChunkSpec], ...]
+    array_bytes: tuple[ArrayBytesCodec, ChunkSpec]
+    bytes_bytes: tuple[BytesBytesCodec, ...]
     spec: ChunkSpec
     #: byte ranges of the stored value reach the array->bytes codec unchanged, and it and every
     #: array->array codec can work on a region
@@ -72,7 +116,7 @@ class BoundChain:
     #: codec chooses how: for a tiny chunk a library's own decode plus a copy can be cheaper)
     direct: bool = field(init=False)
     #: `decode_scratch(upto=...)` can decode just a prefix (the bytes->bytes codec nearest
-    #: the array can stop early; see `Codec.decode_prefix_into`)
+    #: the array can stop early; see `BytesBytesDecodePrefix`)
     prefix: bool = field(init=False)
     #: the array->bytes codec's encoded value is the chunk's elements as they are
     raw: bool = field(init=False)
@@ -85,10 +129,20 @@ class BoundChain:
     #: the array->bytes codec decodes into a given array itself (sharding: inner chunks land
     #: in their places in the output), with nothing before or after it in the chain
     _ab_into: bool = field(init=False)
+    #: the codecs behind `direct`, `_ab_into` and `batched` as their capability (None: off)
+    _bb_into: BytesBytesDecodeInto | None = field(init=False)
+    _bb_prefix: BytesBytesDecodePrefix | None = field(init=False)
+    _ab_into_codec: ArrayBytesDecodeInto | None = field(init=False)
+    _batcher: BytesBytesDecodeBatch | None = field(init=False)
+    #: the codecs behind `can_decode_partial` / `can_encode_partial` as their capability
+    _partial_decoder: ArrayBytesPartialDecode | None = field(init=False)
+    _partial_encoder: ArrayBytesPartialEncode | None = field(init=False)
+    _region_maps: tuple[tuple[ArrayArrayPartialDecode, ChunkSpec], ...] = field(init=False)
+    _views: tuple[tuple[ArrayArrayPartialEncode, ChunkSpec], ...] = field(init=False)
     #: `decode_into` saves a copy (either way above)
     into: bool = field(init=False)
     #: `decode_many_into` decodes a group of chunks in one call of the outermost bytes->bytes
-    #: codec (`Codec.decode_batch`)
+    #: codec (`BytesBytesDecodeBatch`)
     batched: bool = field(init=False)
     #: per bytes->bytes codec (in chain order) the most bytes its decoded value may hold; see
     #: `decode_bounds`
@@ -96,7 +150,7 @@ class BoundChain:
     #: the most bytes a stored value of this chain may hold (its outermost codec's input)
     max_stored_size: int = field(init=False)
     #: (codec, bound) for decoding: the bytes->bytes codecs outermost first
-    _undo: tuple[tuple[Codec, int], ...] = field(init=False)
+    _undo: tuple[tuple[BytesBytesCodec, int], ...] = field(init=False)
     _nbytes: int | None = field(init=False)
     _dtype: np.dtype = field(init=False)
 
@@ -109,63 +163,76 @@ class BoundChain:
         # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
         raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
         object.__setattr__(self, "raw", raw)
-        object.__setattr__(self, "takes_views", raw or all(c.reads_input_only for c in (*aa, ab)))
+        object.__setattr__(
+            self,
+            "takes_views",
+            raw or (ab.reads_input_only and all(c.reads_input_only for c in aa)),
+        )
         object.__setattr__(self, "passes_views", raw and not self.bytes_bytes)
-        object.__setattr__(
-            self,
-            "direct",
-            raw
-            and bool(self.bytes_bytes)
-            and type(self.bytes_bytes[0]).decode_into is not Codec.decode_into,
+        # capabilities are declared (see `codec.py`), read here once per chunk shape
+        bb_into: BytesBytesDecodeInto | None = None
+        bb_prefix: BytesBytesDecodePrefix | None = None
+        if raw and self.bytes_bytes:
+            first = self.bytes_bytes[0]
+            if isinstance(first, BytesBytesDecodeInto):
+                bb_into = first
+                if isinstance(first, BytesBytesDecodePrefix):
+                    bb_prefix = first
+        ab_into = (
+            ab if not aa and not self.bytes_bytes and isinstance(ab, ArrayBytesDecodeInto) else None
         )
-        object.__setattr__(
-            self,
-            "_ab_into",
-            not aa and not self.bytes_bytes and type(ab).decode_into is not Codec.decode_into,
-        )
+        object.__setattr__(self, "_bb_into", bb_into)
+        object.__setattr__(self, "_ab_into_codec", ab_into)
+        object.__setattr__(self, "_bb_prefix", bb_prefix)
+        object.__setattr__(self, "direct", bb_into is not None)
+        object.__setattr__(self, "_ab_into", ab_into is not None)
         object.__setattr__(self, "into", self.direct or self._ab_into)
-        object.__setattr__(
-            self,
-            "prefix",
-            self.direct
-            and type(self.bytes_bytes[0]).decode_prefix_into is not Codec.decode_prefix_into,
+        object.__setattr__(self, "prefix", bb_prefix is not None)
+        maps = tuple(
+            (c, sp) for c, sp in self.array_array if isinstance(c, ArrayArrayPartialDecode)
         )
-        object.__setattr__(
-            self,
-            "can_decode_partial",
-            ab.supports_partial_decode
-            and all(c.supports_partial_decode for c in aa)
-            and all(c.preserves_ranges for c in self.bytes_bytes),
+        views = tuple(
+            (c, sp) for c, sp in self.array_array if isinstance(c, ArrayArrayPartialEncode)
         )
-        object.__setattr__(
-            self,
-            "can_encode_partial",
-            ab.supports_partial_encode and all(c.supports_partial_encode for c in aa),
+        decoder = (
+            ab
+            if isinstance(ab, ArrayBytesPartialDecode)
+            and len(maps) == len(aa)
+            and all(isinstance(c, BytesBytesPartialDecode) for c in self.bytes_bytes)
+            else None
         )
+        encoder = ab if isinstance(ab, ArrayBytesPartialEncode) and len(views) == len(aa) else None
+        object.__setattr__(self, "_partial_decoder", decoder)
+        object.__setattr__(self, "_partial_encoder", encoder)
+        object.__setattr__(self, "_region_maps", maps if decoder is not None else ())
+        object.__setattr__(self, "_views", views if encoder is not None else ())
+        object.__setattr__(self, "can_decode_partial", decoder is not None)
+        object.__setattr__(self, "can_encode_partial", encoder is not None)
         bounds, stored = decode_bounds(ab, self.array_bytes[1], self.bytes_bytes, raw)
         object.__setattr__(self, "decoded_bounds", bounds)
         object.__setattr__(self, "max_stored_size", stored)
         object.__setattr__(self, "_undo", tuple(reversed(tuple(zip(self.bytes_bytes, bounds)))))
-        outer = self.bytes_bytes[-1] if self.bytes_bytes else None
-        object.__setattr__(
-            self,
-            "batched",
-            outer is not None
-            and type(outer).decode_batch is not Codec.decode_batch
-            and outer.batch_decodes(self.array_bytes[1]),
-        )
+        batcher: BytesBytesDecodeBatch | None = None
+        if self.bytes_bytes:
+            outer = self.bytes_bytes[-1]
+            if isinstance(outer, BytesBytesDecodeBatch) and outer.batch_decodes(
+                self.array_bytes[1]
+            ):
+                batcher = outer
+        object.__setattr__(self, "_batcher", batcher)
+        object.__setattr__(self, "batched", batcher is not None)
 
     def encode(self, chunk: np.ndarray) -> Any:
         if self.raw:  # the elements as they are: no need to ask the array->bytes codec
             return self._encode_raw(chunk)
-        for codec, spec in self.array_array:
-            chunk = codec.encode(chunk, spec)
-        codec, spec = self.array_bytes
-        data = codec.encode(chunk, spec)
+        for aa, aa_spec in self.array_array:
+            chunk = aa.encode(chunk, aa_spec)
+        ab, spec = self.array_bytes
+        data = ab.encode(chunk, spec)
         if data is None:  # an array->bytes codec found nothing to store (a shard of fill)
             return None
-        for codec in self.bytes_bytes:
-            data = codec.encode(data, spec)
+        for bb in self.bytes_bytes:
+            data = bb.encode(data, spec)
         return data
 
     def _encode_raw(self, chunk: np.ndarray) -> Any:
@@ -220,31 +287,30 @@ class BoundChain:
         its place in a read's output): when the chain allows, the last bytes->bytes codec
         writes straight into it (or into a per-thread scratch buffer when `dest` is strided),
         so no chunk-sized buffer is allocated per chunk."""
-        if self.direct:
+        codec = self._bb_into
+        if codec is not None:  # `direct`
             try:
                 target, buffer = dest, dest.data.cast("B")
             except (TypeError, ValueError):  # strided, or a dtype numpy gives no buffer format
                 target = buffers.scratch("decode-into", dest.nbytes)
                 buffer = memoryview(target)
             if len(self.bytes_bytes) == 1:  # (`_bytes_into` inlined: tiny chunks feel each call)
-                codec = self.bytes_bytes[0]
                 try:
                     done = codec.decode_into(data, buffer, self.array_bytes[1])
                 except Exception as exc:
-                    _raise_decode_error(exc, key, codec)
+                    _raise_decode_error(exc, key, self.bytes_bytes[0])
             else:
                 done = self._bytes_into(data, buffer, key)
             if done:
                 if target is not dest:
                     dest[...] = target.view(dest.dtype).reshape(dest.shape)
                 return
-        elif self._ab_into:
-            codec, spec = self.array_bytes
+        elif self._ab_into_codec is not None:
             try:
-                if codec.decode_into(data, dest, spec):
+                if self._ab_into_codec.decode_into(data, dest, self.array_bytes[1]):
                     return
             except Exception as exc:
-                _raise_decode_error(exc, key, codec)
+                _raise_decode_error(exc, key, self.array_bytes[0])
         dest[...] = self.decode(data, key)
 
     def decode_many_into(
@@ -253,15 +319,15 @@ class BoundChain:
         """`decode_into` for each chunk, the outermost bytes->bytes codec decoding them all in
         one call when it can (`batched`); what it leaves, or all when it declines, goes the
         usual way, which reports any error per chunk."""
-        outer = self.bytes_bytes[-1] if self.batched else None
+        outer = self._batcher
         decoded = outer.decode_batch(blobs, self.array_bytes[1]) if outer is not None else None
-        if decoded is None:
+        if outer is None or decoded is None:
             for blob, dest, key in zip(blobs, dests, keys):
                 self.decode_into(blob, dest, key)
             return
         if len(decoded) != len(blobs):
             raise CodecChainError(
-                f"codec {outer.written_name()!r}: decode_batch gave "
+                f"codec {self.bytes_bytes[-1].written_name()!r}: decode_batch gave "
                 f"{len(decoded)} values for {len(blobs)} chunks"
             )
         rest = self._rest()
@@ -298,7 +364,10 @@ class BoundChain:
             if self.raw and not self.bytes_bytes:  # the stored bytes are the chunk: view them
                 return self._raw_chunk(data, key)
             return self.decode(data, key)
-        dest = _scratch(self.spec.nbytes, self.spec.dtype).reshape(self.spec.shape)
+        nbytes = self._nbytes
+        if nbytes is None:  # (never: a raw chain's data type has a fixed size)
+            return self.decode(data, key)
+        dest = _scratch(nbytes, self._dtype).reshape(self.spec.shape)
         if (
             selection is not None
             and self.prefix
@@ -330,14 +399,18 @@ class BoundChain:
         `buffer`: the whole decoded value, or with `prefix` its first `len(buffer)` bytes.
         False when that codec declines (nothing written to `buffer`)."""
         first = self.bytes_bytes[0]
-        current = [first]
+        current: list[Codec] = [first]
+        into, prefixed = self._bb_into, self._bb_prefix
         try:
             for codec, bound in self._undo[:-1]:
                 current[0] = codec
                 data = codec.decode_bounded(data, self.array_bytes[1], bound)
             current[0] = first
-            write = first.decode_prefix_into if prefix else first.decode_into
-            return write(data, buffer, self.array_bytes[1])
+            if prefix and prefixed is not None:
+                return prefixed.decode_prefix_into(data, buffer, self.array_bytes[1])
+            if into is None:
+                return False
+            return into.decode_into(data, buffer, self.array_bytes[1])
         except Exception as exc:
             _raise_decode_error(exc, key, current[0])
 
@@ -375,11 +448,8 @@ class BoundChain:
         return chunk
 
     def _inner_region(self, region: Region) -> Region:
-        for codec, spec in self.array_array:
-            mapped = codec.encoded_region(region, spec)
-            if mapped is None:
-                raise CodecChainError(f"codec {codec.written_name()!r} cannot map a region")
-            region = mapped
+        for codec, spec in self._region_maps:
+            region = codec.encoded_region(region, spec)
         return region
 
     def decode_partial(
@@ -388,11 +458,14 @@ class BoundChain:
         """The box `region.bounds()` of the chunk with (at least) `region` decoded, reading
         only the byte ranges the array->bytes codec asks for; None when the stored value does
         not exist. Only when `can_decode_partial`."""
+        decoder = self._partial_decoder
+        if decoder is None:
+            raise CodecChainError("this codec chain cannot decode part of a chunk")
         inner = self._inner_region(region) if self.array_array else region
         codec, spec = self.array_bytes
-        current = [codec]
+        current: list[Codec] = [codec]
         try:  # (not the _decoding context manager: a window's read goes through here)
-            box = yield from codec.decode_partial(inner, spec)
+            box = yield from decoder.decode_partial(inner, spec)
             if box is None:
                 return None
             if self.array_array:
@@ -413,19 +486,22 @@ class BoundChain:
         """The new stored value of a chunk a write covers partly: the old value (None: absent)
         is decoded only as far as the array->bytes codec needs. None: the chunk is all fill.
         Only when `can_encode_partial`."""
+        encoder = self._partial_encoder
+        if encoder is None:
+            raise CodecChainError("this codec chain cannot re-encode part of a chunk")
         ab, ab_spec = self.array_bytes
-        for codec, spec in self.array_array:
+        for codec, spec in self._views:
             region = codec.encoded_region(region, spec)
             update = _through_view(update, codec, spec)
         with _decoding(key, ab) as current:
             if old is not None:
                 old = self._decode_bytes(old, current)
             current[0] = ab
-            data = ab.encode_partial(old, region, update, ab_spec)
+            data = encoder.encode_partial(old, region, update, ab_spec)
         if data is None:
             return None
-        for codec in self.bytes_bytes:
-            data = codec.encode(data, ab_spec)
+        for bb in self.bytes_bytes:
+            data = bb.encode(data, ab_spec)
         return data
 
 
@@ -454,7 +530,7 @@ def _encode_scratch(nbytes: int) -> np.ndarray:
 
 
 def _through_view(
-    update: Callable[[np.ndarray], None], codec: Codec, spec: ChunkSpec
+    update: Callable[[np.ndarray], None], codec: ArrayArrayPartialEncode, spec: ChunkSpec
 ) -> Callable[[np.ndarray], None]:
     """`update` for the chunk on the encoded side of an array->array codec."""
     return lambda encoded: update(codec.decoded_view(encoded, spec))
@@ -497,19 +573,19 @@ def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Excep
     )
 
 
-#: a codec that cannot bound its input (`Codec.max_encoded_size` None) is allowed this much
+#: a codec that cannot bound its input (`BytesBytesCodec.max_encoded_size` None) is allowed this much
 #: beyond twice its output, when that is more than `config.max_chunk_bytes`
 _SLACK = 64 << 10
 
 
 def decode_bounds(
-    ab: Codec, spec: ChunkSpec, bytes_bytes: Sequence[Codec], raw: bool
+    ab: ArrayBytesCodec, spec: ChunkSpec, bytes_bytes: Sequence[BytesBytesCodec], raw: bool
 ) -> tuple[tuple[int, ...], int]:
     """The most bytes each bytes->bytes codec's decoded value may hold (in chain order), and
     the most a stored value may hold. Worked from the array outwards: the array->bytes codec
     takes exactly a chunk's bytes when the chunk's elements are stored as they are, else what
-    it says (`Codec.max_encoded_chunk_size`); each bytes->bytes codec may produce what the
-    next one inwards accepts, and accepts what it says (`Codec.max_encoded_size`). Where a
+    it says (`ArrayBytesCodec.max_encoded_chunk_size`); each bytes->bytes codec may produce what the
+    next one inwards accepts, and accepts what it says (`BytesBytesCodec.max_encoded_size`). Where a
     codec cannot say, `config.max_chunk_bytes` applies (or twice the size plus `_SLACK` when
     that is more), so every step has a bound."""
     cap = config.get().max_chunk_bytes
@@ -545,11 +621,11 @@ class CodecChain:
     def _bind(self, spec: ChunkSpec) -> BoundChain:
         first = spec
         stages = []
-        for codec in self._aa:
-            codec.validate(spec)
-            stages.append((codec, spec))
-            spec = codec.resolve(spec)
+        for aa in self._aa:
+            aa.validate(spec)
+            stages.append((aa, spec))
+            spec = aa.resolve(spec)
         self._ab.validate(spec)
-        for codec in self._bb:
-            codec.validate(spec)
+        for bb in self._bb:
+            bb.validate(spec)
         return BoundChain(tuple(stages), (self._ab, spec), self._bb, first)

@@ -85,7 +85,7 @@ def extension_list(
     return ignored
 
 
-def resolve_extension(kind: str, doc: Any, format: str, *, key: str, where: str) -> Any:
+def resolve_extension(kind: str, doc: Any, format: str, *, key: str, where: str | None) -> Any:
     """Build an extension instance from its metadata JSON, or Skipped when allowed."""
     name, configuration, must_understand = parse_named_config(doc, key=key, where=where)
     try:
@@ -98,7 +98,13 @@ def resolve_extension(kind: str, doc: Any, format: str, *, key: str, where: str)
 
 
 def build(
-    cls: type, name: str, configuration: Mapping[str, Any], format: str, *, key: str, where: str
+    cls: type,
+    name: str,
+    configuration: Mapping[str, Any],
+    format: str,
+    *,
+    key: str,
+    where: str | None,
 ) -> Any:
     """`cls.from_json`, with errors re-pointed at the metadata field they came from."""
     try:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zarrkit.hooks import hookimpl
-from zarrkit.names import V2, V3, V3_DRAFT_2020
+from zarrkit.abc import V2, V3, V3_DRAFT_2020, hookimpl
 
 _ZSTD = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
 _DRAFT_BLOSC = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from zarrkit.hooks import hookimpl
+from zarrkit.abc import hookimpl
 
 #: ml_dtypes formats zarrkit does not ship (the shipped ones say themselves, when ml_dtypes is
 #: missing, which extra to install)

@@ -39,4 +39,4 @@ def test_the_entry_point_snippet_names_the_documented_class():
     (snippet,) = blocks("toml")
     table = tomllib.loads(snippet)["project"]["entry-points"]["zarrkit.codecs"]
     assert table == {"example.delta": "example_delta:DeltaCodec"}
-    assert "class DeltaCodec(Codec)" in blocks("python")[0]
+    assert "class DeltaCodec(ArrayArrayCodec)" in blocks("python")[0]

@@ -1,6 +1,6 @@
 """Decompression bombs and lying size headers, stored as chunks of real arrays: each read ends in
 a ChunkDecodeError naming the chunk, quickly, with peak memory near the chunk's size, because
-every decoding step is bounded by what the chunk spec allows (`Codec.decode_bounded`).
+every decoding step is bounded by what the chunk spec allows (`BytesBytesCodec.decode_bounded`).
 
 Every bomb is first checked to be what it claims: decoded without a limit by the codec's
 library (where that is affordable) it gives the bytes it says, so a test cannot pass on a
@@ -415,15 +415,14 @@ def test_a_codec_written_before_the_bound_still_works_and_is_checked() -> None:
     """A third-party bytes->bytes codec that knows only `decode(data, spec)` keeps decoding
     in a chain; a value it decodes to more than the chunk holds is still refused (after the
     fact: the base class's `decode_bounded` checks the size)."""
+    from zarrkit.abc import BytesBytesCodec, ChunkSpec
     from zarrkit.api import resolve_data_type
-    from zarrkit.codec import ChunkSpec, Codec, CodecKind
     from zarrkit.codec_chain import CodecChain
     from zarrkit.names import names as spelled
     from zarrkit.plugins.codecs.bytes import BytesCodec
 
-    class OldZlib(Codec):
+    class OldZlib(BytesBytesCodec):
         names = spelled("test.old-zlib")
-        kind = CodecKind.BYTES_BYTES
 
         def encode(self, data: Any, spec: ChunkSpec) -> bytes:
             return zlib.compress(data)

@@ -16,7 +16,15 @@ import pytest
 
 import zarrkit as zk
 from zarrkit import config, engine, registry
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, Region
+from zarrkit.abc import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    ArrayBytesPartialDecode,
+    BytesBytesCodec,
+    BytesBytesDecodeBatch,
+    ChunkSpec,
+    Region,
+)
 from zarrkit.errors import CodecChainError
 from zarrkit.indexing import basic_indexer, chunk_region, orthogonal_indexer, vectorized_indexer
 from zarrkit.names import names
@@ -450,12 +458,10 @@ def test_chunk_regions_of_each_kind_of_selection() -> None:
 
 
 # -- the contract, with a codec that is not sharding -------------------------------------------------
-class RowsCodec(Codec):
+class RowsCodec(ArrayBytesCodec, ArrayBytesPartialDecode):
     """array->bytes: rows of the chunk stored one after another; can decode a range of rows."""
 
     names = names("test.rows")
-    kind = CodecKind.ARRAY_BYTES
-    supports_partial_decode = True
     decoded: list[str] = []  # noqa: RUF012
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
@@ -498,11 +504,10 @@ def test_engine_uses_any_codec_that_declares_partial_decoding() -> None:
         registry.unregister(handle)
 
 
-class PassThroughCodec(Codec):
+class PassThroughCodec(BytesBytesCodec):
     """bytes->bytes that hands its input back (a legal codec: the identity)."""
 
     names = names("test.pass")
-    kind = CodecKind.BYTES_BYTES
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
         return data
@@ -533,12 +538,11 @@ def test_a_codec_passing_its_input_on_still_stores_each_chunk(tmp_path: Path, th
         registry.unregister(handle)
 
 
-class NegateInPlaceCodec(Codec):
+class NegateInPlaceCodec(ArrayArrayCodec):
     """array->array that negates its input in place and hands it on (legal: it does not say
     `reads_input_only`), undone on decode."""
 
     names = names("test.negate")
-    kind = CodecKind.ARRAY_ARRAY
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
         np.negative(data, out=data)
@@ -615,13 +619,12 @@ def test_whole_chunks_are_handed_over_as_views_only_to_chains_that_just_read(
         registry.unregister(handle)
 
 
-# -- batch decodes (`Codec.decode_batch`) ----------------------------------------------------------
-class XorBatchCodec(Codec):
+# -- batch decodes (`BytesBytesDecodeBatch`) ----------------------------------------------------------
+class XorBatchCodec(BytesBytesCodec, BytesBytesDecodeBatch):
     """bytes->bytes: every byte xor 0x5A. Decodes groups in one call, leaving every third item
     to the per-chunk `decode` (as a codec does with values it cannot vouch for)."""
 
     names = names("test.xor")
-    kind = CodecKind.BYTES_BYTES
     calls: list[tuple[str, int]] = []  # noqa: RUF012
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:

@@ -16,17 +16,13 @@ PLUGIN_SOURCE = textwrap.dedent('''
     """A third-party zarrkit plugin: an XOR codec and a BGR colour data type."""
     from dataclasses import dataclass
     import numpy as np
-    from zarrkit.codec import Codec, CodecKind
-    from zarrkit.data_type import DataType
+    from zarrkit.abc import BytesBytesCodec, DataType, config_value, names
     from zarrkit.errors import MetadataError
-    from zarrkit.extension import config_value
-    from zarrkit.names import names
 
 
     @dataclass(frozen=True, eq=False)
-    class XorCodec(Codec):
+    class XorCodec(BytesBytesCodec):
         names = names("example.xor", aliases=("xor",))
-        kind = CodecKind.BYTES_BYTES
         key: int = 0
 
         @classmethod

@@ -10,14 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from ..codec import ChunkSpec, Codec, CodecKind
+from ..codec import ArrayBytesCodec, ChunkSpec, Codec, CodecKind
 from ..errors import ChunkDecodeError
 from ..memory_layout import MemoryLayout
 from ..names import Names
 
 
-class LayoutCodec(Codec):
-    kind = CodecKind.ARRAY_BYTES
+class LayoutCodec(ArrayBytesCodec):
     names = Names({})  # not a registered extension: formats build it from `order` / layout
 
     def __init__(self, layout: MemoryLayout, endian: str | None):

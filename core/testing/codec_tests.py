@@ -26,11 +26,47 @@ import numpy as np
 import pytest
 
 from zarrkit import registry
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
-from zarrkit.codec_chain import CodecChain, evolve
+from zarrkit.abc import (
+    V2,
+    V3,
+    V3_DRAFT_2020,
+    ArrayArrayCodec,
+    ArrayArrayPartialDecode,
+    ArrayBytesCodec,
+    ArrayBytesDecodeInto,
+    ArrayBytesPartialDecode,
+    ArrayBytesPartialEncode,
+    BoundChain,
+    BytesBytesCodec,
+    BytesBytesDecodeBatch,
+    BytesBytesDecodeInto,
+    BytesBytesDecodePrefix,
+    BytesBytesPartialDecode,
+    ChunkSpec,
+    Codec,
+    CodecChain,
+    CodecKind,
+    evolve_codecs,
+    parse_named_config,
+)
 from zarrkit.errors import ChunkDecodeError
-from zarrkit.extension import parse_named_config
-from zarrkit.names import V2, V3, V3_DRAFT_2020
+
+#: the kind each capability belongs to (`zarrkit.abc.codec`)
+_CAPABILITY_KINDS: tuple[tuple[type, type[Codec]], ...] = (
+    (ArrayArrayPartialDecode, ArrayArrayCodec),
+    (ArrayBytesPartialDecode, ArrayBytesCodec),
+    (ArrayBytesPartialEncode, ArrayBytesCodec),
+    (ArrayBytesDecodeInto, ArrayBytesCodec),
+    (BytesBytesPartialDecode, BytesBytesCodec),
+    (BytesBytesDecodeInto, BytesBytesCodec),
+    (BytesBytesDecodePrefix, BytesBytesCodec),
+    (BytesBytesDecodeBatch, BytesBytesCodec),
+)
+_BASES: tuple[tuple[type[Codec], CodecKind], ...] = (
+    (ArrayArrayCodec, CodecKind.ARRAY_ARRAY),
+    (ArrayBytesCodec, CodecKind.ARRAY_BYTES),
+    (BytesBytesCodec, CodecKind.BYTES_BYTES),
+)
 
 
 def json_of(codec: Codec, fmt: str) -> tuple[str, dict]:
@@ -65,6 +101,7 @@ class CodecTests:
         rng = np.random.default_rng(sum(shape) + len(dtype))
         n = int(np.prod(shape, dtype=np.int64))
         dt = np.dtype(dtype)
+        flat: np.ndarray
         if dt.kind == "b":
             flat = rng.random(n) < 0.3
         elif dt.kind in "iu":
@@ -75,30 +112,48 @@ class CodecTests:
             flat = np.cumsum(rng.standard_normal(n)) * 10
         return np.asarray(flat).astype(dt).reshape(shape)
 
-    def chain_for(self, codec: Codec, data_type: Any, shape: tuple[int, ...]) -> Any:
+    def chain_for(self, codec: Codec, data_type: Any, shape: tuple[int, ...]) -> BoundChain:
         """The codec in the smallest valid chain, evolved as array creation would, bound."""
         bytes_codec = _default_serializer(data_type, shape)
-        if codec.kind is CodecKind.ARRAY_ARRAY:
+        codecs: list[Codec]
+        if isinstance(codec, ArrayArrayCodec):
             codecs = [codec, bytes_codec]
-        elif codec.kind is CodecKind.ARRAY_BYTES:
+        elif isinstance(codec, ArrayBytesCodec):
             codecs = [codec]
         else:
             codecs = [bytes_codec, codec]
         spec = ChunkSpec(shape, data_type, data_type.cast_scalar(self.fill_value))
-        codecs = list(evolve(codecs, spec))
+        codecs = list(evolve_codecs(codecs, spec))
         return CodecChain(codecs, data_type, spec.fill_value).bind(shape)
 
     # -- the contract ------------------------------------------------------------------------
     def test_kind_and_gil_hint(self, codec: Codec) -> None:
-        assert isinstance(codec.kind, CodecKind)
+        """A codec derives from exactly one of the three typed bases, and says the kind of
+        that base."""
+        kinds = [kind for base, kind in _BASES if isinstance(codec, base)]
+        assert len(kinds) == 1, (
+            f"{type(codec).__name__} must derive from exactly one of ArrayArrayCodec, "
+            f"ArrayBytesCodec and BytesBytesCodec (zarrkit.abc)"
+        )
+        assert codec.kind is kinds[0]
         assert isinstance(codec.releases_gil, bool)
+
+    def test_capabilities_belong_to_its_kind(self, codec: Codec) -> None:
+        """A capability is declared beside the base of the kind it is for: a bytes->bytes
+        codec declaring an array->bytes capability would never be asked for it."""
+        for capability, base in _CAPABILITY_KINDS:
+            if isinstance(codec, capability):
+                assert isinstance(codec, base), (
+                    f"{type(codec).__name__} declares {capability.__name__}, which is for "
+                    f"{base.__name__}s"
+                )
 
     def test_names_per_format(self, codec: Codec) -> None:
         formats = type(codec).names.formats()
         assert V3 in formats, "a codec must have a v3 name"
         for fmt in formats:
             name = codec.written_name(fmt)
-            assert isinstance(name, str) and name
+            assert name
             if self.registered:
                 cls = registry.resolve("codec", name, fmt)
                 assert isinstance(codec, cls), (
@@ -153,11 +208,11 @@ class CodecTests:
     def test_decoding_is_bounded_by_the_chunk(self, codec: Codec) -> None:
         """bytes->bytes: a stored value that decodes to far more than a chunk holds (a bomb:
         `bomb_bytes` of zeros, encoded by the codec itself) is refused with a ChunkDecodeError
-        naming the chunk, and without allocating what it decodes to (`Codec.decode_bounded`):
+        naming the chunk, and without allocating what it decodes to (`BytesBytesCodec.decode_bounded`):
         through `decode` and through `decode_into` alike. A value of exactly the chunk's size
         still decodes. (Memory is what Python's allocators hand out, as tracemalloc sees it:
         bytes, numpy arrays, and what compression modules allocate through Python.)"""
-        if codec.kind is not CodecKind.BYTES_BYTES:
+        if not isinstance(codec, BytesBytesCodec):
             return
         import tracemalloc
 
@@ -186,11 +241,11 @@ class CodecTests:
             assert peak < self.bomb_bytes // 4, (
                 f"decoding a {len(encoded)}-byte value that inflates to {self.bomb_bytes} bytes "
                 f"allocated {peak} bytes before refusing it: bound the decode "
-                f"(`Codec.decode_bounded`)"
+                f"(`BytesBytesCodec.decode_bounded`)"
             )
 
     def test_encoded_size_is_true(self, codec: Codec) -> None:
-        if codec.kind is not CodecKind.BYTES_BYTES:
+        if not isinstance(codec, BytesBytesCodec):
             return
         from zarrkit.api import resolve_data_type
 
@@ -202,7 +257,7 @@ class CodecTests:
             assert len(memoryview(codec.encode(payload, spec)).cast("B")) == size
 
 
-def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> Codec:
+def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> ArrayBytesCodec:
     """The array -> bytes codec a new array gets by default (the `zarrkit_array_defaults`
     hook's answer), so the suite itself names no codec."""
     from zarrkit import hooks
@@ -210,6 +265,6 @@ def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> Codec:
 
     for doc in hooks.array_defaults(V3, data_type, shape).get("codecs", []):
         codec = resolve_extension_arg("codec", doc, V3, key="codecs")
-        if codec.kind is CodecKind.ARRAY_BYTES:
+        if isinstance(codec, ArrayBytesCodec):
             return codec
     raise LookupError("no zarrkit_array_defaults answer names an array -> bytes codec")

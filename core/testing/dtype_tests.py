@@ -27,9 +27,8 @@ import numpy as np
 import pytest
 
 from zarrkit import registry
-from zarrkit.data_type import DataType, data_type_from_native
+from zarrkit.abc import V3, DataType, data_type_from_native
 from zarrkit.errors import CodecChainError, MetadataError, UnknownExtensionError
-from zarrkit.names import V3
 
 
 def _same(a: Any, b: Any, dtype: np.dtype) -> bool:

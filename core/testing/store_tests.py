@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from zarrkit.abc import ByteRange, Range, Store, SuffixRange
 from zarrkit.errors import CapabilityError, ReadOnlyError
-from zarrkit.store import ByteRange, Range, Store, SuffixRange
 
 VALUE = bytes(range(100))
 

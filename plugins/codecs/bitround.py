@@ -18,10 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.abc import V3, ArrayArrayCodec, ChunkSpec, check_known_fields, config_value, names
 from zarrkit.errors import CodecChainError, MetadataError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 from zarrkit.plugins.codecs.spellings import draft_uri
 
 #: mantissa bits per float width (bytes)
@@ -29,16 +27,17 @@ MANTISSA_BITS = {2: 10, 4: 23, 8: 52}
 
 
 @dataclass(frozen=True, eq=False)
-class BitRoundCodec(Codec):
+class BitRoundCodec(ArrayArrayCodec):
     names = names(
         "numcodecs.bitround", aliases=("bitround",), v2="bitround", draft=draft_uri("bitround")
     )
-    kind = CodecKind.ARRAY_ARRAY
     releases_gil = True  # numpy's integer ufuncs on whole arrays run without the GIL
     keepbits: int
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> BitRoundCodec:
         check_known_fields(configuration, {"keepbits"}, owner="bitround codec")
         keepbits = config_value(configuration, "keepbits", int, owner="bitround codec")
         if keepbits < 0:

@@ -12,10 +12,19 @@ from typing import Any
 
 from numcodecs import blosc
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
+from zarrkit.abc import (
+    V3,
+    BytesBytesCodec,
+    BytesBytesDecodeInto,
+    ChunkSpec,
+    Codec,
+    as_bytes_view,
+    check_known_fields,
+    config_value,
+    decoded_too_large,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 from zarrkit.plugins.codecs.spellings import draft_uri
 
 _SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -28,9 +37,8 @@ _HEADER_SIZE = 16  # version, versionlz, flags, typesize, then nbytes, blocksize
 
 
 @dataclass(frozen=True, eq=False)
-class BloscCodec(Codec):
+class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
     names = names("blosc", v2="blosc", draft=draft_uri("blosc"))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True
     cname: str = "zstd"
     clevel: int = 5
@@ -42,7 +50,7 @@ class BloscCodec(Codec):
     numcodecs_form: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> BloscCodec:
         if format != V3:
             return cls._from_numcodecs(configuration)
         owner = "blosc codec"
@@ -149,7 +157,7 @@ class BloscCodec(Codec):
         shuffle = self.shuffle or "noshuffle"
         if shuffle == "auto":
             shuffle = _auto_shuffle(item)
-        return blosc.compress(
+        out: bytes = blosc.compress(
             data,
             self.cname.encode(),
             self.clevel,
@@ -157,12 +165,15 @@ class BloscCodec(Codec):
             self.blocksize,
             typesize=item,
         )
+        return out
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return blosc.decompress(_checked_header(data))
+        out: bytes = blosc.decompress(_checked_header(data))
+        return out
 
     def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return blosc.decompress(checked_frame(data, max_size, self))
+        out: bytes = blosc.decompress(checked_frame(data, max_size, self))
+        return out
 
     def max_encoded_size(self, nbytes: int) -> int:
         return nbytes + _MAX_OVERHEAD

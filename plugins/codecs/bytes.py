@@ -12,21 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, check_known_fields, config_value, names
 from zarrkit.errors import ChunkDecodeError, CodecChainError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 
 
 @dataclass(frozen=True, eq=False)
-class BytesCodec(Codec):
+class BytesCodec(ArrayBytesCodec):
     names = names("bytes", aliases=("endian",))
-    kind = CodecKind.ARRAY_BYTES
     reads_input_only = True
     endian: str | None = None
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> BytesCodec:
         check_known_fields(configuration, {"endian"}, owner="bytes codec")
         return cls(
             config_value(

@@ -14,7 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.abc import (
+    V3,
+    ArrayArrayCodec,
+    ChunkSpec,
+    check_known_fields,
+    config_value,
+    names,
+    resolve_extension,
+)
 from zarrkit.errors import (
     ChunkDecodeError,
     CodecChainError,
@@ -22,8 +30,6 @@ from zarrkit.errors import (
     UnknownExtensionError,
     ValueCastError,
 )
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 
 ROUNDING = ("nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away")
 OUT_OF_RANGE = ("error", "clamp", "wrap")
@@ -32,9 +38,8 @@ _NUMERIC = "iuf"
 
 
 @dataclass(frozen=True, eq=False)
-class CastValueCodec(Codec):
+class CastValueCodec(ArrayArrayCodec):
     names = names("cast_value")
-    kind = CodecKind.ARRAY_ARRAY
     releases_gil = True  # cast-value-rs converts in Rust without holding the GIL
     data_type: Any  # the target DataType
     rounding: str = "nearest-even"
@@ -42,7 +47,9 @@ class CastValueCodec(Codec):
     scalar_map: Mapping[str, Any] | None = None
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> CastValueCodec:
         owner = "cast_value codec"
         check_known_fields(
             configuration, {"data_type", "rounding", "out_of_range", "scalar_map"}, owner=owner
@@ -52,10 +59,8 @@ class CastValueCodec(Codec):
                 f"{owner}: configuration lacks required field 'data_type'",
                 key="configuration.data_type",
             )
-        from zarrkit.api import resolve_extension_arg
-
         try:
-            target = resolve_extension_arg(
+            target = resolve_extension(
                 "data_type", configuration["data_type"], V3, key="configuration.data_type"
             )
         except MetadataError as exc:
@@ -132,7 +137,7 @@ class CastValueCodec(Codec):
             to_tgt = int if target.kind in "iu" else float
             entries = {to_src(k): to_tgt(v) for k, v in self.scalar_map[direction]}
         try:
-            return cast_array(
+            out: np.ndarray = cast_array(
                 np.ascontiguousarray(data),
                 target_dtype=target,
                 rounding_mode=self.rounding,
@@ -141,9 +146,10 @@ class CastValueCodec(Codec):
             )
         except (ValueError, OverflowError, TypeError) as exc:
             raise error(f"cast_value: {direction} to {target} failed: {exc}") from None
+        return out
 
 
-def _backend():
+def _backend() -> Any:
     try:
         from cast_value_rs import cast_array
     except ImportError:

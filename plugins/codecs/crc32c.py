@@ -9,20 +9,20 @@ from typing import Any
 
 from crc32c import crc32c
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.abc import V3, BytesBytesCodec, ChunkSpec, as_bytes_view, names
 from zarrkit.errors import ChunkDecodeError, MetadataError
-from zarrkit.names import V3, names
 from zarrkit.plugins.codecs.spellings import draft_uri
 
 
 @dataclass(frozen=True, eq=False)
-class Crc32cCodec(Codec):
+class Crc32cCodec(BytesBytesCodec):
     names = names("crc32c", v2="crc32c", draft=draft_uri("crc32c"))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> Crc32cCodec:
         # numcodecs' CRC32C (v2) may say where its checksum goes; only "end" is this format
         config = dict(configuration)
         if format != V3 and config.get("location", "end") == "end":

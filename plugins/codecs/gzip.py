@@ -13,13 +13,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, decoded_too_large
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
+from zarrkit.abc import (
+    V3,
+    BytesBytesCodec,
+    ChunkSpec,
+    check_known_fields,
+    config_value,
+    decoded_too_large,
+    names,
+)
 from zarrkit.plugins.codecs.spellings import draft_uri
 
 _GZIP_WBITS = 31  # 16 + 15: gzip header and trailer
 
+_fast: Any
 try:  # the fast path is optional
     from isal import isal_zlib as _fast
 except ImportError:  # pragma: no cover - exercised where isal is missing
@@ -30,14 +37,13 @@ _FAST_LEVELS = (1, 2, 3)
 
 
 @dataclass(frozen=True, eq=False)
-class GzipCodec(Codec):
+class GzipCodec(BytesBytesCodec):
     names = names("gzip", v2="gzip", draft=draft_uri("gzip"))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True
     level: int = 5
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> GzipCodec:
         check_known_fields(configuration, {"level"}, owner="gzip codec")
         # v3 requires the level; numcodecs (v2, the draft) defaults it to 1
         default = ... if format == V3 else 1
@@ -58,7 +64,8 @@ class GzipCodec(Codec):
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
         lib = _fast if _fast is not None and self.level in _FAST_LEVELS else zlib
         compressor = lib.compressobj(self.level, lib.DEFLATED, _GZIP_WBITS)
-        return compressor.compress(data) + compressor.flush()
+        out: bytes = compressor.compress(data) + compressor.flush()
+        return out
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
         return self.decode_bounded(data, spec, None)
@@ -68,7 +75,7 @@ class GzipCodec(Codec):
         # inflated with a limit: one byte past `max_size` shows it holds more
         limit = 0 if max_size is None else max_size + 1  # (0: no limit)
         decompressor = (_fast or zlib).decompressobj(_GZIP_WBITS)
-        out = decompressor.decompress(data, limit)
+        out: bytes = decompressor.decompress(data, limit)
         if max_size is not None and len(out) > max_size:
             raise decoded_too_large(self, max_size)
         if not decompressor.eof:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, as_bytes_view, decoded_too_large
+from zarrkit.abc import ChunkSpec, Codec, as_bytes_view, decoded_too_large
 from zarrkit.errors import ChunkDecodeError
 
 #: the most memory an lzma/xz decoder may take for its dictionary beyond the decoded size (a

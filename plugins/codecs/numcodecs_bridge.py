@@ -23,16 +23,26 @@ import inspect
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
-from zarrkit.data_type import data_type_from_native
+from zarrkit.abc import (
+    V2,
+    V3,
+    V3_DRAFT_2020,
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    ChunkSpec,
+    Codec,
+    CodecKind,
+    data_type_from_native,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
-from zarrkit.names import V2, V3, V3_DRAFT_2020, names
 from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, BOUNDED_CHUNKS, max_encoded_size
 from zarrkit.plugins.codecs.spellings import DRAFT_PATTERN, draft_id, draft_uri
 
@@ -56,7 +66,7 @@ FIXED_OVERHEAD = {"adler32": 4, "crc32": 4, "crc32c": 4, "fletcher32": 4, "jenki
 #: constructor parameters that the chunk's data type determines; `evolve` fills them in at
 #: creation when left out (as zarr-python does for delta, fixedscaleoffset, quantize, astype,
 #: shuffle), so `{"name": "numcodecs.delta"}` is enough to create an array
-_FROM_SPEC = {
+_FROM_SPEC: dict[str, Callable[[ChunkSpec], Any]] = {
     "dtype": lambda spec: str(spec.dtype),
     "decode_dtype": lambda spec: str(spec.dtype),
     "elementsize": lambda spec: spec.data_type.item_size,
@@ -121,7 +131,9 @@ class NumcodecsCodec(Codec):
 
     # -- JSON ---------------------------------------------------------------------------
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> NumcodecsCodec:
         cid = codec_id(name, format)
         if cid is None:
             raise MetadataError(f"{name!r} is not a numcodecs codec name in zarr format {format}")
@@ -205,7 +217,7 @@ def _missing_from_spec(cid: str, config: Mapping[str, Any]) -> list[str]:
     return [p for p in _FROM_SPEC if p in params and config.get(p) is None]
 
 
-class _ArrayArrayNumcodec(NumcodecsCodec):
+class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
     kind = CodecKind.ARRAY_ARRAY
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
@@ -265,7 +277,7 @@ class _ArrayArrayNumcodec(NumcodecsCodec):
         return _as_chunk(out, spec, self)
 
 
-class _ArrayBytesNumcodec(NumcodecsCodec):
+class _ArrayBytesNumcodec(NumcodecsCodec, ArrayBytesCodec):
     kind = CodecKind.ARRAY_BYTES
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
@@ -279,7 +291,7 @@ class _ArrayBytesNumcodec(NumcodecsCodec):
         return _as_chunk(np.asarray(self.impl.decode(data)), spec, self)
 
 
-class _BytesBytesNumcodec(NumcodecsCodec):
+class _BytesBytesNumcodec(NumcodecsCodec, BytesBytesCodec):
     kind = CodecKind.BYTES_BYTES
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
@@ -331,4 +343,4 @@ def _same_type(declared: Any, dtype: np.dtype) -> bool:
         ours = np.dtype(declared)
     except TypeError:
         return False
-    return ours.kind == dtype.kind and ours.itemsize == dtype.itemsize
+    return bool(ours.kind == dtype.kind and ours.itemsize == dtype.itemsize)

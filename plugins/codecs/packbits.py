@@ -15,24 +15,31 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.abc import (
+    V3,
+    ArrayBytesCodec,
+    ChunkSpec,
+    as_bytes_view,
+    check_known_fields,
+    config_value,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 
 _PADDING = ("none", "first_byte", "last_byte")
 
 
 @dataclass(frozen=True, eq=False)
-class PackBitsCodec(Codec):
+class PackBitsCodec(ArrayBytesCodec):
     names = names("packbits")
-    kind = CodecKind.ARRAY_BYTES
     padding_encoding: str = "none"
     first_bit: int | None = None
     last_bit: int | None = None
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> PackBitsCodec:
         owner = "packbits codec"
         check_known_fields(
             configuration, {"padding_encoding", "first_bit", "last_bit"}, owner=owner

@@ -15,24 +15,23 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.abc import V3, ArrayArrayCodec, ChunkSpec, check_known_fields, names
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ValueCastError
-from zarrkit.extension import check_known_fields
-from zarrkit.names import V3, names
 
 _JSON_SCALAR = (int, float, str)
 
 
 @dataclass(frozen=True, eq=False)
-class ScaleOffsetCodec(Codec):
+class ScaleOffsetCodec(ArrayArrayCodec):
     names = names("scale_offset")
-    kind = CodecKind.ARRAY_ARRAY
     releases_gil = True  # numpy arithmetic on whole arrays
     offset: Any = 0
     scale: Any = 1
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> ScaleOffsetCodec:
         check_known_fields(configuration, {"offset", "scale"}, owner="scale_offset codec")
         values = {}
         for key, default in (("offset", 0), ("scale", 1)):
@@ -83,7 +82,8 @@ class ScaleOffsetCodec(Codec):
         offset, scale = self._parameters(spec)
         if data.dtype.kind == "f":
             with np.errstate(all="ignore"):
-                return (data - offset) * scale
+                scaled: np.ndarray = (data - offset) * scale
+            return scaled
         wide = _wide(data.dtype)
         out = (data.astype(wide) - _as_int(offset)) * _as_int(scale)
         return _narrow(out, data.dtype, ValueCastError, "encoding")
@@ -92,7 +92,8 @@ class ScaleOffsetCodec(Codec):
         offset, scale = self._parameters(spec)
         if data.dtype.kind == "f":
             with np.errstate(all="ignore"):
-                return data / scale + offset
+                restored: np.ndarray = data / scale + offset
+            return restored
         wide = data.astype(_wide(data.dtype))
         scale = _as_int(scale)
         quotient = wide // scale  # np.divmod has no loop for object arrays (64-bit types)

@@ -23,27 +23,39 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit import config, executor, forksafe
-from zarrkit.buffers import reusable
-from zarrkit.codec import (
+from zarrkit.abc import (
+    V3,
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    ArrayBytesDecodeInto,
+    ArrayBytesPartialDecode,
+    ArrayBytesPartialEncode,
+    BoundChain,
+    ByteRange,
     ChunkSpec,
     Codec,
-    CodecKind,
+    CodecChain,
     Lasting,
     RangeReads,
     Region,
+    Skipped,
+    SuffixRange,
     as_bytes_view,
+    check_known_fields,
+    config_value,
+    data_type_from_native,
+    evolve_codecs,
+    hookimpl,
+    lock,
     lockstep,
+    names,
+    resolve_extension,
+    reusable,
+    run_batched,
+    settings,
     shift_range,
 )
-from zarrkit.codec_chain import BoundChain, CodecChain, evolve
-from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.hooks import hookimpl
-from zarrkit.names import V3, names
-from zarrkit.negotiation import Skipped, resolve_extension
-from zarrkit.store import ByteRange, SuffixRange
 
 #: offset and nbytes of an absent inner chunk
 EMPTY = 2**64 - 1
@@ -71,12 +83,11 @@ Plan = tuple[tuple[int, ...], tuple[slice, ...], "tuple[slice, ...] | None", "Re
 
 
 @dataclass(frozen=True, eq=False)
-class ShardingCodec(Codec):
+class ShardingCodec(
+    ArrayBytesCodec, ArrayBytesPartialDecode, ArrayBytesPartialEncode, ArrayBytesDecodeInto
+):
     names = names("sharding_indexed")
-    kind = CodecKind.ARRAY_BYTES
     releases_gil = True
-    supports_partial_decode = True
-    supports_partial_encode = True
 
     chunk_shape: tuple[int, ...]
     codecs: tuple[Codec, ...]
@@ -88,11 +99,17 @@ class ShardingCodec(Codec):
     def reads_input_only(self) -> bool:  # type: ignore[override]
         """A shard's inner chunks are sliced out of it and encoded by the inner chain, which
         only reads them when its array codecs do."""
-        return all(c.reads_input_only for c in self.codecs if c.kind is not CodecKind.BYTES_BYTES)
+        return all(
+            c.reads_input_only
+            for c in self.codecs
+            if isinstance(c, (ArrayArrayCodec, ArrayBytesCodec))
+        )
 
     # -- metadata ------------------------------------------------------------------------------
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> ShardingCodec:
         owner = "sharding_indexed codec"
         check_known_fields(
             configuration, {"chunk_shape", "codecs", "index_codecs", "index_location"}, owner=owner
@@ -126,8 +143,8 @@ class ShardingCodec(Codec):
         }
 
     def evolve(self, spec: ChunkSpec) -> ShardingCodec:
-        inner = evolve(self.codecs, spec.with_shape(self.chunk_shape))
-        index = evolve(self.index_codecs, _index_spec(self._per_shard(spec.shape)))
+        inner = evolve_codecs(self.codecs, spec.with_shape(self.chunk_shape))
+        index = evolve_codecs(self.index_codecs, _index_spec(self._per_shard(spec.shape)))
         return ShardingCodec(self.chunk_shape, inner, index, self.index_location)
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -185,7 +202,7 @@ class ShardingCodec(Codec):
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         layout = self._layout(spec)
-        skip_fill = not config.get().write_empty_chunks
+        skip_fill = not settings().write_empty_chunks
         encoded = (
             (
                 coords,
@@ -233,8 +250,8 @@ class ShardingCodec(Codec):
         self, old: Any, region: Region, update: Callable[[np.ndarray], None], spec: ChunkSpec
     ) -> Any:
         layout = self._layout(spec)
-        view = None if old is None else as_bytes_view(old)
-        index = None if view is None else layout.read_index(view, len(view))
+        view = memoryview(b"") if old is None else as_bytes_view(old)
+        index = None if old is None else layout.read_index(view, len(view))
         buffer = np.empty(spec.shape, dtype=spec.dtype)
         touched = list(layout.touched(region))
         for coords, box in touched:  # old values where the write does not cover an inner chunk
@@ -246,7 +263,7 @@ class ShardingCodec(Codec):
             else:
                 buffer[box] = layout.decode_inner(view[offset : offset + nbytes], coords)
         update(buffer)
-        skip_fill = not config.get().write_empty_chunks
+        skip_fill = not settings().write_empty_chunks
         encoded: dict[tuple[int, ...], Any] = {}
         for coords, box in touched:
             inner = buffer[box]
@@ -269,9 +286,7 @@ def _codec_list(
         )
     out = []
     for i, item in enumerate(items):
-        codec = resolve_extension(
-            "codec", item, format, key=f"configuration.{field_name}[{i}]", where=None
-        )
+        codec = resolve_extension("codec", item, format, key=f"configuration.{field_name}[{i}]")
         if isinstance(codec, Skipped):
             raise MetadataError(
                 f"sharding_indexed codec: the codec {codec.name!r} is not "
@@ -352,11 +367,11 @@ def _whole(offset: int, nbytes: int, coords: tuple[int, ...]) -> RangeReads[Any]
 
 def _nested(reads: RangeReads[Any], offset: int, nbytes: int) -> RangeReads[Any]:
     """A partial decode of an inner chunk, its byte ranges shifted to where it sits."""
-    answer = None
     try:
+        requests = next(reads)
         while True:
-            requests = reads.send(answer)
             answer = yield [shift_range(r, offset, nbytes) for r in requests]
+            requests = reads.send(answer)
     except StopIteration as stop:
         return stop.value
 
@@ -375,7 +390,7 @@ class _Layout:
     spec: ChunkSpec
     #: decoded indexes by their encoded bytes (`index_of`)
     _indexes: dict = field(default_factory=dict, init=False, repr=False)
-    _indexes_lock: Any = field(default_factory=forksafe.lock, init=False, repr=False)
+    _indexes_lock: Any = field(default_factory=lock, init=False, repr=False)
 
     @classmethod
     def of(cls, codec: ShardingCodec, spec: ChunkSpec) -> _Layout:
@@ -386,14 +401,16 @@ class _Layout:
             codec.index_codecs, index_spec.data_type, index_spec.fill_value
         ).bind(index_spec.shape)
         size = index_spec.nbytes
+        assert size is not None  # (uint64 entries)
         for bb in index_chain.bytes_bytes:
-            size = bb.encoded_size(size)
-            if size is None:
+            fixed = bb.encoded_size(size)
+            if fixed is None:
                 raise CodecChainError(
                     f"sharding_indexed: index codec {bb.written_name()!r} does "
                     f"not give a fixed-size index",
                     key="codecs",
                 )
+            size = fixed
         return cls(
             tuple(spec.shape),
             codec.chunk_shape,
@@ -433,12 +450,13 @@ class _Layout:
         the inner chain decodes that part itself (None: the inner chunk is decoded whole).
         A box of slices, the usual window, is worked out per dimension with integers alone
         (the general way's per-element index arrays dominate a small window's cost)."""
-        if self.inner.can_decode_partial or any(type(p) is not slice for p in region.parts):
+        slices = [p for p in region.parts if type(p) is slice]
+        if self.inner.can_decode_partial or len(slices) != len(region.parts):
             return self._plan_general(region, origin)
-        if any(p.stop <= p.start for p in region.parts):  # nothing selected
+        if any(p.stop <= p.start for p in slices):  # nothing selected
             return []
         axes = []
-        for part, c, (lo, _) in zip(region.parts, self.chunk_shape, origin):
+        for part, c, (lo, _) in zip(slices, self.chunk_shape, origin):
             along = []
             for k in range(part.start // c, -(-part.stop // c)):
                 start, stop = max(part.start, k * c), min(part.stop, k * c + c)
@@ -451,7 +469,7 @@ class _Layout:
                     )
                 )
             axes.append(along)
-        plan = []
+        plan: list[Plan] = []
         for combo in itertools.product(*axes):
             whole = all(item[3] for item in combo)
             plan.append(
@@ -521,15 +539,16 @@ class _Layout:
             self.check_index(index, None)
             return index
         key = view.tobytes()
-        index = self._indexes.get(key)
-        if index is None:
-            index = np.array(self.decode_index(view))  # (its own memory, not the read's)
-            self.check_index(index, None)
-            index.setflags(write=False)
-            with self._indexes_lock:
-                if len(self._indexes) >= _CACHED_INDEXES:
-                    self._indexes.pop(next(iter(self._indexes)))
-                self._indexes[key] = index
+        cached: np.ndarray | None = self._indexes.get(key)
+        if cached is not None:
+            return cached
+        index = np.array(self.decode_index(view))  # (its own memory, not the read's)
+        self.check_index(index, None)
+        index.setflags(write=False)
+        with self._indexes_lock:
+            if len(self._indexes) >= _CACHED_INDEXES:
+                self._indexes.pop(next(iter(self._indexes)))
+            self._indexes[key] = index
         return index
 
     @staticmethod
@@ -622,7 +641,7 @@ class _Layout:
 
         if jobs:
             nbytes = self.inner.spec.nbytes  # (None: a type without a fixed size, strings)
-            executor.run_batched(
+            run_batched(
                 work, jobs, parallel=nbytes is None or len(jobs) * nbytes >= _SHARED_FROM_BYTES
             )
 

@@ -8,23 +8,28 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, Region
+from zarrkit.abc import (
+    V3,
+    ArrayArrayCodec,
+    ArrayArrayPartialEncode,
+    ChunkSpec,
+    Region,
+    check_known_fields,
+    names,
+)
 from zarrkit.errors import CodecChainError, MetadataError
-from zarrkit.extension import check_known_fields
-from zarrkit.names import V3, names
 
 
 @dataclass(frozen=True, eq=False)
-class TransposeCodec(Codec):
+class TransposeCodec(ArrayArrayCodec, ArrayArrayPartialEncode):
     names = names("transpose")
-    kind = CodecKind.ARRAY_ARRAY
     reads_input_only = True  # encode is a transposed view
-    supports_partial_decode = True
-    supports_partial_encode = True
     order: tuple[int, ...]
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> TransposeCodec:
         check_known_fields(configuration, {"order"}, owner="transpose codec")
         order = configuration.get("order")
         if not isinstance(order, list) or not all(

@@ -15,13 +15,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view
+from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, as_bytes_view, names
 from zarrkit.errors import ChunkDecodeError, CodecChainError, ValueCastError
-from zarrkit.names import V3, names
 
 
-class _VLen(Codec):
-    kind = CodecKind.ARRAY_BYTES
+class _VLen(ArrayBytesCodec):
     _element: ClassVar[type]
     _numcodecs_class: ClassVar[str]
 

@@ -20,10 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind
+from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, check_known_fields, config_value, names
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, UnknownExtensionError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 
 #: mode -> its parameters and their JSON types
 MODES: dict[str, dict[str, Any]] = {
@@ -50,15 +48,14 @@ _CARRIER = {
 
 
 @dataclass(frozen=True, eq=False)
-class ZfpCodec(Codec):
+class ZfpCodec(ArrayBytesCodec):
     names = names("zfp")
-    kind = CodecKind.ARRAY_BYTES
     releases_gil = False  # zfpy's compress/decompress hold the GIL
     mode: str
     parameters: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> ZfpCodec:
         owner = "zfp codec"
         mode = config_value(configuration, "mode", str, owner=owner, choices=tuple(MODES))
         check_known_fields(configuration, {"mode", *MODES[mode]}, owner=owner)
@@ -108,7 +105,8 @@ class ZfpCodec(Codec):
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> bytes:
         zfpy = _zfpy()
         field = _promote(np.ascontiguousarray(data)).reshape(_field_shape(spec.shape))
-        return zfpy.compress_numpy(field, write_header=False, **self._kwargs())
+        out: bytes = zfpy.compress_numpy(field, write_header=False, **self._kwargs())
+        return out
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         zfpy = _zfpy()
@@ -137,12 +135,15 @@ def _promote(data: np.ndarray) -> np.ndarray:
     if dtype.kind == "f":
         return data.astype(np.float32) if dtype.itemsize == 2 else data
     bits = dtype.itemsize * 8
+    out: np.ndarray
     if dtype.kind == "i":
-        return data if bits >= 32 else data.astype(np.int32) << (31 - bits)
-    if bits >= 32:  # shift by half the range into the signed type of this width
+        out = data if bits >= 32 else data.astype(np.int32) << (31 - bits)
+    elif bits >= 32:  # shift by half the range into the signed type of this width
         signed = np.dtype(f"i{dtype.itemsize}")
-        return (data ^ dtype.type(1 << (bits - 1))).view(signed)
-    return (data.astype(np.int32) - (1 << (bits - 1))) << (31 - bits)
+        out = (data ^ dtype.type(1 << (bits - 1))).view(signed)
+    else:
+        out = (data.astype(np.int32) - (1 << (bits - 1))) << (31 - bits)
+    return out
 
 
 def _demote(field: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -153,13 +154,17 @@ def _demote(field: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if bits >= 32:
             return field.astype(dtype)
         lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        return np.clip(field >> (31 - bits), lo, hi).astype(dtype)
+        clipped: np.ndarray = np.clip(field >> (31 - bits), lo, hi).astype(dtype)
+        return clipped
+    out: np.ndarray
     if bits >= 32:
-        return field.astype(f"i{dtype.itemsize}").view(dtype) ^ dtype.type(1 << (bits - 1))
-    return np.clip((field >> (31 - bits)) + (1 << (bits - 1)), 0, (1 << bits) - 1).astype(dtype)
+        out = field.astype(f"i{dtype.itemsize}").view(dtype) ^ dtype.type(1 << (bits - 1))
+    else:
+        out = np.clip((field >> (31 - bits)) + (1 << (bits - 1)), 0, (1 << bits) - 1).astype(dtype)
+    return out
 
 
-def _zfpy():
+def _zfpy() -> Any:
     try:
         import zfpy
     except ImportError:

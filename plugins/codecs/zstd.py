@@ -31,11 +31,23 @@ from typing import Any
 import numpy as np
 from numcodecs import zstd as _zstd
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
+from zarrkit.abc import (
+    V3,
+    BytesBytesCodec,
+    BytesBytesDecodeBatch,
+    BytesBytesDecodeInto,
+    BytesBytesDecodePrefix,
+    ChunkSpec,
+    Codec,
+    as_bytes_view,
+    check_known_fields,
+    config_value,
+    decoded_too_large,
+    names,
+)
 from zarrkit.plugins.codecs.spellings import draft_uri
 
+zstandard: Any
 try:
     import zstandard
 except ImportError:  # numcodecs alone still reads and writes the same frames
@@ -68,15 +80,16 @@ def _decompressor() -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class ZstdCodec(Codec):
+class ZstdCodec(
+    BytesBytesCodec, BytesBytesDecodeInto, BytesBytesDecodePrefix, BytesBytesDecodeBatch
+):
     names = names("zstd", v2="zstd", draft=draft_uri("zstd"))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True
     level: int = 0
     checksum: bool = False
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> ZstdCodec:
         check_known_fields(configuration, {"level", "checksum"}, owner="zstd codec")
         level = config_value(configuration, "level", int, owner="zstd codec", default=0)
         if not -131072 <= level <= 22:
@@ -92,9 +105,12 @@ class ZstdCodec(Codec):
         return {"level": self.level, "checksum": self.checksum}
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        out: bytes
         if zstandard is not None:
-            return _compressor(self.level, self.checksum).compress(data)
-        return _zstd.compress(data, self.level, self.checksum)
+            out = _compressor(self.level, self.checksum).compress(data)
+        else:
+            out = _zstd.compress(data, self.level, self.checksum)
+        return out
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
         return self.decode_bounded(data, spec, None)
@@ -220,7 +236,8 @@ def decompress_bounded(data: Any, max_size: int | None, codec: Codec) -> bytes:
         raise decoded_too_large(codec, max_size, size)
     if size >= 0:
         try:  # one frame that declares its size, nothing after it: the common case
-            return _decompressor().decompress(data, allow_extra_data=False)
+            out: bytes = _decompressor().decompress(data, allow_extra_data=False)
+            return out
         except zstandard.ZstdError:
             pass  # several frames, or corrupt: the stream decoder decodes or raises
     return _stream_decode(data, max_size, codec)
@@ -232,7 +249,7 @@ def _decode_numcodecs(data: Any, max_size: int | None, codec: Codec) -> bytes:
     size = _content_size(data)
     if max_size is not None and size is not None and size > max_size:
         raise decoded_too_large(codec, max_size, size)
-    out = _zstd.decompress(data)
+    out: bytes = _zstd.decompress(data)
     if max_size is not None and len(out) > max_size:
         raise decoded_too_large(codec, max_size, len(out))
     return out
@@ -334,7 +351,8 @@ def _whole_frames(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
     )
     content = np.where(((block >> 1) & 3) == 1, 1, block >> 3)  # an RLE block holds one byte
     checksum = 4 * ((descriptor >> 2) & 1)
-    return ok & ((block & 1) == 1) & (header + 3 + content + checksum == lengths)
+    whole: np.ndarray = ok & ((block & 1) == 1) & (header + 3 + content + checksum == lengths)
+    return whole
 
 
 def _declared(buf: np.ndarray, at: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
@@ -346,7 +364,8 @@ def _declared(buf: np.ndarray, at: np.ndarray, size_bytes: np.ndarray) -> np.nda
         | (buf[at + 2].astype(np.int64) << 16)
         | (buf[at + 3].astype(np.int64) << 24)
     )
-    return (size_bytes == 4) & (four <= _BLOCK_BYTES)
+    small: np.ndarray = (size_bytes == 4) & (four <= _BLOCK_BYTES)
+    return small
 
 
 def _content_size(data: Any) -> int | None:

@@ -12,9 +12,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.data_type import DataType
+from zarrkit.abc import V3, DataType, names
 from zarrkit.errors import MetadataError
-from zarrkit.names import V3, names
 
 from . import scalars_json as sj
 from .typestrings import endian_of, endian_of_native, no_configuration, prefix

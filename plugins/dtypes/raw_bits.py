@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.data_type import DataType
+from zarrkit.abc import V2, V3, DataType, names
 from zarrkit.errors import MetadataError
-from zarrkit.names import V2, V3, names
 
 _PATTERN = r"r([1-9][0-9]*)"
 _V2_PATTERN = r"\|V([1-9][0-9]*)"

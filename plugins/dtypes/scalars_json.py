@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc import V2, V3, V3_DRAFT_2020
 from zarrkit.errors import MetadataError
-from zarrkit.names import V2, V3, V3_DRAFT_2020
 
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "+Infinity": math.inf}
 

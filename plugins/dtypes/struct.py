@@ -22,20 +22,21 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit import registry
-from zarrkit.data_type import DataType, data_type_from_native
+from zarrkit.abc import (
+    V2,
+    V3,
+    DataType,
+    check_known_fields,
+    data_type_from_native,
+    names,
+    resolve_extension,
+)
 from zarrkit.errors import MetadataError, ValueCastError
-from zarrkit.extension import check_known_fields, parse_named_config
-from zarrkit.names import V2, V3, names
 
 
 def _field_type(doc: Any, format: str, key: str) -> DataType:
-    name, configuration, _ = parse_named_config(doc, key=key)
-    cls = registry.resolve("data_type", name, format)
-    try:
-        return cls.from_json(name, configuration, format)
-    except MetadataError as exc:
-        raise exc.locate(key) from None
+    data_type: DataType = resolve_extension("data_type", doc, format, key=key)
+    return data_type
 
 
 class Struct(DataType):

@@ -14,10 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.data_type import DataType
+from zarrkit.abc import V2, V3, DataType, check_known_fields, config_value, names
 from zarrkit.errors import MetadataError, ValueCastError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V2, V3, names
 
 from .typestrings import endian_of, endian_of_native, prefix
 

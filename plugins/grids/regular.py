@@ -8,10 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.chunk_grid import ChunkGrid
+from zarrkit.abc import V3, ChunkGrid, check_known_fields, names
 from zarrkit.errors import MetadataError
-from zarrkit.extension import check_known_fields
-from zarrkit.names import V3, names
 
 
 @dataclass(frozen=True, eq=True)

@@ -6,9 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zarrkit.chunk_key_encoding import ChunkKeyEncoding
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
+from zarrkit.abc import V3, ChunkKeyEncoding, check_known_fields, config_value, names
 
 
 @dataclass(frozen=True)

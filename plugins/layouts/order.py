@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from zarrkit.memory_layout import MemoryLayout
-from zarrkit.names import names
+from zarrkit.abc import MemoryLayout, names
 
 
 def _bytes_codec(endian: str | None) -> dict:

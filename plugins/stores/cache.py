@@ -17,9 +17,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zarrkit import forksafe
-from zarrkit.names import names
-from zarrkit.store import Range, Store, Update, check_key, check_prefix
+from zarrkit.abc import (
+    Range,
+    Store,
+    Update,
+    check_key,
+    check_prefix,
+    lock,
+    names,
+)
 
 from .pickling import reopening
 from .wrapper import StoreWrapper
@@ -53,7 +59,7 @@ class CachingStore(StoreWrapper):
         if max_bytes < 0:
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self.max_bytes = max_bytes
-        self._lock = forksafe.lock()
+        self._lock = lock()
         self._entries: OrderedDict[_Entry, bytes] = OrderedDict()
         self._ranges_of: dict[str, set[Range | None]] = {}
         self._bytes = 0

@@ -36,10 +36,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from zarrkit import config
-from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
-from zarrkit.names import names
-from zarrkit.store import (
+from zarrkit.abc import (
     ByteRange,
     Range,
     Store,
@@ -48,8 +45,11 @@ from zarrkit.store import (
     check_key,
     check_mode,
     check_prefix,
+    names,
     optimistic_update,
+    settings,
 )
+from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
 
 from . import ranges, s3_updates
 from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
@@ -98,7 +98,7 @@ class FsspecStore(Store):
         """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3)."""
         self.read_only = check_mode(mode) == "r"
         if concurrency is None:
-            concurrency = config.get().io_concurrency
+            concurrency = settings().io_concurrency
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if not fs.async_impl:
@@ -161,7 +161,7 @@ class FsspecStore(Store):
         if scheme in ("http", "https"):  # credentials stay on their origin (see `http_rules`)
             storage_options = guarded_http_options(target, storage_options)
         if concurrency is None:
-            concurrency = config.get().io_concurrency
+            concurrency = settings().io_concurrency
         if scheme in ("s3", "s3a"):  # botocore keeps 10 connections unless told: 10 in flight
             given = storage_options.get("config_kwargs") or {}
             storage_options = {

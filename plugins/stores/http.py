@@ -35,10 +35,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
-from zarrkit import forksafe
+from zarrkit.abc import (
+    ByteRange,
+    Range,
+    Store,
+    SuffixRange,
+    after_fork_in_child,
+    check_key,
+    check_mode,
+    lock,
+    names,
+    value_limit,
+)
 from zarrkit.errors import StoreError, ValueTooLargeError
-from zarrkit.names import names
-from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, value_limit
 
 from . import ranges
 from .http_rules import Origin, RedirectRefusedError, origin, refusal
@@ -106,8 +115,8 @@ class HttpStore(Store):
         forked child starts here too, as its parent's threads and sockets are the parent's)."""
         self._local = threading.local()
         self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = forksafe.lock()
-        forksafe.after_fork_in_child(self, HttpStore._start_threads)
+        self._pool_lock = lock()
+        after_fork_in_child(self, HttpStore._start_threads)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled as its settings: no connection, pool or lock."""

@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from zarrkit.abc import value_limit
 from zarrkit.errors import PluginLoadError, StoreError
-from zarrkit.store import value_limit
 
 #: headers that carry credentials whoever set them; dropped on every other origin
 SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})

@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from zarrkit import forksafe
+from zarrkit.abc import at_fork
 from zarrkit.errors import StoreError
 
 try:
@@ -51,7 +51,7 @@ def _close_inherited() -> None:
     _open.clear()
 
 
-forksafe.at_fork(_close_inherited)
+at_fork(_close_inherited)
 
 
 def _close(fd: int) -> None:

@@ -32,18 +32,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from zarrkit import forksafe
-from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
-from zarrkit.names import names
-from zarrkit.store import (
+from zarrkit.abc import (
     Range,
     Store,
     Update,
     check_key,
     check_mode,
     check_prefix,
+    lock,
+    names,
     optimistic_update,
+    rlock,
 )
+from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
 
 T = TypeVar("T")
 
@@ -315,7 +316,7 @@ class _Env:
     #: reentrant: a handle the garbage collector finalizes releases its environment from
     #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
     #: store's twin of this lock hung a test run there)
-    _open_lock = forksafe.rlock()
+    _open_lock = rlock()
 
     @classmethod
     def acquire(
@@ -343,7 +344,7 @@ class _Env:
         self.path = path
         self.pid = os.getpid()  # (a forked child must never close it: see the module docstring)
         self.handles = 0
-        self.write_lock = forksafe.lock()
+        self.write_lock = lock()
         if not create and not os.path.isdir(path):
             raise StoreError("no LMDB environment there", store=store, operation="open")
         # open read-only only where the directory cannot be written; a handle opened with

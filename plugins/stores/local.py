@@ -36,10 +36,7 @@ from typing import Any, ContextManager  # noqa: UP035
 
 import numpy as np
 
-from zarrkit.buffers import reusable, scratch
-from zarrkit.errors import InvalidKeyError
-from zarrkit.names import names
-from zarrkit.store import (
+from zarrkit.abc import (
     ByteRange,
     Range,
     Store,
@@ -47,8 +44,12 @@ from zarrkit.store import (
     check_key,
     check_mode,
     check_prefix,
+    names,
+    reusable,
+    scratch,
     write_back,
 )
+from zarrkit.errors import InvalidKeyError
 
 from . import beneath, keylocks
 from .fileops import fsync_dir as _fsync_dir

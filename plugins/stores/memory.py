@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from zarrkit import forksafe
-from zarrkit.names import names
-from zarrkit.store import (
+from zarrkit.abc import (
     Range,
     Store,
     Update,
     check_key,
     check_mode,
     check_prefix,
+    lock,
+    names,
     optimistic_update,
 )
 
@@ -34,11 +34,11 @@ class _Space:
 
     def __init__(self) -> None:
         self.data: dict[str, bytes] = {}
-        self.lock = forksafe.lock()
+        self.lock = lock()
 
 
 _named: dict[str, _Space] = {}
-_named_lock = forksafe.lock()
+_named_lock = lock()
 
 
 def _space(name: str, contents: dict[str, bytes] | None = None) -> _Space:

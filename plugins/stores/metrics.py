@@ -21,9 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
-from zarrkit import forksafe
-from zarrkit.names import names
-from zarrkit.store import Range, Store, Update
+from zarrkit.abc import Range, Store, Update, lock, names
 
 from .pickling import reopening
 from .wrapper import StoreWrapper
@@ -46,7 +44,7 @@ class Collector:
     """Sums per (store, operation); thread-safe."""
 
     def __init__(self) -> None:
-        self._lock = forksafe.lock()
+        self._lock = lock()
         self._stats: dict[tuple[str, str], OperationStats] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -21,10 +21,18 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from zarrkit import config
+from zarrkit.abc import (
+    ByteRange,
+    Range,
+    Store,
+    SuffixRange,
+    check_key,
+    check_mode,
+    check_prefix,
+    names,
+    settings,
+)
 from zarrkit.errors import PluginLoadError, StoreError
-from zarrkit.names import names
-from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
 
 from . import ranges
 
@@ -79,7 +87,7 @@ class ObstoreStore(Store):
         """`backend`: an obstore store (its prefix is the store's root)."""
         self.read_only = check_mode(mode) == "r"
         self.backend = backend
-        self.concurrency = concurrency or config.get().io_concurrency
+        self.concurrency = concurrency or settings().io_concurrency
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         self._url = url

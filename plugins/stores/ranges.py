@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zarrkit.store import ByteRange, Range, SuffixRange
+from zarrkit.abc import ByteRange, Range, SuffixRange
 
 #: merge two reads of one key when at most this many unwanted bytes lie between them
 DEFAULT_MAX_GAP = 64 * 1024

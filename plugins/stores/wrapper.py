@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from zarrkit.store import Range, Store, Update
+from zarrkit.abc import Range, Store, Update, open_store, scheme_of
 
 
 class StoreWrapper(Store):
@@ -42,8 +42,6 @@ class StoreWrapper(Store):
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> Store:
-        from zarrkit.storage import open_store, scheme_of
-
         scheme = f"{scheme_of(url)}://"
         inner_url = url[len(scheme) :]
         if not inner_url:

@@ -50,10 +50,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from zarrkit import forksafe
+from zarrkit.abc import (
+    Range,
+    Store,
+    at_fork,
+    check_key,
+    check_mode,
+    check_prefix,
+    names,
+    rlock,
+    value_limit,
+)
 from zarrkit.errors import StoreError, ValueTooLargeError
-from zarrkit.names import names
-from zarrkit.store import Range, Store, check_key, check_mode, check_prefix, value_limit
 
 from .fileops import fsync_dir as _fsync_dir
 from .fileops import remove_quietly as _remove_quietly
@@ -220,7 +228,7 @@ class _Archive:
     #: the thread was doing, and that may be `acquire` or `release` with this lock held (a
     #: plain lock hung the test run there: a handle left in a cycle by a failed open, collected
     #: while the next store was being opened)
-    _open_lock = forksafe.rlock()
+    _open_lock = rlock()
 
     @classmethod
     def acquire(cls, path: Path) -> _Archive:
@@ -233,7 +241,7 @@ class _Archive:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = forksafe.rlock()
+        self._lock = rlock()
         self._handles = 0
         self._disk: _Disk | None = None
         self._scratch = _Scratch(path.parent if path.parent.is_dir() else None)
@@ -710,7 +718,7 @@ def _inflater(compress_type: int, fd: int, start: int) -> _Inflater:
     raise NotImplementedError(f"compression method {compress_type} is not supported")
 
 
-forksafe.at_fork(_Archive._after_fork)
+at_fork(_Archive._after_fork)
 
 
 def _read(source: _Source | None, key: str, rng: Range | None, store: Store) -> bytes | None:

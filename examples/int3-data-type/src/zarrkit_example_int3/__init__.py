@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.data_type import DataType
+from zarrkit.abc import V3, DataType, names
 from zarrkit.errors import MetadataError
-from zarrkit.names import V3, names
 
 LOW, HIGH = -4, 3
 

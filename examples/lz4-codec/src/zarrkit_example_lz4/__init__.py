@@ -13,18 +13,24 @@ from typing import Any
 
 from numcodecs import LZ4
 
-from zarrkit.codec import ChunkSpec, Codec, CodecKind, as_bytes_view, decoded_too_large
+from zarrkit.abc import (
+    V3,
+    BytesBytesCodec,
+    ChunkSpec,
+    as_bytes_view,
+    check_known_fields,
+    config_value,
+    decoded_too_large,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError
-from zarrkit.extension import check_known_fields, config_value
-from zarrkit.names import V3, names
 
 _SIZE_HEADER = 4  # numcodecs' LZ4 stores the decoded size (uint32, little endian) first
 
 
 @dataclass(frozen=True, eq=False)
-class Lz4Codec(Codec):
+class Lz4Codec(BytesBytesCodec):
     names = names("example.lz4", aliases=("numcodecs.lz4",), v2="example.lz4", v2_aliases=("lz4",))
-    kind = CodecKind.BYTES_BYTES
     releases_gil = True  # numcodecs' LZ4 compresses inside `with nogil`
     acceleration: int = 1
     _impl: Any = field(init=False, repr=False, compare=False)

@@ -1,0 +1,176 @@
+"""zarrkit's public surface for plugin authors: everything a codec, data type, store, chunk
+grid, chunk key encoding, memory layout or storage transformer may use of zarrkit, and all that
+zarrkit's own plugins use (a test holds them to it: `tests/test_plugin_boundary.py`). Errors
+come from `zarrkit.errors`; conformance suites for a plugin's tests from `zarrkit.testing`.
+Anything else in zarrkit is the kernel's and may change without notice.
+
+One module per kind, each re-exported here:
+
+- `zarrkit.abc.codec`: the three codec bases (`ArrayArrayCodec`, `ArrayBytesCodec`,
+  `BytesBytesCodec`), each with only the methods of its kind; the capabilities a codec declares
+  by deriving from them (partial decoding and encoding, decoding into a buffer, by prefix, in
+  batches); `ChunkSpec`, `Region` and partial-read helpers; `CodecChain` / `BoundChain` for a
+  codec that runs codecs of its own (sharding's inner chunks).
+- `zarrkit.abc.data_type`: `DataType`, `data_type_from_native`.
+- `zarrkit.abc.store`: `Store`, byte ranges, key and mode checks, read limits, optimistic
+  updates, and `open_store` for a store that wraps another opened by URL.
+- `zarrkit.abc.chunk_grid`, `.chunk_key_encoding`, `.memory_layout`, `.storage_transformer`:
+  one contract each.
+- `zarrkit.abc.extension`: what every extension shares: names per format, reading a
+  configuration with errors that name the field, resolving an extension nested in another's
+  configuration through the registry.
+- `zarrkit.abc.runtime`: settings, the shared thread pool, fork-safe locks, per-thread buffers.
+- `zarrkit.abc.hooks`: `hookimpl`, for a module under the `zarrkit.plugins` entry-point group.
+
+Why these helpers are public: each is something a plugin otherwise has to re-implement and
+would get subtly different from the kernel (key rules, read limits, decompression-bomb
+errors, fork safety), or something only the kernel can give (the registry, the thread pool,
+a bound codec chain).
+"""
+
+from __future__ import annotations
+
+from .chunk_grid import ChunkGrid
+from .chunk_key_encoding import ChunkKeyEncoding
+from .codec import (
+    ArrayArrayCodec,
+    ArrayArrayPartialDecode,
+    ArrayArrayPartialEncode,
+    ArrayBytesCodec,
+    ArrayBytesDecodeInto,
+    ArrayBytesPartialDecode,
+    ArrayBytesPartialEncode,
+    BoundChain,
+    BytesBytesCodec,
+    BytesBytesDecodeBatch,
+    BytesBytesDecodeInto,
+    BytesBytesDecodePrefix,
+    BytesBytesPartialDecode,
+    ChunkSpec,
+    Codec,
+    CodecChain,
+    CodecKind,
+    Lasting,
+    RangeReads,
+    Region,
+    as_bytes_view,
+    decoded_too_large,
+    evolve_codecs,
+    lockstep,
+    shift_range,
+)
+from .data_type import DataType, data_type_from_native
+from .extension import (
+    FORMATS,
+    V2,
+    V3,
+    V3_DRAFT_2020,
+    Extension,
+    Names,
+    Skipped,
+    check_known_fields,
+    config_value,
+    named_config,
+    names,
+    parse_named_config,
+    resolve_extension,
+)
+from .hooks import hookimpl
+from .memory_layout import MemoryLayout
+from .runtime import (
+    Settings,
+    after_fork_in_child,
+    at_fork,
+    lock,
+    reusable,
+    rlock,
+    run_batched,
+    scratch,
+    settings,
+)
+from .storage_transformer import StorageTransformer
+from .store import (
+    ByteRange,
+    Range,
+    Store,
+    SuffixRange,
+    Update,
+    check_key,
+    check_mode,
+    check_prefix,
+    open_store,
+    optimistic_update,
+    scheme_of,
+    value_limit,
+    write_back,
+)
+
+__all__ = [
+    "FORMATS",
+    "V2",
+    "V3",
+    "V3_DRAFT_2020",
+    "ArrayArrayCodec",
+    "ArrayArrayPartialDecode",
+    "ArrayArrayPartialEncode",
+    "ArrayBytesCodec",
+    "ArrayBytesDecodeInto",
+    "ArrayBytesPartialDecode",
+    "ArrayBytesPartialEncode",
+    "BoundChain",
+    "ByteRange",
+    "BytesBytesCodec",
+    "BytesBytesDecodeBatch",
+    "BytesBytesDecodeInto",
+    "BytesBytesDecodePrefix",
+    "BytesBytesPartialDecode",
+    "ChunkGrid",
+    "ChunkKeyEncoding",
+    "ChunkSpec",
+    "Codec",
+    "CodecChain",
+    "CodecKind",
+    "DataType",
+    "Extension",
+    "Lasting",
+    "MemoryLayout",
+    "Names",
+    "Range",
+    "RangeReads",
+    "Region",
+    "Settings",
+    "Skipped",
+    "StorageTransformer",
+    "Store",
+    "SuffixRange",
+    "Update",
+    "after_fork_in_child",
+    "as_bytes_view",
+    "at_fork",
+    "check_key",
+    "check_known_fields",
+    "check_mode",
+    "check_prefix",
+    "config_value",
+    "data_type_from_native",
+    "decoded_too_large",
+    "evolve_codecs",
+    "hookimpl",
+    "lock",
+    "lockstep",
+    "named_config",
+    "names",
+    "open_store",
+    "optimistic_update",
+    "parse_named_config",
+    "resolve_extension",
+    "reusable",
+    "rlock",
+    "run_batched",
+    "scheme_of",
+    "scratch",
+    "settings",
+    "shift_range",
+    "value_limit",
+    "write_back",
+]

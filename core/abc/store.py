@@ -1,0 +1,44 @@
+"""The store contract: `Store` (readable, writeable, listable; checked per operation), the
+byte ranges a read may ask for (`ByteRange`, `SuffixRange`, `Range`), and the helpers every
+backend needs to behave alike:
+
+- `check_key`, `check_prefix`, `check_mode`: the key and mode rules, one error for each;
+- `value_limit`: the most bytes one value read on this thread may hold (a backend that cannot
+  size a value before holding it reads at most this much);
+- `Update`, `optimistic_update`, `write_back`: read-modify-write of several keys, retried
+  when another writer got there first (for `Store.update_many`);
+- `open_store`, `scheme_of`: a store that wraps another opens the inner one by URL.
+"""
+
+from __future__ import annotations
+
+from ..storage import open_store, scheme_of
+from ..store import (
+    ByteRange,
+    Range,
+    Store,
+    SuffixRange,
+    Update,
+    check_key,
+    check_mode,
+    check_prefix,
+    optimistic_update,
+    value_limit,
+    write_back,
+)
+
+__all__ = [
+    "ByteRange",
+    "Range",
+    "Store",
+    "SuffixRange",
+    "Update",
+    "check_key",
+    "check_mode",
+    "check_prefix",
+    "open_store",
+    "optimistic_update",
+    "scheme_of",
+    "value_limit",
+    "write_back",
+]
