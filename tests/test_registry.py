@@ -416,32 +416,59 @@ def test_entry_point_to_a_class_without_names_is_a_load_error(fake_distribution)
         registry.resolve(KIND, "no-such-encoding")
 
 
-# -- hook plugins ---------------------------------------------------------------------------------
-BRIDGE_HOOKS = """
+# -- families known only at run time: a pattern entry point ---------------------------------------
+# (what the hooks `zarrkit_register_extensions` and `zarrkit_unknown_extension` did until 0.2)
+FAMILY_SOURCE = """
+import re
+
 from zarrkit.chunk_key_encoding import ChunkKeyEncoding
-from zarrkit.hooks import hookimpl
 from zarrkit.names import names
 
+#: the members, as another library would report them at run time
+MEMBERS = {"alpha", "beta"}
 
-def _bridged(name):
-    return type("Bridged_" + name, (ChunkKeyEncoding,), {"names": names("bridge." + name)})
+
+class Bridged(ChunkKeyEncoding):
+    names = names(pattern=r"bridge\\..+")
+
+    @classmethod
+    def matches_name(cls, name, format):
+        return format == "v3" and name.startswith("bridge.") and name[7:] in MEMBERS
 
 
 class LastChance(ChunkKeyEncoding):
-    names = names("last-chance")
+    names = names(pattern=r"late\\..+")
+"""
 
 
-@hookimpl
-def zarrkit_register_extensions(register):
-    for name in ("alpha", "beta"):
-        register("chunk_key_encoding", _bridged(name))
+@pytest.fixture
+def family(fake_distribution) -> None:
+    fake_distribution(
+        "zarrkit-bridge",
+        entry_points=key_encodings(
+            **{"bridge.*": "zk_bridge:Bridged", "late.*": "zk_bridge:LastChance"}
+        ),
+        modules={"zk_bridge": FAMILY_SOURCE},
+    )
 
 
-@hookimpl
-def zarrkit_unknown_extension(kind, name, format):
-    if kind == "chunk_key_encoding" and name.startswith("late."):
-        return LastChance
-    return None
+def test_a_pattern_entry_point_serves_a_family_known_at_run_time(family) -> None:
+    assert registry.lookup(KIND, "bridge.alpha").__name__ == "Bridged"
+    assert registry.lookup(KIND, "bridge.beta").__name__ == "Bridged"
+    with pytest.raises(UnknownExtensionError):
+        registry.lookup(KIND, "bridge.gamma")  # not a member, though it fits the pattern
+    providers = {p.name: p for p in registry.get_registry(KIND).providers()}
+    assert providers["bridge.*"].distribution == "zarrkit-bridge"
+
+
+def test_a_pattern_entry_point_answers_a_last_chance_name(family) -> None:
+    assert registry.lookup(KIND, "late.anything").__name__ == "LastChance"
+    assert registry.lookup(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
+
+
+# -- hook plugins ---------------------------------------------------------------------------------
+HINT_HOOKS = """
+from zarrkit.hooks import hookimpl
 
 
 @hookimpl
@@ -455,21 +482,10 @@ def zarrkit_install_hint(kind, name, format):
 @pytest.fixture
 def bridge(fake_distribution) -> None:
     fake_distribution(
-        "zarrkit-bridge",
-        entry_points={"zarrkit.plugins": {"bridge": "zk_bridge"}},
-        modules={"zk_bridge": BRIDGE_HOOKS},
+        "zarrkit-hints",
+        entry_points={"zarrkit.hooks": {"bridge": "zk_bridge"}},
+        modules={"zk_bridge": HINT_HOOKS},
     )
-
-
-def test_hook_plugin_registers_a_dynamic_family(bridge) -> None:
-    assert registry.resolve(KIND, "bridge.alpha").__name__ == "Bridged_alpha"
-    assert registry.resolve(KIND, "bridge.beta").__name__ == "Bridged_beta"
-    hooked = {p.name: p for p in registry.get_registry(KIND).providers() if p.origin == "hook"}
-    assert hooked["bridge.alpha"].distribution == "zarrkit-bridge"
-
-
-def test_hook_plugin_answers_a_last_chance_name(bridge) -> None:
-    assert registry.resolve(KIND, "late.anything").__name__ == "LastChance"
 
 
 def test_hook_plugin_install_hint_is_in_the_error(bridge) -> None:
@@ -487,19 +503,23 @@ def test_broken_hook_plugin_is_skipped_with_a_warning_and_reported_on_a_miss(
 ) -> None:
     fake_distribution(
         "zarrkit-badhook",
-        entry_points={"zarrkit.plugins": {"badhook": "zk_badhook"}},
+        entry_points={"zarrkit.hooks": {"badhook": "zk_badhook"}},
         modules={"zk_badhook": "raise ImportError('badhook needs libfoo')"},
     )
+    # no hook supplies extensions any more: aliases work without importing hook plugins at all
+    assert registry.resolve(KIND, "dots").__name__ == "Dotted"
+    assert "zk_badhook" not in sys.modules
     with pytest.warns(RuntimeWarning, match="badhook needs libfoo"):
-        assert registry.resolve(KIND, "dots").__name__ == "Dotted"  # aliases still work
-    with pytest.raises(UnknownExtensionError) as caught:
-        registry.resolve(KIND, "no-such-encoding")
+        with pytest.raises(UnknownExtensionError) as caught:
+            registry.resolve(KIND, "no-such-encoding")
     assert "zarrkit-badhook" in str(caught.value) and "badhook needs libfoo" in str(caught.value)
 
 
-def test_hook_plugin_failing_to_register_is_skipped_and_reported_on_a_miss(
+def test_hook_plugin_implementing_a_removed_hook_is_skipped_and_reported_on_a_miss(
     fake_distribution, dotted
 ) -> None:
+    """Until 0.2 a hook plugin could register extensions; one still written so is reported, not
+    silently ignored, and the message says what replaced the hook."""
     source = (
         "from zarrkit.hooks import hookimpl\n\n"
         "class Nameless:\n    pass\n\n"
@@ -508,23 +528,24 @@ def test_hook_plugin_failing_to_register_is_skipped_and_reported_on_a_miss(
     )
     fake_distribution(
         "zarrkit-sloppy",
-        entry_points={"zarrkit.plugins": {"sloppy": "zk_sloppy"}},
+        entry_points={"zarrkit.hooks": {"sloppy": "zk_sloppy"}},
         modules={"zk_sloppy": source},
     )
-    with pytest.warns(RuntimeWarning, match="declares no `names`"):
-        assert registry.resolve(KIND, "dots").__name__ == "Dotted"
-    with pytest.raises(UnknownExtensionError) as caught:
-        registry.resolve(KIND, "no-such-encoding")
+    with pytest.warns(RuntimeWarning, match="zarrkit_register_extensions"):
+        with pytest.raises(UnknownExtensionError) as caught:
+            registry.resolve(KIND, "no-such-encoding")
     assert "zarrkit-sloppy" in str(caught.value) and "zarrkit_register_extensions" in str(
         caught.value
     )
+    assert "entry points" in str(caught.value)
+    assert registry.resolve(KIND, "dots").__name__ == "Dotted"
 
 
 def test_second_hook_plugin_of_one_name_is_reported_not_silently_dropped(fake_distribution) -> None:
     for dist in ("hooks-one", "hooks-two"):
         fake_distribution(
             dist,
-            entry_points={"zarrkit.plugins": {"samename": dist.replace("-", "_")}},
+            entry_points={"zarrkit.hooks": {"samename": dist.replace("-", "_")}},
             modules={dist.replace("-", "_"): "from zarrkit.hooks import hookimpl\n"},
         )
     with pytest.warns(RuntimeWarning, match="name is taken by") as caught:
