@@ -85,8 +85,11 @@ def extension_list(
     return ignored
 
 
-def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: str) -> Any:
-    """Build an extension instance from its metadata JSON, or Skipped when allowed."""
+def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: str | None) -> Any:
+    """Build an extension instance from its metadata JSON, or Skipped when allowed.
+
+    `where` is the document, None for an extension nested in another's configuration (the
+    outer one's error handling names the document)."""
     name, configuration, must_understand = parse_named_config(doc, key=key, where=where)
     try:
         cls = registry.lookup(kind, name, format, where=where)
@@ -108,7 +111,7 @@ def build(
     format: str,
     *,
     key: str,
-    where: str,
+    where: str | None,
 ) -> Any:
     """`cls.from_json`, with errors re-pointed at the metadata field they came from."""
     try:
