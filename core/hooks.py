@@ -23,7 +23,7 @@ from typing import Any
 
 import pluggy
 
-from . import forksafe, installed
+from . import entry_points, forksafe
 
 PROJECT = "zarrkit"
 #: The entry-point group of hook plugin modules.
@@ -110,10 +110,10 @@ def manager() -> pluggy.PluginManager:
     return _manager
 
 
-def installed_hook_plugins() -> list[installed.Row]:
+def installed_hook_plugins() -> list[entry_points.Row]:
     """Every declared hook plugin entry point (the deprecated group's after the current
     group's); reads distribution metadata only, imports nothing."""
-    return installed.entry_points(GROUP) + installed.entry_points(LEGACY_GROUP)
+    return entry_points.in_group(GROUP) + entry_points.in_group(LEGACY_GROUP)
 
 
 def _load_hook_plugins(pm: pluggy.PluginManager) -> None:
@@ -128,7 +128,7 @@ def _load_hook_plugins(pm: pluggy.PluginManager) -> None:
     _plugin_eps.clear()
     _failures.clear()
     for group in (GROUP, LEGACY_GROUP):
-        for ep, dist, _version in installed.entry_points(group):
+        for ep, dist, _version in entry_points.in_group(group):
             _load_hook_plugin(pm, ep, dist, legacy=group == LEGACY_GROUP)
 
 

@@ -18,7 +18,7 @@ applications that build a class on the fly). `Registry.lookup(name, format)` tri
      and the providers that failed to load.
 
 That order lives in `Registry._lookup_uncached` and nowhere else. This module owns the
-registries' state; the installed entry points are read by `zarrkit.installed`, and the hooks
+registries' state; the installed entry points are read by `zarrkit.entry_points`, and the hooks
 own theirs (`refresh()` asks each to forget through its public `reset`/`forget`).
 """
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from typing import Any
 
-from . import config, forksafe, hooks, installed
+from . import config, entry_points, forksafe, hooks
 from .errors import PluginConflictError, PluginLoadError, UnknownExtensionError
 from .names import FORMATS, V3, Names
 
@@ -103,7 +103,7 @@ class Registry:
             if self._entries is None:
                 table: dict[str, list[Provider]] = {}
                 seen: set[tuple[str, str, str]] = set()
-                for ep, dist_name, version in installed.entry_points(self.group):
+                for ep, dist_name, version in entry_points.in_group(self.group):
                     key = (ep.name, ep.value, _normalize_dist(dist_name or ""))
                     if key in seen:  # one distribution visible twice on sys.path
                         continue
@@ -116,7 +116,7 @@ class Registry:
 
     def refresh(self) -> None:
         """Forget what was scanned (after installing a distribution at runtime)."""
-        installed.forget()
+        entry_points.forget()
         with self._lock:
             self._entries = None
             self._classes.clear()
@@ -364,7 +364,7 @@ def refresh() -> None:
     """Rescan every entry-point group (after installing or removing a distribution at runtime):
     the installed entry points, every registry, and the hook plugins."""
     importlib.invalidate_caches()
-    installed.forget()
+    entry_points.forget()
     for kind in GROUPS:
         get_registry(kind).refresh()
     hooks.reset()

@@ -43,7 +43,7 @@ _now: _Installed | None = None
 _lock = forksafe.lock()
 
 
-def entry_points(group: str) -> list[Row]:
+def in_group(group: str) -> list[Row]:
     """(entry point, distribution name, version) of every installed entry point in `group`."""
     global _now
     with _lock:
