@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
-#: Listing order and headings; "hook" is the `zarrkit.plugins` group of hook modules.
+#: Listing order and headings; "hook" is the `zarrkit.hooks` group of hook modules.
 KIND_TITLES: dict[str, str] = {
     "data_type": "data types",
     "codec": "codecs",
@@ -182,21 +182,10 @@ def _row(kind: str, provider: Any) -> PluginRow:
 def _hook_rows() -> list[PluginRow]:
     from . import hooks
 
-    rows = []
-    for ep in md.entry_points(group=hooks.GROUP):
-        dist = ep.dist
-        rows.append(
-            PluginRow(
-                "hook",
-                ep.name,
-                ep.value,
-                dist.metadata["Name"] if dist else None,
-                dist.version if dist else None,
-                "entry point",
-                ep.module in sys.modules,
-            )
-        )
-    return rows
+    return [
+        PluginRow("hook", ep.name, ep.value, dist, version, "entry point", ep.module in sys.modules)
+        for ep, dist, version in hooks.installed_hook_plugins()
+    ]
 
 
 def _version_of(distribution: str) -> str | None:

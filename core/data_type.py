@@ -328,7 +328,7 @@ class _NativeIndex:
 
 
 def _registry_stamp(registry) -> tuple:
-    return (registry.generation, len(registry._hooked))
+    return (registry.generation,)
 
 
 native_index = _NativeIndex()

@@ -108,11 +108,7 @@ def open_node(store: Any, path: str, *, read_only: bool, expected: Any = None) -
     metadata = read_metadata(store, path, expected)
     if metadata is None:
         raise NodeNotFoundError(path or "/", store)
-    node = node_from_metadata(store, path, metadata, read_only)
-    from . import hooks
-
-    hooks.metadata_loaded(node)
-    return node
+    return node_from_metadata(store, path, metadata, read_only)
 
 
 def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import registry
 from .errors import MetadataError, MustUnderstandError, UnknownExtensionError
-from .extension import parse_named_config
+from .extension import Extension, parse_named_config
 
 #: kinds whose unknown members may be skipped when marked must_understand: false
 SKIPPABLE_KINDS = frozenset({"codec", "storage_transformer"})
@@ -85,11 +85,14 @@ def extension_list(
     return ignored
 
 
-def resolve_extension(kind: str, doc: Any, format: str, *, key: str, where: str | None) -> Any:
-    """Build an extension instance from its metadata JSON, or Skipped when allowed."""
+def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: str | None) -> Any:
+    """Build an extension instance from its metadata JSON, or Skipped when allowed.
+
+    `where` is the document, None for an extension nested in another's configuration (the
+    outer one's error handling names the document)."""
     name, configuration, must_understand = parse_named_config(doc, key=key, where=where)
     try:
-        cls = registry.resolve(kind, name, format, where=where)
+        cls = registry.lookup(kind, name, format, where=where)
     except UnknownExtensionError:
         if not must_understand and kind in SKIPPABLE_KINDS:
             return Skipped(kind, name)
@@ -97,8 +100,12 @@ def resolve_extension(kind: str, doc: Any, format: str, *, key: str, where: str 
     return build(cls, name, configuration, format, key=key, where=where)
 
 
+#: the name `extension_from_json` had before 0.2 (the formats and the sharding codec use it)
+resolve_extension = extension_from_json
+
+
 def build(
-    cls: type,
+    cls: type[Extension],
     name: str,
     configuration: Mapping[str, Any],
     format: str,

@@ -1,32 +1,40 @@
 """Lazy, cached registries of extensions, one per kind, each backed by an entry-point group.
 
-Nothing is scanned or imported until a name is first resolved; resolving a name imports only
+Nothing is scanned or imported until a name is first looked up; looking a name up imports only
 the module that provides it, unless the name is not an entry-point name, in which case every
 provider of that kind is loaded once to ask it about aliases and name patterns.
 
-Resolution order for (name, format):
-  1. classes registered at runtime (`register()`), newest first;
+An extension is supplied in one of two ways: an entry point in the kind's group (what every
+installed plugin, first-party ones included, does), or `register()` at run time (tests, and
+applications that build a class on the fly). `Registry.lookup(name, format)` tries, in order:
+
+  1. classes registered at run time, newest first;
   2. the entry point whose name is exactly `name` and whose class declares it in `format`
      (when several distributions declare it, only the one chosen by `config.prefer` /
      ZARRKIT_PREFER is imported);
-  3. aliases and name patterns of every provider (only on a miss);
-  4. the `zarrkit_unknown_extension` hook (first non-None answer);
-  5. `UnknownExtensionError`, with an install hint from the `zarrkit_install_hint` hook.
+  3. aliases and name patterns of every entry point (`endian` -> `bytes`, `numcodecs.*`,
+     `r*`), loading every provider of the kind once, and only on a miss;
+  4. otherwise `UnknownExtensionError`, with the answer of the `zarrkit_install_hint` hook
+     and the providers that failed to load.
+
+That order lives in `Registry._lookup_uncached` and nowhere else. This module owns the
+registries' state; the installed entry points are read by `zarrkit.entry_points`, and the hooks
+own theirs (`refresh()` asks each to forget through its public `reset`/`forget`).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.metadata as md
 import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint
 from typing import Any
 
-from . import config, forksafe
+from . import config, entry_points, forksafe, hooks
 from .errors import PluginConflictError, PluginLoadError, UnknownExtensionError
-from .names import FORMATS, V3
+from .names import FORMATS, V3, Names
 
 #: kind -> entry-point group
 GROUPS: dict[str, str] = {
@@ -44,63 +52,16 @@ def _normalize_dist(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-class _Installed:
-    """One reading of the installed distributions' entry points, shared by every registry until
-    a refresh, with each distribution's name and version parsed from its METADATA once. Read
-    per entry point instead (twice each: name, then version), the first array opened in a
-    process parsed 151 METADATA files: 0.13 of the 0.2 s its opening took."""
-
-    def __init__(self) -> None:
-        self._all = md.entry_points()
-        self._about: dict[int, tuple[str | None, str | None]] = {}  # by id of the distribution
-
-    def group(self, group: str) -> list[tuple[Any, str | None, str | None]]:
-        """(entry point, distribution name, version) of every entry point in `group`."""
-        out = []
-        for ep in self._all.select(group=group):
-            dist = getattr(ep, "dist", None)
-            if dist is None:
-                out.append((ep, None, None))
-                continue
-            about = self._about.get(id(dist))  # (the entry points keep each distribution alive)
-            if about is None:
-                meta = dist.metadata
-                about = self._about[id(dist)] = (meta["Name"], meta["Version"])
-            out.append((ep, *about))
-        return out
-
-
-_installed_now: _Installed | None = None
-_installed_lock = forksafe.lock()
-
-
-def installed_entry_points(group: str) -> list[tuple[Any, str | None, str | None]]:
-    """(entry point, distribution name, version) of every installed entry point in `group`."""
-    global _installed_now
-    with _installed_lock:
-        if _installed_now is None:
-            _installed_now = _Installed()
-        installed = _installed_now
-    return installed.group(group)
-
-
-def forget_installed() -> None:
-    """Read the installed distributions afresh on the next lookup."""
-    global _installed_now
-    with _installed_lock:
-        _installed_now = None
-
-
 @dataclass(frozen=True)
 class Provider:
-    """One declared provider of an extension: an entry point, a runtime registration or a hook."""
+    """One declared provider of an extension: an entry point or a runtime registration."""
 
     name: str
     value: str
     distribution: str | None
     version: str | None
-    origin: str  # "entry point", "runtime" or "hook"
-    entry_point: Any = None
+    origin: str  # "entry point" or "runtime"
+    entry_point: EntryPoint | None = None
 
     @property
     def module(self) -> str:
@@ -131,7 +92,6 @@ class Registry:
         self._runtime: list[Handle] = []
         #: bumped whenever what this registry can answer changes (for caches built on it)
         self.generation = 0
-        self._hooked: list[Handle] = []
         self._classes: dict[Provider, type] = {}
         self._cache: dict[tuple[str, str], type] = {}
         self._cache_settings: object = None
@@ -143,7 +103,7 @@ class Registry:
             if self._entries is None:
                 table: dict[str, list[Provider]] = {}
                 seen: set[tuple[str, str, str]] = set()
-                for ep, dist_name, version in installed_entry_points(self.group):
+                for ep, dist_name, version in entry_points.in_group(self.group):
                     key = (ep.name, ep.value, _normalize_dist(dist_name or ""))
                     if key in seen:  # one distribution visible twice on sys.path
                         continue
@@ -156,7 +116,7 @@ class Registry:
 
     def refresh(self) -> None:
         """Forget what was scanned (after installing a distribution at runtime)."""
-        forget_installed()
+        entry_points.forget()
         with self._lock:
             self._entries = None
             self._classes.clear()
@@ -184,16 +144,8 @@ class Registry:
             self._cache.clear()
             self.generation += 1
 
-    def _add_hooked(self, cls: type, name: str | None, distribution: str | None) -> None:
-        _names_of(cls)
-        name = name or _primary_name(cls)
-        provider = Provider(
-            name, f"{cls.__module__}:{cls.__qualname__}", distribution, None, "hook"
-        )
-        self._hooked.append(Handle(self.kind, provider, cls))
-
-    # -- resolution ------------------------------------------------------------------------
-    def resolve(self, name: str, format: str = V3, *, where: str | None = None) -> type:
+    # -- lookup ----------------------------------------------------------------------------
+    def lookup(self, name: str, format: str = V3, *, where: str | None = None) -> type[Any]:
         """The class providing the extension `name` in `format`, or a clear error."""
         settings = config.get()
         key = (name, format)
@@ -206,33 +158,36 @@ class Registry:
             if self._cache_settings is not settings:
                 self._cache.clear()
                 self._cache_settings = settings
-            cls = self._resolve_uncached(name, format, where)
+            cls = self._lookup_uncached(name, format, where)
             self._cache[key] = cls
             return cls
 
-    def _resolve_uncached(self, name: str, format: str, where: str | None) -> type:
+    #: the name this method had before 0.2 ("resolve" also named three other things)
+    resolve = lookup
+
+    def _lookup_uncached(self, name: str, format: str, where: str | None) -> type:
+        """The lookup order of the module docstring, in one place."""
+        # 1. runtime registrations, newest first
         for handle in self._runtime:
             if handle.provider.name == name or _matches(handle.cls, name, format):
                 return handle.cls
+        # 2. the entry point of exactly this name (imports only its module)
         exact = self._preferred(name, self.entries().get(name, []))
         fitting = [
             (p, c) for p, c in ((p, self._load(p)) for p in exact) if _matches(c, name, format)
         ]
         if fitting:
             return self._choose(name, fitting)
-        from . import hooks
-
-        hooks.ensure_registered_extensions()
-        matches = [(h.provider, h.cls) for h in self._hooked if _matches(h.cls, name, format)]
+        # 3. aliases and patterns of every entry point (loads them all, once)
         failures: list[str] = []
-        for provider, cls in self._load_all(failures):
-            if provider.name != name and _matches(cls, name, format):
-                matches.append((provider, cls))
+        matches = [
+            (provider, cls)
+            for provider, cls in self._load_all(failures)
+            if provider.name != name and _matches(cls, name, format)
+        ]
         if matches:
             return self._choose(name, matches)
-        cls = hooks.unknown_extension(self.kind, name, format)
-        if cls is not None:
-            return cls
+        # 4. nobody: say what to install, and what failed to load
         hint = hooks.install_hint(self.kind, name, format)
         failures.extend(str(f) for f in hooks.failures())
         if failures:
@@ -282,6 +237,7 @@ class Registry:
     def _load(self, provider: Provider) -> type:
         cls = self._classes.get(provider)
         if cls is None:
+            assert provider.entry_point is not None, "only entry points are loaded"
             try:
                 cls = provider.entry_point.load()
                 _check_extension_class(cls)
@@ -305,23 +261,16 @@ class Registry:
     # -- listing ---------------------------------------------------------------------------
     def providers(self) -> list[Provider]:
         """Every declared provider, without importing any of them."""
-        from . import hooks
-
         out = [h.provider for h in self._runtime]
         for providers in self.entries().values():
             out.extend(providers)
-        if hooks.extensions_registered():
-            out.extend(h.provider for h in self._hooked)
         return out
 
     def load_all(self) -> list[tuple[Provider, type | None, str | None]]:
         """Every provider with its class (or the error that stopped it loading)."""
-        from . import hooks
-
-        hooks.ensure_registered_extensions()
-        rows: list[tuple[Provider, type | None, str | None]] = []
-        for handle in self._runtime + self._hooked:
-            rows.append((handle.provider, handle.cls, None))  # noqa: PERF401
+        rows: list[tuple[Provider, type | None, str | None]] = [
+            (handle.provider, handle.cls, None) for handle in self._runtime
+        ]
         for providers in self.entries().values():
             for provider in providers:
                 try:
@@ -340,8 +289,8 @@ class Registry:
         return out
 
 
-def _names_of(cls: type):
-    names = getattr(cls, "names", None)
+def _names_of(cls: type) -> Names:
+    names: Names | None = getattr(cls, "names", None)
     if names is None:
         raise TypeError(f"{cls!r} declares no `names`; every extension class must")
     return names
@@ -369,7 +318,7 @@ def _matches(cls: type, name: str, format: str) -> bool:
 
 def _written_names(cls: type) -> set[str]:
     names = _names_of(cls)
-    return {names.written(f) for f in FORMATS if names.written(f)}
+    return {written for f in FORMATS if (written := names.written(f))}
 
 
 def _primary_name(cls: type) -> str:
@@ -393,8 +342,13 @@ def get_registry(kind: str) -> Registry:
     return registry
 
 
-def resolve(kind: str, name: str, format: str = V3, *, where: str | None = None) -> type:
-    return get_registry(kind).resolve(name, format, where=where)
+def lookup(kind: str, name: str, format: str = V3, *, where: str | None = None) -> type[Any]:
+    """The class providing the extension `name` of `kind` in `format` (see the module doc)."""
+    return get_registry(kind).lookup(name, format, where=where)
+
+
+#: the name `lookup` had before 0.2; callers outside the registry still use it
+resolve = lookup
 
 
 def register(kind: str, cls: type, *, name: str | None = None) -> Handle:
@@ -407,12 +361,10 @@ def unregister(handle: Handle) -> None:
 
 
 def refresh() -> None:
-    """Rescan every entry-point group (after installing or removing a distribution at runtime)."""
+    """Rescan every entry-point group (after installing or removing a distribution at runtime):
+    the installed entry points, every registry, and the hook plugins."""
     importlib.invalidate_caches()
-    from . import hooks
-
+    entry_points.forget()
     for kind in GROUPS:
-        reg = get_registry(kind)
-        reg.refresh()
-        reg._hooked.clear()
+        get_registry(kind).refresh()
     hooks.reset()

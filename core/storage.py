@@ -1,7 +1,7 @@
 """Turning what a user passes as `store` (a path, a URL, a store object) into a store.
 
 Stores are plugins found by URL scheme in the `zarrkit.stores` registry; a plain path is the
-`file` scheme. A URL no store claims goes to the `zarrkit_open_store` hook before failing.
+`file` scheme; a URL no store claims is an `UnknownExtensionError` naming the scheme.
 `storage_options` go to the store's `from_url` as keyword arguments. The setting
 `store_schemes` (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`) opens a scheme's URLs as another's.
 
@@ -17,8 +17,7 @@ import os
 import re
 from typing import Any
 
-from . import config, hooks, registry
-from .errors import UnknownExtensionError
+from . import config, registry
 from .store import MODES, Store, check_mode
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
@@ -64,13 +63,7 @@ def _open(store: Any, mode: str, storage_options: dict | None) -> Store:
     routed = config.get().store_schemes.get(scheme)  # e.g. s3:// through another backend
     if routed is not None and "://" in store:
         store, scheme = f"{routed}://{store.split('://', 1)[1]}", routed
-    try:
-        cls = registry.resolve("store", scheme)
-    except UnknownExtensionError:
-        opened = hooks.open_store(store, {"mode": mode, **options})
-        if opened is not None:
-            return opened
-        raise
+    cls = registry.resolve("store", scheme)
     return cls.from_url(store, mode=mode, **options)
 
 

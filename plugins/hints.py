@@ -15,7 +15,7 @@ from zarrkit.abc import hookimpl
 _ML_DTYPES = re.compile(r"bfloat16|float8_\w+|float6_\w+|float4_\w+|u?int[24]")
 
 _NOT_YET = {
-    "codec": {"sharding_indexed", "squeeze"},
+    "codec": {"squeeze"},
     #: complex numbers of ml_dtypes formats: numpy and ml_dtypes have no such type to decode to
     "data_type": {"complex_bfloat16", "complex_float16"}
     | {

@@ -164,7 +164,7 @@ def test_hook_plugins_are_listed_with_their_distribution(tmp_path: Path, site: P
         site,
         "zarrkit-bridge",
         version="3.1",
-        entry_points={"zarrkit.plugins": {"bridge": "zk_bridge"}},
+        entry_points={"zarrkit.hooks": {"bridge": "zk_bridge"}},
         modules={"zk_bridge": "raise ImportError('hook modules are not imported by a listing')"},
     )
     result = zarrkit("plugins", "--kind", "hooks", cwd=tmp_path, site=site)
@@ -259,7 +259,7 @@ def test_check_reports_a_broken_hook_plugin(tmp_path: Path, site: Path) -> None:
     make_distribution(
         site,
         "zarrkit-badhook",
-        entry_points={"zarrkit.plugins": {"badhook": "zk_badhook"}},
+        entry_points={"zarrkit.hooks": {"badhook": "zk_badhook"}},
         modules={"zk_badhook": "raise ImportError('badhook needs libfoo')"},
     )
     result = zarrkit("plugins", "--check", "--kind", "hook", cwd=tmp_path, site=site)
@@ -269,25 +269,21 @@ def test_check_reports_a_broken_hook_plugin(tmp_path: Path, site: Path) -> None:
     assert "RuntimeWarning" not in result.stderr
 
 
-def test_check_lists_extensions_registered_by_hook_plugins(tmp_path: Path, site: Path) -> None:
-    hooks = (
-        "from zarrkit.chunk_key_encoding import ChunkKeyEncoding\n"
-        "from zarrkit.hooks import hookimpl\n"
-        "from zarrkit.names import names\n\n"
-        "class Bridged(ChunkKeyEncoding):\n    names = names('bridge.alpha')\n\n"
-        "@hookimpl\ndef zarrkit_register_extensions(register):\n"
-        "    register('chunk_key_encoding', Bridged)\n"
-    )
-    make_distribution(
+def test_check_lists_a_family_declared_by_a_pattern_entry_point(tmp_path: Path, site: Path) -> None:
+    """Until 0.2 a family of names could come from a hook plugin; it is a pattern entry point."""
+    key_encoding_dist(
         site,
         "zarrkit-bridge",
-        entry_points={"zarrkit.plugins": {"bridge": "zk_bridge"}},
-        modules={"zk_bridge": hooks},
+        "zk_bridge",
+        "from zarrkit.chunk_key_encoding import ChunkKeyEncoding\n"
+        "from zarrkit.names import names\n\n"
+        "class Bridged(ChunkKeyEncoding):\n    names = names(pattern=r'bridge\\..+')\n",
+        **{"bridge.*": "zk_bridge:Bridged"},
     )
     result = zarrkit(
         "plugins", "--check", "--json", "--kind", "chunk_key_encoding", cwd=tmp_path, site=site
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    bridged = next(r for r in json.loads(result.stdout) if r["name"] == "bridge.alpha")
-    assert (bridged["origin"], bridged["distribution"]) == ("hook", "zarrkit-bridge")
-    assert bridged["names"]["v3"]["name"] == "bridge.alpha"
+    bridged = next(r for r in json.loads(result.stdout) if r["name"] == "bridge.*")
+    assert (bridged["origin"], bridged["distribution"]) == ("entry point", "zarrkit-bridge")
+    assert bridged["names"]["v3"]["pattern"] == r"bridge\..+"

@@ -1,5 +1,9 @@
 """The pluggy hooks a plugin distribution can implement, each exercised by a real (fake-installed)
-hook plugin distribution."""
+hook plugin distribution, and how hook plugins that cannot work are reported.
+
+Serving a URL scheme no store claims and refusing nodes on open were hooks until 0.2
+(`zarrkit_open_store`, `zarrkit_metadata_loaded`); they are store entry points now, tested in
+test_plugin_distribution.py."""
 
 from __future__ import annotations
 
@@ -9,57 +13,8 @@ import numpy as np
 import pytest
 
 import zarrkit as zk
+from zarrkit import hooks, registry
 from zarrkit.errors import UnknownExtensionError
-
-HOOKS = textwrap.dedent("""
-    from zarrkit.hooks import hookimpl
-
-    @hookimpl
-    def zarrkit_open_store(url, options):
-        if url.startswith("scratch://"):
-            from zarrkit.plugins.stores.memory import MemoryStore
-            return MemoryStore.from_url("memory://" + url[len("scratch://"):], mode=options["mode"])
-        return None
-
-    @hookimpl
-    def zarrkit_metadata_loaded(node):
-        if node.attrs.get("embargoed"):
-            raise PermissionError(f"{node.name} is under embargo")
-""")
-
-
-@pytest.fixture
-def hook_plugin(fake_distribution):
-    fake_distribution(
-        "zarrkit-site-policy",
-        entry_points={"zarrkit.plugins": {"policy": "site_policy"}},
-        modules={"site_policy": HOOKS},
-    )
-
-
-def test_open_store_hook_serves_a_scheme_no_store_plugin_claims(hook_plugin):
-    a = zk.create_array("scratch://hooks-demo", shape=(4,), chunks=(2,), dtype="int16")
-    a[:] = [1, 2, 3, 4]
-    again = zk.open_array("scratch://hooks-demo")
-    assert again[:].tolist() == [1, 2, 3, 4]
-
-
-def test_without_the_hook_an_unknown_scheme_is_refused_by_name():
-    with pytest.raises(UnknownExtensionError) as info:
-        zk.open_array("scratch://nothing-here")
-    assert (info.value.kind, info.value.name) == ("store", "scratch")
-
-
-def test_metadata_loaded_hook_can_refuse_a_node(hook_plugin, tmp_path):
-    root = zk.open_group(str(tmp_path / "h.zarr"), mode="w")
-    root.create_array("open", shape=(2,), chunks=(2,), dtype="uint8")
-    root.create_array(
-        "secret", shape=(2,), chunks=(2,), dtype="uint8", attributes={"embargoed": True}
-    )
-    assert zk.open_array(str(tmp_path / "h.zarr"), path="open")[:].tolist() == [0, 0]
-    with pytest.raises(PermissionError, match="embargo"):
-        zk.open_array(str(tmp_path / "h.zarr"), path="secret")
-
 
 SITE_DEFAULTS = textwrap.dedent("""
     from zarrkit.hooks import hookimpl
@@ -85,7 +40,7 @@ def test_array_defaults_come_from_plugins_and_a_site_plugin_can_change_them(
 
     fake_distribution(
         "site-zarr-defaults",
-        entry_points={"zarrkit.plugins": {"site": "site_defaults"}},
+        entry_points={"zarrkit.hooks": {"site": "site_defaults"}},
         modules={"site_defaults": SITE_DEFAULTS},
     )
     site = zk.create_array(str(tmp_path / "site.zarr"), shape=(4,), chunks=(2,), dtype="uint8")
@@ -123,7 +78,7 @@ def test_shards_come_from_a_plugin_and_a_site_plugin_can_change_them(fake_distri
     assert index_location("plain") == "end"
     fake_distribution(
         "site-zarr-shards",
-        entry_points={"zarrkit.plugins": {"site": "site_shards"}},
+        entry_points={"zarrkit.hooks": {"site": "site_shards"}},
         modules={"site_shards": SITE_SHARDS},
     )
     zk.create_array(
@@ -134,3 +89,85 @@ def test_shards_come_from_a_plugin_and_a_site_plugin_can_change_them(fake_distri
         a = zk.open_array(str(tmp_path / name))
         assert (a.chunks, a.shards) == ((2, 2), (4, 4))
         np.testing.assert_array_equal(a[...], data)
+
+
+def test_each_hook_has_a_first_party_implementer() -> None:
+    """As pytest's own hooks each have a built-in user: a hook nobody in zarrkit answers is a
+    promise nothing keeps working."""
+    specs = {name for name in vars(hooks.HookSpecs) if name.startswith("zarrkit_")}
+    answered = {
+        name
+        for name in specs
+        for impl in getattr(hooks.manager().hook, name).get_hookimpls()
+        if impl.plugin.__name__.startswith("zarrkit.plugins.")
+    }
+    assert (
+        specs
+        == answered
+        == {
+            "zarrkit_install_hint",
+            "zarrkit_array_defaults",
+            "zarrkit_shard_codecs",
+        }
+    )
+
+
+def test_install_hint_is_first_party_and_names_no_shipped_extension() -> None:
+    """`sharding_indexed` ships: no hint may call it missing; an extension zarrkit does not ship
+    yet gets the hint."""
+    assert registry.lookup("codec", "sharding_indexed").__name__ == "ShardingCodec"
+    assert hooks.install_hint("codec", "sharding_indexed", "v3") is None
+    with pytest.raises(UnknownExtensionError, match="does not ship yet"):
+        registry.lookup("codec", "squeeze")
+
+
+LEGACY_HINTS = textwrap.dedent("""
+    from zarrkit.hooks import hookimpl
+
+    @hookimpl
+    def zarrkit_install_hint(kind, name, format):
+        return "pip install zarrkit-legacy-hints" if name == "legacy.thing" else None
+""")
+
+
+def test_the_group_named_before_0_2_is_still_read_with_a_deprecation_warning(fake_distribution):
+    fake_distribution(
+        "zarrkit-legacy-hints",
+        entry_points={hooks.LEGACY_GROUP: {"legacy": "legacy_hints"}},
+        modules={"legacy_hints": LEGACY_HINTS},
+    )
+    with pytest.warns(DeprecationWarning, match="'zarrkit.hooks'") as caught:
+        with pytest.raises(UnknownExtensionError, match="pip install zarrkit-legacy-hints"):
+            registry.lookup("codec", "legacy.thing")
+    (message,) = [str(w.message) for w in caught if w.category is DeprecationWarning]
+    assert "zarrkit-legacy-hints" in message and "'zarrkit.plugins'" in message
+
+
+REMOVED_HOOK = textwrap.dedent("""
+    from zarrkit.hooks import hookimpl
+
+    @hookimpl
+    def zarrkit_open_store(url, options):
+        return None
+
+    @hookimpl
+    def zarrkit_install_hint(kind, name, format):
+        return "never asked: this plugin is skipped whole"
+""")
+
+
+def test_a_hook_plugin_implementing_a_removed_hook_is_skipped_and_says_what_replaced_it(
+    fake_distribution,
+):
+    fake_distribution(
+        "zarrkit-old-site",
+        entry_points={hooks.GROUP: {"oldsite": "old_site"}},
+        modules={"old_site": REMOVED_HOOK},
+    )
+    with pytest.warns(RuntimeWarning, match="zarrkit_open_store") as caught:
+        with pytest.raises(UnknownExtensionError) as info:
+            zk.open_array("nosuchscheme://x")
+    assert "never asked" not in str(info.value)
+    assert "zarrkit-old-site" in str(info.value) and "zarrkit.stores" in str(info.value)
+    (message,) = [str(w.message) for w in caught if "zarrkit_open_store" in str(w.message)]
+    assert "no longer asks" in message

@@ -174,3 +174,87 @@ def test_unknown_codec_alone_is_named(tmp_path, fake_distribution):
 
     _install(fake_distribution)
     assert zk.open_array(str(tmp_path / "u.zarr"))[:].tolist() == [0, 0]
+
+
+# -- stores: what the hooks `zarrkit_open_store` and `zarrkit_metadata_loaded` did until 0.2 -------
+STORE_PLUGINS = textwrap.dedent('''
+    """A site's store plugins: a scheme of its own, and a policy wrapper refusing nodes."""
+    import json
+
+    from zarrkit.names import names
+    from zarrkit.plugins.stores.memory import MemoryStore
+    from zarrkit.store import Store
+    from zarrkit.storage import open_store
+
+
+    class ScratchStore(MemoryStore):
+        """scratch://name: the in-memory store of that name."""
+        names = names("scratch")
+
+        @classmethod
+        def from_url(cls, url, *, mode="r", **options):
+            return super().from_url("memory://" + url[len("scratch://"):], mode=mode, **options)
+
+
+    class PolicyStore(Store):
+        """policy://<url>: <url>, read-only, without the nodes under embargo."""
+        names = names("policy")
+        writeable = False
+        read_only = True
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        @classmethod
+        def from_url(cls, url, *, mode="r", **options):
+            return cls(open_store(url[len("policy://"):], mode="r", storage_options=options))
+
+        def get(self, key, byte_range=None):
+            value = self.inner.get(key, byte_range)
+            if value is not None and key.rpartition("/")[2] == "zarr.json" and byte_range is None:
+                if json.loads(value).get("attributes", {}).get("embargoed"):
+                    raise PermissionError(f"{key.rpartition('/')[0]} is under embargo")
+            return value
+
+        def list(self):
+            return self.inner.list()
+''')
+
+STORE_ENTRY_POINTS = {
+    "zarrkit.stores": {"scratch": "site_stores:ScratchStore", "policy": "site_stores:PolicyStore"}
+}
+
+
+@pytest.fixture
+def site_stores(fake_distribution):
+    fake_distribution(
+        "zarrkit-site-stores",
+        entry_points=STORE_ENTRY_POINTS,
+        modules={"site_stores": STORE_PLUGINS},
+    )
+
+
+def test_a_store_plugin_serves_a_scheme_of_its_own(site_stores):
+    a = zk.create_array("scratch://plugins-demo", shape=(4,), chunks=(2,), dtype="int16")
+    a[:] = [1, 2, 3, 4]
+    again = zk.open_array("scratch://plugins-demo")
+    assert again[:].tolist() == [1, 2, 3, 4]
+
+
+def test_without_a_store_plugin_an_unknown_scheme_is_refused_by_name():
+    with pytest.raises(UnknownExtensionError) as info:
+        zk.open_array("scratch://nothing-here")
+    assert (info.value.kind, info.value.name) == ("store", "scratch")
+
+
+def test_a_wrapping_store_plugin_can_refuse_a_node(site_stores, tmp_path):
+    root = zk.open_group(str(tmp_path / "h.zarr"), mode="w")
+    root.create_array("open", shape=(2,), chunks=(2,), dtype="uint8")
+    root.create_array(
+        "secret", shape=(2,), chunks=(2,), dtype="uint8", attributes={"embargoed": True}
+    )
+    url = f"policy://{tmp_path / 'h.zarr'}"
+    assert zk.open_array(url, path="open")[:].tolist() == [0, 0]
+    with pytest.raises(PermissionError, match="embargo"):
+        zk.open_array(url, path="secret")
+    assert zk.open_array(str(tmp_path / "h.zarr"), path="secret")[:].tolist() == [0, 0]

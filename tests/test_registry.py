@@ -134,7 +134,7 @@ def test_a_process_reads_each_distributions_metadata_once(tmp_path: Path) -> Non
         a[...] = np.arange(1200, dtype="float32").reshape(40, 30)
         b = zarrkit.open_array("arr", mode="r")
         assert (b[...] == a[...]).all()
-        zarrkit.registry.resolve("codec", "blosc")
+        zarrkit.registry.lookup("codec", "blosc")
         print(json.dumps(reads))
     """,
         cwd=tmp_path,
@@ -150,7 +150,7 @@ def test_resolving_regular_imports_only_its_module(tmp_path: Path) -> None:
         """
         import json, sys
         from zarrkit import registry
-        cls = registry.resolve("chunk_grid", "regular")
+        cls = registry.lookup("chunk_grid", "regular")
         print(json.dumps([cls.__module__, sorted(m for m in sys.modules if m.startswith("zarrkit.plugins"))]))
     """,
         cwd=tmp_path,
@@ -219,7 +219,7 @@ def dotted(fake_distribution) -> None:
 def test_installed_extension_resolves_by_name_alias_and_pattern(
     dotted, name: str, class_name: str
 ) -> None:
-    cls = registry.resolve(KIND, name)
+    cls = registry.lookup(KIND, name)
     assert (cls.__module__, cls.__name__) == ("zk_dotted", class_name)
 
 
@@ -234,13 +234,13 @@ def test_installed_extension_is_listed_with_its_distribution(dotted) -> None:
 
 def test_name_outside_the_pattern_is_unknown(dotted) -> None:
     with pytest.raises(UnknownExtensionError):
-        registry.resolve(KIND, "x")
+        registry.lookup(KIND, "x")
 
 
 def test_name_declared_only_for_v2_is_unknown_in_v3(dotted) -> None:
-    assert registry.resolve(KIND, "legacy", V2).__name__ == "Legacy"
+    assert registry.lookup(KIND, "legacy", V2).__name__ == "Legacy"
     with pytest.raises(UnknownExtensionError) as caught:
-        registry.resolve(KIND, "legacy", V3)
+        registry.lookup(KIND, "legacy", V3)
     err = caught.value
     assert (err.kind, err.name, err.format) == (KIND, "legacy", V3)
     assert KIND in str(err) and "'legacy'" in str(err) and V3 in str(err)
@@ -248,7 +248,7 @@ def test_name_declared_only_for_v2_is_unknown_in_v3(dotted) -> None:
 
 def test_alias_is_per_format(dotted) -> None:
     with pytest.raises(UnknownExtensionError, match=V3_DRAFT_2020):
-        registry.resolve(KIND, "dots", V3_DRAFT_2020)
+        registry.lookup(KIND, "dots", V3_DRAFT_2020)
 
 
 def test_uninstalling_removes_the_extension(tmp_path: Path) -> None:
@@ -259,10 +259,10 @@ def test_uninstalling_removes_the_extension(tmp_path: Path) -> None:
         modules={"zk_gone": key_encoding_module(Gone='"gone"')},
     )
     with installed(tmp_path):
-        assert registry.resolve(KIND, "gone").__name__ == "Gone"
+        assert registry.lookup(KIND, "gone").__name__ == "Gone"
     assert "zk_gone" not in sys.modules
     with pytest.raises(UnknownExtensionError):
-        registry.resolve(KIND, "gone")
+        registry.lookup(KIND, "gone")
 
 
 # -- runtime registration -------------------------------------------------------------------------
@@ -272,11 +272,11 @@ def test_runtime_registration_wins_over_entry_points_and_unregister_restores(
     class MyDefault(ChunkKeyEncoding):
         names = spelled("default")
 
-    installed_cls = registry.resolve(KIND, "default")
+    installed_cls = registry.lookup(KIND, "default")
     handle = zarrkit_register(KIND, MyDefault)
-    assert registry.resolve(KIND, "default") is MyDefault
+    assert registry.lookup(KIND, "default") is MyDefault
     registry.unregister(handle)
-    assert registry.resolve(KIND, "default") is installed_cls
+    assert registry.lookup(KIND, "default") is installed_cls
     assert installed_cls.__module__ == "zarrkit.plugins.keys.default"
 
 
@@ -286,7 +286,7 @@ def test_registering_a_class_without_names_is_refused() -> None:
 
     with pytest.raises(TypeError, match="declares no `names`"):
         registry.register(KIND, Nameless, name="nameless")
-    assert registry.resolve(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
+    assert registry.lookup(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
 
 
 # -- two distributions, one name ------------------------------------------------------------------
@@ -303,20 +303,20 @@ def twins(fake_distribution) -> None:
 
 
 def test_one_name_from_two_distributions_is_a_conflict_naming_both(twins) -> None:
-    assert registry.resolve(KIND, "solo-a").__module__ == "twin_a"
-    assert registry.resolve(KIND, "solo-b").__module__ == "twin_b"
+    assert registry.lookup(KIND, "solo-a").__module__ == "twin_a"
+    assert registry.lookup(KIND, "solo-b").__module__ == "twin_b"
     with pytest.raises(PluginConflictError) as caught:
-        registry.resolve(KIND, "twin")
+        registry.lookup(KIND, "twin")
     message = str(caught.value)
     assert "twin-a" in message and "twin-b" in message and "ZARRKIT_PREFER" in message
-    assert registry.resolve(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
+    assert registry.lookup(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
 
 
 def test_conflict_is_settled_by_config_prefer(twins) -> None:
     with config.override(prefer={(KIND, "twin"): "twin-b"}):
-        assert registry.resolve(KIND, "twin").__module__ == "twin_b"
+        assert registry.lookup(KIND, "twin").__module__ == "twin_b"
     with config.override(prefer={(KIND, "twin"): "Twin_A"}):  # normalised like pip does
-        assert registry.resolve(KIND, "twin").__module__ == "twin_a"
+        assert registry.lookup(KIND, "twin").__module__ == "twin_a"
 
 
 def test_conflict_is_settled_by_zarrkit_prefer(tmp_path: Path) -> None:
@@ -328,7 +328,7 @@ def test_conflict_is_settled_by_zarrkit_prefer(tmp_path: Path) -> None:
             entry_points=key_encodings(twin=f"twin_{letter}:Twin"),
             modules={f"twin_{letter}": key_encoding_module(Twin='"twin"')},
         )
-    code = "from zarrkit import registry; print(registry.resolve('chunk_key_encoding', 'twin').__module__)"
+    code = "from zarrkit import registry; print(registry.lookup('chunk_key_encoding', 'twin').__module__)"
     chosen = run_python(
         code,
         cwd=tmp_path,
@@ -352,7 +352,7 @@ def test_preference_skips_importing_the_other_distribution(fake_distribution) ->
         modules={"bad_twin": "raise ImportError('bad twin is broken')"},
     )
     with config.override(prefer={(KIND, "twin"): "good-twin"}):
-        assert registry.resolve(KIND, "twin").__module__ == "good_twin"
+        assert registry.lookup(KIND, "twin").__module__ == "good_twin"
     assert "bad_twin" not in sys.modules
 
 
@@ -369,8 +369,8 @@ def test_one_name_from_two_distributions_for_different_formats_is_no_conflict(
         entry_points=key_encodings(split="only_v2:Split"),
         modules={"only_v2": key_encoding_module(Split='v2="split"')},
     )
-    assert registry.resolve(KIND, "split", V3).__module__ == "only_v3"
-    assert registry.resolve(KIND, "split", V2).__module__ == "only_v2"
+    assert registry.lookup(KIND, "split", V3).__module__ == "only_v3"
+    assert registry.lookup(KIND, "split", V2).__module__ == "only_v2"
 
 
 # -- broken plugins -------------------------------------------------------------------------------
@@ -386,19 +386,19 @@ def broken(fake_distribution) -> None:
 
 def test_broken_entry_point_fails_when_its_name_is_used(broken) -> None:
     with pytest.raises(PluginLoadError) as caught:
-        registry.resolve(KIND, "shaky")
+        registry.lookup(KIND, "shaky")
     message = str(caught.value)
     assert (
         "'shaky'" in message
         and "zarrkit-shaky" in message
         and "libshaky is not installed" in message
     )
-    assert registry.resolve(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
+    assert registry.lookup(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
 
 
 def test_broken_entry_point_is_reported_on_a_miss(broken) -> None:
     with pytest.raises(UnknownExtensionError) as caught:
-        registry.resolve(KIND, "no-such-encoding")
+        registry.lookup(KIND, "no-such-encoding")
     message = str(caught.value)
     assert "'no-such-encoding'" in message
     assert "zarrkit-shaky" in message and "libshaky is not installed" in message
@@ -411,37 +411,64 @@ def test_entry_point_to_a_class_without_names_is_a_load_error(fake_distribution)
         modules={"zk_nameless": "class Nameless:\n    pass\n"},
     )
     with pytest.raises(PluginLoadError, match="declares no `names`"):
-        registry.resolve(KIND, "nameless")
+        registry.lookup(KIND, "nameless")
     with pytest.raises(UnknownExtensionError, match="declares no `names`"):
-        registry.resolve(KIND, "no-such-encoding")
+        registry.lookup(KIND, "no-such-encoding")
 
 
-# -- hook plugins ---------------------------------------------------------------------------------
-BRIDGE_HOOKS = """
+# -- families known only at run time: a pattern entry point ---------------------------------------
+# (what the hooks `zarrkit_register_extensions` and `zarrkit_unknown_extension` did until 0.2)
+FAMILY_SOURCE = """
+import re
+
 from zarrkit.chunk_key_encoding import ChunkKeyEncoding
-from zarrkit.hooks import hookimpl
 from zarrkit.names import names
 
+#: the members, as another library would report them at run time
+MEMBERS = {"alpha", "beta"}
 
-def _bridged(name):
-    return type("Bridged_" + name, (ChunkKeyEncoding,), {"names": names("bridge." + name)})
+
+class Bridged(ChunkKeyEncoding):
+    names = names(pattern=r"bridge\\..+")
+
+    @classmethod
+    def matches_name(cls, name, format):
+        return format == "v3" and name.startswith("bridge.") and name[7:] in MEMBERS
 
 
 class LastChance(ChunkKeyEncoding):
-    names = names("last-chance")
+    names = names(pattern=r"late\\..+")
+"""
 
 
-@hookimpl
-def zarrkit_register_extensions(register):
-    for name in ("alpha", "beta"):
-        register("chunk_key_encoding", _bridged(name))
+@pytest.fixture
+def family(fake_distribution) -> None:
+    fake_distribution(
+        "zarrkit-bridge",
+        entry_points=key_encodings(
+            **{"bridge.*": "zk_bridge:Bridged", "late.*": "zk_bridge:LastChance"}
+        ),
+        modules={"zk_bridge": FAMILY_SOURCE},
+    )
 
 
-@hookimpl
-def zarrkit_unknown_extension(kind, name, format):
-    if kind == "chunk_key_encoding" and name.startswith("late."):
-        return LastChance
-    return None
+def test_a_pattern_entry_point_serves_a_family_known_at_run_time(family) -> None:
+    assert registry.lookup(KIND, "bridge.alpha").__name__ == "Bridged"
+    assert registry.lookup(KIND, "bridge.beta").__name__ == "Bridged"
+    with pytest.raises(UnknownExtensionError):
+        registry.lookup(KIND, "bridge.gamma")  # not a member, though it fits the pattern
+    providers = {p.name: p for p in registry.get_registry(KIND).providers()}
+    assert providers["bridge.*"].distribution == "zarrkit-bridge"
+
+
+def test_a_pattern_entry_point_answers_a_last_chance_name(family) -> None:
+    assert registry.lookup(KIND, "late.anything").__name__ == "LastChance"
+    assert registry.lookup(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
+
+
+# -- hook plugins ---------------------------------------------------------------------------------
+HINT_HOOKS = """
+from zarrkit.hooks import hookimpl
 
 
 @hookimpl
@@ -455,30 +482,19 @@ def zarrkit_install_hint(kind, name, format):
 @pytest.fixture
 def bridge(fake_distribution) -> None:
     fake_distribution(
-        "zarrkit-bridge",
-        entry_points={"zarrkit.plugins": {"bridge": "zk_bridge"}},
-        modules={"zk_bridge": BRIDGE_HOOKS},
+        "zarrkit-hints",
+        entry_points={"zarrkit.hooks": {"bridge": "zk_bridge"}},
+        modules={"zk_bridge": HINT_HOOKS},
     )
-
-
-def test_hook_plugin_registers_a_dynamic_family(bridge) -> None:
-    assert registry.resolve(KIND, "bridge.alpha").__name__ == "Bridged_alpha"
-    assert registry.resolve(KIND, "bridge.beta").__name__ == "Bridged_beta"
-    hooked = {p.name: p for p in registry.get_registry(KIND).providers() if p.origin == "hook"}
-    assert hooked["bridge.alpha"].distribution == "zarrkit-bridge"
-
-
-def test_hook_plugin_answers_a_last_chance_name(bridge) -> None:
-    assert registry.resolve(KIND, "late.anything").__name__ == "LastChance"
 
 
 def test_hook_plugin_install_hint_is_in_the_error(bridge) -> None:
     with pytest.raises(UnknownExtensionError, match="pip install zarrkit-frobnicate"):
-        registry.resolve(KIND, "needs.frobnicate")
+        registry.lookup(KIND, "needs.frobnicate")
 
 
 def test_hook_plugin_is_not_imported_for_entry_point_names(bridge) -> None:
-    registry.resolve(KIND, "default")
+    registry.lookup(KIND, "default")
     assert "zk_bridge" not in sys.modules
 
 
@@ -487,19 +503,23 @@ def test_broken_hook_plugin_is_skipped_with_a_warning_and_reported_on_a_miss(
 ) -> None:
     fake_distribution(
         "zarrkit-badhook",
-        entry_points={"zarrkit.plugins": {"badhook": "zk_badhook"}},
+        entry_points={"zarrkit.hooks": {"badhook": "zk_badhook"}},
         modules={"zk_badhook": "raise ImportError('badhook needs libfoo')"},
     )
+    # no hook supplies extensions any more: aliases work without importing hook plugins at all
+    assert registry.lookup(KIND, "dots").__name__ == "Dotted"
+    assert "zk_badhook" not in sys.modules
     with pytest.warns(RuntimeWarning, match="badhook needs libfoo"):
-        assert registry.resolve(KIND, "dots").__name__ == "Dotted"  # aliases still work
-    with pytest.raises(UnknownExtensionError) as caught:
-        registry.resolve(KIND, "no-such-encoding")
+        with pytest.raises(UnknownExtensionError) as caught:
+            registry.lookup(KIND, "no-such-encoding")
     assert "zarrkit-badhook" in str(caught.value) and "badhook needs libfoo" in str(caught.value)
 
 
-def test_hook_plugin_failing_to_register_is_skipped_and_reported_on_a_miss(
+def test_hook_plugin_implementing_a_removed_hook_is_skipped_and_reported_on_a_miss(
     fake_distribution, dotted
 ) -> None:
+    """Until 0.2 a hook plugin could register extensions; one still written so is reported, not
+    silently ignored, and the message says what replaced the hook."""
     source = (
         "from zarrkit.hooks import hookimpl\n\n"
         "class Nameless:\n    pass\n\n"
@@ -508,28 +528,29 @@ def test_hook_plugin_failing_to_register_is_skipped_and_reported_on_a_miss(
     )
     fake_distribution(
         "zarrkit-sloppy",
-        entry_points={"zarrkit.plugins": {"sloppy": "zk_sloppy"}},
+        entry_points={"zarrkit.hooks": {"sloppy": "zk_sloppy"}},
         modules={"zk_sloppy": source},
     )
-    with pytest.warns(RuntimeWarning, match="declares no `names`"):
-        assert registry.resolve(KIND, "dots").__name__ == "Dotted"
-    with pytest.raises(UnknownExtensionError) as caught:
-        registry.resolve(KIND, "no-such-encoding")
+    with pytest.warns(RuntimeWarning, match="zarrkit_register_extensions"):
+        with pytest.raises(UnknownExtensionError) as caught:
+            registry.lookup(KIND, "no-such-encoding")
     assert "zarrkit-sloppy" in str(caught.value) and "zarrkit_register_extensions" in str(
         caught.value
     )
+    assert "entry points" in str(caught.value)
+    assert registry.lookup(KIND, "dots").__name__ == "Dotted"
 
 
 def test_second_hook_plugin_of_one_name_is_reported_not_silently_dropped(fake_distribution) -> None:
     for dist in ("hooks-one", "hooks-two"):
         fake_distribution(
             dist,
-            entry_points={"zarrkit.plugins": {"samename": dist.replace("-", "_")}},
+            entry_points={"zarrkit.hooks": {"samename": dist.replace("-", "_")}},
             modules={dist.replace("-", "_"): "from zarrkit.hooks import hookimpl\n"},
         )
     with pytest.warns(RuntimeWarning, match="name is taken by") as caught:
         with pytest.raises(UnknownExtensionError):
-            registry.resolve(KIND, "no-such-encoding")
+            registry.lookup(KIND, "no-such-encoding")
     (message,) = [str(w.message) for w in caught if "taken by" in str(w.message)]
     assert "hooks-one" in message and "hooks-two" in message
 
@@ -562,15 +583,15 @@ def test_install_and_register(fake_distribution, zarrkit_register):
     fake_distribution("iso-dist", entry_points={"zarrkit.chunk_key_encodings": {"iso": "iso_mod:Iso"}},
                       modules={"iso_mod": SOURCE})
     zarrkit_register("chunk_key_encoding", RuntimeOnly)
-    assert registry.resolve("chunk_key_encoding", "iso").__name__ == "Iso"
-    assert registry.resolve("chunk_key_encoding", "runtime-only") is RuntimeOnly
+    assert registry.lookup("chunk_key_encoding", "iso").__name__ == "Iso"
+    assert registry.lookup("chunk_key_encoding", "runtime-only") is RuntimeOnly
 
 
 def test_nothing_leaks_into_the_next_test():
     assert "iso_mod" not in sys.modules
     for name in ("iso", "runtime-only"):
         with pytest.raises(UnknownExtensionError):
-            registry.resolve("chunk_key_encoding", name)
+            registry.lookup("chunk_key_encoding", name)
 '''
 
 

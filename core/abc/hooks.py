@@ -1,5 +1,5 @@
 """`hookimpl`: the marker of a hook implementation in a module registered under the
-`zarrkit.plugins` entry-point group (pluggy; the hooks are specified in the kernel)."""
+`zarrkit.hooks` entry-point group (pluggy; the hooks are specified in the kernel)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,6 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .. import hooks
 from ..errors import MetadataError, NodeNotFoundError
 from ..hierarchy import Group, node_from_metadata, normalize_path, read_metadata
 from ..metadata import ArrayMetadata, GroupMetadata
@@ -219,9 +218,7 @@ class ConsolidatedGroup(Group):
 
     def __getitem__(self, name: str) -> Any:
         relative = self._child_path(name)[len(self._path) + 1 if self._path else 0 :]
-        node = self._node(relative)
-        hooks.metadata_loaded(node)
-        return node
+        return self._node(relative)
 
     def members(self) -> Iterator[tuple[str, Any]]:
         docs = self._all()
