@@ -17,10 +17,13 @@ from .attributes import Attributes
 from .errors import ReadOnlyError
 from .formats import get_format
 from .formats.documents import check_nesting
+from .metadata import NodeMetadata
 
 
 class Node:
-    def __init__(self, store: Any, path: str, metadata: Any, *, read_only: bool = False):
+    def __init__(
+        self, store: Any, path: str, metadata: NodeMetadata, *, read_only: bool = False
+    ) -> None:
         self._store = store
         self._path = path
         self._read_only = read_only
@@ -42,7 +45,7 @@ class Node:
         to be itself again when unpickled."""
         return {}
 
-    def _set_metadata(self, metadata: Any) -> None:
+    def _set_metadata(self, metadata: NodeMetadata) -> None:
         self._meta = metadata
         self._format = get_format(metadata.format)
 
@@ -88,7 +91,11 @@ class Node:
         """Change the stored document (attributes, shape) and re-read it, so what is kept is
         what is read; the format says how a change maps onto its documents."""
         self._check_writeable()
-        doc = self._format.edit_document(self._meta, **changes)
+        self._replace_document(self._format.edit_document(self._meta, **changes))
+
+    def _replace_document(self, doc: dict[str, Any]) -> None:
+        """Store `doc` as this node's document (in its format) and keep what it parses to.
+        Kernel use: the caller has checked that the node may be written."""
         check_nesting(doc, self._where())  # (parsing recurses once per level)
         metadata = self._format.parse_node(doc, self._where())
         self._format.write_metadata(self._store, self._path, doc)
@@ -106,4 +113,5 @@ def _unpickle(
 ) -> Node:
     fmt = get_format(format)
     metadata = fmt.parse_node(document, f"{fmt.metadata_key(path)} in {store} (unpickled)")
-    return cls(store, path, metadata, read_only=read_only, **options)
+    node: Node = cls(store, path, metadata, read_only=read_only, **options)
+    return node

@@ -78,11 +78,11 @@ def as_layout(codecs: Sequence[Codec], ndim: int, format: str) -> tuple[LayoutCo
     else:
         return None
     if any(isinstance(c, LayoutCodec) for c in prefix):
-        layout_codec = prefix[-1]
-        return (layout_codec, len(prefix)) if len(prefix) == 1 else None
+        first = prefix[0]
+        return (first, 1) if len(prefix) == 1 and isinstance(first, LayoutCodec) else None
     wanted = [c.to_json() for c in prefix]
     for _provider, cls, _error in registry.get_registry("memory_layout").load_all():
-        if cls is None or cls.names.written(format) is None:
+        if cls is None or not issubclass(cls, MemoryLayout) or cls.names.written(format) is None:
             continue
         layout = cls()
         for endian in ("little", "big", None):

@@ -52,7 +52,7 @@ class CastValueCodec(Codec):
                 f"{owner}: configuration lacks required field 'data_type'",
                 key="configuration.data_type",
             )
-        from zarrkit.api import resolve_extension_arg
+        from zarrkit.negotiation import resolve_extension_arg
 
         try:
             target = resolve_extension_arg(
