@@ -262,12 +262,12 @@ def consolidate_metadata(
     return group
 
 
-class Group(Node):
+class Group(Node[GroupMetadata]):
     def __init__(
         self,
         store: Any,
         path: str,
-        metadata: NodeMetadata,
+        metadata: GroupMetadata,
         *,
         read_only: bool = False,
         members: MemberSource | None = None,

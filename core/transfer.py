@@ -278,6 +278,7 @@ def _plan(
         ) from None
     if isinstance(meta, GroupMetadata):
         return NodePlan(path, meta, target, doc)
+    assert isinstance(target, ArrayMetadata)  # (parsed from an array's document)
     why = _why_reencode(meta, target)
     return NodePlan(path, meta, target, doc, raw=why is None, why_reencode=why)
 
