@@ -72,13 +72,11 @@ class Format(ABC):
 
     def child_metadata(self, store: Any, path: str) -> dict[str, NodeMetadata]:
         """The nodes directly under `path` by name. A format that reads its children's
-        metadata while listing them answers from that one batch; the others read each child,
-        as a member of this format's group most likely is of this format."""
-        from . import read_node
-
+        metadata while listing them answers from that one batch; the others read each child
+        (`children` found each by this format's documents)."""
         out = {}
         for name in self.children(store, path):
-            metadata = read_node(store, f"{path}/{name}" if path else name, self)
+            metadata = self.read_metadata(store, f"{path}/{name}" if path else name)
             if metadata is not None:
                 out[name] = metadata
         return out
