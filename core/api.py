@@ -12,17 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from . import codec_chain, hooks, registry
+from . import codec_chain, hooks
 from .array import Array
 from .codec import ChunkSpec, Codec
 from .data_type import DataType, data_type_from_native
 from .errors import ContainsNodeError, MetadataError, NodeNotFoundError, UnknownExtensionError
-from .extension import Extension, parse_named_config
 from .formats import get_format
 from .formats.documents import check_chunk_size, check_dimensions, check_nesting
 from .hierarchy import Group, normalize_path, open_node, prepare_path, read_metadata
 from .names import V2, V3, V3_DRAFT_2020, check_format
-from .negotiation import build
+from .negotiation import resolve_extension_arg as resolve_extension_arg  # moved; re-exported
 from .storage import check_mode, open_store
 
 __all__ = [
@@ -52,17 +51,6 @@ def _format_name(zarr_format: Any) -> str:
     check_format(name)
     get_format(name)  # NotImplementedError when this installation lacks the format
     return name
-
-
-def resolve_extension_arg(kind: str, value: Any, fmt: str, *, key: str) -> Any:
-    """A plugin instance from a bare name, a JSON object, or an instance already."""
-    if isinstance(value, Extension):
-        return value
-    if isinstance(value, type) and issubclass(value, Extension):
-        return value()
-    name, configuration, _ = parse_named_config(value, key=key)
-    cls = registry.resolve(kind, name, fmt)
-    return build(cls, name, configuration, fmt, key=key, where="arguments")
 
 
 def resolve_data_type(dtype: Any, fmt: str = V3) -> DataType:
@@ -399,7 +387,7 @@ def open_group(
 ) -> Group:
     """Open a group. Consolidated metadata is used when the group has it (`use_consolidated`
     None), required (True) or ignored (False), as in zarr-python; see formats/consolidated.py."""
-    from .formats.consolidated import choose
+    from .hierarchy import apply_use_consolidated as choose
 
     node = _open_or_create(store, path, mode, storage_options, "group", create_kwargs)
     if not isinstance(node, Group):
@@ -422,7 +410,7 @@ def consolidate_metadata(
 ) -> Group:
     """Write the metadata of every node below the group at `path` into that group (v3:
     `consolidated_metadata` in its zarr.json; v2: `.zmetadata`), as zarr-python does."""
-    from .formats.consolidated import consolidate_metadata as consolidate
+    from .hierarchy import consolidate_metadata as consolidate
 
     return consolidate(store, path, storage_options=storage_options)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
+from .metadata import thaw, thaw_document
+
 
 class Attributes(MutableMapping):
     """Reads come from the node's current metadata; each write rewrites the metadata once."""
@@ -15,9 +17,7 @@ class Attributes(MutableMapping):
 
     def __getitem__(self, key: str) -> Any:
         # a JSON copy (lists, dicts) like the value written, not the metadata's frozen view
-        from .metadata import _thaw
-
-        return _thaw(self._read()[key])
+        return thaw(self._read()[key])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._read())
@@ -33,7 +33,7 @@ class Attributes(MutableMapping):
         del current[key]
         self._write(current)
 
-    def update(self, other: Any = (), **kwargs: Any) -> None:  # one write, not one per key
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # one write, not one per key
         current = self.asdict()
         current.update(other, **kwargs)
         self._write(current)
@@ -43,9 +43,7 @@ class Attributes(MutableMapping):
         self._write(dict(attributes))
 
     def asdict(self) -> dict[str, Any]:
-        from .metadata import _thaw
-
-        return _thaw(self._read())
+        return thaw_document(self._read())
 
     def __repr__(self) -> str:
         return f"Attributes({self.asdict()!r})"

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from .chunk_grid import ChunkGrid
 from .chunk_key_encoding import ChunkKeyEncoding
 from .codec import Codec
@@ -46,7 +48,7 @@ class ArrayMetadata:
         return len(self.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self.data_type.native
 
     @property
@@ -55,7 +57,7 @@ class ArrayMetadata:
         return not self.skipped
 
     def to_json(self) -> dict[str, Any]:
-        return _thaw(self.document)
+        return thaw_document(self.document)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class GroupMetadata:
     node_type = "group"
 
     def to_json(self) -> dict[str, Any]:
-        return _thaw(self.document)
+        return thaw_document(self.document)
 
 
 def freeze(doc: Any) -> Any:
@@ -81,13 +83,19 @@ def freeze(doc: Any) -> Any:
 
 
 def thaw(doc: Any) -> Any:
-    """Plain, mutable JSON again from a frozen view."""
-    return _thaw(doc)
-
-
-def _thaw(doc: Any) -> Any:
+    """Plain, mutable JSON again from a frozen view (or a copy of plain JSON): what a caller
+    may change without changing the metadata it came from."""
     if isinstance(doc, Mapping):
-        return {k: _thaw(v) for k, v in doc.items()}
-    if isinstance(doc, tuple):
-        return [_thaw(v) for v in doc]
+        return {k: thaw(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [thaw(v) for v in doc]
     return doc
+
+
+def thaw_document(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """`thaw` of a whole document: a plain dict."""
+    return {k: thaw(v) for k, v in doc.items()}
+
+
+#: the metadata of any node
+NodeMetadata = ArrayMetadata | GroupMetadata

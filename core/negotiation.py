@@ -122,3 +122,16 @@ def build(
         raise MetadataError(
             f"invalid configuration for {name!r}: {exc}", key=key, where=where
         ) from None
+
+
+def resolve_extension_arg(kind: str, value: Any, fmt: str, *, key: str) -> Any:
+    """A plugin instance from what a caller passes: a bare name, a JSON object, an extension
+    class or an instance already (the arguments of `create_array`, `convert`, a codec's
+    configuration naming another extension)."""
+    if isinstance(value, Extension):
+        return value
+    if isinstance(value, type) and issubclass(value, Extension):
+        return value()
+    name, configuration, _ = parse_named_config(value, key=key)
+    cls = registry.resolve(kind, name, fmt)
+    return build(cls, name, configuration, fmt, key=key, where="arguments")

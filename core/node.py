@@ -11,16 +11,22 @@ since. The document is small: the parsed objects (codecs, grids) are never pickl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .attributes import Attributes
-from .errors import ReadOnlyError
+from .errors import MetadataError, ReadOnlyError
 from .formats import get_format
 from .formats.documents import check_nesting
+from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
+
+#: the metadata of the kind of node (an array's, a group's)
+M = TypeVar("M", ArrayMetadata, GroupMetadata)
 
 
-class Node:
-    def __init__(self, store: Any, path: str, metadata: Any, *, read_only: bool = False):
+class Node(Generic[M]):
+    _meta: M
+
+    def __init__(self, store: Any, path: str, metadata: M, *, read_only: bool = False) -> None:
         self._store = store
         self._path = path
         self._read_only = read_only
@@ -42,12 +48,12 @@ class Node:
         to be itself again when unpickled."""
         return {}
 
-    def _set_metadata(self, metadata: Any) -> None:
+    def _set_metadata(self, metadata: M) -> None:
         self._meta = metadata
         self._format = get_format(metadata.format)
 
     @property
-    def metadata(self) -> Any:
+    def metadata(self) -> M:
         return self._meta
 
     @property
@@ -88,11 +94,25 @@ class Node:
         """Change the stored document (attributes, shape) and re-read it, so what is kept is
         what is read; the format says how a change maps onto its documents."""
         self._check_writeable()
-        doc = self._format.edit_document(self._meta, **changes)
+        self._replace_document(self._format.edit_document(self._meta, **changes))
+
+    def _replace_document(self, doc: dict[str, Any]) -> None:
+        """Store `doc` as this node's document (in its format) and keep what it parses to.
+        Kernel use: the caller has checked that the node may be written."""
         check_nesting(doc, self._where())  # (parsing recurses once per level)
-        metadata = self._format.parse_node(doc, self._where())
+        metadata = self._same_kind(self._format.parse_node(doc, self._where()))
         self._format.write_metadata(self._store, self._path, doc)
         self._set_metadata(metadata)
+
+    def _same_kind(self, metadata: NodeMetadata) -> M:
+        """`metadata` when it is of this node's kind (an edited document stays one)."""
+        if not isinstance(metadata, type(self._meta)):
+            raise MetadataError(
+                f"a {metadata.node_type} document cannot replace the metadata of "
+                f"{self._meta.node_type} {self.name!r}",
+                where=self._where(),
+            )
+        return metadata
 
 
 def _unpickle(
@@ -106,4 +126,5 @@ def _unpickle(
 ) -> Node:
     fmt = get_format(format)
     metadata = fmt.parse_node(document, f"{fmt.metadata_key(path)} in {store} (unpickled)")
-    return cls(store, path, metadata, read_only=read_only, **options)
+    node: Node = cls(store, path, metadata, read_only=read_only, **options)
+    return node

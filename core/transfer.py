@@ -232,7 +232,7 @@ def _transfer(
 def _open_root(store: Any, path: str) -> Array | Group:
     """The node to walk. Where the store can list, its members are what it holds, not what
     consolidated metadata (perhaps older) says: nothing written since is left behind."""
-    from .formats.consolidated import choose
+    from .hierarchy import apply_use_consolidated as choose
 
     node = open_node(store, path, read_only=True)
     if isinstance(node, Group) and store.listable:
@@ -278,6 +278,7 @@ def _plan(
         ) from None
     if isinstance(meta, GroupMetadata):
         return NodePlan(path, meta, target, doc)
+    assert isinstance(target, ArrayMetadata)  # (parsed from an array's document)
     why = _why_reencode(meta, target)
     return NodePlan(path, meta, target, doc, raw=why is None, why_reencode=why)
 
@@ -291,7 +292,7 @@ def _array_document(
     spec = ChunkSpec(chunk_shape, meta.data_type, meta.fill_value)
     try:
         if new_codecs is not None:
-            from .api import resolve_extension_arg
+            from .negotiation import resolve_extension_arg
 
             chosen = [
                 resolve_extension_arg("codec", c, V3, key=f"codecs[{i}]")
@@ -363,7 +364,7 @@ def _key_encoding_for(meta: ArrayMetadata, fmt: str, chunk_shape: tuple[int, ...
     default = hooks.array_defaults(fmt, meta.data_type, chunk_shape).get("chunk_key_encoding")
     if default is None:
         return encoding  # let the format say whether it can express it
-    from .api import resolve_extension_arg
+    from .negotiation import resolve_extension_arg
 
     return resolve_extension_arg("chunk_key_encoding", default, fmt, key="chunk_key_encoding")
 
@@ -413,7 +414,8 @@ def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
     """Consolidate, in the target, each group whose source held consolidated metadata (the
     deepest first, so an outer group's documents are read after the inner ones are written):
     readers such as xarray open the result as they opened the source, with one read."""
-    from .formats.consolidated import consolidate_metadata, has_consolidated
+    from .formats.consolidated import has_consolidated
+    from .hierarchy import consolidate_metadata
 
     held = [p for p in plans if not p.is_array and has_consolidated(p.source)]
     for plan in sorted(held, key=lambda p: -p.path.count("/") - bool(p.path)):

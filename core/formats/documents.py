@@ -1,5 +1,5 @@
 """What every format does alike with its JSON documents: load one, check the common fields,
-serialise one. Each format module re-exports `load_document` as part of its interface."""
+serialise one (`Format.load_document` and `encode_document` use them)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -77,13 +77,16 @@ def as_layout(codecs: Sequence[Codec], ndim: int, format: str) -> tuple[LayoutCo
     else:
         return None
     if any(isinstance(c, LayoutCodec) for c in prefix):
-        layout_codec = prefix[-1]
-        return (layout_codec, len(prefix)) if len(prefix) == 1 else None
+        first = prefix[0]
+        return (first, 1) if len(prefix) == 1 and isinstance(first, LayoutCodec) else None
     wanted = [c.to_json() for c in prefix]
     for _provider, cls, _error in registry.get_registry("memory_layout").load_all():
-        if cls is None or cls.names.written(format) is None:
+        if cls is None:
             continue
-        layout = cls()
+        layout_cls = cast("type[MemoryLayout]", cls)  # what the memory_layout registry holds
+        if layout_cls.names.written(format) is None:
+            continue
+        layout = layout_cls()
         for endian in ("little", "big", None):
             candidate = layout.v3_codecs(ndim, endian)
             if candidate is not None and _same_codecs(candidate, wanted):

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from ..chunk_grid import ChunkGrid
+from ..chunk_key_encoding import ChunkKeyEncoding
+from ..codec import Codec
+from ..data_type import DataType
 from ..errors import MetadataError
-from ..metadata import ArrayMetadata, GroupMetadata, freeze
+from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..names import V3
 from ..negotiation import Skipped, resolve_extension, unknown_fields
 from .documents import check_attributes as _attributes
-from .documents import check_chunk_size, dump_document, load_document
+from .documents import check_chunk_size, load_document
 from .documents import check_shape as _shape
+from .format import Format
 
 NAME = V3
 METADATA_KEY = "zarr.json"
@@ -34,109 +39,196 @@ ARRAY_FIELDS = (
 GROUP_FIELDS = ("zarr_format", "node_type", "attributes")
 
 
-# -- keys ---------------------------------------------------------------------------------
-def metadata_key(path: str) -> str:
-    return f"{path}/{METADATA_KEY}" if path else METADATA_KEY
-
-
-def node_keys(path: str) -> tuple[str, ...]:
-    return (metadata_key(path),)
-
-
-def chunk_key(path: str, encoded: str) -> str:
-    return f"{path}/{encoded}" if path else encoded
-
-
 def node_prefix(path: str) -> str:
     return f"{path}/" if path else ""
 
 
-def probe(store: Any, path: str) -> bool:
-    """A v3 node is at `path` when its zarr.json exists (the 2020 draft's root entry point is
-    also `zarr.json`, but only at the root, and with a URI as `zarr_format`)."""
-    key = metadata_key(path)
-    if path:
-        return store.exists(key)
-    raw = store.get(key)
-    if raw is None:
-        return False
-    try:
-        return json.loads(raw).get("zarr_format") == 3
-    except (ValueError, AttributeError, UnicodeDecodeError, TypeError, RecursionError):
-        return True  # malformed: let read_metadata say what is wrong with it
+class V3Format(Format):
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "zarr format 3"
+    read_probes: ClassVar[bool] = True
+
+    # -- keys -----------------------------------------------------------------------------
+    def metadata_key(self, path: str) -> str:
+        return f"{path}/{METADATA_KEY}" if path else METADATA_KEY
+
+    def node_keys(self, path: str) -> tuple[str, ...]:
+        return (self.metadata_key(path),)
+
+    def probe(self, store: Any, path: str) -> bool:
+        """A v3 node is at `path` when its zarr.json exists (the 2020 draft's root entry point
+        is also `zarr.json`, but only at the root, and with a URI as `zarr_format`)."""
+        key = self.metadata_key(path)
+        if path:
+            return bool(store.exists(key))
+        raw = store.get(key)
+        if raw is None:
+            return False
+        try:
+            return bool(json.loads(raw).get("zarr_format") == 3)
+        except (ValueError, AttributeError, UnicodeDecodeError, TypeError, RecursionError):
+            return True  # malformed: let read_metadata say what is wrong with it
+
+    # -- reading ----------------------------------------------------------------------------
+    def parse_node(self, doc: Mapping[str, Any], where: str) -> NodeMetadata:
+        zarr_format = doc.get("zarr_format")
+        if zarr_format != 3 or isinstance(zarr_format, bool):
+            raise MetadataError(f"expected 3, got {zarr_format!r}", key="zarr_format", where=where)
+        node_type = doc.get("node_type")
+        if node_type == "array":
+            return self.parse_array(doc, where)
+        if node_type == "group":
+            return self.parse_group(doc, where)
+        raise MetadataError(
+            f"expected 'array' or 'group', got {node_type!r}", key="node_type", where=where
+        )
+
+    def parse_group(self, doc: Mapping[str, Any], where: str) -> GroupMetadata:
+        extra = unknown_fields(doc, GROUP_FIELDS, where=where)
+        attributes = _attributes(doc, where)
+        return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
+
+    def parse_array(self, doc: Mapping[str, Any], where: str) -> ArrayMetadata:
+        extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
+        for required in (
+            "shape",
+            "data_type",
+            "chunk_grid",
+            "chunk_key_encoding",
+            "fill_value",
+            "codecs",
+        ):
+            if required not in doc:
+                raise MetadataError("required field is missing", key=required, where=where)
+        shape = _shape(doc["shape"], where)
+        data_type = resolve_extension(
+            "data_type", doc["data_type"], NAME, key="data_type", where=where
+        )
+        grid = resolve_extension(
+            "chunk_grid", doc["chunk_grid"], NAME, key="chunk_grid", where=where
+        )
+        try:
+            grid.validate(shape)
+        except MetadataError as exc:
+            raise exc.locate("chunk_grid", where) from None
+        check_chunk_size(grid, data_type, "chunk_grid.configuration.chunk_shape", where)
+        key_encoding = resolve_extension(
+            "chunk_key_encoding",
+            doc["chunk_key_encoding"],
+            NAME,
+            key="chunk_key_encoding",
+            where=where,
+        )
+        try:
+            fill_value = data_type.fill_from_json(doc["fill_value"], NAME)
+        except MetadataError as exc:
+            raise exc.locate("fill_value", where) from None
+        codecs, skipped = _extensions("codec", doc["codecs"], "codecs", where, required=True)
+        transformers, skipped_t = _extensions(
+            "storage_transformer",
+            doc.get("storage_transformers", []),
+            "storage_transformers",
+            where,
+        )
+        return ArrayMetadata(
+            format=NAME,
+            shape=shape,
+            data_type=data_type,
+            chunk_grid=grid,
+            chunk_key_encoding=key_encoding,
+            fill_value=fill_value,
+            codecs=tuple(codecs),
+            attributes=freeze(_attributes(doc, where)),
+            dimension_names=_dimension_names(doc.get("dimension_names"), len(shape), where),
+            storage_transformers=tuple(transformers),
+            skipped=tuple(skipped + skipped_t),
+            extra_fields=freeze(extra),
+            document=freeze(dict(doc)),
+        )
+
+    # -- writing ----------------------------------------------------------------------------
+    def array_document(
+        self,
+        *,
+        shape: Sequence[int],
+        data_type: DataType,
+        chunk_grid: ChunkGrid,
+        chunk_key_encoding: ChunkKeyEncoding,
+        fill_value: Any,
+        codecs: Sequence[Codec],
+        attributes: Mapping[str, Any] | None,
+        dimension_names: Sequence[str | None] | None,
+        storage_transformers: Sequence[Any] = (),
+    ) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": [int(n) for n in shape],
+            "data_type": data_type.to_json(NAME),
+            "chunk_grid": chunk_grid.to_json(NAME),
+            "chunk_key_encoding": chunk_key_encoding.to_json(NAME),
+            "fill_value": data_type.fill_to_json(fill_value, NAME),
+            "codecs": [c.to_json(NAME) for c in codecs],
+            "attributes": dict(attributes or {}),
+        }
+        if dimension_names is not None:
+            doc["dimension_names"] = list(dimension_names)
+        if storage_transformers:
+            doc["storage_transformers"] = [t.to_json(NAME) for t in storage_transformers]
+        return doc
+
+    def group_document(self, attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {"zarr_format": 3, "node_type": "group", "attributes": dict(attributes or {})}
+
+    # -- nodes in a store -------------------------------------------------------------------
+    def read_metadata(self, store: Any, path: str) -> NodeMetadata | None:
+        """The node at `path`, or None when there is none (at the root also when `zarr.json`
+        is the 2020 draft's entry point, as `probe` says). Reading is this format's probe: one
+        request, where `probe` and then a read are two."""
+        key = self.metadata_key(path)
+        raw = store.get(key)
+        if raw is None:
+            return None
+        where = f"{key} in {store}"
+        doc = load_document(raw, where)
+        if not path and doc.get("zarr_format") != 3:
+            return None
+        return self.parse_node(doc, where)
+
+    def write_metadata(self, store: Any, path: str, doc: Mapping[str, Any]) -> None:
+        store.set(self.metadata_key(path), self.encode_document(doc))
+
+    def children(self, store: Any, path: str) -> list[str]:
+        """Names of the nodes directly under `path` (folders holding a zarr.json)."""
+        store.require("list", f"list the members of group {path or '/'!r}")
+        prefix = node_prefix(path)
+        _keys, prefixes = store.list_dir(prefix)
+        found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
+        return [p for p in prefixes if f"{prefix}{p}/{METADATA_KEY}" in found]
+
+    def child_metadata(self, store: Any, path: str) -> dict[str, NodeMetadata]:
+        """The nodes directly under `path` by name, from one listing and one batched read of
+        their `zarr.json` (what `children` reads anyway), so a group's members cost one
+        request each, all in flight together."""
+        store.require("list", f"list the members of group {path or '/'!r}")
+        prefix = node_prefix(path)
+        _keys, prefixes = store.list_dir(prefix)
+        found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
+        out = {}
+        for name in prefixes:
+            key = f"{prefix}{name}/{METADATA_KEY}"
+            if key in found:
+                where = f"{key} in {store}"
+                out[name] = self.parse_node(load_document(found[key], where), where)
+        return out
+
+    def erase_node(self, store: Any, path: str) -> None:
+        """Remove a node and everything below it."""
+        store.erase_prefix(node_prefix(path))
+        store.erase(self.metadata_key(path))
 
 
-# -- reading ------------------------------------------------------------------------------
-
-
-def parse_node(doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetadata:
-    zarr_format = doc.get("zarr_format")
-    if zarr_format != 3 or isinstance(zarr_format, bool):
-        raise MetadataError(f"expected 3, got {zarr_format!r}", key="zarr_format", where=where)
-    node_type = doc.get("node_type")
-    if node_type == "array":
-        return parse_array(doc, where)
-    if node_type == "group":
-        return parse_group(doc, where)
-    raise MetadataError(
-        f"expected 'array' or 'group', got {node_type!r}", key="node_type", where=where
-    )
-
-
-def parse_group(doc: Mapping[str, Any], where: str) -> GroupMetadata:
-    extra = unknown_fields(doc, GROUP_FIELDS, where=where)
-    attributes = _attributes(doc, where)
-    return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
-
-
-def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
-    extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
-    for required in (
-        "shape",
-        "data_type",
-        "chunk_grid",
-        "chunk_key_encoding",
-        "fill_value",
-        "codecs",
-    ):
-        if required not in doc:
-            raise MetadataError("required field is missing", key=required, where=where)
-    shape = _shape(doc["shape"], where)
-    data_type = resolve_extension("data_type", doc["data_type"], NAME, key="data_type", where=where)
-    grid = resolve_extension("chunk_grid", doc["chunk_grid"], NAME, key="chunk_grid", where=where)
-    try:
-        grid.validate(shape)
-    except MetadataError as exc:
-        raise exc.locate("chunk_grid", where) from None
-    check_chunk_size(grid, data_type, "chunk_grid.configuration.chunk_shape", where)
-    key_encoding = resolve_extension(
-        "chunk_key_encoding", doc["chunk_key_encoding"], NAME, key="chunk_key_encoding", where=where
-    )
-    try:
-        fill_value = data_type.fill_from_json(doc["fill_value"], NAME)
-    except MetadataError as exc:
-        raise exc.locate("fill_value", where) from None
-    codecs, skipped = _extensions("codec", doc["codecs"], "codecs", where, required=True)
-    transformers, skipped_t = _extensions(
-        "storage_transformer", doc.get("storage_transformers", []), "storage_transformers", where
-    )
-    return ArrayMetadata(
-        format=NAME,
-        shape=shape,
-        data_type=data_type,
-        chunk_grid=grid,
-        chunk_key_encoding=key_encoding,
-        fill_value=fill_value,
-        codecs=tuple(codecs),
-        attributes=freeze(_attributes(doc, where)),
-        dimension_names=_dimension_names(doc.get("dimension_names"), len(shape), where),
-        storage_transformers=tuple(transformers),
-        skipped=tuple(skipped + skipped_t),
-        extra_fields=freeze(extra),
-        document=freeze(dict(doc)),
-    )
-
-
+# -- reading helpers ----------------------------------------------------------------------
 def _dimension_names(value: Any, ndim: int, where: str) -> tuple[str | None, ...] | None:
     if value is None:
         return None
@@ -162,128 +254,12 @@ def _extensions(
             key=key,
             where=where,
         )
-    used, skipped = [], []
+    used: list[Any] = []
+    skipped: list[Skipped] = []
     for i, item in enumerate(items):
         ext = resolve_extension(kind, item, NAME, key=f"{key}[{i}]", where=where)
         (skipped if isinstance(ext, Skipped) else used).append(ext)
     return used, skipped
 
 
-# -- writing ------------------------------------------------------------------------------
-def array_document(
-    *,
-    shape: Sequence[int],
-    data_type: Any,
-    chunk_grid: Any,
-    chunk_key_encoding: Any,
-    fill_value: Any,
-    codecs: Sequence[Any],
-    attributes: Mapping[str, Any] | None,
-    dimension_names: Sequence[str | None] | None,
-    storage_transformers: Sequence[Any] = (),
-) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "zarr_format": 3,
-        "node_type": "array",
-        "shape": [int(n) for n in shape],
-        "data_type": data_type.to_json(NAME),
-        "chunk_grid": chunk_grid.to_json(NAME),
-        "chunk_key_encoding": chunk_key_encoding.to_json(NAME),
-        "fill_value": data_type.fill_to_json(fill_value, NAME),
-        "codecs": [c.to_json(NAME) for c in codecs],
-        "attributes": dict(attributes or {}),
-    }
-    if dimension_names is not None:
-        doc["dimension_names"] = list(dimension_names)
-    if storage_transformers:
-        doc["storage_transformers"] = [t.to_json(NAME) for t in storage_transformers]
-    return doc
-
-
-def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {"zarr_format": 3, "node_type": "group", "attributes": dict(attributes or {})}
-
-
-def creation_arguments(data_type: Any, options: Mapping[str, Any]) -> dict[str, Any]:
-    """v3 takes no arguments beyond the canonical ones."""
-    if options:
-        raise TypeError(
-            f"zarr format 3 takes no arguments {sorted(options)}; use codecs=, "
-            f"chunk_key_encoding= and chunk_grid= instead"
-        )
-    return {}
-
-
-def edit_document(
-    metadata: ArrayMetadata | GroupMetadata,
-    *,
-    attributes: Any = None,
-    shape: Sequence[int] | None = None,
-) -> dict[str, Any]:
-    doc = metadata.to_json()
-    if attributes is not None:
-        doc["attributes"] = dict(attributes)
-    if shape is not None:
-        doc["shape"] = [int(n) for n in shape]
-        doc["chunk_grid"] = metadata.chunk_grid.resized(tuple(shape)).to_json(NAME)
-    return doc
-
-
-def encode_document(doc: Mapping[str, Any]) -> bytes:
-    return dump_document(doc, indent=2)
-
-
-# -- nodes in a store ---------------------------------------------------------------------
-def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
-    """The node at `path`, or None when there is none (at the root also when `zarr.json` is
-    the 2020 draft's entry point, as `probe` says). Reading is this format's probe: one
-    request, where `probe` and then a read are two."""
-    key = metadata_key(path)
-    raw = store.get(key)
-    if raw is None:
-        return None
-    where = f"{key} in {store}"
-    doc = load_document(raw, where)
-    if not path and doc.get("zarr_format") != 3:
-        return None
-    return parse_node(doc, where)
-
-
-#: `read_metadata` answers None where `probe` answers False (see `hierarchy.read_metadata`)
-READ_PROBES = True
-
-
-def write_metadata(store: Any, path: str, doc: Mapping[str, Any]) -> None:
-    store.set(metadata_key(path), encode_document(doc))
-
-
-def children(store: Any, path: str) -> list[str]:
-    """Names of the nodes directly under `path` (folders holding a zarr.json)."""
-    store.require("list", f"list the members of group {path or '/'!r}")
-    prefix = node_prefix(path)
-    _keys, prefixes = store.list_dir(prefix)
-    found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
-    return [p for p in prefixes if f"{prefix}{p}/{METADATA_KEY}" in found]
-
-
-def child_metadata(store: Any, path: str) -> dict[str, ArrayMetadata | GroupMetadata]:
-    """The nodes directly under `path` by name, from one listing and one batched read of
-    their `zarr.json` (what `children` reads anyway), so a group's members cost one request
-    each, all in flight together."""
-    store.require("list", f"list the members of group {path or '/'!r}")
-    prefix = node_prefix(path)
-    _keys, prefixes = store.list_dir(prefix)
-    found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
-    out = {}
-    for name in prefixes:
-        key = f"{prefix}{name}/{METADATA_KEY}"
-        if key in found:
-            where = f"{key} in {store}"
-            out[name] = parse_node(load_document(found[key], where), where)
-    return out
-
-
-def erase_node(store: Any, path: str) -> None:
-    """Remove a node and everything below it."""
-    store.erase_prefix(node_prefix(path)) if path else store.erase_prefix("")
-    store.erase(metadata_key(path))
+FORMAT = V3Format()

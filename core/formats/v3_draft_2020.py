@@ -20,21 +20,22 @@ answer speaks the draft: `{"compressor": ..., "chunk_grid": ...}`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import hooks, registry
 from ..codec import Codec, CodecKind
 from ..errors import MetadataError
 from ..memory_layout import MemoryLayout
-from ..metadata import ArrayMetadata, GroupMetadata, freeze
+from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze, thaw_document
 from ..names import V2, V3_DRAFT_2020
 from ..negotiation import build, extension_list, unknown_fields
 from ..store import check_fits
 from . import draft_entry
 from .documents import check_attributes as _attributes
-from .documents import check_chunk_size, dump_document, fill_value_or_default, load_document
+from .documents import check_chunk_size, fill_value_or_default, load_document
 from .documents import check_shape as _shape
 from .draft_keys import (
+    DEFAULT_SUFFIX,
     ENTRY_POINT_KEY,
     SEPARATORS,
     DraftChunkKeys,
@@ -46,11 +47,10 @@ from .draft_keys import (
     separator_of,
 )
 from .draft_types import data_type_json, parse_data_type
+from .format import Format
 from .layout_codec import LayoutCodec, as_layout
 
 NAME = V3_DRAFT_2020
-#: the draft is a hierarchy with implicit groups: a new node's ancestors need no documents
-IMPLICIT_GROUPS = True
 
 ARRAY_FIELDS = (
     "shape",
@@ -72,38 +72,12 @@ CREATION_OPTIONS = ("compressor", "filters", "order", "chunk_memory_layout", "di
 
 
 # -- keys ---------------------------------------------------------------------------------
-def metadata_key(path: str) -> str:
-    """Names the node in errors: `meta/root/foo` + `.array.json` or `.group.json`."""
-    return f"{meta_base(path)}.{{array,group}}.json"
-
-
-def node_keys(path: str) -> tuple[str, ...]:
-    return (array_key(path), group_key(path))
-
-
-def chunk_key(path: str, encoded: str) -> str:
-    return data_prefix(path) + encoded
-
-
 def _suffix(store: Any) -> str:
     entry = draft_entry.read(store)
-    return entry.suffix if entry is not None else draft_entry.DEFAULT_SUFFIX
+    return entry.suffix if entry is not None else DEFAULT_SUFFIX
 
 
 # -- finding nodes --------------------------------------------------------------------------
-def probe(store: Any, path: str) -> bool:
-    """A draft node is at `path` when the store root holds the draft's entry point and the
-    seed's existence check finds an array, an explicit group or an implicit group there."""
-    raw = store.get(ENTRY_POINT_KEY)
-    if raw is None or not draft_entry.looks_like_draft(raw):
-        return False
-    try:
-        entry = draft_entry.parse(raw, f"{ENTRY_POINT_KEY} in {store}")
-    except MetadataError:
-        return True  # let read_metadata say what is wrong with it
-    return _find(store, path, entry.suffix) is not None
-
-
 def _find(store: Any, path: str, suffix: str) -> tuple[str, bytes | None] | None:
     """The seed's order: the array document, the group document, then list_dir of the
     path's folder under `meta/root` (non-empty: an implicit group). A store that cannot list
@@ -117,87 +91,12 @@ def _find(store: Any, path: str, suffix: str) -> tuple[str, bytes | None] | None
     return ("implicit", None) if keys or prefixes else None
 
 
-def read_metadata(store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
-    entry = draft_entry.read(store)
-    if entry is None:
-        return None
-    found = _find(store, path, entry.suffix)
-    if found is None:
-        return None
-    kind, raw = found
-    if kind == "implicit":
-        return GroupMetadata(NAME, freeze({}), freeze({}), freeze({}))
-    key = array_key(path, entry.suffix) if kind == "array" else group_key(path, entry.suffix)
-    where = f"{key} in {store}"
-    doc = load_document(raw, where)
-    return parse_array(doc, where) if kind == "array" else parse_group(doc, where)
-
-
 # -- reading ------------------------------------------------------------------------------
 
 
 def _is_array_document(doc: Mapping[str, Any]) -> bool:
     """Draft documents carry no node type (the key does); array documents have a shape."""
     return any(k in doc for k in ("shape", "data_type", "chunk_grid"))
-
-
-def parse_node(doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetadata:
-    return parse_array(doc, where) if _is_array_document(doc) else parse_group(doc, where)
-
-
-def parse_group(doc: Mapping[str, Any], where: str) -> GroupMetadata:
-    """An empty document is an implicit group's (it has none); `write_metadata` writes none
-    for it, so copying an implicit group keeps it implicit."""
-    extra = unknown_fields(doc, GROUP_FIELDS, where=where)
-    if doc and "attributes" not in doc:
-        raise MetadataError("required field is missing", key="attributes", where=where)
-    attributes = _attributes(doc, where)
-    return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
-
-
-def parse_array(doc: Mapping[str, Any], where: str) -> ArrayMetadata:
-    extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
-    for required in (
-        "shape",
-        "data_type",
-        "chunk_grid",
-        "chunk_memory_layout",
-        "fill_value",
-        "attributes",
-    ):
-        if required not in doc:
-            raise MetadataError("required field is missing", key=required, where=where)
-    extension_list(doc.get("extensions", []), key="extensions", where=where)
-    if doc.get("storage_transformers"):
-        raise MetadataError(
-            "zarr-python 2.x's experimental storage transformers (sharding) are not supported",
-            key="storage_transformers",
-            where=where,
-        )
-    shape = _shape(doc["shape"], where)
-    data_type = parse_data_type(doc["data_type"], where)
-    grid, keys = _grid(doc["chunk_grid"], shape, where)
-    check_chunk_size(grid, data_type, "chunk_grid.chunk_shape", where)
-    _check_dimension_separator(doc, keys, where)
-    layout = _layout(doc["chunk_memory_layout"], where)
-    fill_value = fill_value_or_default(data_type, doc["fill_value"], NAME, where)
-    attributes = _attributes(doc, where)
-    filters = _filters(attributes.get(FILTERS_ATTRIBUTE), where)
-    compressor = _compressor(doc.get("compressor"), where)
-    chain = _chain(filters, LayoutCodec(layout, data_type.endian), compressor)
-    return ArrayMetadata(
-        format=NAME,
-        shape=shape,
-        data_type=data_type,
-        chunk_grid=grid,
-        chunk_key_encoding=keys,
-        fill_value=fill_value,
-        codecs=tuple(chain),
-        attributes=freeze({k: v for k, v in attributes.items() if k != FILTERS_ATTRIBUTE}),
-        dimension_names=None,
-        extra_fields=freeze(extra),
-        document=freeze(dict(doc)),
-    )
 
 
 def _chain(filters: list[Codec], layout: LayoutCodec, compressor: Codec | None) -> list[Codec]:
@@ -279,7 +178,8 @@ def _layout(value: Any, where: str) -> MemoryLayout:
         cls = registry.resolve("memory_layout", name, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate("chunk_memory_layout", where) from None
-    return build(cls, name, config, NAME, key="chunk_memory_layout", where=where)
+    layout: MemoryLayout = build(cls, name, config, NAME, key="chunk_memory_layout", where=where)
+    return layout
 
 
 def _compressor(value: Any, where: str) -> Codec | None:
@@ -306,7 +206,7 @@ def _compressor(value: Any, where: str) -> Codec | None:
         cls = registry.resolve("codec", uri, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate("compressor", where) from None
-    codec = build(cls, uri, dict(config), NAME, key="compressor", where=where)
+    codec: Codec = build(cls, uri, dict(config), NAME, key="compressor", where=where)
     if codec.kind is not CodecKind.BYTES_BYTES:
         raise MetadataError(
             f"{uri!r} is not a bytes -> bytes codec, so it cannot be the compressor",
@@ -352,55 +252,6 @@ def _filters(value: Any, where: str) -> list[Codec]:
 
 
 # -- writing ------------------------------------------------------------------------------
-def array_document(
-    *,
-    shape: Sequence[int],
-    data_type: Any,
-    chunk_grid: Any,
-    chunk_key_encoding: Any,
-    fill_value: Any,
-    codecs: Sequence[Any],
-    attributes: Mapping[str, Any] | None,
-    dimension_names: Sequence[str | None] | None,
-    storage_transformers: Sequence[Any] = (),
-) -> dict[str, Any]:
-    """A draft array document from canonical pieces; MetadataError says what the draft cannot
-    express (storage transformers, dimension names, two compressors, a codec with no draft
-    name, a codec chain with no equivalent memory layout)."""
-    if storage_transformers:
-        raise MetadataError(
-            "the 2020 draft has no storage transformers", key="storage_transformers"
-        )
-    if dimension_names is not None and any(n is not None for n in dimension_names):
-        raise MetadataError(
-            f"the 2020 draft cannot store dimension names ({list(dimension_names)})",
-            key="dimension_names",
-        )
-    attributes = _plain(dict(attributes or {}))
-    if FILTERS_ATTRIBUTE in attributes:
-        raise MetadataError(
-            f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python 2.x "
-            f"keeps a draft array's filters; rename it",
-            key=f"attributes.{FILTERS_ATTRIBUTE}",
-        )
-    filters, layout, compressor = _split_chain(list(codecs), len(shape))
-    if filters:
-        attributes[FILTERS_ATTRIBUTE] = [_filter_json(c) for c in filters]
-    endian = layout.endian if isinstance(layout, LayoutCodec) else None
-    doc: dict[str, Any] = {
-        "shape": [int(n) for n in shape],
-        "data_type": data_type_json(data_type, endian),
-        "chunk_grid": _grid_json(chunk_grid, separator_of(chunk_key_encoding)),
-        "chunk_memory_layout": _layout_json(layout),
-        "fill_value": data_type.fill_to_json(fill_value, NAME),
-        "extensions": [],
-        "attributes": attributes,
-    }
-    if compressor is not None:
-        doc["compressor"] = _codec_json(compressor, "compressor")
-    return doc
-
-
 def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], Any, Codec | None]:
     """(filters, LayoutCodec or an object codec, compressor or None) of a canonical chain."""
     at = next((i for i, c in enumerate(codecs) if c.kind is CodecKind.ARRAY_BYTES), None)
@@ -464,16 +315,17 @@ def _layout_json(layout: Any) -> Any:
 
 def _codec_json(codec: Codec, key: str) -> dict[str, Any]:
     try:
-        return codec.to_json(NAME)
+        doc: dict[str, Any] = codec.to_json(NAME)
     except MetadataError:
         raise MetadataError(
             f"the codec {codec.to_json()!r} has no name (URI) in the 2020 draft", key=key
         ) from None
+    return doc
 
 
 def _filter_json(codec: Codec) -> dict[str, Any]:
     try:
-        return codec.to_json(V2)
+        doc: dict[str, Any] = codec.to_json(V2)
     except MetadataError:
         raise MetadataError(
             f"the codec {codec.to_json()!r} has no numcodecs id, which a "
@@ -481,43 +333,7 @@ def _filter_json(codec: Codec) -> dict[str, Any]:
             f"numcodecs configurations)",
             key="codecs",
         ) from None
-
-
-def group_document(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {"attributes": _plain(dict(attributes or {}))}
-
-
-def _plain(value: Any) -> Any:
-    """Attributes as plain JSON values (metadata objects hand out read-only views)."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def creation_arguments(data_type: Any, options: Mapping[str, Any]) -> dict[str, Any]:
-    """zarr-python 2.x's v3 arguments: `compressor` (None: none; default from the
-    `zarrkit_array_defaults` hook, Blosc like zarr-python 2.x), `filters`, `order` (alias
-    `chunk_memory_layout`; 'C', 'F' or a memory layout), `dimension_separator` ('/' default,
-    or '.'). The draft's chunk keys are its own, so a chunk key encoding always comes from here."""
-    unknown = set(options) - set(CREATION_OPTIONS)
-    if unknown:
-        raise TypeError(
-            f"the 2020 draft takes no arguments {sorted(unknown)}; it takes "
-            f"{', '.join(CREATION_OPTIONS)}"
-        )
-    if "order" in options and "chunk_memory_layout" in options:
-        raise TypeError("give order or chunk_memory_layout, not both")
-    separator = options.get("dimension_separator") or "/"
-    if separator not in SEPARATORS:
-        raise ValueError(
-            f"dimension_separator must be one of {list(SEPARATORS)}, got {separator!r}"
-        )
-    return {
-        "chunk_key_encoding": DraftChunkKeys(separator),
-        "codecs": _default_chain(data_type, options),
-    }
+    return doc
 
 
 def _default_chain(data_type: Any, options: Mapping[str, Any]) -> list[Codec]:
@@ -560,50 +376,11 @@ def _codec_arg(value: Any, key: str) -> Codec:
         if fmt != NAME:
             raise
         cls, fmt = registry.resolve("codec", name, V2), V2  # a bare numcodecs id: 'gzip'
-    return build(cls, name, config, fmt, key=key, where="arguments")
-
-
-def edit_document(
-    metadata: ArrayMetadata | GroupMetadata,
-    *,
-    attributes: Any = None,
-    shape: Sequence[int] | None = None,
-) -> dict[str, Any]:
-    doc = metadata.to_json()
-    if attributes is not None:
-        attributes = dict(attributes)
-        if isinstance(metadata, ArrayMetadata):
-            if FILTERS_ATTRIBUTE in attributes:
-                raise MetadataError(
-                    f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python "
-                    f"2.x keeps a draft array's filters; use another name",
-                    key=f"attributes.{FILTERS_ATTRIBUTE}",
-                )
-            kept = doc.get("attributes", {})
-            if FILTERS_ATTRIBUTE in kept:
-                attributes[FILTERS_ATTRIBUTE] = kept[FILTERS_ATTRIBUTE]
-        doc["attributes"] = attributes
-    if shape is not None:
-        grid = metadata.chunk_grid.resized(tuple(shape))
-        doc["shape"] = [int(n) for n in shape]
-        doc["chunk_grid"] = _grid_json(grid, metadata.chunk_key_encoding.separator)
-    return doc
-
-
-def encode_document(doc: Mapping[str, Any]) -> bytes:
-    return dump_document(doc, indent=4)
+    codec: Codec = build(cls, name, config, fmt, key=key, where="arguments")
+    return codec
 
 
 # -- nodes in a store ---------------------------------------------------------------------
-def write_metadata(store: Any, path: str, doc: Mapping[str, Any]) -> None:
-    """Write a node's document; the hierarchy's entry point first, when there is none yet."""
-    entry = _entry_point_for_writing(store)
-    if not doc:
-        return  # an implicit group: nothing to write
-    key = (array_key if _is_array_document(doc) else group_key)(path, entry.suffix)
-    store.set(key, encode_document(doc))
-
-
 def _entry_point_for_writing(store: Any) -> draft_entry.EntryPoint:
     raw = store.get(ENTRY_POINT_KEY)
     if raw is None:
@@ -620,32 +397,244 @@ def _entry_point_for_writing(store: Any) -> draft_entry.EntryPoint:
     return draft_entry.parse(raw, where)
 
 
-def children(store: Any, path: str) -> list[str]:
-    """The seed's "discover children": list_dir of the group's folder under `meta/root`;
-    `x.array.json` / `x.group.json` are explicit children, a sub-folder an implicit group (or
-    the folder of an explicit one)."""
-    store.require("list", f"list the members of group {path or '/'!r} (2020 draft)")
-    suffix = _suffix(store)
-    keys, prefixes = store.list_dir(meta_prefix(path))
-    names = set(prefixes)
-    for key in keys:
-        for ending in (f".array{suffix}", f".group{suffix}"):
-            if key.endswith(ending) and len(key) > len(ending):
-                names.add(key[: -len(ending)])
-    return sorted(names)
+class DraftFormat(Format):
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "the 2020 draft"
+    #: the draft is a hierarchy with implicit groups: a new node's ancestors need no documents
+    implicit_groups: ClassVar[bool] = True
+    #: zarr-python 2.x writes the draft's documents with an indent of 4
+    indent: ClassVar[int] = 4
 
+    def metadata_key(self, path: str) -> str:
+        """Names the node in errors: `meta/root/foo` + `.array.json` or `.group.json`."""
+        return f"{meta_base(path)}.{{array,group}}.json"
 
-def erase_node(store: Any, path: str) -> None:
-    """The seed's erase: an array's document, then its chunks; an explicit group's document,
-    then every document and chunk below it; an implicit group's documents and chunks below.
-    The entry point stays (the hierarchy remains, even if empty)."""
-    store.require("list", f"erase {path or '/'!r} (2020 draft: erase_prefix needs listing)")
-    suffix = _suffix(store)
-    if store.get(array_key(path, suffix)) is not None:
-        store.erase(array_key(path, suffix))
+    def node_keys(self, path: str) -> tuple[str, ...]:
+        return (array_key(path), group_key(path))
+
+    def chunk_key(self, path: str, encoded: str) -> str:
+        return data_prefix(path) + encoded
+
+    def probe(self, store: Any, path: str) -> bool:
+        """A draft node is at `path` when the store root holds the draft's entry point and the
+        seed's existence check finds an array, an explicit group or an implicit group there."""
+        raw = store.get(ENTRY_POINT_KEY)
+        if raw is None or not draft_entry.looks_like_draft(raw):
+            return False
+        try:
+            entry = draft_entry.parse(raw, f"{ENTRY_POINT_KEY} in {store}")
+        except MetadataError:
+            return True  # let read_metadata say what is wrong with it
+        return _find(store, path, entry.suffix) is not None
+
+    def read_metadata(self, store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
+        entry = draft_entry.read(store)
+        if entry is None:
+            return None
+        found = _find(store, path, entry.suffix)
+        if found is None:
+            return None
+        kind, raw = found
+        if kind == "implicit":
+            return GroupMetadata(NAME, freeze({}), freeze({}), freeze({}))
+        key = array_key(path, entry.suffix) if kind == "array" else group_key(path, entry.suffix)
+        where = f"{key} in {store}"
+        doc = load_document(raw, where)
+        return self.parse_array(doc, where) if kind == "array" else self.parse_group(doc, where)
+
+    def parse_node(self, doc: Mapping[str, Any], where: str) -> ArrayMetadata | GroupMetadata:
+        return (
+            self.parse_array(doc, where)
+            if _is_array_document(doc)
+            else self.parse_group(doc, where)
+        )
+
+    def parse_group(self, doc: Mapping[str, Any], where: str) -> GroupMetadata:
+        """An empty document is an implicit group's (it has none); `write_metadata` writes none
+        for it, so copying an implicit group keeps it implicit."""
+        extra = unknown_fields(doc, GROUP_FIELDS, where=where)
+        if doc and "attributes" not in doc:
+            raise MetadataError("required field is missing", key="attributes", where=where)
+        attributes = _attributes(doc, where)
+        return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
+
+    def parse_array(self, doc: Mapping[str, Any], where: str) -> ArrayMetadata:
+        extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
+        for required in (
+            "shape",
+            "data_type",
+            "chunk_grid",
+            "chunk_memory_layout",
+            "fill_value",
+            "attributes",
+        ):
+            if required not in doc:
+                raise MetadataError("required field is missing", key=required, where=where)
+        extension_list(doc.get("extensions", []), key="extensions", where=where)
+        if doc.get("storage_transformers"):
+            raise MetadataError(
+                "zarr-python 2.x's experimental storage transformers (sharding) are not supported",
+                key="storage_transformers",
+                where=where,
+            )
+        shape = _shape(doc["shape"], where)
+        data_type = parse_data_type(doc["data_type"], where)
+        grid, keys = _grid(doc["chunk_grid"], shape, where)
+        check_chunk_size(grid, data_type, "chunk_grid.chunk_shape", where)
+        _check_dimension_separator(doc, keys, where)
+        layout = _layout(doc["chunk_memory_layout"], where)
+        fill_value = fill_value_or_default(data_type, doc["fill_value"], NAME, where)
+        attributes = _attributes(doc, where)
+        filters = _filters(attributes.get(FILTERS_ATTRIBUTE), where)
+        compressor = _compressor(doc.get("compressor"), where)
+        chain = _chain(filters, LayoutCodec(layout, data_type.endian), compressor)
+        return ArrayMetadata(
+            format=NAME,
+            shape=shape,
+            data_type=data_type,
+            chunk_grid=grid,
+            chunk_key_encoding=keys,
+            fill_value=fill_value,
+            codecs=tuple(chain),
+            attributes=freeze({k: v for k, v in attributes.items() if k != FILTERS_ATTRIBUTE}),
+            dimension_names=None,
+            extra_fields=freeze(extra),
+            document=freeze(dict(doc)),
+        )
+
+    def array_document(
+        self,
+        *,
+        shape: Sequence[int],
+        data_type: Any,
+        chunk_grid: Any,
+        chunk_key_encoding: Any,
+        fill_value: Any,
+        codecs: Sequence[Any],
+        attributes: Mapping[str, Any] | None,
+        dimension_names: Sequence[str | None] | None,
+        storage_transformers: Sequence[Any] = (),
+    ) -> dict[str, Any]:
+        """A draft array document from canonical pieces; MetadataError says what the draft cannot
+        express (storage transformers, dimension names, two compressors, a codec with no draft
+        name, a codec chain with no equivalent memory layout)."""
+        if storage_transformers:
+            raise MetadataError(
+                "the 2020 draft has no storage transformers", key="storage_transformers"
+            )
+        if dimension_names is not None and any(n is not None for n in dimension_names):
+            raise MetadataError(
+                f"the 2020 draft cannot store dimension names ({list(dimension_names)})",
+                key="dimension_names",
+            )
+        attributes = thaw_document(attributes or {})
+        if FILTERS_ATTRIBUTE in attributes:
+            raise MetadataError(
+                f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python 2.x "
+                f"keeps a draft array's filters; rename it",
+                key=f"attributes.{FILTERS_ATTRIBUTE}",
+            )
+        filters, layout, compressor = _split_chain(list(codecs), len(shape))
+        if filters:
+            attributes[FILTERS_ATTRIBUTE] = [_filter_json(c) for c in filters]
+        endian = layout.endian if isinstance(layout, LayoutCodec) else None
+        doc: dict[str, Any] = {
+            "shape": [int(n) for n in shape],
+            "data_type": data_type_json(data_type, endian),
+            "chunk_grid": _grid_json(chunk_grid, separator_of(chunk_key_encoding)),
+            "chunk_memory_layout": _layout_json(layout),
+            "fill_value": data_type.fill_to_json(fill_value, NAME),
+            "extensions": [],
+            "attributes": attributes,
+        }
+        if compressor is not None:
+            doc["compressor"] = _codec_json(compressor, "compressor")
+        return doc
+
+    def group_document(self, attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {"attributes": thaw_document(attributes or {})}
+
+    def creation_arguments(self, data_type: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+        """zarr-python 2.x's v3 arguments: `compressor` (None: none; default from the
+        `zarrkit_array_defaults` hook, Blosc like zarr-python 2.x), `filters`, `order` (alias
+        `chunk_memory_layout`; 'C', 'F' or a memory layout), `dimension_separator` ('/' default,
+        or '.'). The draft's chunk keys are its own, so a chunk key encoding always comes from here."""
+        unknown = set(options) - set(CREATION_OPTIONS)
+        if unknown:
+            raise TypeError(
+                f"the 2020 draft takes no arguments {sorted(unknown)}; it takes "
+                f"{', '.join(CREATION_OPTIONS)}"
+            )
+        if "order" in options and "chunk_memory_layout" in options:
+            raise TypeError("give order or chunk_memory_layout, not both")
+        separator = options.get("dimension_separator") or "/"
+        if separator not in SEPARATORS:
+            raise ValueError(
+                f"dimension_separator must be one of {list(SEPARATORS)}, got {separator!r}"
+            )
+        return {
+            "chunk_key_encoding": DraftChunkKeys(separator),
+            "codecs": _default_chain(data_type, options),
+        }
+
+    def attributes_edit(
+        self, metadata: NodeMetadata, doc: Mapping[str, Any], attributes: dict[str, Any]
+    ) -> Any:
+        """An array's filters live in its attributes (as zarr-python 2.x keeps them): they
+        stay, and no user attribute may take their name."""
+        if not isinstance(metadata, ArrayMetadata):
+            return attributes
+        if FILTERS_ATTRIBUTE in attributes:
+            raise MetadataError(
+                f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python "
+                f"2.x keeps a draft array's filters; use another name",
+                key=f"attributes.{FILTERS_ATTRIBUTE}",
+            )
+        kept = doc.get("attributes", {})
+        if FILTERS_ATTRIBUTE in kept:
+            attributes[FILTERS_ATTRIBUTE] = kept[FILTERS_ATTRIBUTE]
+        return attributes
+
+    def resize_edit(self, metadata: ArrayMetadata, shape: tuple[int, ...]) -> dict[str, Any]:
+        grid = metadata.chunk_grid.resized(shape)
+        return {"chunk_grid": _grid_json(grid, separator_of(metadata.chunk_key_encoding))}
+
+    def write_metadata(self, store: Any, path: str, doc: Mapping[str, Any]) -> None:
+        """Write a node's document; the hierarchy's entry point first, when there is none yet."""
+        entry = _entry_point_for_writing(store)
+        if not doc:
+            return  # an implicit group: nothing to write
+        key = (array_key if _is_array_document(doc) else group_key)(path, entry.suffix)
+        store.set(key, self.encode_document(doc))
+
+    def children(self, store: Any, path: str) -> list[str]:
+        """The seed's "discover children": list_dir of the group's folder under `meta/root`;
+        `x.array.json` / `x.group.json` are explicit children, a sub-folder an implicit group (or
+        the folder of an explicit one)."""
+        store.require("list", f"list the members of group {path or '/'!r} (2020 draft)")
+        suffix = _suffix(store)
+        keys, prefixes = store.list_dir(meta_prefix(path))
+        names = set(prefixes)
+        for key in keys:
+            for ending in (f".array{suffix}", f".group{suffix}"):
+                if key.endswith(ending) and len(key) > len(ending):
+                    names.add(key[: -len(ending)])
+        return sorted(names)
+
+    def erase_node(self, store: Any, path: str) -> None:
+        """The seed's erase: an array's document, then its chunks; an explicit group's document,
+        then every document and chunk below it; an implicit group's documents and chunks below.
+        The entry point stays (the hierarchy remains, even if empty)."""
+        store.require("list", f"erase {path or '/'!r} (2020 draft: erase_prefix needs listing)")
+        suffix = _suffix(store)
+        if store.get(array_key(path, suffix)) is not None:
+            store.erase(array_key(path, suffix))
+            store.erase_prefix(data_prefix(path))
+            return
+        if store.get(group_key(path, suffix)) is not None:
+            store.erase(group_key(path, suffix))
+        store.erase_prefix(meta_prefix(path))
         store.erase_prefix(data_prefix(path))
-        return
-    if store.get(group_key(path, suffix)) is not None:
-        store.erase(group_key(path, suffix))
-    store.erase_prefix(meta_prefix(path))
-    store.erase_prefix(data_prefix(path))
+
+
+FORMAT = DraftFormat()

@@ -261,7 +261,7 @@ def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> ArrayBytesCod
     """The array -> bytes codec a new array gets by default (the `zarrkit_array_defaults`
     hook's answer), so the suite itself names no codec."""
     from zarrkit import hooks
-    from zarrkit.api import resolve_extension_arg
+    from zarrkit.negotiation import resolve_extension_arg
 
     for doc in hooks.array_defaults(V3, data_type, shape).get("codecs", []):
         codec = resolve_extension_arg("codec", doc, V3, key="codecs")
