@@ -18,24 +18,60 @@ _API = {
     "open_array": "api",
     "open_group": "api",
     "Array": "array",
+    "ArrayConfig": "array",
     "Group": "hierarchy",
     "open_consolidated": "api",
     "consolidate_metadata": "api",
+    # zarr-python 3's other top-level functions, with its call shapes
+    "array": "api",
+    "create": "api",
+    "empty": "api",
+    "empty_like": "api",
+    "from_array": "api",
+    "full": "api",
+    "full_like": "api",
+    "group": "api",
+    "load": "api",
+    "ones": "api",
+    "ones_like": "api",
+    "open_like": "api",
+    "save": "api",
+    "save_array": "api",
+    "save_group": "api",
+    "zeros": "api",
+    "zeros_like": "api",
 }
 
 __all__ = [*_API, "__version__"]
 
 if TYPE_CHECKING:
     from .api import (
+        array,
         consolidate_metadata,
+        create,
         create_array,
         create_group,
+        empty,
+        empty_like,
+        from_array,
+        full,
+        full_like,
+        group,
+        load,
+        ones,
+        ones_like,
         open,
         open_array,
         open_consolidated,
         open_group,
+        open_like,
+        save,
+        save_array,
+        save_group,
+        zeros,
+        zeros_like,
     )
-    from .array import Array
+    from .array import Array, ArrayConfig
     from .hierarchy import Group
 
 

@@ -89,6 +89,16 @@ class MustUnderstandError(MetadataError):
     """Metadata names something this installation does not understand and may not skip."""
 
 
+class ArgumentError(ZarrkitError, TypeError):
+    """A call got a keyword it does not take, or a value of a kind the keyword does not take.
+    Also a TypeError, as Python raises for an unexpected keyword."""
+
+
+class ConflictingArgumentsError(ZarrkitError, ValueError):
+    """Arguments that each are valid but together say two things (`chunks` and `chunk_grid`).
+    Also a ValueError, as these were before they had a class of their own."""
+
+
 class NodeNotFoundError(ZarrkitError, KeyError):
     """No array or group at a path. Also a KeyError so `group[name]` behaves like a mapping."""
 

@@ -223,7 +223,7 @@ class ConsolidatedGroup(Group):
         hooks.metadata_loaded(node)
         return node
 
-    def members(self) -> Iterator[tuple[str, Any]]:
+    def _members(self) -> Iterator[tuple[str, Any]]:
         docs = self._all()
         for name in sorted(k for k in docs if "/" not in k):
             yield name, self._node(name, docs)
