@@ -141,7 +141,8 @@ def open_group(
     )
     if not isinstance(node, Group):
         raise NodeNotFoundError(path or "/", node.store, what="group (found an array)")
-    return choose(node, use_consolidated)
+    chosen: Group = choose(node, use_consolidated)
+    return chosen
 
 
 def open_consolidated(
@@ -184,7 +185,8 @@ def consolidate_metadata(
             raise NodeNotFoundError(
                 path or "/", node.store, what=f"zarr format {zarr_format} group"
             )
-    return consolidate(store, normalize_path(path), storage_options=storage_options)
+    consolidated: Group = consolidate(store, normalize_path(path), storage_options=storage_options)
+    return consolidated
 
 
 def open(
@@ -244,7 +246,7 @@ def group(
             overwrite=True,
             storage_options=storage_options,
         )
-    create = {"attributes": attributes} if attributes is not None else {}
+    create: dict[str, Any] = {"attributes": attributes} if attributes is not None else {}
     return open_group(
         target,
         path=path,

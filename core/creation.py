@@ -627,10 +627,15 @@ def _new_array(
         key="chunk_key_encoding",
     )
     fill = data_type.default_fill() if fill_value is None else data_type.fill_from_user(fill_value)
-    codec_list = _codecs(_default(defaults, "codecs", fmt) if codecs is None else codecs, fmt)
+    codec_list: Sequence[Codec] = _codecs(
+        _default(defaults, "codecs", fmt) if codecs is None else codecs, fmt
+    )
     if shards is not None:
         codec_list = _codecs(
-            _sharded(fmt, codec_list, data_type, fill, grid_shape, inner_shape, shard_options), fmt
+            _sharded(
+                fmt, list(codec_list), data_type, fill, grid_shape, inner_shape, shard_options
+            ),
+            fmt,
         )
     chunk_shape = grid.uniform_chunk_shape or grid.chunk_shape((0,) * len(shape))
     codec_list = codec_chain.evolve(codec_list, ChunkSpec(chunk_shape, data_type, fill))

@@ -19,6 +19,7 @@ from .errors import (
 )
 from .formats import DETECTION_ORDER, get_format
 from .metadata import ArrayMetadata, GroupMetadata
+from .missing import node_not_found
 from .node import Node
 from .paths import check_name as check_name  # re-exported: where callers found it
 from .paths import join, normalize_path
@@ -72,7 +73,7 @@ def node_from_metadata(store: Any, path: str, metadata: Any, read_only: bool) ->
 def open_node(store: Any, path: str, *, read_only: bool, expected: Any = None) -> Array | Group:
     metadata = read_metadata(store, path, expected)
     if metadata is None:
-        raise NodeNotFoundError(path or "/", store)
+        raise node_not_found(store, path, diagnose=expected is None)
     node = node_from_metadata(store, path, metadata, read_only)
     from . import hooks
 

@@ -24,7 +24,16 @@ from typing import Any, TypeVar
 from zarrkit import config
 from zarrkit.errors import PluginLoadError, StoreError
 from zarrkit.names import names
-from zarrkit.store import ByteRange, Range, Store, SuffixRange, check_key, check_mode, check_prefix
+from zarrkit.store import (
+    Absence,
+    ByteRange,
+    Range,
+    Store,
+    SuffixRange,
+    check_key,
+    check_mode,
+    check_prefix,
+)
 
 from . import ranges
 
@@ -265,6 +274,24 @@ class ObstoreStore(Store):
             return out
 
         return iter(sorted(k for k in _run(find) if k.startswith(prefix) and _valid(k)))
+
+    def diagnose(self, prefix: str = "") -> Absence | None:
+        """What one listing of the root says: no such bucket, access denied, or nothing
+        stored under the root."""
+        if not self.listable:
+            return None
+        try:
+            keys, prefixes = self.list_dir(check_prefix(prefix))
+        except StoreError as exc:
+            text = str(exc)
+            if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
+                return Absence("missing", f"the bucket of {self.url} does not exist")
+            if "AccessDenied" in text or "403" in text or "Forbidden" in text:
+                return Absence("denied", f"access denied to {self.url}")
+            return None
+        if not keys and not prefixes:
+            return Absence("missing", f"nothing is stored under {self.url}")
+        return None
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""

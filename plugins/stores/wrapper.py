@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from zarrkit.store import Range, Store, Update
+from zarrkit.store import Absence, Range, Store, Update
 
 
 class StoreWrapper(Store):
@@ -132,6 +132,9 @@ class StoreWrapper(Store):
 
     def close(self) -> None:
         self.inner.close()
+
+    def diagnose(self, prefix: str = "") -> Absence | None:
+        return self.inner.diagnose(prefix)
 
     def __getattr__(self, name: str) -> Any:
         """What the backend has beyond the protocol (`flush`, `root`, `url`, ...)."""
