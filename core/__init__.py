@@ -7,6 +7,8 @@ every pytest run import this package.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -73,6 +75,20 @@ if TYPE_CHECKING:
     )
     from .array import Array, ArrayConfig
     from .hierarchy import Group
+
+
+class _Package(types.ModuleType):
+    """`zarrkit.array` is zarr-python's `array()` function, while the module `zarrkit.array`
+    (where `Array` lives) stays importable by its name: importing that submodule would
+    otherwise set the package's attribute `array` to the module."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "array" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

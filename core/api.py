@@ -213,13 +213,16 @@ def open(
     )
 
 
-def open_like(a: Any, path: str, *, zarr_format: Any = None, **kwargs: Any) -> Array:
+def open_like(
+    a: Any, path: str, *, zarr_format: Any = None, store: Any = None, **kwargs: Any
+) -> Array:
     """zarr-python's `zarr.open_like`: open (or create, as `open_array`) the array at `path`
-    (a path or URL) with `a`'s shape, chunks, dtype and fill value unless given."""
+    in `store` (None: a new in-memory store, as zarr-python has it) with `a`'s shape, chunks,
+    dtype and fill value unless given."""
     new = like_arguments(a, zarr_format)
     new.update(kwargs)
     new.setdefault("mode", "a")
-    return open_array(path, **new)
+    return open_array("memory://" if store is None else store, path=path, **new)
 
 
 def group(
@@ -307,7 +310,7 @@ def save_group(
     """zarr-python's `zarr.save_group`: a new group at `path` (replacing what is there) holding
     each positional array as `arr_0`, `arr_1`, ... and each keyword array by its name."""
     if not args and not kwargs:
-        raise ValueError("at least one array must be provided")
+        raise ArgumentError("save_group needs at least one array to save")
     named = {f"arr_{i}": a for i, a in enumerate(args)}
     named.update(kwargs)
     arrays = {k: v if isinstance(v, Array) else np.asanyarray(v) for k, v in named.items()}

@@ -284,11 +284,16 @@ class Array(Node):
         wanted = {self._chunk_key(c) for c in itertools.product(*(range(n) for n in grid))}
         return wanted.intersection(self._stored_keys())
 
+    def nstored(self) -> int:
+        """How many values the array's chunks are stored as: chunks, or shards when sharded
+        (zarr-python's "Shards Initialized")."""
+        return len(self._chunk_keys())
+
     @property
     def nchunks_initialized(self) -> int:
         """How many chunks are stored (for a sharded array, the chunks of the stored shards,
         as zarr-python counts them)."""
-        stored = len(self._chunk_keys())
+        stored = self.nstored()
         if self._inner:
             shard = self._meta.chunk_grid.uniform_chunk_shape or ()
             return stored * math.prod(-(-s // c) for s, c in zip(shard, self._inner))
@@ -822,6 +827,7 @@ class ArrayInfo:
     serializer: Any = None
     compressors: tuple[Any, ...] = ()
     nbytes_stored: int | None = None
+    #: stored values: chunks, or shards for a sharded array (as zarr-python counts them here)
     chunks_initialized: int | None = None
 
     @classmethod
@@ -846,7 +852,7 @@ class ArrayInfo:
             serializer=None if array.serializer is None else _codec_json(array.serializer, fmt),
             compressors=tuple(_codec_json(c, fmt) for c in array.compressors),
             nbytes_stored=array.nbytes_stored() if complete else None,
-            chunks_initialized=array.nchunks_initialized if complete else None,
+            chunks_initialized=array.nstored() if complete else None,
         )
 
     @property
@@ -881,7 +887,8 @@ class ArrayInfo:
         if self.nbytes_stored is not None:
             rows.append(("No. bytes stored", self.nbytes_stored))
             rows.append(("Storage ratio", round(self.storage_ratio or 0.0, 1)))
-            rows.append(("Chunks Initialized", self.chunks_initialized))
+            what = "Shards" if self.shards is not None else "Chunks"
+            rows.append((f"{what} Initialized", self.chunks_initialized))
         return "\n".join(f"{k:<18}: {v}" for k, v in rows)
 
 

@@ -275,19 +275,27 @@ class Group(Node):
             raise NodeNotFoundError(path, self._store)
         get_format(metadata.format).erase_node(self._store, path)
 
-    def tree(self) -> str:
+    def tree(self, expand: bool | None = None, level: int | None = None) -> str:
+        """The hierarchy below this group as text, as zarr-python's `Group.tree()` prints it;
+        `level` is how many levels below the members are shown, as zarr-python counts
+        (`expand` is accepted for zarr-python's sake: a text tree has nothing to fold)."""
+        if level is not None and level < 0:
+            raise ValueError(f"level must be None or >= 0, got {level}")
         lines = [self.name]
-        self._tree_lines(lines, "")
-        return "\n".join(lines)
+        self._tree_lines(lines, "", None if level is None else level + 1)
+        return "\n".join(lines) + "\n"
 
-    def _tree_lines(self, lines: list[str], indent: str) -> None:
+    def _tree_lines(self, lines: list[str], indent: str, level: int | None) -> None:
+        if level == 0:
+            return
         members = list(self.members())
         for i, (name, node) in enumerate(members):
             last = i == len(members) - 1
             branch = "└── " if last else "├── "
             if isinstance(node, Group):
                 lines.append(f"{indent}{branch}{name}")
-                node._tree_lines(lines, indent + ("    " if last else "│   "))
+                deeper = None if level is None else level - 1
+                node._tree_lines(lines, indent + ("    " if last else "│   "), deeper)
             else:
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
 
