@@ -21,6 +21,10 @@ import zarrkit
 
 zarr = pytest.importorskip("zarr")
 
+#: zarr-python's own warnings ("consolidated metadata is not in the spec", "order has no
+#: effect for v3") are about zarr-python, not about what is compared here
+pytestmark = pytest.mark.filterwarnings("ignore:::zarr")
+
 METADATA = frozenset({"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"})
 
 
@@ -576,3 +580,70 @@ def test_unknown_keyword_names_itself_and_the_nearest(zk: Any, tmp_path: Path) -
         zk.create_array(str(tmp_path), shape=(4,), dtype="i4", compresors=None)
     if zk is zarrkit:
         assert "did you mean 'compressors'?" in str(caught.value)
+
+
+# -- the documented differences (docs/zarr-python-differences.md), both sides checked -------------
+def test_documented_differences(tmp_path: Path) -> None:
+    zstd = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+    bytes_le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    # bare codec names: refused by zarr-python, the plugin's defaults in zarrkit
+    with pytest.raises(TypeError, match="Expected dict"):
+        zarr.create((4,), store=str(tmp_path / "z1"), dtype="i4", codecs=["bytes", "gzip"])
+    a = zarrkit.create((4,), store=str(tmp_path / "k1"), dtype="i4", codecs=["bytes", "gzip"])
+    assert [c.to_json() for c in a.codecs] == [
+        bytes_le,
+        {"name": "gzip", "configuration": {"level": 5}},
+    ]
+    with pytest.raises(zarrkit.errors.MetadataError, match="'order'.*give it as a JSON object"):
+        zarrkit.create((4,), store=str(tmp_path / "k1t"), dtype="i4", codecs=["transpose"])
+
+    # codecs= without an array -> bytes codec: refused by zarr-python, `bytes` inserted here
+    with pytest.raises(ValueError, match="ArrayBytesCodec"):
+        zarr.create((4,), store=str(tmp_path / "z2"), dtype="i4", codecs=[zstd])
+    b = zarrkit.create((4,), store=str(tmp_path / "k2"), dtype="i4", codecs=[zstd])
+    assert [c.to_json() for c in b.codecs] == [bytes_le, zstd]
+
+    # load of a group
+    for zk in (zarr, zarrkit):
+        zk.save_group(str(tmp_path / f"{zk.__name__}3"), x=np.arange(3))
+    with pytest.raises(NotImplementedError):
+        zarr.load(str(tmp_path / "zarr3"))
+    loaded = zarrkit.load(str(tmp_path / "zarrkit3"))
+    assert list(loaded) == ["x"]
+    np.testing.assert_array_equal(loaded["x"], np.arange(3))
+
+    # Group.move
+    for zk in (zarr, zarrkit):
+        g = zk.open_group(str(tmp_path / f"{zk.__name__}4"), mode="w")
+        g.create_group("a").create_array("x", data=np.arange(5), chunks=(2,))
+    with pytest.raises(NotImplementedError):
+        zarr.open_group(str(tmp_path / "zarr4"), mode="r+").move("a", "b/c")
+    moved = zarrkit.open_group(str(tmp_path / "zarrkit4"), mode="r+")
+    moved.move("a", "b/c")
+    assert sorted(n for n, _ in moved.members(max_depth=None)) == ["b", "b/c", "b/c/x"]
+    np.testing.assert_array_equal(moved["b/c/x"][...], np.arange(5))
+    assert not (tmp_path / "zarrkit4" / "a").exists()
+
+    # v2 filters with order "F": written by zarr-python, refused by zarrkit
+    v2 = {
+        "shape": (4, 4),
+        "dtype": "<f8",
+        "zarr_format": 2,
+        "order": "F",
+        "filters": [numcodecs.Delta(dtype="<f8")],
+    }
+    zarr.create_array(str(tmp_path / "z5"), **v2)
+    with pytest.raises(zarrkit.errors.MetadataError, match="order 'F' are not supported"):
+        zarrkit.create_array(str(tmp_path / "k5"), **v2)
+
+
+def test_readme_codecs_example_and_group_create_array_with_data(tmp_path: Path) -> None:
+    """What issue 25 found broken: `codecs=["bytes", "gzip"]`, `codecs=["zstd"]`,
+    `chunks="auto"` and `group.create_array(name, data=x)`."""
+    g = zarrkit.open_group(str(tmp_path), mode="w")
+    a = g.create_array("a", data=np.arange(12).reshape(3, 4), codecs=["bytes", "gzip"])
+    b = g.create_array("b", shape=(10,), dtype="i4", codecs=["zstd"], chunks="auto")
+    np.testing.assert_array_equal(a[...], np.arange(12).reshape(3, 4))
+    assert b.chunks == (10,) and [c.to_json()["name"] for c in b.codecs] == ["bytes", "zstd"]
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], a[...])
