@@ -14,6 +14,7 @@ import numpy as np
 
 from .array import Array, ArrayConfig
 from .creation import (
+    ARRAY_ARGUMENTS,
     array,
     check_arguments,
     create,
@@ -377,6 +378,10 @@ def _open_or_create(
     opened = open_store(store, mode=mode, storage_options=storage_options)
     path = normalize_path(path)
     read_only = mode == "r"
+    if kind == "array":
+        check_arguments(create_kwargs, sorted(ARRAY_ARGUMENTS), "open_array")
+    else:
+        check_arguments(create_kwargs, ("attributes", "zarr_format"), "open_group")
     node: Array | Group
     if mode in ("r", "r+"):
         if create_kwargs:
@@ -396,7 +401,6 @@ def _open_or_create(
             if config is not None:
                 create_kwargs = {**create_kwargs, "config": config}
             return create_array(opened, path=path, overwrite=overwrite, **create_kwargs)
-        check_arguments(create_kwargs, ("attributes", "zarr_format"), "open_group")
         return Group(opened, path, write_group(opened, path, overwrite=overwrite, **create_kwargs))
     if config is not None and isinstance(node, Array):
         return node.with_config(config)

@@ -295,8 +295,9 @@ class Array(Node):
         as zarr-python counts them)."""
         stored = self.nstored()
         if self._inner:
-            shard = self._meta.chunk_grid.uniform_chunk_shape or ()
-            return stored * math.prod(-(-s // c) for s, c in zip(shard, self._inner))
+            shard: tuple[int, ...] = self._meta.chunk_grid.uniform_chunk_shape or ()
+            per_shard: int = math.prod(-(-s // c) for s, c in zip(shard, self._inner))
+            return stored * per_shard
         return stored
 
     def nbytes_stored(self) -> int:

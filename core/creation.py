@@ -17,6 +17,7 @@ as zarr-python does. A bare codec name in arguments is the plugin with its own d
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -94,6 +95,13 @@ _DRAFT_ONLY = ("chunk_memory_layout",)
 ARRAY_ARGUMENTS = frozenset(_COMMON_ARGUMENTS + _DRAFT_ONLY)
 
 
+#: keywords of other calls that users carry over, with what to do instead
+_INSTEAD = {
+    "mode": "it always creates: overwrite=True replaces what is there, and open_array("
+    "..., mode=...) opens or creates by mode",
+}
+
+
 def check_arguments(given: Mapping[str, Any], allowed: Sequence[str], call: str) -> None:
     """Refuse a keyword `call` does not take, naming it and the nearest one it does take."""
     for key in given:
@@ -102,6 +110,8 @@ def check_arguments(given: Mapping[str, Any], allowed: Sequence[str], call: str)
 
 
 def unknown_argument(key: str, allowed: Sequence[str], call: str) -> str:
+    if key in _INSTEAD:
+        return f"{call}() takes no {key!r}: {_INSTEAD[key]}"
     near = difflib.get_close_matches(key, list(allowed), n=1)
     hint = f"; did you mean {near[0]!r}?" if near else f"; it takes {', '.join(sorted(allowed))}"
     return f"{call}() got an unexpected keyword argument {key!r}{hint}"
@@ -783,7 +793,8 @@ def create(
     """zarr-python 3's `zarr.create`: an array of `shape` (float64 unless `dtype` says
     otherwise) in `store` (None: a new in-memory store), with zarr-python 2's `compressor=`
     spelling beside v3's `codecs=`. `mode="w"` replaces what is there."""
-    check_arguments(runtime, _RUNTIME_ONLY, "create")
+    known = [p for p in inspect.signature(create).parameters if p != "runtime"]
+    check_arguments(runtime, [*known, *_RUNTIME_ONLY], "create")
     given = sorted(k for k, v in runtime.items() if v is not None)
     if given:
         raise ArgumentError(

@@ -159,6 +159,31 @@ class Group(Node):
         kwargs.setdefault("zarr_format", self._meta.format)
         return create_array(self._store, path=self._child_path(name), **kwargs)
 
+    # zarr-python's shortcuts on a group: an array named `name` in it
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, **_with_dtype(kwargs))
+
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=0, **_with_dtype(kwargs))
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=1, **_with_dtype(kwargs))
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=fill_value, **_with_dtype(kwargs))
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, kwargs))
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, {"fill_value": 0, **kwargs}))
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, {"fill_value": 1, **kwargs}))
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, kwargs))
+
     def create_group(
         self,
         name: str,
@@ -301,6 +326,23 @@ class Group(Node):
 
     def __repr__(self) -> str:
         return f"<zarrkit.Group {self.name!r} store={self._store}>"
+
+
+def _with_dtype(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """zarr-python's group shortcuts make float64 arrays unless told otherwise."""
+    return {"dtype": "float64", **kwargs}
+
+
+def _like(data: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`create_array` arguments for an array like `data` (its shape, dtype and chunks)."""
+    new: dict[str, Any] = {"shape": tuple(data.shape), "dtype": data.dtype}
+    chunks = getattr(data, "chunks", None)
+    if isinstance(chunks, tuple):
+        new["chunks"] = chunks
+    if isinstance(data, Array):
+        new["fill_value"] = data.fill_value
+    new.update(kwargs)
+    return new
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ a missing bucket and a refused permission each read differently from "no node at
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .errors import (
     NodeNotFoundError,
     NotZarrError,
@@ -44,9 +46,10 @@ def _root_not_zarr(store: Store) -> NodeNotFoundError:
     if not store.listable:
         return NodeNotFoundError("/", store)
     try:
-        keys, prefixes = store.list_dir("")
+        found: tuple[Iterable[str], Iterable[str]] = store.list_dir("")
     except ZarrkitError:
         return NodeNotFoundError("/", store)
+    keys, prefixes = [str(k) for k in found[0]], [str(p) for p in found[1]]
     if not keys and not prefixes:
         return NodeNotFoundError("/", store, reason="the store is empty")
     unread = sorted(RESERVED_NAMES.intersection(keys))

@@ -440,6 +440,18 @@ def resize_and_append(zk: Any, root: Path) -> Any:
 
 
 @script
+def group_shortcuts_and_update_attributes(zk: Any, root: Path) -> Any:
+    g = zk.open_group(str(root), mode="w")
+    z = g.zeros(name="z", shape=(6, 4), chunks=(3, 2))
+    o = g.ones(name="o", shape=(5,), dtype="u1")
+    f = g.full(name="f", shape=(3,), fill_value=2.5)
+    zl = g.zeros_like(name="zl", data=o)
+    g.update_attributes({"a": 1}).update_attributes({"b": [2]})
+    z.update_attributes({"units": "m"})
+    return z, o, f, zl, g
+
+
+@script
 def tree_text(zk: Any, root: Path) -> Any:
     g = zk.open_group(str(root), mode="w")
     g.create_group("a").create_group("b").create_array("c", shape=(2, 3), dtype="i1")
@@ -647,3 +659,22 @@ def test_readme_codecs_example_and_group_create_array_with_data(tmp_path: Path) 
     np.testing.assert_array_equal(a[...], np.arange(12).reshape(3, 4))
     assert b.chunks == (10,) and [c.to_json()["name"] for c in b.codecs] == ["bytes", "zstd"]
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], a[...])
+
+
+def test_unknown_keywords_in_every_creating_call(tmp_path: Path) -> None:
+    """Never "zarr format 3 takes no arguments ['mode']": each call names the keyword."""
+    url = str(tmp_path / "a")
+    with pytest.raises(TypeError, match=r"create_array\(\) takes no 'mode': it always creates"):
+        zarrkit.create_array(url, shape=(4,), dtype="i4", mode="w")
+    with pytest.raises(TypeError, match="'atributes'; did you mean 'attributes'"):
+        zarrkit.open_group(url, mode="r", atributes={})
+    with pytest.raises(TypeError, match="'chunk'; did you mean 'chunks'"):
+        zarrkit.open(url, mode="w", shape=(3,), dtype="i1", chunk=(2,))
+    group = zarrkit.open_group(url, mode="w")
+    with pytest.raises(TypeError, match="'compresors'; did you mean 'compressors'"):
+        group.create_array("x", shape=(2,), dtype="i1", compresors=None)
+    with pytest.raises(TypeError, match="'chunk_shap'; did you mean 'chunk_shape'"):
+        zarrkit.zeros((3,), store=str(tmp_path / "z"), chunk_shap=(2,))
+    with pytest.raises(TypeError, match="'rite_empty_chunks'; did you mean 'write_empty_chunks'"):
+        zarrkit.create_array(url, shape=(4,), dtype="i4", config={"rite_empty_chunks": True})
+    assert sorted(group) == []  # nothing was written by any of them

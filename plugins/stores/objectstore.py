@@ -281,7 +281,7 @@ class ObstoreStore(Store):
         if not self.listable:
             return None
         try:
-            keys, prefixes = self.list_dir(check_prefix(prefix))
+            found: tuple[Iterable[str], Iterable[str]] = self.list_dir(check_prefix(prefix))
         except StoreError as exc:
             text = str(exc)
             if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
@@ -289,7 +289,7 @@ class ObstoreStore(Store):
             if "AccessDenied" in text or "403" in text or "Forbidden" in text:
                 return Absence("denied", f"access denied to {self.url}")
             return None
-        if not keys and not prefixes:
+        if not any(True for _ in found[0]) and not any(True for _ in found[1]):
             return Absence("missing", f"nothing is stored under {self.url}")
         return None
 
