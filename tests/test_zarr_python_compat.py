@@ -452,6 +452,14 @@ def group_shortcuts_and_update_attributes(zk: Any, root: Path) -> Any:
 
 
 @script
+def memory_order_config(zk: Any, root: Path) -> Any:
+    a = zk.create_array(str(root), shape=(6, 4), chunks=(3, 2), dtype="i4", config={"order": "F"})
+    a[...] = np.arange(24).reshape(6, 4)
+    values = a[...]
+    return a.order, values.flags.f_contiguous, values
+
+
+@script
 def tree_text(zk: Any, root: Path) -> Any:
     g = zk.open_group(str(root), mode="w")
     g.create_group("a").create_group("b").create_array("c", shape=(2, 3), dtype="i1")
@@ -637,6 +645,15 @@ def test_documented_differences(tmp_path: Path) -> None:
     np.testing.assert_array_equal(moved["b/c/x"][...], np.arange(5))
     assert not (tmp_path / "zarrkit4" / "a").exists()
 
+    # order= on a v3 array: ignored by zarr-python (with a warning), zarrkit's runtime order
+    with pytest.warns(RuntimeWarning, match="no effect"):
+        c = zarr.create_array(str(tmp_path / "z6"), shape=(2, 2), dtype="i1", order="F")
+    d = zarrkit.create_array(str(tmp_path / "k6"), shape=(2, 2), dtype="i1", order="F")
+    assert (c.order, d.order) == ("C", "F") and d[...].flags.f_contiguous
+    assert json.loads((tmp_path / "z6" / "zarr.json").read_text()) == json.loads(
+        (tmp_path / "k6" / "zarr.json").read_text()
+    ) | {"storage_transformers": []}
+
     # v2 filters with order "F": written by zarr-python, refused by zarrkit
     v2 = {
         "shape": (4, 4),
@@ -678,3 +695,21 @@ def test_unknown_keywords_in_every_creating_call(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="'rite_empty_chunks'; did you mean 'write_empty_chunks'"):
         zarrkit.create_array(url, shape=(4,), dtype="i4", config={"rite_empty_chunks": True})
     assert sorted(group) == []  # nothing was written by any of them
+
+
+def test_runtime_config_belongs_to_the_handle(tmp_path: Path) -> None:
+    import pickle
+
+    a = zarrkit.create_array(
+        str(tmp_path), shape=(4,), chunks=(2,), dtype="i4", write_empty_chunks=True
+    )
+    a[:] = 0
+    assert a.nchunks_initialized == 2  # chunks equal to the fill value stored anyway
+    again = pickle.loads(pickle.dumps(a))
+    assert again.config == a.config == zarrkit.ArrayConfig(write_empty_chunks=True)
+    plain = zarrkit.open_array(str(tmp_path), mode="r+")
+    assert plain.config == zarrkit.ArrayConfig()
+    plain[:] = 0
+    assert plain.nchunks_initialized == 0  # this handle follows the global setting
+    fortran = plain.with_config({"order": "F"})
+    assert fortran.order == "F" and plain.order == "C"
