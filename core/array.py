@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import config, engine, executor, indexing
+from .codec import CodecKind
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
 from .errors import (
@@ -29,11 +30,63 @@ from .errors import (
     ValueCastError,
 )
 from .metadata import ArrayMetadata
+from .names import V3
 from .node import Node
 from .store import check_fits, limiting_values, unguarded_update
 
 
+@dataclass(frozen=True)
+class ArrayConfig:
+    """An array's runtime settings, as zarr-python's `config=`: never stored, so each handle
+    may differ. `order`: the memory order reads return (the stored bytes are the codecs');
+    `write_empty_chunks`: store chunks equal to the fill value (None: the global setting)."""
+
+    order: str = "C"
+    write_empty_chunks: bool | None = None
+
+    def checked(self) -> ArrayConfig:
+        if self.order not in ("C", "F"):
+            raise ValueError(f"order must be 'C' or 'F', got {self.order!r}")
+        if self.write_empty_chunks not in (None, True, False):
+            raise ValueError(
+                f"write_empty_chunks must be True or False, got {self.write_empty_chunks!r}"
+            )
+        return self
+
+
 class Array(Node):
+    def __init__(
+        self,
+        store: Any,
+        path: str,
+        metadata: Any,
+        *,
+        read_only: bool = False,
+        config: ArrayConfig | None = None,
+    ):
+        self._config = ArrayConfig() if config is None else config.checked()
+        super().__init__(store, path, metadata, read_only=read_only)
+
+    def _pickled_options(self) -> dict[str, Any]:
+        return {} if self._config == ArrayConfig() else {"config": self._config}
+
+    @property
+    def config(self) -> ArrayConfig:
+        return self._config
+
+    def with_config(self, config: ArrayConfig | Mapping[str, Any]) -> Array:
+        """This array with other runtime settings (zarr-python's `Array.with_config`)."""
+        if isinstance(config, Mapping):
+            config = ArrayConfig(
+                order=config.get("order", self._config.order),
+                write_empty_chunks=config.get(
+                    "write_empty_chunks", self._config.write_empty_chunks
+                ),
+            )
+        return type(self)(
+            self._store, self._path, self._meta, read_only=self._read_only, config=config
+        )
+
     # -- metadata ----------------------------------------------------------------------------
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
         super()._set_metadata(metadata)
@@ -180,13 +233,97 @@ class Array(Node):
             raise PluginLoadError("Array.to_dask needs dask: pip install 'zarrkit[dask]'") from exc
         return from_zarrkit(self, chunks=chunks)
 
+    # -- what zarr-python 3 shows of an array -----------------------------------------------
+    def _encoding_codecs(self) -> tuple[Any, ...]:
+        """The codecs chunks are encoded with: for a sharded array those inside each shard
+        (as zarr-python reports `filters`, `serializer` and `compressors`)."""
+        codecs = tuple(self._meta.codecs)
+        if self._inner:
+            for codec in codecs:
+                inner = getattr(codec, "codecs", None)
+                if codec.kind is CodecKind.ARRAY_BYTES and isinstance(inner, tuple):
+                    return inner
+        return codecs
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """The array -> array codecs (v2: the filters), as zarr-python's `Array.filters`."""
+        return tuple(c for c in self._encoding_codecs() if c.kind is CodecKind.ARRAY_ARRAY)
+
+    @property
+    def serializer(self) -> Any:
+        """The array -> bytes codec; None for formats that have none of their own (v2)."""
+        if self._meta.format != V3:
+            return None
+        found = [c for c in self._encoding_codecs() if c.kind is CodecKind.ARRAY_BYTES]
+        return found[0] if found else None
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """The bytes -> bytes codecs (v2: the compressor), as zarr-python's `compressors`."""
+        return tuple(c for c in self._encoding_codecs() if c.kind is CodecKind.BYTES_BYTES)
+
+    @property
+    def order(self) -> str:
+        """The memory order of what reads return: a v2 array's stored `order`, else the
+        array's runtime `config.order` (zarr-python: v3 stores no order)."""
+        if self._meta.format == V3:
+            return self._config.order
+        stored = self._meta.to_json()
+        found = stored.get("order") if isinstance(stored, Mapping) else None
+        return found if found in ("C", "F") else self._config.order
+
+    def _stored_keys(self) -> list[str]:
+        self._store.require("list", f"list the chunks of array {self.name!r}")
+        prefix = f"{self._path}/" if self._path else ""
+        return list(self._store.list_prefix(prefix))
+
+    def _chunk_keys(self) -> set[str]:
+        """The stored keys that are chunks of this array (not metadata, not other nodes)."""
+        grid = self._meta.chunk_grid.grid_shape(self.shape)
+        wanted = {self._chunk_key(c) for c in itertools.product(*(range(n) for n in grid))}
+        return wanted.intersection(self._stored_keys())
+
+    def nstored(self) -> int:
+        """How many values the array's chunks are stored as: chunks, or shards when sharded
+        (zarr-python's "Shards Initialized")."""
+        return len(self._chunk_keys())
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """How many chunks are stored (for a sharded array, the chunks of the stored shards,
+        as zarr-python counts them)."""
+        stored = self.nstored()
+        if self._inner:
+            shard: tuple[int, ...] = self._meta.chunk_grid.uniform_chunk_shape or ()
+            per_shard: int = math.prod(-(-s // c) for s, c in zip(shard, self._inner))
+            return stored * per_shard
+        return stored
+
+    def nbytes_stored(self) -> int:
+        """Bytes the array takes in its store: its metadata and its stored chunks."""
+        keys = self._stored_keys()
+        total = 0
+        for start in range(0, len(keys), 64):
+            values = self._store.get_many(keys[start : start + 64])
+            total += sum(len(v) for v in values.values())
+        return total
+
     @property
     def info(self) -> ArrayInfo:
+        """What zarr-python's `Array.info` shows, from the metadata alone (no I/O)."""
         return ArrayInfo.of(self)
+
+    def info_complete(self) -> ArrayInfo:
+        """`info` with what only the store can say: bytes stored and chunks initialized."""
+        return ArrayInfo.of(self, complete=True)
 
     # -- indexing ----------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
-        return self._read(self._indexer(selection))
+        out = self._read(self._indexer(selection))
+        if self._config.order == "F" and isinstance(out, np.ndarray) and out.ndim > 1:
+            return np.asfortranarray(out)
+        return out
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._write(self._indexer(selection), value)
@@ -438,7 +575,10 @@ class Array(Node):
         value = self._prepare_value(value, indexer.shape)
         meta = self._meta
         fill = meta.fill_value
-        write_empty = config.get().write_empty_chunks or meta.keep_fill_chunks
+        wanted = self._config.write_empty_chunks
+        write_empty = (
+            config.get().write_empty_chunks if wanted is None else wanted
+        ) or meta.keep_fill_chunks
         store = self._chunk_store
         orthogonal = getattr(indexer, "orthogonal", False)
         first_fill = (
@@ -667,6 +807,10 @@ class _Indexed:
 
 @dataclass(frozen=True)
 class ArrayInfo:
+    """An array's description, with zarr-python's `ArrayInfo` rows (and zarrkit's codecs
+    and dimension names); `nbytes_stored` and `chunks_initialized` are None unless it came
+    from `info_complete()`."""
+
     path: str
     shape: tuple[int, ...]
     data_type: Any
@@ -678,27 +822,83 @@ class ArrayInfo:
     store: str
     nbytes: int
     read_only: bool
+    zarr_format: str = V3
+    order: str = "C"
+    filters: tuple[Any, ...] = ()
+    serializer: Any = None
+    compressors: tuple[Any, ...] = ()
+    nbytes_stored: int | None = None
+    #: stored values: chunks, or shards for a sharded array (as zarr-python counts them here)
+    chunks_initialized: int | None = None
 
     @classmethod
-    def of(cls, array: Array) -> ArrayInfo:
+    def of(cls, array: Array, *, complete: bool = False) -> ArrayInfo:
         meta = array.metadata
+        fmt = meta.format
         return cls(
             array.name,
             array.shape,
-            meta.data_type.to_json(meta.format),
+            meta.data_type.to_json(fmt),
             array.chunks,
             array.shards,
-            meta.data_type.fill_to_json(meta.fill_value, meta.format),
-            [c.to_json(meta.format) for c in meta.codecs],
+            meta.data_type.fill_to_json(meta.fill_value, fmt),
+            [c.to_json(fmt) for c in meta.codecs],
             array.dimension_names,
             str(array.store),
             array.nbytes,
             array.read_only,
+            zarr_format=fmt,
+            order=array.order,
+            filters=tuple(_codec_json(c, fmt) for c in array.filters),
+            serializer=None if array.serializer is None else _codec_json(array.serializer, fmt),
+            compressors=tuple(_codec_json(c, fmt) for c in array.compressors),
+            nbytes_stored=array.nbytes_stored() if complete else None,
+            chunks_initialized=array.nstored() if complete else None,
         )
 
+    @property
+    def storage_ratio(self) -> float | None:
+        if not self.nbytes_stored:
+            return None
+        return self.nbytes / self.nbytes_stored
+
     def __str__(self) -> str:
-        rows = [("Type", "zarrkit.Array"), *((k, v) for k, v in self.__dict__.items())]
-        return "\n".join(f"{k:<16}: {v}" for k, v in rows)
+        rows: list[tuple[str, Any]] = [
+            ("Type", "zarrkit.Array"),
+            ("Zarr format", self.zarr_format),
+            ("Path", self.path),
+            ("Data type", self.data_type),
+            ("Fill value", self.fill_value),
+            ("Shape", self.shape),
+        ]
+        if self.shards is not None:
+            rows.append(("Shard shape", self.shards))
+        rows += [
+            ("Chunk shape", self.chunks),
+            ("Order", self.order),
+            ("Read-only", self.read_only),
+            ("Store", self.store),
+            ("Filters", self.filters),
+            ("Serializer", self.serializer),
+            ("Compressors", self.compressors),
+            ("Codecs", self.codecs),
+            ("Dimension names", self.dimension_names),
+            ("No. bytes", self.nbytes),
+        ]
+        if self.nbytes_stored is not None:
+            rows.append(("No. bytes stored", self.nbytes_stored))
+            rows.append(("Storage ratio", round(self.storage_ratio or 0.0, 1)))
+            what = "Shards" if self.shards is not None else "Chunks"
+            rows.append((f"{what} Initialized", self.chunks_initialized))
+        return "\n".join(f"{k:<18}: {v}" for k, v in rows)
+
+
+def _codec_json(codec: Any, fmt: str) -> Any:
+    """A codec's JSON in `fmt`, or in v3 when `fmt` has no spelling of it (v2's layout)."""
+    try:
+        return codec.to_json(fmt)
+    except MetadataError:
+        return codec.to_json(V3)
 
 
 def _advanced_apart(items: tuple, ndim: int) -> bool:

@@ -89,16 +89,50 @@ class MustUnderstandError(MetadataError):
     """Metadata names something this installation does not understand and may not skip."""
 
 
-class NodeNotFoundError(ZarrkitError, KeyError):
-    """No array or group at a path. Also a KeyError so `group[name]` behaves like a mapping."""
+class ArgumentError(ZarrkitError, TypeError):
+    """A call got a keyword it does not take, or a value of a kind the keyword does not take.
+    Also a TypeError, as Python raises for an unexpected keyword."""
 
-    def __init__(self, path: str, store: object | None = None, what: str = "node"):
+
+class ConflictingArgumentsError(ZarrkitError, ValueError):
+    """Arguments that each are valid but together say two things (`chunks` and `chunk_grid`).
+    Also a ValueError, as these were before they had a class of their own."""
+
+
+class NodeNotFoundError(ZarrkitError, KeyError):
+    """No array or group at a path. Also a KeyError so `group[name]` behaves like a mapping.
+    `reason` says what is there instead, when the store could tell (the subclasses below)."""
+
+    def __init__(
+        self,
+        path: str,
+        store: object | None = None,
+        what: str = "node",
+        *,
+        reason: str | None = None,
+    ):
         self.path = path
+        self.reason = reason
         where = f" in {store}" if store is not None else ""
-        super().__init__(f"no {what} at path {path!r}{where}")
+        because = f": {reason}" if reason else ""
+        super().__init__(f"no {what} at path {path!r}{where}{because}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
+
+
+class StoreNotFoundError(NodeNotFoundError):
+    """Nothing at all where the store points: no such folder, prefix or bucket."""
+
+
+class NotZarrError(NodeNotFoundError):
+    """The place exists but holds no Zarr node: a folder of other files, or a plain file
+    where a folder (a directory store) was expected."""
+
+
+class PermissionDeniedError(NodeNotFoundError):
+    """The backend refused access to where the node would be (file permissions, a bucket
+    policy), so whether a node is there cannot be told."""
 
 
 class ContainsNodeError(ZarrkitError):

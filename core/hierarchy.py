@@ -8,71 +8,32 @@ either; only where the members come from differs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+
 from .array import Array
+from .creation import create_array, write_group
 from .errors import (
+    ArgumentError,
     ContainsNodeError,
     InvalidKeyError,
     MetadataError,
     NodeNameError,
     NodeNotFoundError,
 )
-from .formats import RESERVED_NAMES, available, check_node_fits, get_format, read_node
+from .formats import get_format, read_node
 from .formats.consolidated import ConsolidatedMembers, consolidated_document, has_consolidated
 from .formats.format import Format
 from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
+from .missing import node_not_found
 from .node import Node
+from .paths import check_name as check_name  # re-exported: where callers found it
+from .paths import join, normalize_path
 from .storage import open_store
 from .store import check_fits
-
-
-def check_name(name: str) -> str:
-    """A node name per the v3 spec (not empty, no '/', not only periods, not '__'-prefixed),
-    valid Unicode, and not the name of a metadata document (which no store can hold as a node:
-    `InvalidKeyError`)."""
-    if not isinstance(name, str):
-        raise NodeNameError(f"node names are strings, got {name!r}")
-    if not name:
-        raise NodeNameError("a node name must not be empty")
-    if "/" in name:
-        raise NodeNameError(f"node name {name!r} must not contain '/'")
-    if set(name) == {"."}:
-        raise NodeNameError(f"node name {name!r} must not consist of periods only")
-    if name.startswith("__"):
-        raise NodeNameError(f"node name {name!r} must not start with '__' (reserved)")
-    if not name.isascii():
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise NodeNameError(
-                f"node name {name!r} is not valid Unicode (a lone surrogate)"
-            ) from None
-    if name in RESERVED_NAMES:
-        raise InvalidKeyError(
-            f"node name {name!r} is the name of a metadata document; a "
-            f"store cannot hold a node there"
-        )
-    return name
-
-
-def normalize_path(path: str | None) -> str:
-    """'/a/b/' -> 'a/b'; '' is the root. Each segment must be a valid node name."""
-    if path is None:
-        return ""
-    if not isinstance(path, str):
-        raise NodeNameError(f"node paths are strings, got {path!r}")
-    stripped = path.strip("/")
-    if not stripped:
-        return ""
-    for segment in stripped.split("/"):
-        check_name(segment)
-    return stripped
-
-
-def join(parent: str, name: str) -> str:
-    return f"{parent}/{name}" if parent else name
 
 
 def read_metadata(store: Any, path: str, expected: Format | None = None) -> NodeMetadata | None:
@@ -107,57 +68,8 @@ def open_node(
 ) -> Array | Group:
     metadata = read_metadata(store, path, expected)
     if metadata is None:
-        raise NodeNotFoundError(path or "/", store)
+        raise node_not_found(store, path, diagnose=expected is None)
     return node_from_metadata(store, path, metadata, read_only)
-
-
-def prepare_path(store: Any, path: str, fmt: str, *, overwrite: bool) -> None:
-    """Make room for a new node at `path` and create its missing ancestor groups."""
-    store.require("write", f"create a node at {path or '/'!r}")
-    format_module = get_format(fmt)
-    check_node_fits(store, path, format_module)  # (its ancestors' keys hold shorter names)
-    # ancestors first: under an array, `path` may be where its chunks are, not a node to erase
-    parts = path.split("/") if path else []
-    ancestors = ["/".join(parts[:i]) for i in range(len(parts))]
-    candidates = _candidates(store, [*ancestors, path])
-    missing = []
-    for ancestor in ancestors:
-        found = read_node(store, ancestor) if ancestor in candidates else None
-        if found is None:
-            missing.append(ancestor)
-        elif isinstance(found, ArrayMetadata):
-            raise ContainsNodeError(f"cannot create {path!r}: {ancestor or '/'!r} is an array")
-    existing = read_node(store, path) if path in candidates else None
-    if existing is not None:
-        if not overwrite:
-            raise ContainsNodeError(
-                f"a {existing.node_type} already exists at {path or '/'!r} "
-                f"in {store}; pass overwrite=True to replace it"
-            )
-        get_format(existing.format).erase_node(store, path)
-    elif overwrite and path:
-        format_module.erase_node(store, path)
-    if format_module.implicit_groups:
-        return  # the format implies ancestors from their descendants (the 2020 draft)
-    for ancestor in missing:
-        format_module.write_metadata(store, ancestor, format_module.group_document(None))
-
-
-def _candidates(store: Any, paths: list[str]) -> set[str]:
-    """The paths among `paths` where a node may be, from one batched read of the keys that
-    mark a node in each format rather than a probe of each format per path: on a file system
-    every probe walks the whole path, so a node 400 levels down cost 1,600 walks of up to 400
-    folders. Every path when the store holds a hierarchy with implicit groups (the 2020
-    draft), which only that format's own probe can find."""
-    keys: dict[str, str] = {}
-    for name in available():
-        fmt = get_format(name)
-        if fmt.implicit_groups:
-            if fmt.probe(store, ""):
-                return set(paths)
-            continue
-        keys.update((key, p) for p in paths for key in fmt.node_keys(p))
-    return {keys[key] for key in store.get_many(list(keys))}
 
 
 class MemberSource(Protocol):
@@ -327,7 +239,7 @@ class Group(Node[GroupMetadata]):
         except NodeNotFoundError:
             return default
 
-    def members(self) -> Iterator[tuple[str, Array | Group]]:
+    def _direct_members(self) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) for each child, sorted by name; the source reads the children's
         metadata together (a format may read them in its listing: one concurrent batch)."""
         for name, metadata in self._members.listing(self).items():
@@ -346,33 +258,146 @@ class Group(Node[GroupMetadata]):
         return [n for n, _ in self.groups()]
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        from .api import _create_array_in
-
+        """A new array in this group (the arguments of `zarrkit.create_array`; its format is
+        the group's unless `zarr_format` says otherwise)."""
         self._check_writeable()
+        if "path" in kwargs:
+            raise ArgumentError("Group.create_array takes the member's name, not path=")
         kwargs.setdefault("zarr_format", self._meta.format)
-        return _create_array_in(self._store, self._child_path(name), **kwargs)
+        return create_array(self._store, path=self._child_path(name), **kwargs)
+
+    # zarr-python's shortcuts on a group: an array named `name` in it
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, **_with_dtype(kwargs))
+
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=0, **_with_dtype(kwargs))
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=1, **_with_dtype(kwargs))
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=fill_value, **_with_dtype(kwargs))
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, kwargs))
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, {"fill_value": 0, **kwargs}))
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, {"fill_value": 1, **kwargs}))
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **_like(data, kwargs))
 
     def create_group(
-        self, name: str, *, attributes: dict | None = None, overwrite: bool = False
+        self,
+        name: str,
+        *,
+        attributes: Mapping[str, Any] | None = None,
+        overwrite: bool = False,
+        zarr_format: Any = None,
     ) -> Group:
-        from .api import _create_group_in
-
         self._check_writeable()
-        return _create_group_in(
+        path = self._child_path(name)
+        metadata = write_group(
             self._store,
-            self._child_path(name),
+            path,
             attributes=attributes,
             overwrite=overwrite,
-            zarr_format=self._meta.format,
+            zarr_format=self._meta.format if zarr_format is None else zarr_format,
         )
+        return Group(self._store, path, metadata)
 
-    def require_group(self, name: str) -> Group:
+    def require_group(self, name: str, **kwargs: Any) -> Group:
+        """The group `name`, created (with `kwargs`, as `create_group`) when missing."""
         node = self.get(name)
         if isinstance(node, Group):
             return node
         if node is not None:
             raise ContainsNodeError(f"{self._child_path(name)!r} is an array, not a group")
-        return self.create_group(name)
+        return self.create_group(name, **kwargs)
+
+    def require_array(self, name: str, *, shape: Any, dtype: Any = None, **kwargs: Any) -> Array:
+        """The array `name` when it has this shape (and dtype, when given), else a new one made
+        with `create_array`'s arguments; an array of another shape or dtype is refused, as
+        in zarr-python (`exact=True` also compares the dtype's byte order)."""
+        exact = bool(kwargs.pop("exact", False))
+        node = self.get(name)
+        if node is None:
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        if not isinstance(node, Array):
+            raise ContainsNodeError(f"{self._child_path(name)!r} is a group, not an array")
+        wanted = (int(shape),) if isinstance(shape, int) else tuple(int(n) for n in shape)
+        if node.shape != wanted:
+            raise ContainsNodeError(
+                f"array {node.name!r} has shape {node.shape}, not the {wanted} required"
+            )
+        if dtype is not None:
+            want = np.dtype(dtype)
+            same = node.dtype == want if exact else np.can_cast(node.dtype, want)
+            if not same:
+                raise ContainsNodeError(
+                    f"array {node.name!r} has dtype {node.dtype}, not the {want} required"
+                )
+        return node
+
+    def move(self, source: str, dest: str) -> None:
+        """Move the member at `source` (and everything below it) to `dest`, both relative to
+        this group; missing groups above `dest` are created. zarr-python 3.4 declares this
+        and raises NotImplementedError."""
+        self._check_writeable()
+        self._store.require("list", f"move {source!r} in group {self.name!r}")
+        src, dst = self._child_path(source), self._child_path(dest)
+        metadata = read_metadata(self._store, src)
+        if metadata is None:
+            raise NodeNotFoundError(src, self._store)
+        if read_metadata(self._store, dst) is not None:
+            raise ContainsNodeError(f"a node already exists at {dst!r} in {self._store}")
+        if dst.startswith(f"{src}/"):
+            raise ContainsNodeError(f"cannot move {src!r} into itself ({dst!r})")
+        parent = dst.rsplit("/", 1)[0] if "/" in dst else ""
+        if parent and read_metadata(self._store, parent) is None:
+            write_group(self._store, parent, zarr_format=metadata.format)
+        keys = list(self._store.list_prefix(f"{src}/"))
+        for start in range(0, len(keys), 64):
+            batch = keys[start : start + 64]
+            values = self._store.get_many(batch)
+            self._store.set_many({dst + k[len(src) :]: v for k, v in values.items()})
+        get_format(metadata.format).erase_node(self._store, src)
+
+    def members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
+        """(name, node) for each member, sorted by name; with `max_depth` (zarr-python's
+        argument) also the members of member groups that many levels down (None: all), named
+        by their path relative to this group."""
+        if max_depth is not None and max_depth < 0:
+            raise ValueError(f"max_depth must be None or >= 0, got {max_depth}")
+        for name, node in self._direct_members():
+            yield name, node
+            if isinstance(node, Group) and (max_depth is None or max_depth > 0):
+                deeper = None if max_depth is None else max_depth - 1
+                for sub, child in node.members(max_depth=deeper):
+                    yield f"{name}/{sub}", child
+
+    @property
+    def info(self) -> GroupInfo:
+        """What zarr-python's `Group.info` shows (no I/O)."""
+        return GroupInfo(self.name, self._meta.format, self.read_only, str(self._store))
+
+    def info_complete(self) -> GroupInfo:
+        """`info` with the counts of members, arrays and groups at every depth."""
+        members = [node for _, node in self.members(max_depth=None)]
+        arrays = sum(isinstance(m, Array) for m in members)
+        return GroupInfo(
+            self.name,
+            self._meta.format,
+            self.read_only,
+            str(self._store),
+            len(members),
+            arrays,
+            len(members) - arrays,
+        )
 
     def __delitem__(self, name: str) -> None:
         self._check_writeable()
@@ -384,21 +409,76 @@ class Group(Node[GroupMetadata]):
         get_format(metadata.format).erase_node(self._store, path)
         self._members.forget(self, relative)
 
-    def tree(self) -> str:
+    def tree(self, expand: bool | None = None, level: int | None = None) -> str:
+        """The hierarchy below this group as text, as zarr-python's `Group.tree()` prints it;
+        `level` is how many levels below the members are shown, as zarr-python counts
+        (`expand` is accepted for zarr-python's sake: a text tree has nothing to fold)."""
+        if level is not None and level < 0:
+            raise ValueError(f"level must be None or >= 0, got {level}")
         lines = [self.name]
-        self._tree_lines(lines, "")
-        return "\n".join(lines)
+        self._tree_lines(lines, "", None if level is None else level + 1)
+        return "\n".join(lines) + "\n"
 
-    def _tree_lines(self, lines: list[str], indent: str) -> None:
+    def _tree_lines(self, lines: list[str], indent: str, level: int | None) -> None:
+        if level == 0:
+            return
         members = list(self.members())
         for i, (name, node) in enumerate(members):
             last = i == len(members) - 1
             branch = "└── " if last else "├── "
             if isinstance(node, Group):
                 lines.append(f"{indent}{branch}{name}")
-                node._tree_lines(lines, indent + ("    " if last else "│   "))
+                deeper = None if level is None else level - 1
+                node._tree_lines(lines, indent + ("    " if last else "│   "), deeper)
             else:
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
 
     def __repr__(self) -> str:
         return f"<zarrkit.Group {self.name!r} store={self._store}{self._members.describe}>"
+
+
+def _with_dtype(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """zarr-python's group shortcuts make float64 arrays unless told otherwise."""
+    return {"dtype": "float64", **kwargs}
+
+
+def _like(data: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`create_array` arguments for an array like `data` (its shape, dtype and chunks)."""
+    new: dict[str, Any] = {"shape": tuple(data.shape), "dtype": data.dtype}
+    chunks = getattr(data, "chunks", None)
+    if isinstance(chunks, tuple):
+        new["chunks"] = chunks
+    if isinstance(data, Array):
+        new["fill_value"] = data.fill_value
+    new.update(kwargs)
+    return new
+
+
+@dataclass(frozen=True)
+class GroupInfo:
+    """A group's description, with zarr-python's `GroupInfo` rows; the counts are None
+    unless it came from `info_complete()`."""
+
+    name: str
+    zarr_format: str
+    read_only: bool
+    store: str
+    count_members: int | None = None
+    count_arrays: int | None = None
+    count_groups: int | None = None
+
+    def __str__(self) -> str:
+        rows: list[tuple[str, Any]] = [
+            ("Name", self.name),
+            ("Type", "zarrkit.Group"),
+            ("Zarr format", self.zarr_format),
+            ("Read-only", self.read_only),
+            ("Store", self.store),
+        ]
+        if self.count_members is not None:
+            rows += [
+                ("No. members", self.count_members),
+                ("No. arrays", self.count_arrays),
+                ("No. groups", self.count_groups),
+            ]
+        return "\n".join(f"{k:<12}: {v}" for k, v in rows)

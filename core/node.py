@@ -11,7 +11,8 @@ since. The document is small: the parsed objects (codecs, grids) are never pickl
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from collections.abc import Mapping
+from typing import Any, Generic, Self, TypeVar
 
 from .attributes import Attributes
 from .errors import MetadataError, ReadOnlyError
@@ -81,6 +82,12 @@ class Node(Generic[M]):
         return Attributes(
             lambda: self._meta.attributes, lambda attrs: self._rewrite_metadata(attributes=attrs)
         )
+
+    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Self:
+        """Merge `new_attributes` into the stored attributes (one rewrite), as zarr-python's
+        `update_attributes`; returns the node."""
+        self._rewrite_metadata(attributes={**self._meta.attributes, **new_attributes})
+        return self
 
     def _where(self) -> str:
         return f"{self._format.metadata_key(self._path)} in {self._store}"

@@ -221,6 +221,22 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+@dataclass(frozen=True)
+class Absence:
+    """What a store found where a node was looked for (`Store.diagnose`). `kind`: "missing"
+    (no such folder, prefix or bucket), "not_a_container" (a file where a folder or prefix
+    should be) or "denied" (the backend refused access); `detail` says it for a person."""
+
+    kind: str
+    detail: str
+
+    KINDS: ClassVar[tuple[str, ...]] = ("missing", "not_a_container", "denied")
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise ValueError(f"Absence.kind must be one of {self.KINDS}, got {self.kind!r}")
+
+
 class Store:
     """Base of every store plugin. Override what the backend supports; set the capabilities."""
 
@@ -362,6 +378,13 @@ class Store:
             head, sep, _ = rest.partition("/")
             (prefixes if sep else keys).add(head)
         return sorted(keys), sorted(prefixes)
+
+    def diagnose(self, prefix: str = "") -> Absence | None:
+        """Why nothing can be read under `prefix` ('' the root, else ending in '/'), in the
+        backend's own terms (no such folder or bucket, a file where a folder should be, no
+        permission), or None when the place is there. Asked only after a node was not found,
+        so that the error says what is there; a store that cannot tell answers None."""
+        return None
 
     def name_limit(self) -> int | None:
         """The longest key segment (the part between two '/'), in bytes of UTF-8, this store

@@ -90,6 +90,7 @@ from .runtime import (
 )
 from .storage_transformer import StorageTransformer
 from .store import (
+    Absence,
     ByteRange,
     Range,
     Store,
@@ -110,6 +111,7 @@ __all__ = [
     "V2",
     "V3",
     "V3_DRAFT_2020",
+    "Absence",
     "ArrayArrayCodec",
     "ArrayArrayPartialDecode",
     "ArrayArrayPartialEncode",

@@ -7,13 +7,16 @@ backend needs to behave alike:
   size a value before holding it reads at most this much);
 - `Update`, `optimistic_update`, `write_back`: read-modify-write of several keys, retried
   when another writer got there first (for `Store.update_many`);
-- `open_store`, `scheme_of`: a store that wraps another opens the inner one by URL.
+- `open_store`, `scheme_of`: a store that wraps another opens the inner one by URL;
+- `Absence`: what `Store.diagnose` answers when a node is not found (no such folder or
+  bucket, not Zarr, no permission), so the error can say which.
 """
 
 from __future__ import annotations
 
 from ..storage import open_store, scheme_of
 from ..store import (
+    Absence,
     ByteRange,
     Range,
     Store,
@@ -28,6 +31,7 @@ from ..store import (
 )
 
 __all__ = [
+    "Absence",
     "ByteRange",
     "Range",
     "Store",

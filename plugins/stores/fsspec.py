@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
+    Absence,
     ByteRange,
     Range,
     Store,
@@ -62,6 +63,8 @@ SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
 _PREFIX = "fsspec+"
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+#: fsspec protocols whose paths start with a bucket (or container)
+_BUCKETED = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "r2"})
 
 
 def _fsspec() -> Any:
@@ -407,6 +410,32 @@ class FsspecStore(Store):
                 continue
             (prefixes if entry.get("type") == "directory" else keys).add(key[len(prefix) :])
         return sorted(keys), sorted(prefixes)
+
+    def diagnose(self, prefix: str = "") -> Absence | None:
+        """No such bucket (an object store's first path segment), nothing under the root,
+        a file where the root's folder should be, or access refused."""
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        if {"http", "https"} & set(protocols):
+            return None
+        base = self._dir(check_prefix(prefix))
+        bucket = base.split("/", 1)[0] if set(protocols) & _BUCKETED else ""
+
+        async def look() -> Absence | None:
+            try:
+                if bucket and not await self.fs._exists(bucket):
+                    return Absence("missing", f"the bucket {bucket!r} does not exist")
+                if base and await self.fs._isfile(base):
+                    return Absence("not_a_container", f"{self.url} is a file, not a folder")
+                if base and base != bucket and not await self.fs._exists(base):
+                    return Absence("missing", f"nothing is stored under {self.url}")
+            except PermissionError as exc:
+                return Absence("denied", f"access denied: {exc}")
+            return None
+
+        try:
+            return self._run(look)
+        except Exception:
+            return None
 
     # -- identity --------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -37,6 +37,7 @@ from typing import Any, ContextManager  # noqa: UP035
 import numpy as np
 
 from zarrkit.abc import (
+    Absence,
     ByteRange,
     Range,
     Store,
@@ -130,6 +131,30 @@ class LocalStore(Store):
     def url(self) -> str:
         return self.root.as_uri()
 
+    def diagnose(self, prefix: str = "") -> Absence | None:
+        """What is at the root (and `prefix` under it) when no node was found there: nothing,
+        a file, or a folder this process may not read."""
+        target = os.path.join(self._root, check_prefix(prefix).rstrip("/")) if prefix else None
+        for path in (self._root, target):
+            if path is None:
+                continue
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                return Absence("missing", f"{path} does not exist")
+            except NotADirectoryError:
+                return Absence("not_a_container", f"{_file_above(path)} is a file, not a directory")
+            except PermissionError:
+                return Absence("denied", f"permission denied: {path}")
+            if not stat.S_ISDIR(info.st_mode):
+                return Absence("not_a_container", f"{path} is a file, not a directory")
+            try:
+                with os.scandir(path) as entries:
+                    next(entries, None)
+            except PermissionError:
+                return Absence("denied", f"permission denied: cannot list {path}")
+        return None
+
     def name_limit(self) -> int | None:
         """The file system's file-name limit (NAME_MAX) where the root is (or will be)."""
         if self._name_limit is None:
@@ -144,6 +169,10 @@ class LocalStore(Store):
         except (FileNotFoundError, NotADirectoryError):
             if not create:
                 return None
+        except PermissionError:  # read as absent, as a file we may not read is (`diagnose`)
+            if not create:
+                return None
+            raise
         os.makedirs(self._root, exist_ok=True)
         return os.open(self._root, _OPEN_ROOT)
 
@@ -317,8 +346,8 @@ class LocalStore(Store):
                     return None
             try:
                 return _openat2_read(root, key)
-            except (FileNotFoundError, NotADirectoryError):
-                return None
+            except (FileNotFoundError, NotADirectoryError, PermissionError):
+                return None  # (unreadable: absent, as `_get_by_path` has it; see `diagnose`)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.EXDEV):
                     raise
@@ -328,8 +357,8 @@ class LocalStore(Store):
             return None
         try:
             return os.open(name, _OPEN_READ, dir_fd=where)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return None  # (unreadable: absent, as `_get_by_path` has it; see `diagnose`)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 return self._open_link(key, folders)
@@ -883,6 +912,16 @@ def _closing(keys: Iterator[str], folders: _Folders) -> Iterator[str]:
         yield from keys
     finally:
         folders.close()
+
+
+def _file_above(path: str) -> str:
+    """The first path from the top of `path` that is not a folder (a file in the way)."""
+    parts = Path(path).parts
+    for i in range(1, len(parts) + 1):
+        candidate = os.path.join(*parts[:i])
+        if os.path.exists(candidate) and not os.path.isdir(candidate):
+            return candidate
+    return path
 
 
 def _path_of_url(url: str) -> str:

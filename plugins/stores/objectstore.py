@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
+    Absence,
     ByteRange,
     Range,
     Store,
@@ -273,6 +274,24 @@ class ObstoreStore(Store):
             return out
 
         return iter(sorted(k for k in _run(find) if k.startswith(prefix) and _valid(k)))
+
+    def diagnose(self, prefix: str = "") -> Absence | None:
+        """What one listing of the root says: no such bucket, access denied, or nothing
+        stored under the root."""
+        if not self.listable:
+            return None
+        try:
+            found: tuple[Iterable[str], Iterable[str]] = self.list_dir(check_prefix(prefix))
+        except StoreError as exc:
+            text = str(exc)
+            if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
+                return Absence("missing", f"the bucket of {self.url} does not exist")
+            if "AccessDenied" in text or "403" in text or "Forbidden" in text:
+                return Absence("denied", f"access denied to {self.url}")
+            return None
+        if not any(True for _ in found[0]) and not any(True for _ in found[1]):
+            return Absence("missing", f"nothing is stored under {self.url}")
+        return None
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""

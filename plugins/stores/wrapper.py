@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from zarrkit.abc import Range, Store, Update, open_store, scheme_of
+from zarrkit.abc import Absence, Range, Store, Update, open_store, scheme_of
 
 
 class StoreWrapper(Store):
@@ -130,6 +130,9 @@ class StoreWrapper(Store):
 
     def close(self) -> None:
         self.inner.close()
+
+    def diagnose(self, prefix: str = "") -> Absence | None:
+        return self.inner.diagnose(prefix)
 
     def __getattr__(self, name: str) -> Any:
         """What the backend has beyond the protocol (`flush`, `root`, `url`, ...)."""
