@@ -24,19 +24,21 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, hooks, registry, xarray_conventions
-from .array import Array
-from .codec import ChunkSpec
-from .codec_chain import CodecChain, evolve
-from .errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
-from .formats import get_format
-from .formats.layout_codec import LayoutCodec
-from .hierarchy import Group, normalize_path, open_node, read_metadata
-from .metadata import ArrayMetadata, GroupMetadata, thaw
-from .names import V2, V3, V3_DRAFT_2020, check_format
-from .negotiation import build
-from .storage import open_store
-from .store import limiting_values
+from zarrkit import engine, hooks, registry
+from zarrkit.array import Array
+from zarrkit.codec import ChunkSpec
+from zarrkit.codec_chain import CodecChain, evolve
+from zarrkit.errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
+from zarrkit.formats import get_format
+from zarrkit.formats.layout_codec import LayoutCodec
+from zarrkit.hierarchy import Group, normalize_path, open_node, read_metadata
+from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
+from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
+from zarrkit.negotiation import build
+from zarrkit.storage import open_store
+from zarrkit.store import limiting_values
+
+from . import xarray_conventions
 
 #: bytes of decoded chunks one batch may hold; bounds a transfer's memory
 _BATCH_BYTES = 64 << 20
@@ -211,7 +213,7 @@ def _transfer(
     for node, plan in zip(nodes, plans):
         if not _resumed_node(dst_store, plan, resume):
             get_format(fmt).write_metadata(dst_store, plan.path, plan.document)
-        if plan.is_array:
+        if isinstance(node, Array):
             _transfer_chunks(
                 node,
                 dst_store,
@@ -232,11 +234,12 @@ def _transfer(
 def _open_root(store: Any, path: str) -> Array | Group:
     """The node to walk. Where the store can list, its members are what it holds, not what
     consolidated metadata (perhaps older) says: nothing written since is left behind."""
-    from .formats.consolidated import choose
+    from zarrkit.formats.consolidated import choose
 
-    node = open_node(store, path, read_only=True)
+    node: Array | Group = open_node(store, path, read_only=True)
     if isinstance(node, Group) and store.listable:
-        return choose(node, False)
+        chosen: Group = choose(node, False)
+        return chosen
     return node
 
 
@@ -291,7 +294,7 @@ def _array_document(
     spec = ChunkSpec(chunk_shape, meta.data_type, meta.fill_value)
     try:
         if new_codecs is not None:
-            from .api import resolve_extension_arg
+            from zarrkit.api import resolve_extension_arg
 
             chosen = [
                 resolve_extension_arg("codec", c, V3, key=f"codecs[{i}]")
@@ -308,7 +311,7 @@ def _array_document(
             )
         # xarray's dimension names and missing-value mask live in other places per format
         placed = xarray_conventions.place(meta, fmt, thaw(meta.attributes))
-        doc = get_format(fmt).array_document(
+        doc: dict[str, Any] = get_format(fmt).array_document(
             shape=meta.shape,
             data_type=meta.data_type,
             chunk_grid=meta.chunk_grid,
@@ -363,7 +366,7 @@ def _key_encoding_for(meta: ArrayMetadata, fmt: str, chunk_shape: tuple[int, ...
     default = hooks.array_defaults(fmt, meta.data_type, chunk_shape).get("chunk_key_encoding")
     if default is None:
         return encoding  # let the format say whether it can express it
-    from .api import resolve_extension_arg
+    from zarrkit.api import resolve_extension_arg
 
     return resolve_extension_arg("chunk_key_encoding", default, fmt, key="chunk_key_encoding")
 
@@ -413,7 +416,7 @@ def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
     """Consolidate, in the target, each group whose source held consolidated metadata (the
     deepest first, so an outer group's documents are read after the inner ones are written):
     readers such as xarray open the result as they opened the source, with one read."""
-    from .formats.consolidated import consolidate_metadata, has_consolidated
+    from zarrkit.formats.consolidated import consolidate_metadata, has_consolidated
 
     held = [p for p in plans if not p.is_array and has_consolidated(p.source)]
     for plan in sorted(held, key=lambda p: -p.path.count("/") - bool(p.path)):
@@ -473,6 +476,7 @@ def _transfer_chunks(
     batch_bytes: int,
 ) -> None:
     src_meta, dst_meta = plan.source, plan.target
+    assert isinstance(src_meta, ArrayMetadata) and isinstance(dst_meta, ArrayMetadata)
     src_keys = _KeyMaker(node.store, node.path, src_meta)
     dst_keys = _KeyMaker(dst_store, plan.path, dst_meta)
     grid_shape = src_meta.chunk_grid.grid_shape(src_meta.shape)
@@ -559,7 +563,8 @@ class _KeyMaker:
         self._encoding = meta.chunk_key_encoding
 
     def __call__(self, coords: tuple[int, ...]) -> str:
-        return self._format.chunk_key(self._path, self._encoding.encode(coords))
+        key: str = self._format.chunk_key(self._path, self._encoding.encode(coords))
+        return key
 
 
 # -- verifying --------------------------------------------------------------------------------
@@ -584,7 +589,8 @@ def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
     if a.metadata.node_type != b.metadata.node_type:
         return [f"{where}: a {a.metadata.node_type} became a {b.metadata.node_type}"]
     out = []
-    if isinstance(a, Group):
+    if isinstance(a, Group) or isinstance(b, Group):
+        assert isinstance(a, Group) and isinstance(b, Group)  # (same node type, checked above)
         if dict(a.attrs) != dict(b.attrs):
             out.append(f"{where}: attributes differ")
         if sorted(a.keys()) != sorted(b.keys()):
