@@ -29,7 +29,8 @@ def chunk_key(array: Array, coords: Sequence[int]) -> str:
 
 
 def codec_roles(array: Array) -> tuple[list[Any], Any, list[Any]]:
-    """(filters, serializer, compressors) as JSON in the array's format."""
+    """(filters, serializer, compressors) as JSON in the array's format; for a sharded array
+    those of the inner chunks, as zarr-python's `info` shows them."""
     fmt = array.metadata.format
     filters = getattr(array, "filters", None)
     serializer = getattr(array, "serializer", None)
@@ -40,12 +41,19 @@ def codec_roles(array: Array) -> tuple[list[Any], Any, list[Any]]:
             None if serializer is None else _json(serializer, fmt),
             [_json(c, fmt) for c in compressors],
         )
+    return _split(array.codecs, fmt)
+
+
+def _split(codecs: Sequence[Any], fmt: str) -> tuple[list[Any], Any, list[Any]]:
     before: list[Any] = []
     after: list[Any] = []
     serializer = None
-    for codec in array.codecs:
+    for codec in codecs:
         kind = str(getattr(getattr(codec, "kind", None), "value", ""))
         if kind == "array -> bytes":
+            inner = getattr(codec, "codecs", None)  # sharding: the inner chunks' chain
+            if isinstance(inner, tuple) and inner:
+                return _split(inner, fmt)
             serializer = codec.to_json(fmt)
         elif kind == "array -> array":
             before.append(codec.to_json(fmt))

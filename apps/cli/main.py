@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import plugins_command, transfer_commands
+from . import check_command, inspect_commands, plugins_command, transfer_commands
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -19,7 +19,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return _run(args)
+        code = _run(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return code
     except BrokenPipeError:
         return _closed_pipe()
 
@@ -62,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         "print a table to stderr at the end",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    inspect_commands.add_commands(commands)
+    check_command.add_command(commands)
     plugins_command.add_command(commands)
     transfer_commands.add_commands(commands)
     for name, sub in commands.choices.items():

@@ -8,6 +8,7 @@ plain line of the same content. Off unless stderr is a terminal, or asked for wi
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from types import TracebackType
@@ -55,8 +56,8 @@ class Progress:
                 unit_divisor=1024,
                 bar_format=_FORMAT,
                 ascii=" #",
-                dynamic_ncols=True,
                 leave=True,
+                **_width(stream),
             )
 
     def update(self, nbytes: int, *, desc: str | None = None, note: str | None = None) -> None:
@@ -84,6 +85,16 @@ class Progress:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _width(stream: TextIO) -> dict[str, Any]:
+    """Follow the terminal's width; a terminal that reports none (0 columns: some containers'
+    pseudo-terminals) gets 100 rather than an empty bar."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        columns = 0
+    return {"dynamic_ncols": True} if columns > 0 else {"ncols": 100}
 
 
 class _PlainBar:
