@@ -606,6 +606,36 @@ def test_commands_take_storage_options_for_s3(moto: Any, tmp_path: Path) -> None
     assert zk.open_array(str(tmp_path / "copy.zarr"), path="a")[0, 5] == 5
 
 
+# -- HTTP ------------------------------------------------------------------------------------------
+def test_a_group_over_http_is_browsed_through_consolidated_metadata(zarrkit_data: Path) -> None:
+    """HTTP cannot list: `ls`, `tree`, `info` and `check` find members in consolidated
+    metadata, and read chunks key by key."""
+    from store_servers import FileServer, address, serving
+
+    zk.consolidate_metadata(str(zarrkit_data))
+    with serving(FileServer(zarrkit_data.parent)) as server:
+        url = f"http://{address(server)}/{zarrkit_data.name}"
+        assert run_json("ls", url, "-r", cwd=zarrkit_data)[1:] == [
+            {
+                "name": "g/plain",
+                "type": "array",
+                "shape": [20, 20],
+                "dtype": "int32",
+                "chunks": [10, 10],
+            },
+            {
+                "name": "g/sharded",
+                "type": "array",
+                "shape": [16, 16],
+                "dtype": "uint8",
+                "chunks": [4, 4],
+            },
+        ]
+        assert run_json("info", url, cwd=zarrkit_data)["members"] == 3
+        report = run_json("check", url, cwd=zarrkit_data)
+        assert report["ok"] and [a["stored"] for a in report["arrays"]] == [4, 4]
+
+
 # -- pipes and progress ---------------------------------------------------------------------------
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     """`zarrkit ... | head`: far more output than a pipe buffers, the reader gone after one line."""

@@ -21,7 +21,6 @@ named precisely rather than as the decode error it causes. Exit code 1 when anyt
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -33,7 +32,16 @@ from zarrkit.errors import ZarrkitError
 
 from . import chunks as chunk_store
 from . import progress, shard_index
-from .common import FOUND, OK, add_url_arguments, fail, open_node, print_json
+from .common import (
+    FOUND,
+    OK,
+    add_url_arguments,
+    default_jobs,
+    fail,
+    open_node,
+    positive,
+    print_json,
+)
 from .kernel import Array, Group
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -84,8 +92,8 @@ def add_command(commands: Commands) -> None:
     )
     cmd.add_argument(
         "--jobs",
-        type=int,
-        default=min(32, 4 * (os.cpu_count() or 1)),
+        type=positive,
+        default=default_jobs(),
         help="chunks checked at once (default: %(default)s)",
     )
     cmd.add_argument("--json", action="store_true", help="print a JSON report")
@@ -102,8 +110,7 @@ def run_check(args: argparse.Namespace) -> int:
     show = progress.wanted(args.progress)
     with progress.Progress(sum(a.nbytes for a in arrays), enabled=show) as bar:
         reports = [
-            check_array(array, jobs=max(1, args.jobs), bar=bar, dense=args.require_all)
-            for array in arrays
+            check_array(array, jobs=args.jobs, bar=bar, dense=args.require_all) for array in arrays
         ]
     faults += [f for r in reports for f in r.faults]
     if args.json:

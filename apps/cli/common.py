@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from zarrkit.errors import ZarrkitError
 
-from .kernel import Array, Group
+from .kernel import Array, Group, open_group
 from .kernel import open as open_node_at
 
 #: what a command's `run` returns: the process exit code
@@ -60,12 +61,12 @@ def open_node(url: str, path: str | None, storage_options: dict[str, Any] | None
     (`data.zarr/g/a`): the longest leading part of URL that opens is the store and the rest the
     path, so an array's own folder opens too. The first error is the one reported."""
     if path is not None:
-        return open_node_at(url, path=path, mode="r", storage_options=storage_options)
+        return _open(url, path, storage_options)
     head, rest = url.rstrip("/") or url, ""
     first: ZarrkitError | None = None
     while True:
         try:
-            return open_node_at(head, path=rest, mode="r", storage_options=storage_options)
+            return _open(head, rest, storage_options)
         except ZarrkitError as exc:
             first = first or exc
         scheme, sep, location = head.rpartition("://")
@@ -73,6 +74,31 @@ def open_node(url: str, path: str | None, storage_options: dict[str, Any] | None
         if not slash or not parent or not name:
             raise first
         head, rest = scheme + sep + parent, "/".join(p for p in (name, rest) if p)
+
+
+def _open(url: str, path: str, storage_options: dict[str, Any] | None) -> Array | Group:
+    """A group on a store that cannot list (HTTP) is read through its consolidated metadata,
+    the only way to find its members there; elsewhere members are listed, so that what was
+    written after consolidating is seen too."""
+    node = open_node_at(url, path=path, mode="r", storage_options=storage_options)
+    if isinstance(node, Group) and not getattr(node.store, "listable", True):
+        return open_group(url, path=path, mode="r", storage_options=storage_options)
+    return node
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def default_jobs() -> int:
+    """Concurrent reads: enough to keep an object store's latency hidden, few on a laptop."""
+    return min(32, 4 * (os.cpu_count() or 1))
 
 
 def fail(args: argparse.Namespace, exc: BaseException) -> int:

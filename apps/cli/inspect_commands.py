@@ -10,14 +10,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 from zarrkit.errors import ZarrkitError
 
 from . import chunks as chunk_store
-from .common import OK, add_url_arguments, fail, format_number, human_size, open_node, print_json
+from .common import (
+    OK,
+    add_url_arguments,
+    default_jobs,
+    fail,
+    format_number,
+    human_size,
+    open_node,
+    positive,
+    print_json,
+)
 from .kernel import Array, Group, codec_roles
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -35,8 +44,8 @@ def add_commands(commands: Commands) -> None:
     info.add_argument("--json", action="store_true", help="print a JSON object")
     info.add_argument(
         "--jobs",
-        type=_positive,
-        default=_default_jobs(),
+        type=positive,
+        default=default_jobs(),
         help="concurrent reads (default: %(default)s)",
     )
     info.set_defaults(run=run_info)
@@ -48,7 +57,7 @@ def add_commands(commands: Commands) -> None:
         "their shape and data type.",
     )
     add_url_arguments(tree)
-    tree.add_argument("--depth", type=_positive, default=None, help="levels below the node shown")
+    tree.add_argument("--depth", type=positive, default=None, help="levels below the node shown")
     tree.add_argument("--json", action="store_true", help="print a nested JSON object")
     tree.set_defaults(run=run_tree)
 
@@ -62,20 +71,6 @@ def add_commands(commands: Commands) -> None:
     ls.add_argument("-r", "--recursive", action="store_true", help="every member below, by path")
     ls.add_argument("--json", action="store_true", help="print a JSON list")
     ls.set_defaults(run=run_ls)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _default_jobs() -> int:
-    return min(32, 4 * (os.cpu_count() or 1))
 
 
 # -- info -----------------------------------------------------------------------------------------

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from zarrkit.api import open
+from zarrkit.api import open, open_group
 from zarrkit.array import Array
 from zarrkit.hierarchy import Group
 
-__all__ = ["Array", "Group", "chunk_key", "codec_roles", "open"]
+__all__ = ["Array", "Group", "chunk_key", "codec_roles", "open", "open_group"]
 
 
 def chunk_key(array: Array, coords: Sequence[int]) -> str:
