@@ -21,6 +21,7 @@ named precisely rather than as the decode error it causes. Exit code 1 when anyt
 from __future__ import annotations
 
 import argparse
+import itertools
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -183,8 +184,7 @@ def check_array(
     array: Array, *, jobs: int, bar: progress.Progress, dense: bool = False
 ) -> ArrayReport:
     report = ArrayReport(array.name)
-    grid = list(chunk_store.grid(array))
-    report.chunks = len(grid)
+    report.chunks = chunk_store.chunk_count(array)
     sharding = _sharding(array)
     lay = None
     if sharding is not None and array.shards is not None:
@@ -204,19 +204,34 @@ def check_array(
             faults, inner = _check_chunk(array, chunk, view, checksummed), 0
         return 1, len(view), inner, faults
 
+    grid = chunk_store.grid(array)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for chunk, (stored, nbytes, inner, faults) in zip(grid, pool.map(one, grid)):
-            report.stored += stored
-            report.absent += 1 - stored
-            report.bytes_stored += nbytes
-            report.inner_chunks_checked += inner
-            report.faults += faults
-            bar.update(
-                chunk.nbytes_hint * itemsize,
-                desc=array.name,
-                note=f"{len(report.faults)} problem(s)" if report.faults else None,
-            )
+        # a window of chunks at a time: a grid of millions never becomes millions of futures
+        while window := list(itertools.islice(grid, 8 * jobs)):
+            for chunk, result in zip(window, pool.map(one, window)):
+                _count(report, chunk, result, bar, array.name, itemsize)
     return report
+
+
+def _count(
+    report: ArrayReport,
+    chunk: chunk_store.Chunk,
+    result: tuple[int, int, int, list[Fault]],
+    bar: progress.Progress,
+    name: str,
+    itemsize: int,
+) -> None:
+    stored, nbytes, inner, faults = result
+    report.stored += stored
+    report.absent += 1 - stored
+    report.bytes_stored += nbytes
+    report.inner_chunks_checked += inner
+    report.faults += faults
+    bar.update(
+        chunk.nbytes_hint * itemsize,
+        desc=name,
+        note=f"{len(report.faults)} problem(s)" if report.faults else None,
+    )
 
 
 def _check_chunk(

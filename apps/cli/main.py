@@ -24,6 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt:
+        print(f"zarrkit {args.command_name}: interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT
 
 
 def _run(args: argparse.Namespace) -> int:

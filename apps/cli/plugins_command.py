@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata as md
 import json
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -272,9 +273,12 @@ def _check_collisions(
 
 
 def _same_dist(a: str | None, b: str) -> bool:
-    from zarrkit.registry import _normalize_dist
+    """Distribution names compared as packaging normalizes them (PEP 503)."""
+    return a is not None and _normalized(a) == _normalized(b)
 
-    return a is not None and _normalize_dist(a) == _normalize_dist(b)
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # -- output ---------------------------------------------------------------------------------------
