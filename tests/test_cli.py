@@ -709,3 +709,17 @@ def test_progress_without_tqdm_draws_a_plain_line(zarrkit_data: Path, site: Path
     assert last.startswith("/g/sharded [####################] 1.8kB/1.8kB ")
     assert last.endswith(" 00:00 left")
     assert "B/s" in last
+
+
+def test_convert_progress_counts_the_arrays_bytes(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    first = zk.create_array(str(src), path="a", shape=(30, 30), dtype="uint16", chunks=(10, 10))
+    first[:] = 7
+    zk.create_array(str(src), path="b", shape=(10,), dtype="uint8", chunks=(5,))[:] = 1
+    result = zarrkit("convert", str(src), str(dst), "--to", "v2", "--progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    # one bar over both arrays: 1800 + 10 bytes decoded, the chunks of the array being copied
+    assert "/a [" in result.stderr and "9/9 chunks" in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("/b [##########")
+    assert "1.77kB/1.77kB" in last and "2/2 chunks" in last and "B/s" in last
