@@ -1,8 +1,9 @@
-"""`python -m zarrkit` runs the `zarrkit` command line."""
+"""`python -m zarrkit` runs the `zarrkit` command line, which lives outside the kernel
+(`apps/cli`, imported as `zarrkit.cli`); this is only the program entry, imported by no module."""
 
 import sys
 
-from .cli import main
-
 if __name__ == "__main__":
+    from zarrkit.cli import main
+
     sys.exit(main())

@@ -1,4 +1,6 @@
-"""`zarrkit plugins`, run as a user runs it: a separate process, plugins installed on disk."""
+"""The `zarrkit` command, run as a user runs it: a separate process, on real data written by
+zarrkit and by zarr-python, real files corrupted on disk, a real S3 API (moto), real pipes and a
+real terminal. `plugins` with plugins installed on disk."""
 
 from __future__ import annotations
 
@@ -7,9 +9,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+import zarrkit as zk
 from zarrkit.testing.fake_dist import make_distribution
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("zarrkit")
@@ -287,3 +292,430 @@ def test_check_lists_a_family_declared_by_a_pattern_entry_point(tmp_path: Path, 
     bridged = next(r for r in json.loads(result.stdout) if r["name"] == "bridge.*")
     assert (bridged["origin"], bridged["distribution"]) == ("entry point", "zarrkit-bridge")
     assert bridged["names"]["v3"]["pattern"] == r"bridge\..+"
+
+
+# == info, tree, ls, check ========================================================================
+BUCKET = "zarrkit-cli"
+
+
+def run_json(*args: str, cwd: Path, code: int = 0) -> Any:
+    result = zarrkit(*args, "--json", cwd=cwd)
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    return json.loads(result.stdout)
+
+
+def info_lines(text: str) -> dict[str, str]:
+    """`Label : value` lines as a dict (labels and values stripped)."""
+    out = {}
+    for line in text.splitlines():
+        label, sep, value = line.partition(" : ")
+        if sep:
+            out[label.strip()] = value.strip()
+    return out
+
+
+@pytest.fixture
+def zarr_python_data(tmp_path: Path) -> Path:
+    """A hierarchy written by zarr-python 3: a sharded array written in part, a chunked array
+    whose chunks end in a crc32c checksum, and a subgroup."""
+    zarr = pytest.importorskip("zarr")
+    from zarr import codecs
+
+    path = tmp_path / "zp.zarr"
+    root = zarr.open_group(str(path), mode="w")
+    sharded = root.create_array(
+        "sharded", shape=(64, 64), chunks=(8, 8), shards=(32, 32), dtype="float32"
+    )
+    sharded[:40] = np.arange(40 * 64, dtype="float32").reshape(40, 64)
+    summed = root.create_group("sub").create_array(
+        "summed",
+        shape=(30,),
+        chunks=(10,),
+        dtype="int16",
+        compressors=[codecs.ZstdCodec(), codecs.Crc32cCodec()],
+    )
+    summed[:20] = np.arange(20, dtype="int16")
+    return path
+
+
+@pytest.fixture
+def zarrkit_data(tmp_path: Path) -> Path:
+    """A hierarchy written by zarrkit: v3 arrays (one sharded), and a v2 array."""
+    path = tmp_path / "zk.zarr"
+    plain = zk.create_array(
+        str(path), path="g/plain", shape=(20, 20), dtype="int32", chunks=(10, 10)
+    )
+    plain[:] = np.arange(400, dtype="int32").reshape(20, 20)
+    sharded = zk.create_array(
+        str(path), path="g/sharded", shape=(16, 16), dtype="uint8", chunks=(4, 4), shards=(8, 8)
+    )
+    sharded[:] = np.arange(256, dtype="uint8").reshape(16, 16)
+    return path
+
+
+def test_info_shows_what_zarr_pythons_info_complete_shows(zarr_python_data: Path) -> None:
+    zarr = pytest.importorskip("zarr")
+    theirs = info_lines(
+        repr(zarr.open_array(str(zarr_python_data), path="sharded").info_complete())
+    )
+    result = zarrkit("info", str(zarr_python_data / "sharded"), cwd=zarr_python_data.parent)
+    assert result.returncode == 0, result.stderr
+    ours = info_lines(result.stdout)
+    for label in (
+        "Type",
+        "Zarr format",
+        "Fill value",
+        "Shape",
+        "Shard shape",
+        "Chunk shape",
+        "No. bytes",
+        "No. bytes stored",
+        "Storage ratio",
+    ):
+        assert ours[label] == theirs[label], label
+    # the same codecs, as JSON: the inner chunks' for a sharded array, as zarr-python shows
+    assert json.loads(ours["Serializer"]) == {
+        "name": "bytes",
+        "configuration": {"endian": "little"},
+    }
+    assert [c["name"] for c in json.loads(ours["Compressors"])] == ["zstd"]
+    assert json.loads(ours["Codecs"])[0]["name"] == "sharding_indexed"
+    # initialized out of all: zarr-python counts 2 x 2 shards as 4 too
+    assert ours["Shards Initialized"] == f"{theirs['Shards Initialized']}/4"
+
+
+def test_info_json_counts_bytes_and_chunks_as_zarr_python(zarr_python_data: Path) -> None:
+    zarr = pytest.importorskip("zarr")
+    theirs = zarr.open_array(str(zarr_python_data), path="sub/summed")
+    info = run_json("info", str(zarr_python_data), "--path", "sub/summed", cwd=zarr_python_data)
+    assert info["nbytes_stored"] == theirs.nbytes_stored()
+    assert info["chunks_initialized"] == theirs.nchunks_initialized == 2
+    assert info["nchunks"] == 3
+    assert info["nbytes"] == 60
+    assert info["storage_ratio"] == pytest.approx(60 / theirs.nbytes_stored())
+    assert [c["name"] for c in info["compressors"]] == ["zstd", "crc32c"]
+    assert info["shard_shape"] is None and info["chunk_shape"] == [10]
+
+
+def test_info_of_a_group_counts_members_as_zarr_python(zarr_python_data: Path) -> None:
+    zarr = pytest.importorskip("zarr")
+    theirs = info_lines(repr(zarr.open_group(str(zarr_python_data)).info_complete()))
+    result = zarrkit("info", str(zarr_python_data), cwd=zarr_python_data.parent)
+    assert result.returncode == 0, result.stderr
+    ours = info_lines(result.stdout)
+    for label in ("Type", "Zarr format", "No. members", "No. arrays", "No. groups"):
+        assert ours[label] == theirs[label], label
+    assert ours["No. members"] == "3"
+
+
+def test_info_of_a_v2_array_written_by_zarrkit(tmp_path: Path) -> None:
+    arr = zk.create_array(
+        str(tmp_path / "v2.zarr"), shape=(100,), dtype="<f8", chunks=(10,), zarr_format=2
+    )
+    arr[:50] = 1.5
+    info = run_json("info", str(tmp_path / "v2.zarr"), cwd=tmp_path)
+    assert info["zarr_format"] == "2"
+    assert info["chunks_initialized"] == 5 and info["nchunks"] == 10
+    stored = sum(f.stat().st_size for f in (tmp_path / "v2.zarr").iterdir())
+    assert info["nbytes_stored"] == stored  # documents included, as zarr-python counts
+
+
+def test_a_url_may_run_on_into_the_hierarchy(zarrkit_data: Path) -> None:
+    by_url = run_json("info", str(zarrkit_data / "g" / "plain"), cwd=zarrkit_data)
+    by_path = run_json("info", str(zarrkit_data), "--path", "g/plain", cwd=zarrkit_data)
+    assert by_path["name"] == "/g/plain"
+    for key in ("shape", "chunk_shape", "nbytes", "nbytes_stored", "chunks_initialized"):
+        assert by_url[key] == by_path[key]
+
+
+def test_a_missing_node_is_an_error_naming_it(tmp_path: Path) -> None:
+    result = zarrkit("info", str(tmp_path / "nothing.zarr"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("zarrkit info: error:")
+    assert "Traceback" not in result.stderr
+    bad = zarrkit("ls", str(tmp_path), "--storage-options", "[1]", cwd=tmp_path)
+    assert bad.returncode == 2 and "expected a JSON object" in bad.stderr
+
+
+def test_tree_draws_the_hierarchy(zarrkit_data: Path) -> None:
+    zk.open_group(str(zarrkit_data), mode="r+").create_group("empty")
+    result = zarrkit("tree", str(zarrkit_data), cwd=zarrkit_data)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "/",
+        "├── empty",
+        "└── g",
+        "    ├── plain (20, 20) int32",
+        "    └── sharded (16, 16) uint8",
+    ]
+    shallow = zarrkit("tree", str(zarrkit_data), "--depth", "1", cwd=zarrkit_data)
+    assert shallow.stdout.splitlines() == ["/", "├── empty", "└── g"]
+    tree = run_json("tree", str(zarrkit_data), cwd=zarrkit_data)
+    g = tree["members"][1]
+    assert g["name"] == "g" and [m["name"] for m in g["members"]] == ["plain", "sharded"]
+    assert g["members"][1]["chunks"] == [4, 4]
+
+
+def test_ls_lists_members_and_recursive_lists_paths(zarr_python_data: Path) -> None:
+    result = zarrkit("ls", str(zarr_python_data), cwd=zarr_python_data)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["array  sharded  64x64  float32", "group  sub/"]
+    deep = run_json("ls", str(zarr_python_data), "-r", cwd=zarr_python_data)
+    assert [(m["name"], m["type"]) for m in deep] == [
+        ("sharded", "array"),
+        ("sub", "group"),
+        ("sub/summed", "array"),
+    ]
+
+
+# -- check ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("data", ["zarr_python_data", "zarrkit_data"])
+def test_check_passes_intact_data(data: str, request: pytest.FixtureRequest) -> None:
+    path: Path = request.getfixturevalue(data)
+    result = zarrkit("check", str(path), cwd=path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().endswith("no problems found")
+    report = run_json("check", str(path), cwd=path)
+    assert report["ok"] is True and report["faults"] == []
+    assert sum(a["stored"] for a in report["arrays"]) > 0
+
+
+def test_check_names_a_corrupt_chunk_by_key(zarrkit_data: Path) -> None:
+    (zarrkit_data / "g" / "plain" / "c" / "1" / "0").write_bytes(b"not zstd at all")
+    result = zarrkit("check", str(zarrkit_data), cwd=zarrkit_data)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0].startswith("corrupt: g/plain/c/1/0 (/g/plain)")
+    assert "1 problem(s) found" in result.stdout
+    report = run_json("check", str(zarrkit_data), cwd=zarrkit_data, code=1)
+    assert [(f["key"], f["kind"], f["inner"]) for f in report["faults"]] == [
+        ("g/plain/c/1/0", "corrupt", None)
+    ]
+
+
+def test_check_reports_a_bad_crc32c_as_a_checksum_fault(zarr_python_data: Path) -> None:
+    chunk = zarr_python_data / "sub" / "summed" / "c" / "1"
+    data = bytearray(chunk.read_bytes())
+    data[-1] ^= 0xFF  # the stored checksum no longer matches the bytes
+    chunk.write_bytes(bytes(data))
+    report = run_json("check", str(zarr_python_data), cwd=zarr_python_data, code=1)
+    assert [(f["array"], f["key"], f["kind"]) for f in report["faults"]] == [
+        ("/sub/summed", "sub/summed/c/1", "checksum")
+    ]
+    assert "crc32c checksum mismatch" in report["faults"][0]["message"]
+
+
+def test_check_reports_a_truncated_shard(zarr_python_data: Path) -> None:
+    shard = zarr_python_data / "sharded" / "c" / "1" / "0"
+    shard.write_bytes(shard.read_bytes()[:-200])
+    report = run_json("check", str(zarr_python_data), cwd=zarr_python_data, code=1)
+    (fault,) = report["faults"]
+    assert (fault["key"], fault["inner"], fault["kind"]) == ("sharded/c/1/0", None, "checksum")
+    assert "truncated" in fault["message"]
+
+
+def _shard_index(shard: bytes, inner: int) -> tuple[np.ndarray, int]:
+    """The (offset, nbytes) table at a shard's end (bytes + crc32c) and where it starts."""
+    start = len(shard) - (16 * inner + 4)
+    return np.frombuffer(shard[start : start + 16 * inner], "<u8").reshape(inner, 2), start
+
+
+def test_check_reports_an_inner_chunk_the_index_points_past(zarr_python_data: Path) -> None:
+    """A shard whose (intact, checksummed) index places one inner chunk outside the shard:
+    that inner chunk is missing, reported with its coordinates inside the shard."""
+    from crc32c import crc32c
+
+    path = zarr_python_data / "sharded" / "c" / "0" / "1"
+    shard = path.read_bytes()
+    table, start = _shard_index(shard, 16)
+    table = table.copy()
+    table[5] = (len(shard) * 2, table[5][1])  # inner chunk (1, 1) of the 4 x 4
+    body = table.astype("<u8").tobytes()
+    path.write_bytes(shard[:start] + body + crc32c(body).to_bytes(4, "little"))
+    report = run_json("check", str(zarr_python_data), cwd=zarr_python_data, code=1)
+    assert [(f["key"], f["inner"], f["kind"]) for f in report["faults"]] == [
+        ("sharded/c/0/1", [1, 1], "missing")
+    ]
+
+
+def test_check_names_a_corrupt_inner_chunk_of_a_shard(zarrkit_data: Path) -> None:
+    path = zarrkit_data / "g" / "sharded" / "c" / "1" / "1"
+    shard = bytearray(path.read_bytes())
+    table, _start = _shard_index(bytes(shard), 4)
+    offset, nbytes = (int(n) for n in table[2])  # inner chunk (1, 0)
+    shard[offset : offset + nbytes] = b"\x00" * nbytes
+    path.write_bytes(bytes(shard))
+    report = run_json("check", str(zarrkit_data), cwd=zarrkit_data, code=1)
+    assert [(f["key"], f["inner"], f["kind"]) for f in report["faults"]] == [
+        ("g/sharded/c/1/1", [1, 0], "corrupt")
+    ]
+
+
+def test_an_absent_chunk_is_fill_unless_all_are_required(zarr_python_data: Path) -> None:
+    report = run_json("check", str(zarr_python_data), "--path", "sub/summed", cwd=zarr_python_data)
+    assert report["ok"] and report["arrays"][0]["absent"] == 1
+    dense = run_json(
+        "check",
+        str(zarr_python_data / "sub" / "summed"),
+        "--require-all",
+        cwd=zarr_python_data,
+        code=1,
+    )
+    assert [(f["key"], f["kind"]) for f in dense["faults"]] == [("c/2", "missing")]
+
+
+def test_check_reads_a_node_whose_metadata_is_broken(zarrkit_data: Path) -> None:
+    (zarrkit_data / "g" / "plain" / "zarr.json").write_text("{not json")
+    result = zarrkit("check", str(zarrkit_data), cwd=zarrkit_data)
+    assert result.returncode == 1
+    assert "metadata: g/plain" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+# -- S3 -------------------------------------------------------------------------------------------
+def test_commands_take_storage_options_for_s3(moto: Any, tmp_path: Path) -> None:
+    pytest.importorskip("s3fs")
+    from store_servers import s3_options
+
+    options = s3_options(moto.endpoint)
+    url = f"s3://{BUCKET}/data.zarr"
+    arr = zk.create_array(
+        url, path="a", shape=(12, 12), dtype="int64", chunks=(4, 4), storage_options=options
+    )
+    arr[:] = np.arange(144).reshape(12, 12)
+    flag = ("--storage-options", json.dumps(options))
+    info = run_json("info", url + "/a", *flag, cwd=tmp_path)
+    assert (
+        info["chunks_initialized"] == info["nchunks"] == 9 and info["store_type"] == "FsspecStore"
+    )
+    assert run_json("ls", url, *flag, cwd=tmp_path) == [
+        {"name": "a", "type": "array", "shape": [12, 12], "dtype": "int64", "chunks": [4, 4]}
+    ]
+    assert run_json("check", url, *flag, cwd=tmp_path)["ok"] is True
+    import s3fs
+
+    s3fs.S3FileSystem(**options).pipe(f"{BUCKET}/data.zarr/a/c/2/2", b"broken")
+    broken = run_json("check", url, *flag, cwd=tmp_path, code=1)
+    assert [f["key"] for f in broken["faults"]] == ["a/c/2/2"]
+    copied = zarrkit("copy", url, str(tmp_path / "copy.zarr"), *flag, "--no-progress", cwd=tmp_path)
+    assert copied.returncode == 0, copied.stderr
+    assert zk.open_array(str(tmp_path / "copy.zarr"), path="a")[0, 5] == 5
+
+
+# -- HTTP ------------------------------------------------------------------------------------------
+def test_a_group_over_http_is_browsed_through_consolidated_metadata(zarrkit_data: Path) -> None:
+    """HTTP cannot list: `ls`, `tree`, `info` and `check` find members in consolidated
+    metadata, and read chunks key by key."""
+    from store_servers import FileServer, address, serving
+
+    zk.consolidate_metadata(str(zarrkit_data))
+    with serving(FileServer(zarrkit_data.parent)) as server:
+        url = f"http://{address(server)}/{zarrkit_data.name}"
+        assert run_json("ls", url, "-r", cwd=zarrkit_data)[1:] == [
+            {
+                "name": "g/plain",
+                "type": "array",
+                "shape": [20, 20],
+                "dtype": "int32",
+                "chunks": [10, 10],
+            },
+            {
+                "name": "g/sharded",
+                "type": "array",
+                "shape": [16, 16],
+                "dtype": "uint8",
+                "chunks": [4, 4],
+            },
+        ]
+        assert run_json("info", url, cwd=zarrkit_data)["members"] == 3
+        report = run_json("check", url, cwd=zarrkit_data)
+        assert report["ok"] and [a["stored"] for a in report["arrays"]] == [4, 4]
+
+
+# -- pipes and progress ---------------------------------------------------------------------------
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """`zarrkit ... | head`: far more output than a pipe buffers, the reader gone after one line."""
+    group = zk.create_group(str(tmp_path / "big.zarr"))
+    group.attrs["notes"] = ["x" * 100] * 10_000  # 1 MB of JSON
+    command = [str(CONSOLE_SCRIPT), "info", "--json", str(tmp_path / "big.zarr")]
+    for args in (command, [str(CONSOLE_SCRIPT), "plugins", "--json"]):
+        writer = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path
+        )
+        head = subprocess.Popen(["head", "-n", "1"], stdin=writer.stdout, stdout=subprocess.PIPE)
+        assert writer.stdout is not None and writer.stderr is not None
+        writer.stdout.close()  # head alone holds the pipe's reading end
+        out, _ = head.communicate(timeout=60)
+        err = writer.stderr.read()
+        writer.wait(timeout=60)
+        assert out.strip() in (b"{", b"[")
+        assert err == b"", err.decode()
+        assert writer.returncode in (0, 141)  # 141: ended by the closed pipe, as `ls | head`
+
+
+def test_progress_shows_bytes_rate_and_time_left_on_a_terminal(zarrkit_data: Path) -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    try:
+        proc = subprocess.run(
+            [str(CONSOLE_SCRIPT), "check", str(zarrkit_data)],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            cwd=zarrkit_data,
+            timeout=120,
+        )
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                part = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not part:
+                break
+            drawn += part
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    text = drawn.decode()
+    # tqdm's bar: the array, bytes done of all (2 x 1.6 kB + 256 B), the rate and time left
+    assert "/g/sharded [" in text
+    assert "1.81kB/1.81kB" in text and "B/s" in text and " left" in text
+
+
+def test_progress_stays_off_when_stderr_is_not_a_terminal(zarrkit_data: Path) -> None:
+    quiet = zarrkit("check", str(zarrkit_data), cwd=zarrkit_data)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    forced = zarrkit("check", str(zarrkit_data), "--progress", cwd=zarrkit_data)
+    assert "B/s" in forced.stderr and "left" in forced.stderr
+
+
+def test_progress_without_tqdm_draws_a_plain_line(zarrkit_data: Path, site: Path) -> None:
+    """tqdm is the `cli` extra: without it the same content is drawn by zarrkit itself."""
+    (site / "tqdm").mkdir(parents=True)
+    (site / "tqdm" / "__init__.py").write_text("raise ImportError('tqdm is not installed')\n")
+    result = zarrkit("check", str(zarrkit_data), "--progress", cwd=zarrkit_data, site=site)
+    assert result.returncode == 0, result.stderr
+    last = result.stderr.splitlines()[-1]  # (redrawn lines: \r, read as line ends)
+    assert last.startswith("/g/sharded [####################] 1.8kB/1.8kB ")
+    assert last.endswith(" 00:00 left")
+    assert "B/s" in last
+
+
+def test_convert_progress_counts_the_arrays_bytes(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    first = zk.create_array(str(src), path="a", shape=(30, 30), dtype="uint16", chunks=(10, 10))
+    first[:] = 7
+    zk.create_array(str(src), path="b", shape=(10,), dtype="uint8", chunks=(5,))[:] = 1
+    result = zarrkit("convert", str(src), str(dst), "--to", "v2", "--progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    # one bar over both arrays: 1800 + 10 bytes decoded, the chunks of the array being copied
+    assert "/a [" in result.stderr and "9/9 chunks" in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("/b [##########")
+    assert "1.77kB/1.77kB" in last and "2/2 chunks" in last and "B/s" in last

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import MetadataError
-from .names import V3
+from zarrkit.errors import MetadataError
+from zarrkit.names import V3
 
 ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
 FILL_VALUE = "_FillValue"
@@ -157,4 +157,5 @@ def _b64_float(value: Any) -> str:
 
 
 def _float_b64(value: str) -> float:
-    return struct.unpack("<d", base64.standard_b64decode(value))[0]
+    number: float = struct.unpack("<d", base64.standard_b64decode(value))[0]
+    return number

@@ -10,15 +10,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .errors import ZarrkitError
+from zarrkit.errors import ZarrkitError
+
+from . import progress
+from .common import FOUND, OK, add_storage_options, fail
+from .kernel import Array
+from .kernel import open as open_node_at
+
+if TYPE_CHECKING:
+    from zarrkit.transfer import TransferReport
+
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 FORMAT_CHOICES = ("v3", "v2", "v3-draft-2020")
 
 
-def add_commands(commands: Any) -> None:
+def add_commands(commands: Commands) -> None:
     convert = commands.add_parser(
         "convert",
         help="convert a hierarchy to another zarr format",
@@ -62,26 +72,21 @@ def _common(cmd: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", help="finish an interrupted run: keep what DST already has"
     )
     cmd.add_argument("--overwrite", action="store_true", help="replace what DST holds at the path")
-    bar = cmd.add_mutually_exclusive_group()
-    bar.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_true",
-        default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
-    )
-    bar.add_argument("--no-progress", dest="progress", action="store_false")
+    add_storage_options(cmd, "--storage-options", "the source store")
+    add_storage_options(cmd, "--target-storage-options", "the target store")
+    progress.add_arguments(cmd)
 
 
 def _run_convert(args: argparse.Namespace) -> int:
-    from .transfer import convert
+    from zarrkit.transfer import convert
 
-    return _run(
-        args, lambda **kw: convert(args.source, args.target, to=args.to, codecs=args.codecs, **kw)
-    )
+    def run(**options: Any) -> TransferReport:
+        return convert(args.source, args.target, to=args.to, codecs=args.codecs, **options)
+
+    return _run(args, run)
 
 
-def _json_list(text: str) -> list:
+def _json_list(text: str) -> list[Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
@@ -92,66 +97,59 @@ def _json_list(text: str) -> list:
 
 
 def _run_copy(args: argparse.Namespace) -> int:
-    from .transfer import copy
+    from zarrkit.transfer import copy
 
-    return _run(args, lambda **kw: copy(args.source, args.target, **kw))
+    def run(**options: Any) -> TransferReport:
+        return copy(args.source, args.target, **options)
+
+    return _run(args, run)
 
 
-def _run(args: argparse.Namespace, transfer: Any) -> int:
-    show = sys.stderr.isatty() if args.progress is None else args.progress
-    bar = ProgressBar(sys.stderr) if show else None
+def _run(args: argparse.Namespace, transfer: Callable[..., TransferReport]) -> int:
     try:
-        report = transfer(
-            path=args.path,
-            target_path=args.target_path,
-            verify=args.verify,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            progress=bar,
-        )
+        sizes = _array_sizes(args) if progress.wanted(args.progress) else []
+        with progress.Progress(sum(sizes), enabled=progress.wanted(args.progress)) as bar:
+            report = transfer(
+                path=args.path,
+                target_path=args.target_path,
+                verify=args.verify,
+                resume=args.resume,
+                overwrite=args.overwrite,
+                progress=_ChunkProgress(bar, sizes),
+                storage_options=args.storage_options,
+                target_storage_options=args.target_storage_options,
+            )
     except (ZarrkitError, ValueError, NotImplementedError) as exc:
-        if bar is not None:
-            bar.finish()
-        print(f"zarrkit {args.command_name}: error: {exc}", file=sys.stderr)
-        return 2
-    if bar is not None:
-        bar.finish()
+        return fail(args, exc)
     for plan in report.nodes:
         if plan.is_array and not plan.raw:
             print(f"re-encoded /{plan.path}: {plan.why_reencode}", file=sys.stderr)
     for problem in report.mismatches:
         print(f"verify: {problem}", file=sys.stderr)
     print(report.summary())
-    return 1 if report.mismatches else 0
+    return FOUND if report.mismatches else OK
 
 
-class ProgressBar:
-    """One line per array on a stream, redrawn in place: `/path [#####-----] 120/240 chunks`."""
+def _array_sizes(args: argparse.Namespace) -> list[int]:
+    """Decoded bytes of each source array, in the order the transfer visits them."""
+    from zarrkit.transfer import walk
 
-    WIDTH = 30
+    root = open_node_at(args.source, path=args.path, mode="r", storage_options=args.storage_options)
+    return [node.nbytes for node in walk(root) if isinstance(node, Array)]
 
-    def __init__(self, out: TextIO, min_interval: float = 0.1):
-        self._out = out
-        self._current: str | None = None
-        self._last = 0.0
-        self._interval = min_interval
+
+class _ChunkProgress:
+    """A transfer's per-array chunk counts, drawn as bytes: an array's share of its decoded
+    bytes for each chunk done (transfer visits arrays in `walk` order, as `sizes` lists them)."""
+
+    def __init__(self, bar: progress.Progress, sizes: list[int]) -> None:
+        self._bar, self._sizes = bar, iter(sizes)
+        self._path: str | None = None
+        self._nbytes = self._shown = 0
 
     def __call__(self, path: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        new = path != self._current
-        if new and self._current is not None:
-            self._out.write("\n")
-        if not new and done < total and now - self._last < self._interval:
-            return
-        self._current, self._last = path, now
-        filled = self.WIDTH if total == 0 else self.WIDTH * done // total
-        self._out.write(
-            f"\r{path} [{'#' * filled}{'-' * (self.WIDTH - filled)}] {done}/{total} chunks"
-        )
-        self._out.flush()
-
-    def finish(self) -> None:
-        if self._current is not None:
-            self._out.write("\n")
-            self._out.flush()
-            self._current = None
+        if path != self._path:
+            self._path, self._nbytes, self._shown = path, next(self._sizes, 0), 0
+        now = self._nbytes * done // total if total else self._nbytes
+        self._bar.update(now - self._shown, desc=path, note=f"{done}/{total} chunks")
+        self._shown = now

@@ -24,19 +24,29 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, hooks, registry, xarray_conventions
-from .array import Array
-from .codec import ChunkSpec
-from .codec_chain import CodecChain, evolve
-from .errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
-from .formats import get_format
-from .formats.layout_codec import LayoutCodec
-from .hierarchy import Group, normalize_path, open_node, read_metadata
-from .metadata import ArrayMetadata, GroupMetadata, thaw
-from .names import V2, V3, V3_DRAFT_2020, check_format
-from .negotiation import build
-from .storage import open_store
-from .store import limiting_values
+from zarrkit import engine, hooks, registry
+from zarrkit.array import Array
+from zarrkit.codec import ChunkSpec
+from zarrkit.codec_chain import CodecChain, evolve
+from zarrkit.errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
+from zarrkit.formats import get_format
+from zarrkit.formats.consolidated import has_consolidated
+from zarrkit.formats.layout_codec import LayoutCodec
+from zarrkit.hierarchy import (
+    Group,
+    apply_use_consolidated,
+    consolidate_metadata,
+    normalize_path,
+    open_node,
+    read_metadata,
+)
+from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
+from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
+from zarrkit.negotiation import build, resolve_extension_arg
+from zarrkit.storage import open_store
+from zarrkit.store import limiting_values
+
+from . import xarray_conventions
 
 #: bytes of decoded chunks one batch may hold; bounds a transfer's memory
 _BATCH_BYTES = 64 << 20
@@ -211,7 +221,7 @@ def _transfer(
     for node, plan in zip(nodes, plans):
         if not _resumed_node(dst_store, plan, resume):
             get_format(fmt).write_metadata(dst_store, plan.path, plan.document)
-        if plan.is_array:
+        if isinstance(node, Array):
             _transfer_chunks(
                 node,
                 dst_store,
@@ -232,11 +242,10 @@ def _transfer(
 def _open_root(store: Any, path: str) -> Array | Group:
     """The node to walk. Where the store can list, its members are what it holds, not what
     consolidated metadata (perhaps older) says: nothing written since is left behind."""
-    from .hierarchy import apply_use_consolidated as choose
-
-    node = open_node(store, path, read_only=True)
+    node: Array | Group = open_node(store, path, read_only=True)
     if isinstance(node, Group) and store.listable:
-        return choose(node, False)
+        chosen: Group = apply_use_consolidated(node, False)
+        return chosen
     return node
 
 
@@ -292,8 +301,6 @@ def _array_document(
     spec = ChunkSpec(chunk_shape, meta.data_type, meta.fill_value)
     try:
         if new_codecs is not None:
-            from .negotiation import resolve_extension_arg
-
             chosen = [
                 resolve_extension_arg("codec", c, V3, key=f"codecs[{i}]")
                 for i, c in enumerate(new_codecs)
@@ -309,7 +316,7 @@ def _array_document(
             )
         # xarray's dimension names and missing-value mask live in other places per format
         placed = xarray_conventions.place(meta, fmt, thaw(meta.attributes))
-        doc = get_format(fmt).array_document(
+        doc: dict[str, Any] = get_format(fmt).array_document(
             shape=meta.shape,
             data_type=meta.data_type,
             chunk_grid=meta.chunk_grid,
@@ -341,7 +348,7 @@ def _codecs_for(codecs: Sequence[Any], ndim: int, fmt: str) -> list[Any]:
         if equivalent is None:
             raise MetadataError(f"the memory layout {codec.to_json()!r} has no v3 equivalent")
         for i, item in enumerate(equivalent):
-            cls = registry.resolve("codec", item["name"], V3)
+            cls = registry.lookup("codec", item["name"], V3)
             out.append(
                 build(
                     cls,
@@ -364,8 +371,6 @@ def _key_encoding_for(meta: ArrayMetadata, fmt: str, chunk_shape: tuple[int, ...
     default = hooks.array_defaults(fmt, meta.data_type, chunk_shape).get("chunk_key_encoding")
     if default is None:
         return encoding  # let the format say whether it can express it
-    from .negotiation import resolve_extension_arg
-
     return resolve_extension_arg("chunk_key_encoding", default, fmt, key="chunk_key_encoding")
 
 
@@ -414,9 +419,6 @@ def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
     """Consolidate, in the target, each group whose source held consolidated metadata (the
     deepest first, so an outer group's documents are read after the inner ones are written):
     readers such as xarray open the result as they opened the source, with one read."""
-    from .formats.consolidated import has_consolidated
-    from .hierarchy import consolidate_metadata
-
     held = [p for p in plans if not p.is_array and has_consolidated(p.source)]
     for plan in sorted(held, key=lambda p: -p.path.count("/") - bool(p.path)):
         if plan.target.format in (V2, V3):  # the formats with a consolidated form
@@ -475,6 +477,7 @@ def _transfer_chunks(
     batch_bytes: int,
 ) -> None:
     src_meta, dst_meta = plan.source, plan.target
+    assert isinstance(src_meta, ArrayMetadata) and isinstance(dst_meta, ArrayMetadata)
     src_keys = _KeyMaker(node.store, node.path, src_meta)
     dst_keys = _KeyMaker(dst_store, plan.path, dst_meta)
     grid_shape = src_meta.chunk_grid.grid_shape(src_meta.shape)
@@ -561,7 +564,8 @@ class _KeyMaker:
         self._encoding = meta.chunk_key_encoding
 
     def __call__(self, coords: tuple[int, ...]) -> str:
-        return self._format.chunk_key(self._path, self._encoding.encode(coords))
+        key: str = self._format.chunk_key(self._path, self._encoding.encode(coords))
+        return key
 
 
 # -- verifying --------------------------------------------------------------------------------
@@ -586,7 +590,8 @@ def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
     if a.metadata.node_type != b.metadata.node_type:
         return [f"{where}: a {a.metadata.node_type} became a {b.metadata.node_type}"]
     out = []
-    if isinstance(a, Group):
+    if isinstance(a, Group) or isinstance(b, Group):
+        assert isinstance(a, Group) and isinstance(b, Group)  # (same node type, checked above)
         if dict(a.attrs) != dict(b.attrs):
             out.append(f"{where}: attributes differ")
         if sorted(a.keys()) != sorted(b.keys()):

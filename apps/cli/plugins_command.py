@@ -1,24 +1,19 @@
-"""The `zarrkit` command line (also `python -m zarrkit`).
-
-Subcommands:
-  plugins   list installed extensions and hook plugins; `--check` loads and verifies them
-  convert   convert a hierarchy to another zarr format (cli_transfer.py)
-  copy      copy a hierarchy to another store in the same format (cli_transfer.py)
-
-The parser is a set of subcommands so that `info`, `tree`, `convert` and `check` can be added
-next to `plugins`, each as one `_add_<command>` function and one `_run_<command>` function.
-"""
+"""`zarrkit plugins`: installed extensions and hook plugins, listed from distribution metadata
+without importing them; `--check` loads each and reports load errors and name collisions."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
 import json
+import re
 import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeAlias
+
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: Listing order and headings; "hook" is the `zarrkit.hooks` group of hook modules.
 KIND_TITLES: dict[str, str] = {
@@ -31,43 +26,6 @@ KIND_TITLES: dict[str, str] = {
     "store": "stores",
     "hook": "hook plugins",
 }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `zarrkit` console script; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.run is None:
-        parser.print_help(sys.stderr)
-        return 2
-    if not args.store_metrics:
-        return args.run(args)
-    from . import config, storage
-
-    with config.override(store_metrics=True):
-        try:
-            return args.run(args)
-        finally:
-            print(storage.metrics_report(), file=sys.stderr)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="zarrkit", description="Zarr arrays and groups.")
-    parser.set_defaults(run=None)
-    parser.add_argument(
-        "--store-metrics",
-        action="store_true",
-        help="count every store operation (calls, keys, bytes, seconds) and "
-        "print a table to stderr at the end",
-    )
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    _add_plugins(commands)
-    from .cli_transfer import add_commands
-
-    add_commands(commands)
-    for name, sub in commands.choices.items():
-        sub.set_defaults(command_name=name)
-    return parser
 
 
 # == zarrkit plugins ==============================================================================
@@ -94,7 +52,7 @@ class PluginRow:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _add_plugins(commands: Any) -> None:
+def add_command(commands: Commands) -> None:
     cmd = commands.add_parser(
         "plugins",
         help="list installed extensions and hook plugins",
@@ -159,7 +117,7 @@ def list_plugins(kinds: Sequence[str]) -> list[PluginRow]:
 
 
 def _extension_rows(kind: str) -> list[PluginRow]:
-    from . import registry
+    from zarrkit import registry
 
     return [_row(kind, p) for p in registry.get_registry(kind).providers()]
 
@@ -180,7 +138,7 @@ def _row(kind: str, provider: Any) -> PluginRow:
 
 
 def _hook_rows() -> list[PluginRow]:
-    from . import hooks
+    from zarrkit import hooks
 
     return [
         PluginRow("hook", ep.name, ep.value, dist, version, "entry point", ep.module in sys.modules)
@@ -210,7 +168,7 @@ def check_plugins(rows: list[PluginRow], kinds: Sequence[str]) -> list[Problem]:
 
 
 def _check_hooks(rows: list[PluginRow]) -> list[Problem]:
-    from . import hooks
+    from zarrkit import hooks
 
     problems = []
     for failure in hooks.failures():
@@ -229,7 +187,7 @@ def _check_hooks(rows: list[PluginRow]) -> list[Problem]:
 
 
 def _check_kind(kind: str, rows: list[PluginRow]) -> list[Problem]:
-    from . import registry
+    from zarrkit import registry
 
     reg = registry.get_registry(kind)
     by_key = {(r.name, r.value, r.distribution, r.origin): r for r in rows if r.kind == kind}
@@ -251,12 +209,13 @@ def _check_kind(kind: str, rows: list[PluginRow]) -> list[Problem]:
 
 def _check_row(row: PluginRow, cls: type | None, error: str | None) -> list[Problem]:
     label = f"{row.kind} {row.name!r} from {_provenance(row)} ({row.value})"
+    names = getattr(cls, "names", None)
     if cls is None:
         found = [Problem("load error", f"{label} failed to load: {error}")]
-    elif getattr(cls, "names", None) is None:
+    elif names is None:
         found = [Problem("no names", f"{label}: {cls.__qualname__} declares no `names`")]
     else:
-        row.names = _names_table(cls.names)
+        row.names = _names_table(names)
         found = []
     row.problems.extend(found)
     return found
@@ -279,7 +238,7 @@ def _check_collisions(
     kind: str, conflicts: dict[str, list[Any]], by_key: dict[tuple, PluginRow]
 ) -> list[Problem]:
     """One problem per name declared by several distributions, unless a preference settles it."""
-    from . import config
+    from zarrkit import config
 
     problems = []
     for name, providers in sorted(conflicts.items()):
@@ -303,9 +262,12 @@ def _check_collisions(
 
 
 def _same_dist(a: str | None, b: str) -> bool:
-    from .registry import _normalize_dist
+    """Distribution names compared as packaging normalizes them (PEP 503)."""
+    return a is not None and _normalized(a) == _normalized(b)
 
-    return a is not None and _normalize_dist(a) == _normalize_dist(b)
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # -- output ---------------------------------------------------------------------------------------
@@ -333,7 +295,7 @@ def print_table(rows: list[PluginRow], kinds: Sequence[str], out: TextIO, *, che
 
 
 def _cells(row: PluginRow, checked: bool) -> tuple[str, ...]:
-    cells = (row.name, _provenance(row), row.value, "yes" if row.loaded else "no")
+    cells: tuple[str, ...] = (row.name, _provenance(row), row.value, "yes" if row.loaded else "no")
     if checked:
         cells += (", ".join(sorted({p.category for p in row.problems})) or "ok",)
     return cells

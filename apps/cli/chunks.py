@@ -1,0 +1,97 @@
+"""An array's chunks as stored: their keys, which of them the store holds, and their sizes.
+
+Only the store contract and the array's metadata are used: keys are listed once under the
+prefix the array's first and last chunk keys share (stores that cannot list are asked key by
+key), and sizes are the lengths of the values read (zarr-python's `getsize` does the same where
+a store has no cheaper way)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from os.path import commonpath
+from typing import Any
+
+from .kernel import Array, chunk_key
+
+#: keys per request when reading values only to learn their sizes
+_BATCH = 64
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of the array's grid (a shard, when the array is sharded)."""
+
+    coords: tuple[int, ...]
+    key: str
+    region: tuple[slice, ...]
+
+    @property
+    def nbytes_hint(self) -> int:
+        return math.prod(s.stop - s.start for s in self.region)
+
+
+def grid(array: Array) -> Iterator[Chunk]:
+    """Every chunk of the grid, in C order, with the region of the array it covers."""
+    chunk_grid = array.metadata.chunk_grid
+    shape = array.shape
+    for coords in itertools.product(*(range(n) for n in chunk_grid.grid_shape(shape))):
+        sizes = chunk_grid.chunk_shape(coords)
+        region = []
+        for d, (c, n) in enumerate(zip(coords, sizes)):
+            start = int(chunk_grid.chunk_start(d, c))
+            region.append(slice(start, min(start + int(n), shape[d])))
+        yield Chunk(coords, chunk_key(array, coords), tuple(region))
+
+
+def chunk_count(array: Array) -> int:
+    return math.prod(array.metadata.chunk_grid.grid_shape(array.shape))
+
+
+def listing_prefix(keys: list[str]) -> str:
+    """The folder-like prefix all `keys` share ('' when they share none)."""
+    if not keys:
+        return ""
+    first, last = min(keys), max(keys)
+    common = commonpath([first, last]) if "/" in first else ""
+    if common == first:  # one key only: its folder
+        common = common.rpartition("/")[0]
+    return common + "/" if common else ""
+
+
+def stored(array: Array, chunks: list[Chunk]) -> set[str]:
+    """The keys of `chunks` that the store holds."""
+    store = array.store
+    wanted = {c.key for c in chunks}
+    if getattr(store, "listable", True):
+        prefix = listing_prefix([chunks[0].key, chunks[-1].key]) if chunks else ""
+        return {k for k in store.list_prefix(prefix) if k in wanted}
+    return {k for k in wanted if store.exists(k)}
+
+
+def node_keys(array: Array) -> list[str] | None:
+    """Every key under the array's own prefix (its documents and chunks), for formats whose
+    arrays keep everything under one (v2, v3); None otherwise, or when the store cannot list."""
+    store = array.store
+    if array.metadata.format not in ("v2", "v3") or not getattr(store, "listable", True):
+        return None
+    prefix = f"{array.path}/" if array.path else ""
+    return list(store.list_prefix(prefix))
+
+
+def sizes(store: Any, keys: Iterable[str], jobs: int) -> dict[str, int]:
+    """Stored bytes per key (absent keys left out), reading values a batch at a time."""
+    keys = list(keys)
+    batches = [keys[i : i + _BATCH] for i in range(0, len(keys), _BATCH)]
+
+    def one(batch: list[str]) -> dict[str, int]:
+        return {k: len(memoryview(v).cast("B")) for k, v in store.get_many(batch).items()}
+
+    out: dict[str, int] = {}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for found in pool.map(one, batches):
+            out.update(found)
+    return out

@@ -1,0 +1,128 @@
+"""What every command that takes a URL shares: its arguments, opening the node it names, the
+way errors are reported, and sizes written for people."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from zarrkit.errors import ZarrkitError
+
+from .kernel import Array, Group, open_group
+from .kernel import open as open_node_at
+
+#: what a command's `run` returns: the process exit code
+Run = Callable[[argparse.Namespace], int]
+
+#: exit codes: 0 all well, 1 the command found a problem (check, verify), 2 it could not run
+OK, FOUND, FAILED = 0, 1, 2
+
+
+def add_url_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "url",
+        metavar="URL",
+        help="path or URL of the store, optionally followed by the node's path inside it "
+        "(data.zarr/group/array, s3://bucket/data.zarr/array)",
+    )
+    cmd.add_argument(
+        "--path", default=None, help="the node's path inside the store at URL (default: found)"
+    )
+    add_storage_options(cmd, "--storage-options", "the store")
+
+
+def add_storage_options(cmd: argparse.ArgumentParser, flag: str, what: str) -> None:
+    cmd.add_argument(
+        flag,
+        type=json_object,
+        default=None,
+        metavar="JSON",
+        help=f"options for {what}, as a JSON object (e.g. "
+        '\'{"endpoint_url": "http://127.0.0.1:9000", "anon": true}\' for s3://)',
+    )
+
+
+def json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
+def open_node(url: str, path: str | None, storage_options: dict[str, Any] | None) -> Array | Group:
+    """The node a user named. With no `--path`, URL may run on into the hierarchy
+    (`data.zarr/g/a`): the longest leading part of URL that opens is the store and the rest the
+    path, so an array's own folder opens too. The first error is the one reported."""
+    if path is not None:
+        return _open(url, path, storage_options)
+    head, rest = url.rstrip("/") or url, ""
+    first: ZarrkitError | None = None
+    while True:
+        try:
+            return _open(head, rest, storage_options)
+        except ZarrkitError as exc:
+            first = first or exc
+        scheme, sep, location = head.rpartition("://")
+        parent, slash, name = location.rpartition("/")
+        if not slash or not parent or not name:
+            raise first
+        head, rest = scheme + sep + parent, "/".join(p for p in (name, rest) if p)
+
+
+def _open(url: str, path: str, storage_options: dict[str, Any] | None) -> Array | Group:
+    """A group on a store that cannot list (HTTP) is read through its consolidated metadata,
+    the only way to find its members there; elsewhere members are listed, so that what was
+    written after consolidating is seen too."""
+    node = open_node_at(url, path=path, mode="r", storage_options=storage_options)
+    if isinstance(node, Group) and not getattr(node.store, "listable", True):
+        return open_group(url, path=path, mode="r", storage_options=storage_options)
+    return node
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def default_jobs() -> int:
+    """Concurrent reads: enough to keep an object store's latency hidden, few on a laptop."""
+    return min(32, 4 * (os.cpu_count() or 1))
+
+
+def fail(args: argparse.Namespace, exc: BaseException) -> int:
+    print(f"zarrkit {args.command_name}: error: {exc}", file=sys.stderr)
+    return FAILED
+
+
+def print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def human_size(size: int) -> str:
+    """`1234567 (1.2M)`, as zarr-python's `info_complete` writes sizes."""
+    if size < 1024:
+        return str(size)
+    value, unit = float(size), ""
+    for unit in "KMGTP":  # noqa: B007 (the last unit is the one used)
+        value /= 1024
+        if value < 1024:
+            break
+    return f"{size} ({value:.1f}{unit})"
+
+
+def format_number(fmt: str) -> str:
+    """zarrkit's format names as zarr-python's `zarr_format` numbers them."""
+    return {"v3": "3", "v2": "2", "v3-draft-2020": "3 (2020 draft)"}.get(fmt, fmt)
