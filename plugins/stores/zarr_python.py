@@ -179,6 +179,8 @@ class ZarrPythonStore(Store):
     async def _exists(self, key: str) -> bool:
         try:
             return bool(await self.inner.exists(key))
+        except _MISSING:  # (icechunk: a KeyError for a key of a format it does not hold)
+            return False
         except Exception as exc:
             raise self._error(exc, key, "read") from exc
 
