@@ -20,6 +20,7 @@ import obstore.store  # noqa: E402
 
 import zarrkit as zk  # noqa: E402
 from zarrkit.errors import StoreError  # noqa: E402
+from zarrkit.plugins.stores.objectstore import ObstoreStore  # noqa: E402
 from zarrkit.plugins.stores.zarr_python import ZarrPythonStore  # noqa: E402
 from zarrkit.storage import open_store  # noqa: E402
 from zarrkit.store import Store  # noqa: E402
@@ -124,3 +125,23 @@ def test_a_missing_bucket_is_a_store_error_naming_the_key(moto: Any) -> None:
     with pytest.raises(StoreError) as raised:
         zk.create_array(missing, shape=(2,), chunks=(2,), dtype="u1")
     assert raised.value.key == "zarr.json"
+
+
+# -- obstore's own store objects, taken by zarrkit's obstore store directly ------------------------
+class TestObstoreObjectLocal(StoreTests):
+    concurrent_writers = (4, 10)
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Store:
+        store = open_store(obstore.store.LocalStore(tmp_path / "raw", mkdir=True), mode="w")
+        assert isinstance(store, ObstoreStore)
+        return store
+
+
+def test_an_obstore_object_is_read_by_zarrkit_and_zarr_python(moto: Any) -> None:
+    backend = _s3(moto, f"raw/{uuid.uuid4().hex}")
+    data = np.arange(30, dtype="<u2").reshape(5, 6)
+    zk.create_array(backend, shape=data.shape, chunks=(2, 4), dtype=data.dtype)[...] = data
+    assert type(open_store(backend)) is ObstoreStore  # not through zarr-python's bridge
+    assert np.array_equal(zk.open_array(backend)[...], data)
+    assert np.array_equal(zarr.open_array(_object_store(backend), mode="r")[...], data)

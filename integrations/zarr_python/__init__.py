@@ -63,6 +63,12 @@ class ZarrkitZarrStore(Store):
         super().__init__(read_only=read_only)
         self.store = store
 
+    @property
+    def zarrkit_store(self) -> zarrkit.store.Store:
+        """The zarrkit store: what zarrkit opens this adapter as, with no round trip through
+        zarr-python (see `ZarrPythonStore.adapt`)."""
+        return self.store
+
     def with_read_only(self, read_only: bool = False) -> ZarrkitZarrStore:
         return type(self)(self.store, read_only=read_only)
 

@@ -79,9 +79,14 @@ class ZarrPythonStore(Store):
         self._prototype = _zarr().core.buffer.default_buffer_prototype()
 
     @classmethod
-    def adapt(cls, obj: object, *, mode: str = "r") -> ZarrPythonStore | None:
+    def adapt(cls, obj: object, *, mode: str = "r") -> Store | None:
+        """A zarr-python store; one that presents a zarrkit store (`zarrkit.zarr_python`'s
+        adapter, its `zarrkit_store`) is that store, as a zarrkit store given directly is."""
         base = zarr_store_class()
-        return cls(obj, mode=mode) if base is not None and _is_zarr_store(obj, base) else None
+        if base is None or not _is_zarr_store(obj, base):
+            return None
+        own = getattr(obj, "zarrkit_store", None)
+        return own if isinstance(own, Store) else cls(obj, mode=mode)
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> ZarrPythonStore:
