@@ -285,3 +285,18 @@ def test_a_zarr_store_that_refuses_ranges_past_the_end_is_answered_by_the_contra
     assert store.get("k", ByteRange(20, 5)) == b""
     assert store.get("k", SuffixRange(50)) == bytes(range(10))
     assert store.get("missing", ByteRange(20, 5)) is None
+
+
+@pytest.mark.parametrize("kind", ["dict", "zarr-memory"])
+def test_xarray_and_dask_over_foreign_stores(tmp_path: Path, kind: str) -> None:
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("dask")
+    from zarrkit.dask import from_zarrkit
+    from zarrkit.xarray import to_zarrkit
+
+    foreign = _stores(tmp_path)[kind]
+    ds = xr.Dataset({"t": (("x", "y"), np.arange(20.0).reshape(4, 5))}, attrs={"a": 1})
+    to_zarrkit(ds, foreign, mode="w")
+    xr.testing.assert_identical(xr.open_dataset(foreign, engine="zarrkit").load(), ds)
+    lazy = from_zarrkit(foreign, "t", chunks=(2, 5))
+    assert lazy.numblocks == (2, 1) and np.array_equal(lazy.compute(), ds["t"].values)
