@@ -300,3 +300,15 @@ def test_xarray_and_dask_over_foreign_stores(tmp_path: Path, kind: str) -> None:
     xr.testing.assert_identical(xr.open_dataset(foreign, engine="zarrkit").load(), ds)
     lazy = from_zarrkit(foreign, "t", chunks=(2, 5))
     assert lazy.numblocks == (2, 1) and np.array_equal(lazy.compute(), ds["t"].values)
+
+
+def test_a_zarr_store_answering_something_else_than_bytes_is_a_store_error() -> None:
+    class Odd(zarr.storage.MemoryStore):  # type: ignore[misc]
+        async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+            return 42 if key == "k" else await super().get(key, prototype, byte_range)
+
+    store = open_store(Odd(), mode="w")
+    with pytest.raises(StoreError) as raised:
+        store.get("k")
+    assert (raised.value.key, raised.value.operation) == ("k", "read")
+    assert "int" in str(raised.value)

@@ -161,7 +161,7 @@ class ZarrPythonStore(Store):
             if rng is None:
                 raise self._error(exc, key, "read") from exc
             return await self._read_within(key, rng, exc)
-        return None if value is None else value.to_bytes()
+        return None if value is None else self._bytes(value, key)
 
     async def _read_within(self, key: str, rng: Range, failure: Exception) -> bytes | None:
         """A range the store refused (past the end, longer than the value): read what of it
@@ -179,7 +179,21 @@ class ZarrPythonStore(Store):
             return None
         except Exception as exc:
             raise self._error(failure, key, "read") from exc
-        return None if value is None else value.to_bytes()
+        return None if value is None else self._bytes(value, key)
+
+    def _bytes(self, value: Any, key: str) -> bytes:
+        """A zarr-python `Buffer` (or any bytes-like answer) as bytes."""
+        try:
+            if isinstance(value, _zarr().core.buffer.Buffer):
+                return bytes(value.to_bytes())
+            return memoryview(value).tobytes()
+        except (TypeError, ValueError) as exc:
+            raise StoreError(
+                f"the store answered a {type(value).__name__}, not a buffer",
+                key=key,
+                store=self,
+                operation="read",
+            ) from exc
 
     async def _exists(self, key: str) -> bool:
         try:
