@@ -90,6 +90,24 @@ class Settings:
     max_chunk_bytes: int = field(
         default_factory=lambda: _env_int("ZARRKIT_MAX_CHUNK_BYTES", 512 << 20)
     )
+    #: what arrays of variable-length strings (v3 `string`, v2 `|O` with vlen-utf8) read as:
+    #: "StringDType", numpy's variable-width strings (numpy >= 2), as zarr-python 3 returns
+    #: them; or "object", arrays of Python `str` (always, with numpy 1). Writes take either.
+    #: Read when an array is opened or created.
+    string_dtype: str = field(
+        default_factory=lambda: os.environ.get("ZARRKIT_STRING_DTYPE") or "StringDType"
+    )
+
+    def __post_init__(self) -> None:
+        if self.string_dtype not in STRING_DTYPES:
+            raise ValueError(
+                f"string_dtype (ZARRKIT_STRING_DTYPE) must be one of {STRING_DTYPES}, "
+                f"got {self.string_dtype!r}"
+            )
+
+
+#: the choices of the `string_dtype` setting
+STRING_DTYPES = ("StringDType", "object")
 
 
 _lock = forksafe.lock()

@@ -114,6 +114,12 @@ class DataType(Extension):
     def describe(self) -> str:
         return repr(self.to_json(V3))
 
+    def cast_array(self, source: np.ndarray) -> np.ndarray:
+        """Written values (`source`, of another numpy dtype) as `native`. `check_representable`
+        judges the result afterwards; a type whose elements numpy's cast would change silently
+        (numbers to text) overrides this to refuse them with `ValueCastError`."""
+        return numeric_cast(source, self)
+
     # -- value semantics used when casting written values ----------------------------------
     @property
     def numeric_kind(self) -> str:
@@ -224,8 +230,15 @@ class DataType(Extension):
 
 
 def cast_values(source: np.ndarray, data_type: DataType) -> np.ndarray:
-    """`source` as the type's dtype, without numpy's warnings on lossy casts: the caller judges
-    the result with `check_representable`, so a bad value is one clean ValueCastError."""
+    """`source` as the type's dtype (through its `cast_array`), without numpy's warnings on
+    lossy casts: the caller judges the result with `check_representable`, so a bad value is one
+    clean ValueCastError."""
+    return data_type.cast_array(source)
+
+
+def numeric_cast(source: np.ndarray, data_type: DataType) -> np.ndarray:
+    """The default `DataType.cast_array`: numpy's cast, complex to real only when no value has
+    an imaginary part."""
     target = data_type.native
     if source.dtype.kind == "c" and data_type.numeric_kind not in "cOV":
         if np.any(source.imag):

@@ -2,7 +2,13 @@
 
 Stores are plugins found by URL scheme in the `zarrkit.stores` registry; a plain path is the
 `file` scheme; a URL no store claims is an `UnknownExtensionError` naming the scheme.
-`storage_options` go to the store's `from_url` as keyword arguments. The setting
+`storage_options` go to the store's `from_url` as keyword arguments.
+
+Any other object (a dict, an fsspec mapper, another library's store) is offered to the store
+classes of the registry, each asked through its class method `adapt(obj, mode=)` until one
+answers with a store. They are asked in this order: by `adapt_order` (lower first), then
+classes registered at runtime (newest first), then entry points in order of name; each class
+once. A class that answers None does not recognise the object. The setting
 `store_schemes` (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`) opens a scheme's URLs as another's.
 
 With the setting `store_metrics` (`ZARRKIT_STORE_METRICS=1`) every store returned is wrapped by
@@ -55,21 +61,54 @@ def _open(store: Any, mode: str, storage_options: dict | None) -> Store:
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     if not isinstance(store, str):
-        raise TypeError(
-            f"store must be a path, a URL or a zarrkit Store, got {type(store).__name__}"
-        )
+        return _adapt(store, mode, storage_options)
     options = dict(storage_options or {})
     scheme = scheme_of(store)
     routed = config.get().store_schemes.get(scheme)  # e.g. s3:// through another backend
     if routed is not None and "://" in store:
         store, scheme = f"{routed}://{store.split('://', 1)[1]}", routed
-    cls = registry.resolve("store", scheme)
+    cls = registry.lookup("store", scheme)
     return cls.from_url(store, mode=mode, **options)
+
+
+_ORIGINS = {"runtime": 0, "entry point": 1}
+
+
+def _adapt(obj: object, mode: str, storage_options: dict | None) -> Store:
+    """A store over `obj` from the first store class that recognises it (see the module's
+    docstring for the order)."""
+    if storage_options:
+        raise TypeError(
+            f"storage_options {sorted(storage_options)} apply to a path or URL, "
+            f"not to a {type(obj).__name__} object"
+        )
+    failures: list[str] = []
+    candidates: list[tuple[int, int, int, str, type[Store]]] = []
+    for i, (provider, cls, error) in enumerate(registry.get_registry("store").load_all()):
+        if cls is None:
+            failures.append(f"{provider.name!r}: {error}")
+        elif issubclass(cls, Store):
+            rank = _ORIGINS.get(provider.origin, 2)
+            order = i if rank < 1 else 0  # runtime registrations: as registered
+            candidates.append((cls.adapt_order, rank, order, provider.name, cls))
+    seen: set[type] = set()
+    for *_, cls in sorted(candidates, key=lambda c: c[:4]):
+        if cls in seen:
+            continue
+        seen.add(cls)
+        adapted = cls.adapt(obj, mode=mode)
+        if adapted is not None:
+            return adapted
+    hint = "; store plugins that failed to load: " + "; ".join(failures) if failures else ""
+    raise TypeError(
+        f"store must be a path, a URL, a zarrkit Store or an object a store plugin adapts "
+        f"(a mapping, an fsspec mapper, a zarr-python store), got {type(obj).__name__}{hint}"
+    )
 
 
 # -- store metrics (what a CLI flag or a user switches on with `store_metrics`) -----------------
 def _metrics_wrapper() -> Any:
-    return registry.resolve("store", METRICS_WRAPPER)
+    return registry.lookup("store", METRICS_WRAPPER)
 
 
 def metrics_summary() -> dict[str, dict[str, dict[str, Any]]]:

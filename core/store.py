@@ -265,6 +265,21 @@ class Store:
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> Store:
         raise NotImplementedError
 
+    #: When `open_store` asks this class to `adapt` an object, relative to other store
+    #: classes: lower first. A class that takes a broad kind of object (any mapping) sets it
+    #: high, so that classes recognising a narrower kind (an fsspec mapper, which is also a
+    #: mapping) are asked before it.
+    adapt_order: ClassVar[int] = 0
+
+    @classmethod
+    def adapt(cls, obj: object, *, mode: str = "r") -> Store | None:
+        """A store of this class over `obj`, an object of another library that this class
+        recognises (a mapping, another library's store), or None when it does not. `open_store`
+        asks every store class (see `zarrkit.storage`) about an object that is not a path, a URL
+        or a zarrkit Store, so a class recognises objects cheaply and without importing their
+        library (an object of a library not in `sys.modules` cannot be one of its objects)."""
+        return None
+
     # -- readable ----------------------------------------------------------------------------
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         """The value at `key` (or part of it), None when the key is absent."""

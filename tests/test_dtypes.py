@@ -484,7 +484,7 @@ ARRAYS = [
 
 
 def same(a, b):
-    if a.dtype == object:
+    if a.dtype == object or a.dtype.kind == "T":  # (strings read as numpy's StringDType)
         return list(a) == list(b)
     if a.dtype.name in ("int2", "int4", "uint2", "uint4"):  # the unused high bits may differ
         return np.array_equal(a.astype(np.int64), b.astype(np.int64))

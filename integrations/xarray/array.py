@@ -14,8 +14,9 @@ from zarrkit.errors import ZarrkitError
 
 
 def is_vlen_string(array: Any) -> bool:
-    """Whether an array holds variable-length UTF-8 strings (read as Python `str` objects)."""
-    if array.dtype.kind != "O":
+    """Whether an array holds variable-length UTF-8 strings (read as Python `str` objects, or
+    as numpy's StringDType)."""
+    if array.dtype.kind not in "OT":
         return False
     return any(_codec_name(c, array.metadata.format) == "vlen-utf8" for c in array.codecs)
 
@@ -35,13 +36,16 @@ class ZarrkitBackendArray(BackendArray):
     and vectorized (`vindex`), so xarray hands every kind of index down unchanged
     (`IndexingSupport.VECTORIZED`) and only the chunks a selection touches are read."""
 
-    __slots__ = ("_array", "dtype", "shape")
+    __slots__ = ("_array", "_as_objects", "dtype", "shape")
 
     def __init__(self, array: Any):
         self._array = array
         self.shape = array.shape
         # variable-length strings keep xarray's marker for str objects, as with zarr-python
         self.dtype = coding.strings.create_vlen_dtype(str) if is_vlen_string(array) else array.dtype
+        # (strings zarrkit reads as numpy's StringDType go to xarray as the str objects its
+        # marker promises)
+        self._as_objects = array.dtype.kind == "T"
 
     def get_array(self) -> Any:
         return self._array
@@ -55,9 +59,10 @@ class ZarrkitBackendArray(BackendArray):
             method = self._orthogonal
         else:
             raise TypeError(f"unexpected indexer {type(key).__name__}")
-        return indexing.explicit_indexing_adapter(
+        out = indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED, method
         )
+        return np.asarray(out, dtype=object) if self._as_objects else out
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> Any:
         """`Dataset.load_async()`: zarrkit's reads are synchronous (its own thread pool works

@@ -38,6 +38,8 @@ class _VLen(ArrayBytesCodec):
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         flat = np.ascontiguousarray(data, dtype=object).reshape(-1)
+        if data.dtype.kind == "T":  # numpy's StringDType: every element is a str
+            return self._impl().encode(flat)
         element = self._element
         for i, value in enumerate(flat):
             if type(value) is not element and not isinstance(value, element):
@@ -67,7 +69,9 @@ class _VLen(ArrayBytesCodec):
             raise ChunkDecodeError(
                 f"{self.written_name()}: cannot decode the chunk (truncated or corrupt): {exc}"
             ) from None
-        return np.asarray(out, dtype=object).reshape(spec.shape)
+        decoded = np.asarray(out, dtype=object).reshape(spec.shape)
+        native = spec.dtype  # object, or numpy's StringDType (the `string_dtype` setting)
+        return decoded if native == decoded.dtype else decoded.astype(native)
 
 
 class VLenUTF8Codec(_VLen):

@@ -1,9 +1,11 @@
 """Text and byte-string data types.
 
-- `string`: variable-length UTF-8 (stored by the `vlen-utf8` codec). Decoded chunks are numpy
-  object arrays of `str`: every numpy reads and writes them, zarr-python 2 and 3 accept them,
-  and numpy's StringDType (numpy >= 2) converts to and from them losslessly. Written values may
-  be any array of text (`<U`, StringDType, object of str).
+- `string`: variable-length UTF-8 (stored by the `vlen-utf8` codec). Arrays read as numpy's
+  `StringDType()` (numpy >= 2; no `na_object`, as zarr-python 3 reads them), or as object
+  arrays of `str` with the setting `string_dtype="object"` (`ZARRKIT_STRING_DTYPE=object`)
+  and always with numpy 1. The choice is made when an array is opened or created. Written
+  values may be any array of text (`<U`, StringDType, object of str); anything else (numbers,
+  None) is refused rather than turned into its text.
 - `bytes`: variable-length byte strings (`vlen-bytes`), object arrays of `bytes`; zarr-python 3
   writes it as `variable_length_bytes`, read here as an alias.
 - `fixed_length_utf32`: numpy's `<U<n>` (n code points, 4 bytes each, zero-padded).
@@ -22,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.abc import V3, DataType, check_known_fields, config_value, names
+from zarrkit.abc import V3, DataType, check_known_fields, config_value, names, settings
 from zarrkit.errors import MetadataError, ValueCastError
 
 from .typestrings import endian_of, endian_of_native, no_configuration, prefix
@@ -94,11 +96,53 @@ class _Variable(DataType):
             raise MetadataError(str(exc), key="fill_value") from None
 
 
+#: numpy's variable-width string dtype (numpy >= 2), None before it
+_STRING_DTYPE: np.dtype | None = (
+    np.dtype(np.dtypes.StringDType()) if hasattr(np.dtypes, "StringDType") else None
+)
+
+
+def _strings_read_as() -> np.dtype:
+    """The numpy dtype string arrays read as now (the `string_dtype` setting)."""
+    if _STRING_DTYPE is None or settings().string_dtype == "object":
+        return np.dtype(object)
+    return _STRING_DTYPE
+
+
 class VariableString(_Variable):
     names = names("string", v2="|O")
     numpy_keys = ("O", "T")
     _element = str
     _codec = "vlen-utf8"
+
+    def __init__(self) -> None:
+        self._native = _strings_read_as()
+
+    @property
+    def native(self) -> np.dtype:
+        return self._native
+
+    def cast_array(self, source: np.ndarray) -> np.ndarray:
+        """Text of any numpy form; an object array only when every element is a `str` (numpy
+        would write 5 as '5' and None as 'None')."""
+        if source.dtype.kind == "O":
+            for i, value in enumerate(source.reshape(-1)):
+                if not isinstance(value, str):
+                    raise ValueCastError(
+                        f"element {i} of the values is {value!r}, not str: it cannot be "
+                        f"stored as {self.describe()}"
+                    )
+        elif source.dtype.kind not in "UT":
+            raise ValueCastError(
+                f"values of dtype {source.dtype} cannot be stored as {self.describe()}: "
+                f"expected text (str, numpy U or StringDType), not str"
+            )
+        return source.astype(self._native)
+
+    def chunk_equals_fill(self, chunk: np.ndarray, fill: Any) -> bool:
+        if chunk.dtype.kind == "T":  # every element is a str: numpy compares them at once
+            return bool(np.all(chunk == fill))
+        return super().chunk_equals_fill(chunk, fill)
 
     @classmethod
     def from_native(cls, dtype: np.dtype) -> DataType:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -121,6 +122,19 @@ class FsspecStore(Store):
         # round trip per chunk for nothing, so whole-value reads ask for one stream
         params = inspect.signature(fs._cat_file).parameters
         self._whole = {"max_concurrency": 1} if "max_concurrency" in params else {}
+
+    @classmethod
+    def adapt(cls, obj: object, *, mode: str = "r") -> FsspecStore | None:
+        """An fsspec mapper (`fsspec.get_mapper(url)`, `fs.get_mapper(root)`) of an async
+        filesystem (s3fs, gcsfs, http, ...): its filesystem at its root, read concurrently and
+        in byte ranges where the mapper reads whole values one at a time. A mapper of a
+        synchronous filesystem (local, memory, zip) is left to the mapping store: its own
+        writes make the folders such a filesystem needs."""
+        mapping = sys.modules.get("fsspec.mapping")
+        mapper = getattr(mapping, "FSMap", None)
+        if mapper is None or not isinstance(obj, mapper) or not obj.fs.async_impl:
+            return None
+        return cls(obj.fs, obj.root, mode=mode)
 
     @property
     def fs(self) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
@@ -41,6 +42,8 @@ T = TypeVar("T")
 
 _PREFIX = "obstore+"
 _SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https")
+#: obstore's store classes, which `adapt` takes as they are
+_BACKENDS = ("S3Store", "GCSStore", "AzureStore", "HTTPStore", "LocalStore", "MemoryStore")
 
 
 def _obstore() -> Any:
@@ -99,6 +102,21 @@ class ObstoreStore(Store):
     @classmethod
     def matches_name(cls, name: str, format: str) -> bool:
         return name.startswith(_PREFIX) and name[len(_PREFIX) :] in _SCHEMES
+
+    @classmethod
+    def adapt(cls, obj: object, *, mode: str = "r") -> ObstoreStore | None:
+        """An obstore store object (`obstore.store.S3Store(...)`, `LocalStore`, ...)."""
+        module = sys.modules.get("obstore.store")
+        kinds = tuple(getattr(module, n, None) for n in _BACKENDS)
+        if not isinstance(obj, tuple(k for k in kinds if isinstance(k, type))):
+            return None
+        store = cls(obj, mode=mode)
+        if type(obj).__name__ == "HTTPStore":  # plain HTTP servers: no PUT, no listing
+            store.writeable = False  # type: ignore[misc]
+            store.listable = False  # type: ignore[misc]
+        if type(obj).__name__ == "LocalStore":  # folders outlive their last file there
+            store._delimited = False
+        return store
 
     @classmethod
     def from_url(
@@ -275,6 +293,10 @@ class ObstoreStore(Store):
 
         return iter(sorted(k for k in _run(find) if k.startswith(prefix) and _valid(k)))
 
+    #: whether `list_dir` may trust a delimited listing: not over a local filesystem, where it
+    #: shows the folders an erase left empty
+    _delimited = True
+
     def diagnose(self, prefix: str = "") -> Absence | None:
         """What one listing of the root says: no such bucket, access denied, or nothing
         stored under the root."""
@@ -297,6 +319,8 @@ class ObstoreStore(Store):
         """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""
         self.require("list", f"list {prefix!r}")
         check_prefix(prefix)
+        if not self._delimited:
+            return super().list_dir(prefix)
 
         async def ls() -> Any:
             try:

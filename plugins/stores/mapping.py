@@ -1,0 +1,150 @@
+"""A store over any mapping of keys to bytes: a `dict`, a `MutableMapping` of another library
+(a zarr-python 2 store, a `shelve`), or a read-only `Mapping`.
+
+`zarrkit.open_group(some_dict)` lands here: `open_store` offers every object that is not a path,
+a URL or a zarrkit Store to the store classes, and this one, asked last (`adapt_order`),
+takes anything that is a `Mapping`. An fsspec mapper is a mapping too, but the fsspec store,
+asked before, takes it and reads byte ranges through its filesystem.
+
+A mapping cannot read part of a value: a byte range reads the whole value and slices it. A
+missing key is one that raises `KeyError`; any other failure of the mapping raises `StoreError`
+naming the key and the operation, so it is never taken for a missing chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+from zarrkit.abc import Range, Store, check_key, check_mode, check_prefix, names
+from zarrkit.errors import StoreError
+
+#: attempts at listing a mapping that other threads keep changing (a dict refuses iteration
+#: while its size changes)
+_LIST_ATTEMPTS = 16
+
+
+class MappingStore(Store):
+    """Keys and values of `mapping`; read-only when opened with mode "r" or when the mapping
+    is not mutable. The mapping is the caller's: closing the store leaves it alone."""
+
+    names = names("mapping")
+    #: any mapping: asked after the classes that recognise narrower kinds of object
+    adapt_order = 100
+
+    def __init__(self, mapping: Mapping[str, Any], *, mode: str = "a") -> None:
+        if not isinstance(mapping, Mapping):
+            raise TypeError(f"a mapping store holds a Mapping, got {type(mapping).__name__}")
+        self.mapping = mapping
+        self.read_only = check_mode(mode) == "r"
+        if not isinstance(mapping, MutableMapping):
+            self.writeable = False  # type: ignore[misc]
+
+    @classmethod
+    def adapt(cls, obj: object, *, mode: str = "r") -> MappingStore | None:
+        return cls(obj, mode=mode) if isinstance(obj, Mapping) else None
+
+    @classmethod
+    def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> MappingStore:
+        raise ValueError(
+            f"{url!r}: a mapping store has no URL; pass the mapping itself as the store"
+        )
+
+    def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return StoreError(detail, key=key, store=self, operation=operation)
+
+    # -- readable ----------------------------------------------------------------------------
+    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        check_key(key)
+        try:
+            value = self.mapping[key]
+        except KeyError:
+            return None
+        except Exception as exc:
+            raise self._error(exc, key, "read") from exc
+        try:
+            data = value if type(value) is bytes else memoryview(value).tobytes()
+        except TypeError:
+            raise StoreError(
+                f"the mapping holds a {type(value).__name__}, not bytes",
+                key=key,
+                store=self,
+                operation="read",
+            ) from None
+        return data if byte_range is None else data[byte_range.slice(len(data))]
+
+    def exists(self, key: str) -> bool:
+        check_key(key)
+        try:
+            return key in self.mapping
+        except Exception as exc:
+            raise self._error(exc, key, "read") from exc
+
+    # -- writeable ---------------------------------------------------------------------------
+    def _mutable(self) -> MutableMapping[str, Any]:
+        assert isinstance(self.mapping, MutableMapping)  # (`require` refused the others)
+        return self.mapping
+
+    def set(self, key: str, value: Any) -> None:
+        self.require("write", f"set {key!r}")
+        check_key(key)
+        data = value if type(value) is bytes else memoryview(value).tobytes()  # a copy of ours
+        try:
+            self._mutable()[key] = data
+        except Exception as exc:
+            raise self._error(exc, key, "write") from exc
+
+    def erase(self, key: str) -> None:
+        self.require("write", f"erase {key!r}")
+        check_key(key)
+        try:
+            del self._mutable()[key]
+        except KeyError:
+            pass
+        except Exception as exc:
+            raise self._error(exc, key, "erase") from exc
+
+    def erase_prefix(self, prefix: str) -> None:
+        self.require("write", f"erase prefix {prefix!r}")
+        self.erase_many(list(self.list_prefix(check_prefix(prefix))))
+
+    # -- listable ----------------------------------------------------------------------------
+    def list(self) -> Iterator[str]:
+        """A snapshot, so writers may carry on while the caller iterates; keys a zarrkit store
+        could not hold (not strings, or escaping the root) are left out."""
+        for _ in range(_LIST_ATTEMPTS):
+            try:
+                keys = list(self.mapping)
+            except RuntimeError:  # changed size during iteration: look again
+                continue
+            except Exception as exc:
+                raise self._error(exc, None, "list") from exc
+            return iter([k for k in keys if _valid(k)])
+        raise StoreError(
+            f"the mapping kept changing while it was listed ({_LIST_ATTEMPTS} attempts)",
+            store=self,
+            operation="list",
+        )
+
+    # -- identity ----------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MappingStore):
+            return NotImplemented
+        return self.mapping is other.mapping
+
+    def __hash__(self) -> int:
+        return id(self.mapping)
+
+    def __repr__(self) -> str:
+        return f"MappingStore(<{type(self.mapping).__name__} at {id(self.mapping):#x}>)"
+
+
+def _valid(key: object) -> bool:
+    if not isinstance(key, str):
+        return False
+    try:
+        check_key(key)
+    except ValueError:
+        return False
+    return True
