@@ -12,11 +12,13 @@ across threads as decoding does, and a remote store still sees whole batches.
 
 from __future__ import annotations
 
+from .chunks import ChunkEngine
 from .locks import locked
 from .ranges import RangeCache, coalesce, drive, fetch_ranges, range_cache
 from .sizing import batch_size, fetch_size, parallel, parallel_writes, stream_size, value_limit
 
 __all__ = [
+    "ChunkEngine",
     "RangeCache",
     "batch_size",
     "coalesce",

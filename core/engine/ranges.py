@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import config, forksafe
 from ..codec import Lasting, RangeReads, lockstep
-from ..store import ByteRange, Range
+from ..store import ByteRange, Range, Store
 
 # -- answers that last (shard indexes) -------------------------------------------------------------
 #: bytes of `Lasting` answers one array handle keeps
@@ -88,7 +88,7 @@ class RangeCache:
 _INDEX_CACHE = ("remote", "always", "never")
 
 
-def range_cache(store: Any) -> RangeCache | None:
+def range_cache(store: Store) -> RangeCache | None:
     """A cache for an array handle on `store`, per the `index_cache` setting: by default only
     where a read is a round trip (the store asks for big calls), since a kept index does not
     see a shard rewritten by another writer until the array is opened again."""
@@ -104,7 +104,7 @@ def range_cache(store: Any) -> RangeCache | None:
 
 
 def _lasting_answers(
-    store: Any, requests: list[tuple[str, Any]], cache: RangeCache | None
+    store: Store, requests: list[tuple[str, Any]], cache: RangeCache | None
 ) -> list[Any]:
     """`fetch_ranges` for a round holding `Lasting` requests: those come from `cache` when
     it has them (or from the thread already fetching them), the rest from the store."""
@@ -142,7 +142,7 @@ def _lasting_answers(
 
 # -- partial decodes --------------------------------------------------------------------------------
 def drive(
-    store: Any, reads: Sequence[tuple[str, RangeReads[Any]]], cache: RangeCache | None = None
+    store: Store, reads: Sequence[tuple[str, RangeReads[Any]]], cache: RangeCache | None = None
 ) -> list[Any]:
     """Run partial decodes of several stored values in lockstep (`codec.lockstep`): each
     round's byte ranges of every value go to the store in one `get_ranges` call. Returns each
@@ -170,14 +170,14 @@ def _keyed(key: str, gen: RangeReads[Any]) -> Generator[list[Any], list[Any], An
         return stop.value
 
 
-def _answers(store: Any, requests: list[tuple[str, Any]], cache: RangeCache | None) -> list[Any]:
+def _answers(store: Store, requests: list[tuple[str, Any]], cache: RangeCache | None) -> list[Any]:
     """One round's answers, through `cache` when the round asks for a `Lasting` range."""
     if any(isinstance(r, Lasting) for _, r in requests):
         return _lasting_answers(store, requests, cache)
     return fetch_ranges(store, requests)
 
 
-def fetch_ranges(store: Any, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
+def fetch_ranges(store: Store, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
     """`store.read_ranges`, with adjacent or overlapping byte ranges of one key merged into one
     read (inner chunks stored side by side in a shard come back in one request)."""
     if len(requests) < 2:

@@ -3,10 +3,8 @@ threads help at all, and how many bytes one stored chunk may hold."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import executor
-from ..store import DEFAULT_VALUE_LIMIT
+from ..store import DEFAULT_VALUE_LIMIT, Store
 
 #: encoded plus decoded bytes a batch may hold per thread
 _BYTES_PER_THREAD = 16 << 20
@@ -17,7 +15,7 @@ _MAX_PER_THREAD = 64
 _MAX_BATCH = 4096
 
 
-def batch_size(chunk_nbytes: int, store: Any = None) -> int:
+def batch_size(chunk_nbytes: int, store: Store | None = None) -> int:
     """Chunks per batch: a working set of about `_BYTES_PER_THREAD` per thread, at least two
     and at most `_MAX_PER_THREAD` chunks per thread.
 
@@ -67,7 +65,7 @@ def parallel(chunk_nbytes: int) -> bool:
     return chunk_nbytes >= _PARALLEL_MIN_BYTES
 
 
-def parallel_writes(chunk_nbytes: int, store: Any) -> bool:
+def parallel_writes(chunk_nbytes: int, store: Store) -> bool:
     """`parallel`, or a store whose writes block long enough for threads to overlap them
     (`Store.blocking_writes`)."""
     return parallel(chunk_nbytes) or bool(store.blocking_writes)
@@ -81,7 +79,7 @@ _STREAM_MAX = 64
 _VIEW_STREAM_BYTES = 16 << 20
 
 
-def stream_size(store: Any, chunk_nbytes: int, *, views: bool = False) -> int:
+def stream_size(store: Store, chunk_nbytes: int, *, views: bool = False) -> int:
     """Chunks a writing thread encodes between two `set_many` calls. Big chunks go one at a
     time: a value freed before the next is encoded lets malloc hand the same memory back,
     while a group of big values freed at once is returned to the OS and faulted in afresh on
@@ -102,7 +100,7 @@ def stream_size(store: Any, chunk_nbytes: int, *, views: bool = False) -> int:
 _FETCH_BYTES = 1 << 20
 
 
-def fetch_size(store: Any, chunk_nbytes: int) -> int:
+def fetch_size(store: Store, chunk_nbytes: int) -> int:
     """Chunks per `read_many` within a thread's share. Small groups let the allocator reuse the
     memory of the values just decoded (a whole share of fresh values costs page faults on
     every batch: ~20% of a local read); a store whose calls are expensive (remote, high
