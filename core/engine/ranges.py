@@ -161,11 +161,11 @@ def drive(
 def _keyed(key: str, gen: RangeReads[Any]) -> Generator[list[Any], list[Any], Any]:
     """A partial decode whose range requests name the stored value they are of, as the store
     needs them: (key, range)."""
-    answers: list[Any] | None = None
     try:
+        ranges = next(gen)
         while True:
-            ranges = gen.send(answers)  # type: ignore[arg-type]  # (None starts it)
             answers = yield [(key, r) for r in ranges]
+            ranges = gen.send(answers)
     except StopIteration as stop:
         return stop.value
 
