@@ -331,15 +331,29 @@ class _Write:
         """Encode a share of a batch over the `existing` values of the chunks it covers
         partly; with a `target`, store it there as it goes. The new values by key (None: the
         chunk is all fill, to be erased)."""
-        bound, streamed = self.engine.bound, self.streamed
+        bound, streamed, value = self.engine.bound, self.streamed, self.value
+        write_empty, first_fill, fill = self.write_empty, self.first_fill, self.fill
+        equals_fill = self.data_type.chunk_equals_fill
         mine: dict[str, Any] = {}
         for proj, key in batch:
             chain = bound(proj.coords)
             if not proj.is_complete and chain.can_encode_partial:
                 mine[key] = self._encode_partial(proj, key, chain, existing.pop(key, None))
+                continue
+            if (
+                chain.takes_views
+                and proj.is_complete
+                and _whole_chunk(proj.chunk_selection, chain.spec.shape)
+            ):
+                chunk = value[proj.out_selection]  # the chunk as it is: no copy
             else:
-                chunk = self._chunk(proj, key, chain, existing)
-                mine[key] = None if self._erased(chunk) else chain.encode(chunk)
+                chunk = self._merged(proj, key, chain, existing.pop(key, None))
+            # a chunk all fill is erased rather than stored, unless fill chunks are kept (a
+            # cheap look at its first element before the data type's full check)
+            if not write_empty and _maybe_fill(chunk, first_fill) and equals_fill(chunk, fill):
+                mine[key] = None
+            else:
+                mine[key] = chain.encode(chunk)
             if target is not None and len(mine) >= streamed:
                 _store_results(target, mine)
                 mine = {}
@@ -352,42 +366,23 @@ class _Write:
         region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape, self.orthogonal)
         return chain.encode_partial(old, region, _updater(proj, self.value), key)
 
-    def _chunk(
-        self, proj: ChunkProjection, key: str, chain: BoundChain, existing: dict[str, Any]
-    ) -> np.ndarray:
-        """The chunk to encode, with the written values in it."""
-        value = self.value
-        if (
-            chain.takes_views
-            and proj.is_complete
-            and _whole_chunk(proj.chunk_selection, chain.spec.shape)
-        ):
-            view: np.ndarray = value[proj.out_selection]  # the chunk as it is: no copy
-            return view
-        chunk = self._start(proj, key, chain, existing.pop(key, None))
-        chunk[proj.chunk_selection] = value[proj.out_selection]
-        return chunk
-
-    def _erased(self, chunk: np.ndarray) -> bool:
-        """Whether the chunk is erased rather than stored: it is all fill and fill chunks are
-        not kept."""
-        return (
-            not self.write_empty
-            and _maybe_fill(chunk, self.first_fill)
-            and self.data_type.chunk_equals_fill(chunk, self.fill)
-        )
-
-    def _start(self, proj: ChunkProjection, key: str, chain: BoundChain, blob: Any) -> np.ndarray:
-        """The chunk a write starts from: old contents where the write covers it partly."""
+    def _merged(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> np.ndarray:
+        """The chunk to encode: the written values over what it starts from, which is its old
+        contents (`old`, decoded) where the write covers it partly."""
         dtype, shape = self.engine.dtype, chain.spec.shape
         if proj.is_complete:
             if self._inside_array(proj.coords, shape):
-                return np.empty(shape, dtype=dtype)
-            return np.full(shape, self.fill, dtype=dtype)
-        if blob is None:
-            return np.full(shape, self.fill, dtype=dtype)
-        chunk = chain.decode(blob, key)
-        return chunk if chunk.flags.writeable and chunk.flags.c_contiguous else np.array(chunk)
+                chunk = np.empty(shape, dtype=dtype)
+            else:
+                chunk = np.full(shape, self.fill, dtype=dtype)
+        elif old is None:
+            chunk = np.full(shape, self.fill, dtype=dtype)
+        else:
+            chunk = chain.decode(old, key)
+            if not (chunk.flags.writeable and chunk.flags.c_contiguous):
+                chunk = np.array(chunk)
+        chunk[proj.chunk_selection] = self.value[proj.out_selection]
+        return chunk
 
     def _inside_array(self, coords: Sequence[int], shape: Sequence[int]) -> bool:
         meta = self.engine.metadata
