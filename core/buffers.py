@@ -85,7 +85,7 @@ def reusable(use: str, size: int) -> np.ndarray:
     when there is none yet or it is too small (kept up to `KEPT_BYTES`); while the kept one is
     in use, a one-off from numpy's allocator, which hands out memory freed before (a mapping
     of its own would be fresh pages every time: writing 32 shards took 18 of them)."""
-    held = getattr(_kept, use, None)
+    held: np.ndarray | None = getattr(_kept, use, None)
     if held is not None and held.size >= size:
         # references when free: the thread's, `held`, and getrefcount's argument
         if sys.getrefcount(held) == 3:

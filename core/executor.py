@@ -23,33 +23,47 @@ from . import config, forksafe
 T = TypeVar("T")
 
 _lock = forksafe.lock()
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
 _local = threading.local()
+
+
+class _Pool:
+    """A thread pool of the size last asked for: a new size (the `threads` or `io_concurrency`
+    setting changed) replaces it, the old one finishing its work on its own."""
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._pool: ThreadPoolExecutor | None = None
+        self._size = 0
+
+    def get(self, size: int) -> ThreadPoolExecutor:
+        with _lock:
+            if self._pool is None or self._size != size:
+                if self._pool is not None:
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(
+                    max_workers=size, thread_name_prefix=self._prefix, initializer=_mark_worker
+                )
+                self._size = size
+            return self._pool
+
+    def forget(self) -> None:
+        self._pool, self._size = None, 0
+
+
+#: chunk work (`run_batched`), and whole reads and writes at once (`io_pool`)
+_chunk_pool = _Pool("zarrkit")
+_io = _Pool("zarrkit-io")
 
 
 def _forget_pool() -> None:
     """In a forked child: the pools' threads stayed behind in the parent."""
-    global _pool, _pool_size, _io_pool, _io_size, _local
-    _pool, _pool_size = None, 0
-    _io_pool, _io_size = None, 0
+    global _local
+    _chunk_pool.forget()
+    _io.forget()
     _local = threading.local()
 
 
 forksafe.at_fork(_forget_pool)
-
-
-def _get_pool(size: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _lock:
-        if _pool is None or _pool_size != size:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(
-                max_workers=size, thread_name_prefix="zarrkit", initializer=_mark_worker
-            )
-            _pool_size = size
-        return _pool
 
 
 def _mark_worker() -> None:
@@ -72,7 +86,7 @@ def run_batched(
         work(items)
         return
     batches = [items[i::n] for i in range(n)]
-    pool = _get_pool(max(1, threads() - 1))
+    pool = _chunk_pool.get(max(1, threads() - 1))
     futures = [pool.submit(work, batch) for batch in batches[1:]]
     error: BaseException | None = None
     _local.worker = True  # the caller's share runs nested calls inline too, as workers do
@@ -92,23 +106,9 @@ def run_batched(
 
 
 # -- whole reads and writes at once (`Array.read_async`, `get_many`) --------------------------------
-_io_pool: ThreadPoolExecutor | None = None
-_io_size = 0
-
-
 def io_pool() -> ThreadPoolExecutor:
     """Threads that each run one whole read or write, `io_concurrency` of them: their time goes
     to waiting on a store, which costs no CPU, so there are as many as requests should be in
     flight. Each runs its chunk work inline (as a pool worker does), since handing it to the
     CPU-sized pool would queue one selection's round trips behind another's."""
-    global _io_pool, _io_size
-    size = max(1, config.get().io_concurrency)
-    with _lock:
-        if _io_pool is None or _io_size != size:
-            if _io_pool is not None:
-                _io_pool.shutdown(wait=False)
-            _io_pool = ThreadPoolExecutor(
-                max_workers=size, thread_name_prefix="zarrkit-io", initializer=_mark_worker
-            )
-            _io_size = size
-        return _io_pool
+    return _io.get(max(1, config.get().io_concurrency))

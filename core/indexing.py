@@ -183,7 +183,7 @@ def _int_pieces(axis: _Axis, pos: int) -> list[_Piece]:
     return [(i, pos - start, None, end - start == 1)]
 
 
-def _slice_pieces(axis: _Axis, start: int, step: int, n: int) -> list[_Piece]:
+def _slice_pieces(axis: _Axis, start: int, step: int, n: int) -> _Pieces:
     """Split positions start, start+step, ... (n of them) by chunk, with arithmetic only.
 
     Candidate chunks are the ones between the first and last position, or, when the step
@@ -267,6 +267,10 @@ class _Run:
             pos = end
 
 
+#: what one dimension contributes to a selection's chunks: its pieces, all at once or as a run
+_Pieces = list[_Piece] | _Run
+
+
 def _array_pieces(axis: _Axis, idx: np.ndarray) -> list[_Piece]:
     """Group normalised integer positions (any order, duplicates allowed) by chunk.
 
@@ -314,20 +318,19 @@ def _array_pieces(axis: _Axis, idx: np.ndarray) -> list[_Piece]:
 
 def _expand(selection: Any, ndim: int) -> tuple:
     """A tuple of exactly `ndim` items: the Ellipsis expanded and missing trailing dims as `:`."""
-    if not isinstance(selection, tuple):
-        selection = (selection,)
-    ellipses = [i for i, s in enumerate(selection) if s is Ellipsis]
+    items: tuple = selection if isinstance(selection, tuple) else (selection,)
+    ellipses = [i for i, s in enumerate(items) if s is Ellipsis]
     if len(ellipses) > 1:
         raise SelectionError("a selection can hold only one Ellipsis ('...')")
-    n_items = len(selection) - len(ellipses)
+    n_items = len(items) - len(ellipses)
     if n_items > ndim:
         raise SelectionError(
             f"too many indices: the array has {ndim} dimension(s), the selection indexes {n_items}"
         )
     if ellipses:
         e = ellipses[0]
-        selection = selection[:e] + (slice(None),) * (ndim - n_items) + selection[e + 1 :]
-    return selection + (slice(None),) * (ndim - len(selection))
+        items = items[:e] + (slice(None),) * (ndim - n_items) + items[e + 1 :]
+    return items + (slice(None),) * (ndim - len(items))
 
 
 def _is_bool_scalar(item: Any) -> bool:
@@ -394,7 +397,7 @@ def _out_of_bounds(dim: int | None, index: int, length: int) -> None:
     )
 
 
-def _orthogonal_item(item: Any, dim: int, axis: _Axis) -> tuple[list[_Piece], int | None]:
+def _orthogonal_item(item: Any, dim: int, axis: _Axis) -> tuple[_Pieces, int | None]:
     """The pieces of one dimension of an orthogonal selection and its result length (None if
     the dimension is dropped)."""
     length = axis.length
@@ -462,9 +465,7 @@ class _ProductIndexer(Indexer):
 
     __slots__ = ("_arrays", "_drops", "_pieces", "plain", "shape")
 
-    def __init__(
-        self, shape: tuple[int, ...], pieces: list[list[_Piece]], drops: bool, arrays: bool
-    ):
+    def __init__(self, shape: tuple[int, ...], pieces: list[_Pieces], drops: bool, arrays: bool):
         self.shape = shape
         self._pieces = pieces
         self._drops = drops  # some dimension is an int: its None out_sel must be left out
@@ -492,7 +493,7 @@ class _ProductIndexer(Indexer):
                 )
             return
         for combo in product(*self._pieces):
-            coords, chunk_sel, out_sel, complete = zip(*combo)
+            coords, chunk_sel, out_sel, completes = zip(*combo)
             if drops:
                 out_sel = tuple(o for o in out_sel if o is not None)
             if arrays:
@@ -500,7 +501,7 @@ class _ProductIndexer(Indexer):
                     chunk_sel = _to_broadcast(chunk_sel)
                 if _needs_broadcast(out_sel):
                     out_sel = _to_broadcast(out_sel)
-            yield _new(ChunkProjection, (coords, chunk_sel, out_sel, all(complete)))
+            yield _new(ChunkProjection, (coords, chunk_sel, out_sel, all(completes)))
 
 
 def basic_indexer(selection: Any, shape: Sequence[int], grid: ChunkGrid) -> Indexer:
@@ -763,10 +764,11 @@ def _point_projections(
     group_coords = list(zip(*(g.tolist() for g in group_ids)))
     group_extents = list(zip(*((end - start).tolist() for start, end in bounds)))
     if len(lo) == 1:
-        chunk_sel = tuple(l.reshape(out_shape) for l in local)  # noqa: E741
-        out_sel = (slice(None),) * len(out_shape)
+        chunk_sel: tuple[np.ndarray, ...] = tuple(l.reshape(out_shape) for l in local)  # noqa: E741
+        out_sel: tuple[slice | np.ndarray, ...] = (slice(None),) * len(out_shape)
         complete = _group_complete(local, group_extents[0], distinct)
         return [ChunkProjection(group_coords[0], chunk_sel, out_sel, complete)]
+    out_pos: tuple[np.ndarray, ...] | None
     if len(out_shape) == 1:
         out_pos = None if order is None else (order,)
     else:
@@ -805,7 +807,7 @@ def chunk_region(chunk_selection: tuple, chunk_shape: Sequence[int], orthogonal:
     """The `Region` of a chunk that a projection's chunk_selection touches: per dimension a
     step-1 slice or the sorted distinct positions. Exact for orthogonal selections; for points
     (several coordinate arrays) it is the product of each dimension's positions, a superset."""
-    parts = []
+    parts: list[slice | np.ndarray] = []
     for item, n in zip(chunk_selection, chunk_shape):
         if isinstance(item, slice):
             start, stop, step = item.indices(n)

@@ -584,7 +584,7 @@ def test_whole_chunks_are_handed_over_as_views_only_to_chains_that_just_read(
             codecs=codecs,
             fill_value=0,
         )
-        assert not a._bound((0, 0)).takes_views
+        assert not a._engine.bound((0, 0)).takes_views
         data = np.arange(64 * 64, dtype=np.int32).reshape(64, 64)
         before = data.copy()
         a[...] = data
@@ -611,7 +611,7 @@ def test_whole_chunks_are_handed_over_as_views_only_to_chains_that_just_read(
             if sharded
             else plain,
         )
-        assert b._bound((0, 0)).takes_views
+        assert b._engine.bound((0, 0)).takes_views
         b[...] = data[::-1]  # a strided, reversed view
         np.testing.assert_array_equal(zk.open_array(str(tmp_path / "views"))[...], before[::-1])
         np.testing.assert_array_equal(data, before)

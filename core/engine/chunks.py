@@ -1,0 +1,516 @@
+"""The chunk engine of one array handle: reads and writes the chunks of checked selections.
+
+A read turns the selection's per-chunk projections into batches; each thread of the pool takes
+a share of a batch, fetches it (whole values a group at a time through the store's
+`reading()`; chunks read in part, e.g. inside shards, as partial decodes run in lockstep),
+decodes it and copies each chunk's part into the output. A write is the reverse, reading back
+only chunks the selection covers partly (read-modify-write under per-key locks); a chunk left
+equal to the fill value is erased rather than stored (unless `write_empty_chunks`).
+
+Each read or write is one job object (`_Read`, `_Write`) holding what its threads' shares
+need, fixed before the first share runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, wait
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .. import config, executor, indexing
+from ..codec import RangeReads
+from ..codec_chain import BoundChain, CodecChain
+from ..errors import MetadataError, SelectionError
+from ..indexing import ChunkProjection, Indexer
+from ..metadata import ArrayMetadata
+from ..store import Store, limiting_values, unguarded_update
+from .locks import locked
+from .ranges import drive, range_cache
+from .sizing import batch_size, fetch_size, parallel, parallel_writes, stream_size, value_limit
+
+#: a chunk read whole: its projection, key and bound chain
+_Whole = tuple[ChunkProjection, str, BoundChain]
+#: a chunk read in part: its projection, key, partial decode and the origin of the decoded box
+_Partial = tuple[ChunkProjection, str, RangeReads[np.ndarray | None], list[int]]
+#: a chunk written: its projection and key
+_Item = tuple[ChunkProjection, str]
+
+
+class ChunkEngine:
+    """Reads and writes chunks for one array handle, built again whenever its metadata
+    changes. It holds what every read and write of the handle shares: the chain bound to a
+    regular grid's chunks, the most bytes one stored chunk may hold (`value_limit`), and the
+    answers that last (shard indexes, `RangeCache`) this handle has read."""
+
+    def __init__(
+        self,
+        metadata: ArrayMetadata,
+        chain: CodecChain,
+        store: Store,
+        chunk_key: Callable[[str, str], str],
+        path: str,
+        where: str,
+        write_empty: bool | None = None,
+    ) -> None:
+        self.metadata = metadata
+        #: store chunks equal to the fill value (None: the `write_empty_chunks` setting)
+        self.write_empty = write_empty
+        self.chain = chain
+        #: the store chunks are read from and written to (storage transformers applied)
+        self.store = store
+        #: where the array is, for errors
+        self.where = where
+        self._key_of = chunk_key
+        self._path = path
+        self._encode_key = metadata.chunk_key_encoding.encode
+        self.dtype: np.dtype = metadata.data_type.native
+        uniform = metadata.chunk_grid.uniform_chunk_shape
+        #: the chain every chunk is bound to on a regular grid (None: irregular)
+        self.single = chain.bind(uniform) if uniform is not None else None
+        #: the chunk selection of a whole regular chunk (one tuple compare instead of a loop)
+        self.whole_selection = tuple(slice(0, n) for n in uniform) if uniform else None
+        #: decoded bytes of a chunk (a guess for irregular grids)
+        self.chunk_nbytes = self.dtype.itemsize * (math.prod(uniform) if uniform else 1 << 20)
+        self.value_limit = value_limit(
+            metadata.data_type.item_size, math.prod(uniform) if uniform else None
+        )
+        self.lasting = range_cache(store)
+
+    # -- keys and chains ---------------------------------------------------------------------
+    def chunk_key(self, coords: Sequence[int]) -> str:
+        return self._key_of(self._path, self._encode_key(coords))
+
+    def keys(self, projections: Iterable[ChunkProjection]) -> list[str]:
+        """The store keys of the projections' chunks."""
+        key_of, path, encode = self.key_parts
+        return [key_of(path, encode(proj.coords)) for proj in projections]
+
+    @property
+    def key_parts(self) -> tuple[Callable[[str, str], str], str, Callable[[Sequence[int]], str]]:
+        """What a chunk's key is made of, for loops that build many: the format's
+        `chunk_key`, the array's path and the key encoding's `encode`."""
+        return self._key_of, self._path, self._encode_key
+
+    def bound(self, coords: Sequence[int]) -> BoundChain:
+        """The codec chain bound to the shape of the chunk at `coords`."""
+        return self.chain.bind(self.metadata.chunk_grid.chunk_shape(coords))
+
+    # -- reads -------------------------------------------------------------------------------
+    def read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
+        """The selection's values, in `out` when given (of the selection's shape, checked by
+        the caller; another data type is cast as numpy assigns). A 0-d result without `out`
+        is returned as a scalar, as numpy indexing does."""
+        given = out is not None
+        if out is None:
+            out = _result(indexer.shape, self.dtype)
+        elif out.dtype != self.dtype:
+            out[...] = self.read(indexer)
+            return out
+        job = _Read(self, indexer, out)
+        threaded = parallel(self.chunk_nbytes)
+        try:
+            for batch in _batches(indexer, batch_size(self.chunk_nbytes, self.store)):
+                executor.run_batched(job.share, batch, parallel=threaded)
+        except MemoryError:
+            raise self._unallocatable() from None
+        return out[()] if out.shape == () and not given else out
+
+    def read_async(self, indexer: Indexer, out: np.ndarray | None = None) -> Future[Any]:
+        """`read` started now on the io pool (at most `io_concurrency` reads and writes at
+        once), so that many reads wait on the store together."""
+        return executor.io_pool().submit(self.read, indexer, out)
+
+    def read_many(self, indexers: Iterable[Indexer]) -> list[Any]:
+        """`read` of each selection, all started before any is waited for; a selection is
+        started as soon as the iterable gives it."""
+        futures = [self.read_async(indexer) for indexer in indexers]
+        return [future.result() for future in futures]
+
+    # -- writes ------------------------------------------------------------------------------
+    def write(self, indexer: Indexer, value: np.ndarray) -> None:
+        """Store `value` (of the array's data type, broadcast to the selection's shape) in the
+        selection. Per batch, holding its keys' locks (this process's threads): a batch of
+        wholly written chunks has nothing to decode, so each pool thread encodes its share and
+        stores it every few chunks, through one `store.writing()` per share (a store may keep
+        lookups from one call to the next). A batch that covers some chunks partly goes
+        through `_Write.update`: nothing of it is stored until every chunk is encoded, so a
+        chunk that fails to decode leaves the batch unwritten."""
+        job = _Write(self, indexer, value)
+        threaded = parallel_writes(self.chunk_nbytes, self.store)
+        try:
+            for batch in _batches(indexer, batch_size(self.chunk_nbytes, self.store)):
+                self._write_batch(job, batch, threaded)
+        except MemoryError:
+            raise self._unallocatable() from None
+
+    def _write_batch(self, job: _Write, batch: list[ChunkProjection], threaded: bool) -> None:
+        key_of, path, encode = self.key_parts
+        items = [(proj, key_of(path, encode(proj.coords))) for proj in batch]
+        with locked([key for _, key in items]):
+            try:
+                if all(proj.is_complete for proj in batch):
+                    # nothing to decode, so nothing can fail half way: each thread stores as
+                    # it goes, overlapping its writes with the other threads' encoding
+                    executor.run_batched(job.stream, items, parallel=threaded)
+                else:
+                    job.update(items, threaded)
+            finally:
+                self.forget_lasting()
+
+    def write_async(self, indexer: Indexer, value: np.ndarray) -> Future[None]:
+        """`write` started now, as `read_async`."""
+        return executor.io_pool().submit(self.write, indexer, value)
+
+    def write_many(self, items: Iterable[tuple[Indexer, np.ndarray]]) -> None:
+        """`write` of each (selection, value), all at once; every write has ended before the
+        first error is raised."""
+        futures = [self.write_async(indexer, value) for indexer, value in items]
+        wait(futures)
+        for future in futures:
+            future.result()
+
+    def erase(self, coords: Iterable[Sequence[int]]) -> None:
+        """Erase the chunks at `coords` (those wholly outside a shrunk array)."""
+        keys = [self.chunk_key(c) for c in coords]
+        if keys:
+            try:
+                self.store.erase_many(keys)
+            finally:
+                self.forget_lasting()
+
+    def forget_lasting(self) -> None:
+        """Drop the kept shard indexes: this handle has written chunks."""
+        if self.lasting is not None:
+            self.lasting.invalidate()
+
+    def _unallocatable(self) -> MetadataError:
+        """What a chunk this process cannot allocate is reported as: its metadata declares
+        chunks too large for this machine (a regular grid may allow up to 2**63 - 1 bytes)."""
+        shape = self.metadata.chunk_grid.uniform_chunk_shape
+        what = f"chunks of shape {shape} ({self.chunk_nbytes} bytes each)" if shape else "chunks"
+        return MetadataError(
+            f"cannot allocate memory for a chunk: the array's {what} are too "
+            f"large for this process",
+            key="chunk_grid",
+            where=self.where,
+        )
+
+
+class _Read:
+    """One selection being read into `out`."""
+
+    __slots__ = ("engine", "fetch", "orthogonal", "out", "plain", "whole_selection")
+
+    def __init__(self, engine: ChunkEngine, indexer: Indexer, out: np.ndarray) -> None:
+        self.engine = engine
+        self.out = out
+        self.orthogonal: bool = getattr(indexer, "orthogonal", False)
+        # chunks are decoded straight into the output only where out[out_selection] is a
+        # view (a fancy index makes a copy)
+        self.plain = indexer.plain
+        self.whole_selection = engine.whole_selection if indexer.plain else None
+        self.fetch = fetch_size(engine.store, engine.chunk_nbytes)
+
+    def share(self, batch: Sequence[ChunkProjection]) -> None:
+        """A thread's share of a batch: fetched, decoded and copied into the output."""
+        whole, partial = self._plan(batch)
+        engine = self.engine
+        with limiting_values(engine.value_limit), engine.store.reading() as source:
+            self._read_whole(whole, source)
+            if partial:
+                self._read_partial(partial)
+
+    def _plan(self, batch: Sequence[ChunkProjection]) -> tuple[list[_Whole], list[_Partial]]:
+        """Which chunks are read whole and which in part (a chain that can decode part of a
+        chunk, for a chunk the selection covers partly)."""
+        engine = self.engine
+        single = engine.single
+        if single is not None and not single.can_decode_partial:  # (the common case)
+            key_of, path, encode = engine.key_parts
+            return [(proj, key_of(path, encode(proj.coords)), single) for proj in batch], []
+        whole: list[_Whole] = []
+        partial: list[_Partial] = []
+        for proj, key in zip(batch, engine.keys(batch)):
+            chain = single if single is not None else engine.bound(proj.coords)
+            if chain.can_decode_partial and not proj.is_complete:
+                region = indexing.chunk_region(
+                    proj.chunk_selection, chain.spec.shape, self.orthogonal
+                )
+                origin = [lo for lo, _ in region.bounds()]
+                partial.append((proj, key, chain.decode_partial(region, key), origin))
+            else:
+                whole.append((proj, key, chain))
+        return whole, partial
+
+    def _read_whole(self, whole: list[_Whole], source: Store) -> None:
+        """Chunks read whole, from `source` a group at a time."""
+        out, plain, whole_selection = self.out, self.plain, self.whole_selection
+        fill = self.engine.metadata.fill_value
+        for group in _groups(whole, self.fetch):
+            blobs = source.read_many([key for _, key, _ in group])
+            for proj, key, chain in group:
+                blob = blobs.get(key)
+                if blob is None:
+                    out[proj.out_selection] = fill
+                elif (
+                    plain
+                    and chain.into
+                    and proj.is_complete
+                    and (
+                        proj.chunk_selection == whole_selection
+                        or _whole_chunk(proj.chunk_selection, chain.spec.shape)
+                    )
+                ):
+                    chain.decode_into(blob, out[proj.out_selection], key)
+                elif proj.is_complete:
+                    _place(out, proj, chain.decode_scratch(blob, key))
+                else:
+                    _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
+            # nothing may hold this group's values while the next group is read, so a
+            # store's reused read buffer (`buffers.reusable`) is free again for it
+            del blobs, blob
+
+    def _read_partial(self, partial: list[_Partial]) -> None:
+        """Chunks read in part: their partial decodes run in lockstep, one store call per
+        round for the whole share."""
+        engine = self.engine
+        out, fill = self.out, engine.metadata.fill_value
+        boxes = drive(engine.store, [(key, gen) for _, key, gen, _ in partial], engine.lasting)
+        for (proj, _, _, origin), box in zip(partial, boxes):
+            if box is None:
+                out[proj.out_selection] = fill
+            else:
+                out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection, origin)]
+
+
+class _Write:
+    """One selection being written with `value`."""
+
+    __slots__ = (
+        "data_type",
+        "engine",
+        "fill",
+        "first_fill",
+        "orthogonal",
+        "streamed",
+        "value",
+        "write_empty",
+    )
+
+    def __init__(self, engine: ChunkEngine, indexer: Indexer, value: np.ndarray) -> None:
+        meta = engine.metadata
+        self.engine = engine
+        self.value = value
+        self.orthogonal: bool = getattr(indexer, "orthogonal", False)
+        self.data_type = meta.data_type
+        self.fill = meta.fill_value
+        wanted = engine.write_empty
+        if wanted is None:
+            wanted = config.get().write_empty_chunks
+        self.write_empty = wanted or meta.keep_fill_chunks
+        dtype = engine.dtype
+        self.first_fill = (
+            None
+            if dtype.hasobject
+            else np.asarray(self.fill, dtype=dtype).reshape(1).view(np.uint8).tobytes()
+        )
+        single = engine.single
+        self.streamed = stream_size(
+            engine.store,
+            engine.chunk_nbytes,
+            views=single is not None and single.passes_views,
+        )
+
+    def stream(self, batch: Sequence[_Item]) -> None:
+        """A thread's share of wholly written chunks, stored as they are encoded."""
+        with self.engine.store.writing() as target:
+            self.encode(batch, {}, target)
+
+    def encode(
+        self, batch: Sequence[_Item], existing: dict[str, Any], target: Store | None = None
+    ) -> dict[str, Any]:
+        """Encode a share of a batch over the `existing` values of the chunks it covers
+        partly; with a `target`, store it there as it goes. The new values by key (None: the
+        chunk is all fill, to be erased)."""
+        bound, streamed, value = self.engine.bound, self.streamed, self.value
+        write_empty, first_fill, fill = self.write_empty, self.first_fill, self.fill
+        equals_fill = self.data_type.chunk_equals_fill
+        mine: dict[str, Any] = {}
+        for proj, key in batch:
+            chain = bound(proj.coords)
+            if not proj.is_complete and chain.can_encode_partial:
+                mine[key] = self._encode_partial(proj, key, chain, existing.pop(key, None))
+                continue
+            if (
+                chain.takes_views
+                and proj.is_complete
+                and _whole_chunk(proj.chunk_selection, chain.spec.shape)
+            ):
+                chunk = value[proj.out_selection]  # the chunk as it is: no copy
+            else:
+                chunk = self._merged(proj, key, chain, existing.pop(key, None))
+            # a chunk all fill is erased rather than stored, unless fill chunks are kept (a
+            # cheap look at its first element before the data type's full check)
+            if not write_empty and _maybe_fill(chunk, first_fill) and equals_fill(chunk, fill):
+                mine[key] = None
+            else:
+                mine[key] = chain.encode(chunk)
+            if target is not None and len(mine) >= streamed:
+                _store_results(target, mine)
+                mine = {}
+        if target is not None:
+            _store_results(target, mine)
+        return mine
+
+    def _encode_partial(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> Any:
+        """The new value of a chunk the chain re-encodes from its old value itself."""
+        region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape, self.orthogonal)
+        return chain.encode_partial(old, region, _updater(proj, self.value), key)
+
+    def _merged(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> np.ndarray:
+        """The chunk to encode: the written values over what it starts from, which is its old
+        contents (`old`, decoded) where the write covers it partly."""
+        dtype, shape = self.engine.dtype, chain.spec.shape
+        if proj.is_complete:
+            if self._inside_array(proj.coords, shape):
+                chunk = np.empty(shape, dtype=dtype)
+            else:
+                chunk = np.full(shape, self.fill, dtype=dtype)
+        elif old is None:
+            chunk = np.full(shape, self.fill, dtype=dtype)
+        else:
+            chunk = chain.decode(old, key)
+            if not (chunk.flags.writeable and chunk.flags.c_contiguous):
+                chunk = np.array(chunk)
+        chunk[proj.chunk_selection] = self.value[proj.out_selection]
+        return chunk
+
+    def _inside_array(self, coords: Sequence[int], shape: Sequence[int]) -> bool:
+        meta = self.engine.metadata
+        grid, array_shape = meta.chunk_grid, meta.shape
+        if grid.uniform_chunk_shape is not None:  # chunk i starts at i * size
+            return all((c + 1) * n <= s for c, n, s in zip(coords, shape, array_shape))
+        return all(
+            int(grid.chunk_start(d, np.asarray(c))) + n <= s
+            for d, (c, n, s) in enumerate(zip(coords, shape, array_shape))
+        )
+
+    def update(self, items: Sequence[_Item], threaded: bool) -> None:
+        """Write a batch that covers some chunks partly: the whole chunks are encoded first,
+        then the partly covered ones are read, merged and written in one `store.update_many`
+        (safe against writers in other processes on a store that has `safe_updates`, unless
+        the `safe_updates` setting is off), then the whole chunks are stored. The old values
+        are read under the engine's value limit (`limiting_values`)."""
+        store = self.engine.store
+        whole = [item for item in items if item[0].is_complete]
+        parts = [item for item in items if not item[0].is_complete]
+        results: dict[str, Any] = {}
+        if whole:
+            executor.run_batched(partial(self._encode_into, results, {}), whole, parallel=threaded)
+        keys = [key for _, key in parts]
+        merge = partial(self._merge, parts, threaded)
+        with limiting_values(self.engine.value_limit):
+            if config.get().safe_updates:
+                store.update_many(keys, merge)
+            else:
+                unguarded_update(store, keys, merge)
+        _store_results(store, results)
+
+    def _encode_into(
+        self, results: dict[str, Any], existing: dict[str, Any], share: Sequence[_Item]
+    ) -> None:
+        results.update(self.encode(share, existing))
+
+    def _merge(
+        self, parts: Sequence[_Item], threaded: bool, keys: Sequence[str], old: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """`store.update_many`'s compute: the new values of the partly covered chunks `keys`
+        from their `old` values."""
+        wanted = set(keys)
+        new: dict[str, Any] = {}
+        executor.run_batched(
+            partial(self._encode_into, new, dict(old)),
+            [item for item in parts if item[1] in wanted],
+            parallel=threaded,
+        )
+        return new
+
+
+def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The array a read returns; a selection too large to hold is refused as a selection."""
+    try:
+        return np.empty(shape, dtype=dtype)
+    except (ValueError, MemoryError):
+        nbytes = math.prod(shape) * dtype.itemsize
+        raise SelectionError(
+            f"the selection has shape {shape} ({nbytes} bytes): too large "
+            f"to hold in memory; read it in parts"
+        ) from None
+
+
+def _store_results(store: Store, results: dict[str, Any]) -> None:
+    """Encoded chunks in one `set_many`; chunks now all fill (None) in one `erase_many`."""
+    encoded = {k: v for k, v in results.items() if v is not None}
+    if encoded:
+        store.set_many(encoded)
+    empty = [k for k, v in results.items() if v is None]
+    if empty:
+        store.erase_many(empty)
+
+
+def _place(out: np.ndarray, proj: ChunkProjection, chunk: np.ndarray) -> None:
+    out[proj.out_selection] = chunk[proj.chunk_selection]
+
+
+def _maybe_fill(chunk: np.ndarray, first_fill: bytes | None) -> bool:
+    """A cheap first look before the data type's full fill check: a chunk whose first element
+    is not the fill value (bytewise) is not all fill. Object types are always checked fully."""
+    if first_fill is None or chunk.size == 0:
+        return True
+    return first_bytes(chunk) == first_fill
+
+
+def first_bytes(chunk: np.ndarray) -> bytes:
+    """The bytes of a chunk's first element, without copying a strided chunk (and not through
+    a numpy scalar, which drops the trailing NULs of fixed-size bytes)."""
+    one = chunk.reshape(1) if chunk.ndim == 0 else chunk[(slice(0, 1),) * chunk.ndim]
+    return one.tobytes()
+
+
+def _whole_chunk(chunk_selection: tuple, shape: tuple[int, ...]) -> bool:
+    """Whether a chunk selection is the whole chunk in order (then out[out_selection] has the
+    chunk's shape and the chunk can be decoded straight into it)."""
+    for item, n in zip(chunk_selection, shape):
+        if (
+            type(item) is not slice
+            or item.start != 0
+            or item.stop != n
+            or item.step not in (None, 1)
+        ):
+            return False
+    return len(chunk_selection) == len(shape) > 0  # (a 0-d out[()] is a copy, not a view)
+
+
+def _updater(proj: ChunkProjection, value: np.ndarray) -> Callable[[np.ndarray], None]:
+    """What a partial encoder calls to write this projection's values into a chunk."""
+
+    def update(chunk: np.ndarray) -> None:
+        chunk[proj.chunk_selection] = value[proj.out_selection]
+
+    return update
+
+
+def _groups(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _batches(indexer: Iterable[ChunkProjection], size: int) -> Iterator[list[ChunkProjection]]:
+    it = iter(indexer)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
