@@ -338,6 +338,9 @@ def _openat2_of_this_system(flags: int) -> Callable[[int, str], int] | None:
         ]
 
     how = OpenHow(flags & ~getattr(os, "O_NOFOLLOW", 0), 0, 0x08 | 0x04)
+    address = ctypes.cast(syscall, ctypes.c_void_p).value
+    if address is None:
+        return None
     call = ctypes.CFUNCTYPE(
         ctypes.c_long,
         ctypes.c_long,
@@ -346,13 +349,13 @@ def _openat2_of_this_system(flags: int) -> Callable[[int, str], int] | None:
         ctypes.c_void_p,
         ctypes.c_size_t,
         use_errno=True,
-    )(ctypes.cast(syscall, ctypes.c_void_p).value)
+    )(address)
     get_errno, size, where = ctypes.get_errno, ctypes.sizeof(how), ctypes.addressof(how)
     number = 437  # (SYS_openat2: one number on every architecture Linux has it on)
     fsencode, strerror = os.fsencode, os.strerror
 
     def openat2(root: int, path: str) -> int:
-        fd = call(number, root, fsencode(path), where, size)
+        fd: int = call(number, root, fsencode(path), where, size)
         if fd < 0:
             code = get_errno()
             raise OSError(code, strerror(code), path)

@@ -141,6 +141,7 @@ class HttpStore(Store):
         """This thread's kept-alive connection to an origin. Connections are made to the host
         and port the origin rule judged, never to a URL's raw netloc (where user info such as
         `other@host` could name one host to the rule and another to the socket)."""
+        connections: dict[Origin, http.client.HTTPConnection]
         connections = self._local.__dict__.setdefault("connections", {})
         conn = connections.get(where)
         if conn is None:

@@ -25,12 +25,13 @@ should start workers with spawn or forkserver.
 
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from zarrkit import forksafe
 from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
@@ -61,6 +62,14 @@ def _lmdb() -> Any:
     return lmdb
 
 
+class _Options(TypedDict):
+    """How the environment is opened: kept, so an unpickled handle opens it the same way."""
+
+    map_size: int | None
+    sync: bool
+    max_readers: int
+
+
 class LmdbStore(Store):
     names = names("lmdb")
 
@@ -75,7 +84,7 @@ class LmdbStore(Store):
     ) -> None:
         self.read_only = check_mode(mode) == "r"
         self.path = Path(path).absolute()
-        self._options = {"map_size": map_size, "sync": sync, "max_readers": max_readers}
+        self._options = _Options(map_size=map_size, sync=sync, max_readers=max_readers)
         self._acquire()
 
     def _acquire(self) -> _Env:
@@ -259,7 +268,7 @@ class LmdbStore(Store):
 
         return iter(self._env.read(read, self))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """Walks the keys under `prefix`, jumping over each child prefix's keys in one seek."""
         start = check_prefix(prefix).encode("utf-8")
 
@@ -296,7 +305,7 @@ class LmdbStore(Store):
         return f"LmdbStore({str(self.path)!r})"
 
 
-def _unpickle(path: Path, mode: str, options: dict[str, Any]) -> LmdbStore:
+def _unpickle(path: Path, mode: str, options: _Options) -> LmdbStore:
     store = LmdbStore.__new__(LmdbStore)
     store.read_only = mode == "r"
     store.path, store._options = path, options

@@ -36,6 +36,7 @@ store and are not listed, but a flush keeps them.
 
 from __future__ import annotations
 
+import builtins
 import bz2
 import io
 import lzma
@@ -189,7 +190,7 @@ class ZipStore(Store):
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return iter(self._archive.keys(self, prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         return super().list_dir(check_prefix(prefix))
 
     # -- identity --------------------------------------------------------------------------------
@@ -625,8 +626,12 @@ class _Disk:
 
 class _Inflater(Protocol):
     header: int  # bytes before the compressed stream (lzma's properties)
-    eof: bool
-    needs_input: bool
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def needs_input(self) -> bool: ...
 
     def decompress(self, data: bytes, max_length: int) -> bytes: ...
 
