@@ -16,6 +16,8 @@ zarr = pytest.importorskip("zarr")
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec  # noqa: E402
 from zarr.registry import get_codec_class  # noqa: E402
 
+pytestmark = pytest.mark.interop
+
 
 def floats(shape, dtype="float64"):
     rng = np.random.default_rng(7)

@@ -20,6 +20,8 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 zd = pytest.importorskip("zarrkit.dask")
 
+pytestmark = pytest.mark.network
+
 BUCKET = "distributed"
 #: what a loaded machine makes the cluster say about itself, whatever the tasks do
 _HEALTH = ("Event loop was unresponsive", "full garbage collections took")

@@ -23,6 +23,8 @@ from zarrkit.plugins.stores.fsspec import FsspecStore
 from zarrkit.store import ByteRange, Store
 from zarrkit.testing.store_tests import StoreTests
 
+pytestmark = pytest.mark.network
+
 BUCKET = "zarrkit-tests"
 
 
@@ -94,6 +96,7 @@ def test_read_only_url_refuses_writes(moto: Moto) -> None:
         array[:] = 1
 
 
+@pytest.mark.interop
 def test_zarr_python_reads_what_zarrkit_wrote_on_s3(moto: Moto) -> None:
     import zarr
 
@@ -116,6 +119,7 @@ def test_zarr_python_reads_what_zarrkit_wrote_on_s3(moto: Moto) -> None:
     assert theirs.attrs["units"] == "m"
 
 
+@pytest.mark.interop
 def test_zarrkit_reads_what_zarr_python_wrote_on_s3(moto: Moto) -> None:
     import zarr
 
