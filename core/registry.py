@@ -320,8 +320,7 @@ class Registry:
 
         hooks.ensure_registered_extensions()
         rows: list[tuple[Provider, type | None, str | None]] = []
-        for handle in self._runtime + self._hooked:
-            rows.append((handle.provider, handle.cls, None))  # noqa: PERF401
+        rows.extend((handle.provider, handle.cls, None) for handle in self._runtime + self._hooked)
         for providers in self.entries().values():
             for provider in providers:
                 try:

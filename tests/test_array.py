@@ -1204,7 +1204,7 @@ def fill_of(store: Any, path: str) -> Any:
         ("int8", -128, lambda v: v == -128, -128),
         ("int8", np.int8(5), lambda v: v == 5, 5),
         ("uint64", 2**64 - 1, lambda v: v == 2**64 - 1, 2**64 - 1),
-        ("bool", True, lambda v: v == True, True),  # noqa: E712
+        ("bool", True, lambda v: v == np.True_, True),
     ],
 )
 def test_fill_value_spellings(store, dtype, fill, check, json_fill):

@@ -9,7 +9,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -456,7 +456,7 @@ class RowsCodec(Codec):
     names = names("test.rows")
     kind = CodecKind.ARRAY_BYTES
     supports_partial_decode = True
-    decoded: list[str] = []  # noqa: RUF012
+    decoded: ClassVar[list[str]] = []
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         return np.ascontiguousarray(data, dtype=spec.dtype).tobytes()
@@ -622,7 +622,7 @@ class XorBatchCodec(Codec):
 
     names = names("test.xor")
     kind = CodecKind.BYTES_BYTES
-    calls: list[tuple[str, int]] = []  # noqa: RUF012
+    calls: ClassVar[list[tuple[str, int]]] = []
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
         return (np.frombuffer(memoryview(data).cast("B"), np.uint8) ^ 0x5A).tobytes()

@@ -227,9 +227,13 @@ def test_server_stopped_mid_read_never_gives_fill_values() -> None:
         stopper = threading.Timer(0.2, server.stop)
         stopper.start()
         deadline = time.monotonic() + 30
-        with pytest.raises(StoreError):  # noqa: PT012
+
+        def read_until_it_fails() -> None:
             while time.monotonic() < deadline:  # each read is exact until one fails
                 np.testing.assert_array_equal(reader[...], data)
+
+        with pytest.raises(StoreError):
+            read_until_it_fails()
     finally:
         if stopper is not None:
             stopper.join()

@@ -12,18 +12,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from store_servers import FileServer, Moto, address, s3_options, serving
+
+import zarrkit
+from zarrkit import storage
+from zarrkit.errors import ContainsNodeError, MetadataError
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("dask")
 zarr = pytest.importorskip("zarr")
 
-from store_servers import FileServer, Moto, address, s3_options, serving  # noqa: E402
-
-import zarrkit  # noqa: E402
-from zarrkit import storage  # noqa: E402
-from zarrkit.errors import ContainsNodeError, MetadataError  # noqa: E402
-from zarrkit.xarray import datatree_to_zarrkit, to_zarrkit  # noqa: E402
-from zarrkit.xarray.backend import ZarrkitBackendEntrypoint  # noqa: E402
+from zarrkit.xarray import datatree_to_zarrkit, to_zarrkit  # noqa: E402  (needs xarray)
+from zarrkit.xarray.backend import ZarrkitBackendEntrypoint  # noqa: E402  (needs xarray)
 
 pytestmark = [
     pytest.mark.interop,  # every dataset is compared with what xarray's zarr engine makes of it

@@ -18,13 +18,13 @@ Why which library, measured on one machine (numcodecs 0.17.1 with libzstd 1.5.6,
 
 A shard's tiny inner chunks are decoded a share at a time (`decode_batch`, zstandard's batch
 decode): one call per thread's share releases the GIL once, where per-chunk calls on two
-threads hand it back and forth on every chunk (a 4096² float32 array in shards of 32×32 inner
+threads hand it back and forth on every chunk (a 4096² float32 array in shards of 32x32 inner
 chunks read in 0.28 s instead of 0.50). For a group of separate chunk files the batch saves
 nothing measurable: the engine reads those on one thread and decodes them one by one.
 
 Either way the frame declares its content size (`decode_into` relies on it) and carries a
 checksum when configured.
-"""  # noqa: RUF002
+"""
 
 from __future__ import annotations
 

@@ -102,7 +102,9 @@ def resolve(root: int, parts: list[str], inside: str, *, create: bool) -> Chain 
                     return None
                 attempts += 1
                 if attempts > _MAKE_ATTEMPTS:
-                    raise OSError(errno.ENOENT, "a folder kept being removed while made", name)  # noqa: B904
+                    raise OSError(
+                        errno.ENOENT, "a folder kept being removed while made", name
+                    ) from None
                 try:
                     os.mkdir(name, dir_fd=here)
                 except FileExistsError:
@@ -167,10 +169,10 @@ def open_file(root: int, parts: list[str], inside: str) -> int | None:
             if os.path.isabs(target):
                 real = _shown(inside, chain, parts[-1])
                 if not target.startswith(inside):
-                    raise InvalidKeyError(  # noqa: B904
+                    raise InvalidKeyError(
                         f"the symlink {real!r} leads to {target!r}, "
                         f"outside the store's root {inside[:-1]!r}"
-                    )
+                    ) from None
                 parts = target[len(inside) :].split(os.sep)
             else:  # relative to the folder the link is in, found again from the root
                 parts = [name for _, name in chain] + target.split(os.sep)

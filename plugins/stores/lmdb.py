@@ -31,7 +31,7 @@ import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 from zarrkit import forksafe
 from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
@@ -320,7 +320,7 @@ def _buffer(value: Any) -> Any:
 class _Env:
     """One open LMDB environment, shared by every handle on its path in this process."""
 
-    _open: dict[str, _Env] = {}  # noqa: RUF012
+    _open: ClassVar[dict[str, _Env]] = {}
     #: reentrant: a handle the garbage collector finalizes releases its environment from
     #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
     #: store's twin of this lock hung a test run there)

@@ -32,8 +32,9 @@ import re
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, ContextManager  # noqa: UP035
+from typing import Any
 
 import numpy as np
 
@@ -227,7 +228,7 @@ class LocalStore(Store):
         pages instead of 96,000."""
         return self._read_files(keys, buffers=True)
 
-    def reading(self) -> ContextManager[Any]:
+    def reading(self) -> AbstractContextManager[Any]:
         """A run of reads that opens each key folder once for the whole run (see `_Reads`)."""
         return _Reads(self)
 
@@ -415,7 +416,7 @@ class LocalStore(Store):
         finally:
             folders.close()
 
-    def writing(self) -> ContextManager[Any]:
+    def writing(self) -> AbstractContextManager[Any]:
         """A run of writes that opens each key folder once for the whole run (see `_Writes`)."""
         return _Writes(self)
 

@@ -49,7 +49,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from zarrkit import forksafe
 from zarrkit.errors import StoreError, ValueTooLargeError
@@ -216,7 +216,7 @@ def _unpickle(path: Path, compression: str, fsync: bool) -> ZipStore:
 
 # == the archive and its pending changes, shared by the handles of one process ====================
 class _Archive:
-    _open: dict[Path, _Archive] = {}  # noqa: RUF012
+    _open: ClassVar[dict[Path, _Archive]] = {}
     #: reentrant: a handle the garbage collector finalizes releases its archive from whatever
     #: the thread was doing, and that may be `acquire` or `release` with this lock held (a
     #: plain lock hung the test run there: a handle left in a cycle by a failed open, collected
@@ -461,7 +461,7 @@ class _Disk:
 
     def __init__(self, path: Path, store: Store | None) -> None:
         try:
-            self.file = open(path, "rb")  # noqa: SIM115
+            self.file = open(path, "rb")  # noqa: SIM115  (the archive reads through it until close())
         except OSError as exc:
             raise StoreError(str(exc), store=store, operation="open") from exc
         st = os.fstat(self.file.fileno())
