@@ -25,18 +25,16 @@ _API = {
 
 __all__ = [*_API, "__version__"]
 
-if TYPE_CHECKING:
-    from .api import (
-        consolidate_metadata,
-        create_array,
-        create_group,
-        open,
-        open_array,
-        open_consolidated,
-        open_group,
-    )
-    from .array import Array
-    from .hierarchy import Group
+if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded lazily below)
+    from .api import consolidate_metadata as consolidate_metadata
+    from .api import create_array as create_array
+    from .api import create_group as create_group
+    from .api import open as open
+    from .api import open_array as open_array
+    from .api import open_consolidated as open_consolidated
+    from .api import open_group as open_group
+    from .array import Array as Array
+    from .hierarchy import Group as Group
 
 
 def __getattr__(name: str) -> Any:
