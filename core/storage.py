@@ -26,8 +26,12 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 #: the store registry's name for the wrapper the `store_metrics` setting applies
 METRICS_WRAPPER = "metrics"
 
+#: what a user may pass where zarrkit wants a store: a path, a URL, or a store
+StoreLike = str | os.PathLike[str] | Store
+
 __all__ = [
     "MODES",
+    "StoreLike",
     "check_mode",
     "metrics_report",
     "metrics_summary",
@@ -43,7 +47,7 @@ def scheme_of(url: str) -> str:
 
 
 def open_store(
-    store: str | os.PathLike[str] | Store,
+    store: StoreLike,
     *,
     mode: str = "r",
     storage_options: dict[str, Any] | None = None,

@@ -42,7 +42,7 @@ from xarray.core.variable import Variable
 from zarrkit import config
 from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.names import V3
-from zarrkit.storage import open_store
+from zarrkit.storage import StoreLike, open_store
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -51,7 +51,7 @@ from .encoding import creation_codecs, read_encoding, resolve_serializer
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
 
-def opens_its_store(store: Any) -> bool:
+def opens_its_store(store: object) -> bool:
     """Whether opening `store` makes a zarrkit store (a path or URL) rather than using one."""
     from zarrkit.store import Store
 
@@ -59,7 +59,7 @@ def opens_its_store(store: Any) -> bool:
 
 
 def open_group(
-    store: Any,
+    store: StoreLike,
     *,
     mode: str = "r",
     group: str | None = None,

@@ -16,6 +16,7 @@ from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
 from zarrkit.errors import MetadataError
 from zarrkit.names import V2, V3
+from zarrkit.storage import StoreLike
 
 from .store import ZarrkitStore, open_group, opens_its_store, write_empty_setting
 
@@ -27,7 +28,7 @@ Region = Mapping[str, "slice | Literal['auto']"] | Literal["auto"] | None
 
 def to_zarrkit(
     dataset: Any,
-    store: Any,
+    store: StoreLike,
     mode: ZarrWriteModes | None = None,
     group: str | None = None,
     encoding: Mapping | None = None,
@@ -86,7 +87,7 @@ def to_zarrkit(
 
 def datatree_to_zarrkit(
     tree: Any,
-    store: Any,
+    store: StoreLike,
     mode: ZarrWriteModes = "w-",
     encoding: Mapping[str, Any] | None = None,
     write_inherited_coords: bool = False,
@@ -151,7 +152,7 @@ def _dump_tree(
 
 
 def writable_store(
-    store: Any,
+    store: StoreLike,
     *,
     mode: ZarrWriteModes | None,
     group: str | None = None,
