@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -266,11 +267,11 @@ def targets_markdown(result: dict, name: str = "") -> str:
         "| target | measured | detail | met |",
         "|---|---|---|---|",
     ]
-    for t in targets(result):
-        lines.append(  # noqa: PERF401
-            f"| {t.name} | {t.measured} | {t.detail} | "
-            f"{'yes' if t.met else 'no' if t.met is not None else 'n/a'} |"
-        )
+    lines.extend(
+        f"| {t.name} | {t.measured} | {t.detail} | "
+        f"{'yes' if t.met else 'no' if t.met is not None else 'n/a'} |"
+        for t in targets(result)
+    )
     return "\n".join(lines)
 
 
@@ -356,8 +357,8 @@ def overhead(args: argparse.Namespace) -> int:
                 a = zk.create_array(
                     MemoryStore(), shape=(n,), chunks=(chunk,), dtype="float32", codecs=codecs
                 )
-                write = min(_timed(lambda: a.__setitem__(Ellipsis, data)) for _ in range(3))  # noqa: B023
-                read = min(_timed(lambda: a[...]) for _ in range(3))  # noqa: B023
+                write = min(_timed(partial(a.__setitem__, Ellipsis, data)) for _ in range(3))
+                read = min(_timed(partial(a.__getitem__, Ellipsis)) for _ in range(3))
             print(
                 f"| {codec} | {threads} | {write / args.chunks * 1e6:.1f} | "
                 f"{read / args.chunks * 1e6:.1f} |"

@@ -46,35 +46,34 @@ _API = {
 
 __all__ = [*_API, "__version__"]
 
-if TYPE_CHECKING:
-    from .api import (
-        array,
-        consolidate_metadata,
-        create,
-        create_array,
-        create_group,
-        empty,
-        empty_like,
-        from_array,
-        full,
-        full_like,
-        group,
-        load,
-        ones,
-        ones_like,
-        open,
-        open_array,
-        open_consolidated,
-        open_group,
-        open_like,
-        save,
-        save_array,
-        save_group,
-        zeros,
-        zeros_like,
-    )
-    from .array import Array, ArrayConfig
-    from .hierarchy import Group
+if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded lazily below)
+    from .api import array as array
+    from .api import consolidate_metadata as consolidate_metadata
+    from .api import create as create
+    from .api import create_array as create_array
+    from .api import create_group as create_group
+    from .api import empty as empty
+    from .api import empty_like as empty_like
+    from .api import from_array as from_array
+    from .api import full as full
+    from .api import full_like as full_like
+    from .api import group as group
+    from .api import load as load
+    from .api import ones as ones
+    from .api import ones_like as ones_like
+    from .api import open as open
+    from .api import open_array as open_array
+    from .api import open_consolidated as open_consolidated
+    from .api import open_group as open_group
+    from .api import open_like as open_like
+    from .api import save as save
+    from .api import save_array as save_array
+    from .api import save_group as save_group
+    from .api import zeros as zeros
+    from .api import zeros_like as zeros_like
+    from .array import Array as Array
+    from .array import ArrayConfig as ArrayConfig
+    from .hierarchy import Group as Group
 
 
 class _Package(types.ModuleType):

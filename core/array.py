@@ -151,7 +151,8 @@ class Array(Node):
             skipped = ", ".join(repr(s.name) for s in metadata.skipped)
             if skipped:
                 exc.detail += f" (left out as not understood: {skipped})"
-            raise exc.locate(where=self._where())  # noqa: B904
+            exc.locate(where=self._where())
+            raise
         return chain
 
     @property

@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from . import forksafe
 
@@ -66,7 +67,7 @@ class Settings:
     write_empty_chunks: bool = field(
         default_factory=lambda: _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
     )
-    prefer: dict = field(default_factory=_env_prefer)
+    prefer: dict[tuple[str, str], str] = field(default_factory=_env_prefer)
     #: write chunks and shards that a write covers partly through `Store.update_many`, so
     #: writers in other processes of a store with `safe_updates` never lose each other's updates
     safe_updates: bool = field(default_factory=lambda: _env_bool("ZARRKIT_SAFE_UPDATES", True))
@@ -76,7 +77,7 @@ class Settings:
     #: reads at once: waiting on the network costs no CPU, so this is not the thread count
     io_concurrency: int = field(default_factory=lambda: _env_int("ZARRKIT_IO_CONCURRENCY", 64))
     #: URL schemes opened as another scheme: {"s3": "obstore+s3"} picks the store behind s3://
-    store_schemes: dict = field(default_factory=_env_schemes)
+    store_schemes: dict[str, str] = field(default_factory=_env_schemes)
     #: whether an array handle keeps the shard indexes it read: "remote" (stores whose calls
     #: are round trips, `preferred_fetch_bytes` set), "always" or "never". A kept index misses
     #: a shard rewritten through another handle until the array is opened again.
@@ -118,7 +119,7 @@ def get() -> Settings:
     return _current
 
 
-def set(**changes) -> Settings:
+def set(**changes: Any) -> Settings:
     """Replace settings for the whole process; returns the previous ones."""
     global _current
     with _lock:
@@ -128,7 +129,7 @@ def set(**changes) -> Settings:
 
 
 @contextmanager
-def override(**changes) -> Iterator[Settings]:
+def override(**changes: Any) -> Iterator[Settings]:
     global _current
     previous = set(**changes)
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from . import forksafe
 from .errors import MetadataError, ValueCastError
 from .extension import Extension, named_config
 from .names import V3
+
+if TYPE_CHECKING:
+    from .registry import Registry
 
 
 class DataType(Extension):
@@ -175,8 +178,7 @@ class DataType(Extension):
         native = self.native
         if native.fields:
             return any(
-                native.fields[f][0].itemsize > 1 and native.fields[f][0].kind != "V"
-                for f in native.names
+                field[0].itemsize > 1 and field[0].kind != "V" for field in native.fields.values()
             )
         return native.itemsize > 1 and native.kind not in "VSUO"
 
@@ -291,7 +293,9 @@ def check_representable(source: np.ndarray, cast: np.ndarray, data_type: DataTyp
             f"{low}..{high}"
         )
     try:
-        back = cast.astype(src)
+        # real values stored as complex come back through the real part: numpy's own cast
+        # drops the (zero) imaginary part too, but warns the user about it (ComplexWarning)
+        back = (cast.real if cast.dtype.kind == "c" and src.kind != "c" else cast).astype(src)
         same = np.array_equal(back, source, equal_nan=src.kind in "fc")
     except (TypeError, ValueError):
         same = False
@@ -319,18 +323,18 @@ class _NativeIndex:
 
     def __init__(self) -> None:
         self._lock = forksafe.lock()
-        self._table: dict[str, list[type]] | None = None
-        self._stamp: tuple = ()
+        self._table: dict[str, list[type[DataType]]] | None = None
+        self._stamp: tuple[int, int] | None = None
 
-    def table(self) -> Mapping[str, list[type]]:
+    def table(self) -> Mapping[str, list[type[DataType]]]:
         from .registry import get_registry
 
         registry = get_registry("data_type")
         with self._lock:
             if self._table is None or self._stamp != _registry_stamp(registry):
-                table: dict[str, list[type]] = {}
+                table: dict[str, list[type[DataType]]] = {}
                 for _provider, cls, _err in registry.load_all():
-                    if cls is None:
+                    if cls is None or not issubclass(cls, DataType):
                         continue
                     for key in getattr(cls, "numpy_keys", ()):
                         if cls not in table.setdefault(key, []):
@@ -340,7 +344,7 @@ class _NativeIndex:
             return self._table
 
 
-def _registry_stamp(registry) -> tuple:
+def _registry_stamp(registry: Registry) -> tuple[int]:
     return (registry.generation,)
 
 

@@ -22,14 +22,14 @@ _resets: dict[int, tuple[Any, Callable[[Any], None]]] = {}
 _hooks: list[Callable[[], None]] = []
 
 
-def lock() -> Any:
+def lock() -> threading.Lock:
     """A `threading.Lock` that a forked child finds released."""
     new = threading.Lock()
     _locks.add(new)
     return new
 
 
-def rlock() -> Any:
+def rlock() -> threading.RLock:
     """A `threading.RLock` that a forked child finds released."""
     new = threading.RLock()
     _locks.add(new)

@@ -764,8 +764,8 @@ def _point_projections(
     group_coords = list(zip(*(g.tolist() for g in group_ids)))
     group_extents = list(zip(*((end - start).tolist() for start, end in bounds)))
     if len(lo) == 1:
-        chunk_sel: tuple[np.ndarray, ...] = tuple(l.reshape(out_shape) for l in local)  # noqa: E741
-        out_sel: tuple[slice | np.ndarray, ...] = (slice(None),) * len(out_shape)
+        chunk_sel = tuple(c.reshape(out_shape) for c in local)
+        out_sel = (slice(None),) * len(out_shape)
         complete = _group_complete(local, group_extents[0], distinct)
         return [ChunkProjection(group_coords[0], chunk_sel, out_sel, complete)]
     out_pos: tuple[np.ndarray, ...] | None
@@ -776,7 +776,7 @@ def _point_projections(
         out_pos = np.unravel_index(flat, out_shape)
     projections = []
     for g, (a, b) in enumerate(zip(lo, hi)):
-        chunk_sel = tuple(l[a:b] for l in local)  # noqa: E741
+        chunk_sel = tuple(c[a:b] for c in local)
         out_sel = (slice(a, b),) if out_pos is None else tuple(o[a:b] for o in out_pos)
         complete = _group_complete(chunk_sel, group_extents[g], distinct)
         projections.append(ChunkProjection(group_coords[g], chunk_sel, out_sel, complete))

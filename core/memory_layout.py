@@ -9,7 +9,7 @@ overrides `to_bytes` / `from_bytes`.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from .extension import Extension
 
 class MemoryLayout(Extension):
     #: The numpy order ('C' or 'F') this layout corresponds to, if it is one.
-    numpy_order: ClassVar[str | None] = None
+    numpy_order: ClassVar[Literal["C", "F"] | None] = None
 
     def to_bytes(self, chunk: np.ndarray, dtype: np.dtype) -> Any:
         """The chunk's elements as `dtype` (which carries the byte order), in this layout."""
@@ -27,9 +27,10 @@ class MemoryLayout(Extension):
     def from_bytes(self, data: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         """A chunk of `shape` read from bytes laid out by `to_bytes` (values still in `dtype`)."""
         count = int(np.prod(shape, dtype=np.int64))
-        return np.frombuffer(data, dtype=dtype, count=count).reshape(shape, order=self.numpy_order)
+        flat = np.frombuffer(data, dtype=dtype, count=count)
+        return flat.reshape(shape, order=self.numpy_order)
 
-    def v3_codecs(self, ndim: int, endian: str | None) -> list[dict] | None:
+    def v3_codecs(self, ndim: int, endian: str | None) -> list[dict[str, Any]] | None:
         """The v3 codec JSON (array -> array codecs and one array -> bytes codec) that lays
         chunks out exactly like this layout, or None when v3 has no equivalent. Used when
         converting between formats: equal layouts let encoded chunks be copied untouched."""

@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from . import config, registry
+from .errors import PluginLoadError
 from .store import MODES, Store, check_mode
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
@@ -31,8 +32,12 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 #: the store registry's name for the wrapper the `store_metrics` setting applies
 METRICS_WRAPPER = "metrics"
 
+#: what a user may pass where zarrkit wants a store: a path, a URL, or a store
+StoreLike = str | os.PathLike[str] | Store
+
 __all__ = [
     "MODES",
+    "StoreLike",
     "check_mode",
     "metrics_report",
     "metrics_summary",
@@ -47,14 +52,19 @@ def scheme_of(url: str) -> str:
     return match.group(1).lower() if match else "file"
 
 
-def open_store(store: Any, *, mode: str = "r", storage_options: dict | None = None) -> Store:
+def open_store(
+    store: StoreLike,
+    *,
+    mode: str = "r",
+    storage_options: dict[str, Any] | None = None,
+) -> Store:
     opened = _open(store, mode, storage_options)
     if config.get().store_metrics:
         opened = _metrics_wrapper().wrap(opened)
     return opened
 
 
-def _open(store: Any, mode: str, storage_options: dict | None) -> Store:
+def _open(store: object, mode: str, storage_options: dict[str, Any] | None) -> Store:
     check_mode(mode)
     if isinstance(store, Store):
         return store
@@ -67,7 +77,7 @@ def _open(store: Any, mode: str, storage_options: dict | None) -> Store:
     routed = config.get().store_schemes.get(scheme)  # e.g. s3:// through another backend
     if routed is not None and "://" in store:
         store, scheme = f"{routed}://{store.split('://', 1)[1]}", routed
-    cls = registry.lookup("store", scheme)
+    cls = _store_class(scheme)
     return cls.from_url(store, mode=mode, **options)
 
 
@@ -106,20 +116,34 @@ def _adapt(obj: object, mode: str, storage_options: dict | None) -> Store:
     )
 
 
+def _store_class(scheme: str) -> type[Store]:
+    cls = registry.lookup("store", scheme)
+    if not issubclass(cls, Store):
+        raise PluginLoadError(
+            f"the store plugin for {scheme}:// is {cls.__module__}.{cls.__qualname__}, "
+            f"which is not a zarrkit Store"
+        )
+    return cls
+
+
 # -- store metrics (what a CLI flag or a user switches on with `store_metrics`) -----------------
 def _metrics_wrapper() -> Any:
+    """The registered `metrics` wrapper class: `wrap`, plus `summary`, `report` and `reset`
+    over every instance; a site's own class need not derive from the first-party one."""
     return registry.lookup("store", METRICS_WRAPPER)
 
 
 def metrics_summary() -> dict[str, dict[str, dict[str, Any]]]:
     """What every metrics-wrapped store in this process recorded:
     {store: {operation: {"calls", "keys", "bytes", "seconds", "errors"}}}."""
-    return _metrics_wrapper().summary()
+    summary: dict[str, dict[str, dict[str, Any]]] = _metrics_wrapper().summary()
+    return summary
 
 
 def metrics_report() -> str:
     """The same as a table, for printing."""
-    return _metrics_wrapper().report()
+    report: str = _metrics_wrapper().report()
+    return report
 
 
 def reset_metrics() -> None:

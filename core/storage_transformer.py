@@ -3,12 +3,11 @@ keys map to stored bytes. The array asks each transformer, in order, to wrap the
 
 from __future__ import annotations
 
-from typing import Any
-
 from .extension import Extension
+from .store import Store
 
 
 class StorageTransformer(Extension):
-    def wrap(self, store: Any, node_path: str) -> Any:
+    def wrap(self, store: Store, node_path: str) -> Store:
         """Return a store that the array's chunk reads and writes go through."""
         raise NotImplementedError

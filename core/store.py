@@ -16,14 +16,15 @@ a compressed zip member) reads at most that many bytes and raises `ValueTooLarge
 
 from __future__ import annotations
 
+import builtins
 import random
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar, ContextManager  # noqa: UP035
+from typing import Any, ClassVar
 
 from .errors import CapabilityError, InvalidKeyError, ReadOnlyError, StoreError
 from .names import Names
@@ -196,7 +197,7 @@ def optimistic_update(
     )
 
 
-def check_fits(store: Any, key: str) -> str:
+def check_fits(store: object, key: str) -> str:
     """Refuse a key with a segment longer than the store can hold (`Store.name_limit`)."""
     limit = store.name_limit() if isinstance(store, Store) else None
     if limit is not None:
@@ -241,9 +242,11 @@ class Store:
     """Base of every store plugin. Override what the backend supports; set the capabilities."""
 
     names: ClassVar[Names]
-    readable: ClassVar[bool] = True
-    writeable: ClassVar[bool] = True
-    listable: ClassVar[bool] = True
+    #: what the backend can do; a class sets them, or an instance where it depends on the URL
+    #: (plain HTTP through fsspec or obstore: no writing, no listing)
+    readable: bool = True
+    writeable: bool = True
+    listable: bool = True
 
     read_only: bool = False
 
@@ -318,7 +321,7 @@ class Store:
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 
-    def reading(self) -> ContextManager[Any]:
+    def reading(self) -> AbstractContextManager[Any]:
         """What one thread reads a run of groups of chunks through (its `read_many`) while the
         block lasts, as `writing` is for writes: the local store keeps each key folder it has
         opened until the block ends, where it otherwise opens and checks it again on every
@@ -337,7 +340,7 @@ class Store:
         for key, value in items.items():
             self.set(key, value)
 
-    def writing(self) -> ContextManager[Any]:
+    def writing(self) -> AbstractContextManager[Any]:
         """What one thread stores a run of batches through (its `set_many` and `erase_many`)
         while the block lasts. A store may keep what it looked up for one batch for the next:
         the local store keeps the folders it has checked, which it otherwise checks again on
@@ -383,7 +386,7 @@ class Store:
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return (k for k in self.list() if k.startswith(prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """Keys and child prefixes directly under `prefix` ('' or ending in '/'), sorted."""
         check_prefix(prefix)
         keys: set[str] = set()

@@ -16,6 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "build" / "typecheck"
+#: outside TREE, which is rebuilt each run, so mypy re-checks only what changed
+CACHE = ROOT / "build" / "mypy_cache"
 
 
 def package_dirs() -> dict[str, Path]:
@@ -39,15 +41,26 @@ def build_tree() -> None:
             if entry.is_dir() and f"{name}.{entry.name}" in dirs:
                 continue  # mapped separately; its own folder is linked entry by entry
             (target / entry.name).symlink_to(entry)
-    (TREE / "zarrkit" / "py.typed").touch()
 
 
 def main(argv: list[str]) -> int:
     build_tree()
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-         "-p", "zarrkit", *argv],
-        cwd=TREE, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(CACHE),
+            "-p",
+            "zarrkit",
+            *argv,
+        ],
+        cwd=TREE,
+        capture_output=True,
+        text=True,
     )
     dirs = package_dirs()
     output = result.stdout + result.stderr
@@ -55,7 +68,7 @@ def main(argv: list[str]) -> int:
         prefix = "/".join(name.split(".")) + "/"
         folder = str(dirs[name].relative_to(ROOT)) + "/"
         output = "\n".join(
-            folder + line[len(prefix):] if line.startswith(prefix) else line
+            folder + line[len(prefix) :] if line.startswith(prefix) else line
             for line in output.splitlines()
         )
     print(output)

@@ -14,20 +14,38 @@ from hypothesis import HealthCheck, settings
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 
-# Hypothesis profiles: what every property test shares, and how many examples a test that does
-# not set its own count draws (the fuzz tests). "dev", the default, keeps a local run quick;
-# "ci" draws thousands and is chosen where CI=true (CI sets it) or by HYPOTHESIS_PROFILE=ci.
+# Hypothesis profiles, the one place that says how many examples a property test draws: "dev",
+# the default, keeps a local run quick; "ci" draws thousands and is chosen where CI=true (CI
+# services set it), by HYPOTHESIS_PROFILE=ci, or by pytest's --hypothesis-profile=ci.
 _SHARED = {
     "deadline": None,
     "database": None,
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
 }
-settings.register_profile("dev", max_examples=150, **_SHARED)
+settings.register_profile("dev", max_examples=80, **_SHARED)
 settings.register_profile("ci", max_examples=2500, **_SHARED)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE")
     or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev")
 )
+
+#: fixtures that start a server on 127.0.0.1, or need zarr 2 in its own venv: a test that uses
+#: one, directly or through another fixture, carries the marker (see pyproject's `markers`)
+_MARK_OF_FIXTURE = {
+    "moto": "network",
+    "http_root": "network",
+    "hostile": "network",
+    "bed": "network",
+    "zarr2": "interop",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = _MARK_OF_FIXTURE.keys() & set(getattr(item, "fixturenames", ()))
+        for mark in sorted({_MARK_OF_FIXTURE[name] for name in used}):
+            item.add_marker(mark)
 
 
 @pytest.fixture(params=["memory", "local"])

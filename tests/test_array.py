@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import zarrkit as zk
@@ -30,8 +30,6 @@ from zarrkit.errors import (
 )
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
-
-SETTINGS = settings(max_examples=80)  # (deadline, database, health checks: conftest.py)
 
 FILL = 3  # fill value of the random-access tests: data is drawn from 0..5, so it shows up often
 BYTES_ONLY = [{"name": "bytes", "configuration": {"endian": "little"}}]
@@ -215,7 +213,6 @@ def make(kind, factory, shape, chunks, data, write_first):
 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])
-@SETTINGS
 @given(setup=arrays(), data=st.data())
 def test_basic_selection_matches_numpy(kind, tmp_path_factory, setup, data):
     shape, chunks, init, other, write_first = setup
@@ -231,7 +228,6 @@ def test_basic_selection_matches_numpy(kind, tmp_path_factory, setup, data):
 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])
-@SETTINGS
 @given(setup=arrays(), data=st.data())
 def test_orthogonal_selection_matches_numpy(kind, tmp_path_factory, setup, data):
     shape, chunks, init, other, write_first = setup
@@ -251,7 +247,6 @@ def test_orthogonal_selection_matches_numpy(kind, tmp_path_factory, setup, data)
 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])
-@SETTINGS
 @given(setup=arrays(), data=st.data())
 def test_vectorized_selection_matches_numpy(kind, tmp_path_factory, setup, data):
     shape, chunks, init, other, write_first = setup
@@ -309,7 +304,6 @@ def advanced_apart(sel) -> bool:
 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])
-@SETTINGS
 @given(setup=arrays(), data=st.data())
 def test_fancy_getitem_matches_numpy(kind, tmp_path_factory, setup, data):
     shape, chunks, init, other, write_first = setup
@@ -909,7 +903,6 @@ def test_append(store):
 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])
-@settings(SETTINGS, max_examples=30)
 @given(setup=arrays(), data=st.data())
 def test_resize_sequence_matches_numpy_model(kind, tmp_path_factory, setup, data):
     """Whatever the sequence of resizes and writes, data inside the overlap survives, the
@@ -1211,7 +1204,7 @@ def fill_of(store: Any, path: str) -> Any:
         ("int8", -128, lambda v: v == -128, -128),
         ("int8", np.int8(5), lambda v: v == 5, 5),
         ("uint64", 2**64 - 1, lambda v: v == 2**64 - 1, 2**64 - 1),
-        ("bool", True, lambda v: v == True, True),  # noqa: E712
+        ("bool", True, lambda v: v == np.True_, True),
     ],
 )
 def test_fill_value_spellings(store, dtype, fill, check, json_fill):

@@ -13,8 +13,10 @@ import pytest
 import zarrkit as zk
 
 zarr = pytest.importorskip("zarr")
-from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec  # noqa: E402
-from zarr.registry import get_codec_class  # noqa: E402
+from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec  # noqa: E402  (after the importorskip)
+from zarr.registry import get_codec_class  # noqa: E402  (after the importorskip)
+
+pytestmark = pytest.mark.interop
 
 
 def floats(shape, dtype="float64"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -788,11 +789,11 @@ def test_optional_unknown_codec_reads_and_refuses_writes(tmp_path: Path) -> None
         assert a.read_only
         assert [s.name for s in a.metadata.skipped] == ["x-digest"]
         writes: list[Callable[[], Any]] = [
-            lambda: a.__setitem__((0, 0), 1.0),  # noqa: B023
-            lambda: a.__setitem__(Ellipsis, data),  # noqa: B023
-            lambda: a.attrs.__setitem__("k", 1),  # noqa: B023
-            lambda: a.resize(4, 4),  # noqa: B023
-            lambda: a.append(data[:1]),  # noqa: B023
+            partial(a.__setitem__, (0, 0), 1.0),
+            partial(a.__setitem__, Ellipsis, data),
+            partial(a.attrs.__setitem__, "k", 1),
+            partial(a.resize, 4, 4),
+            partial(a.append, data[:1]),
         ]
         for write in writes:
             # mode 'r' is read-only by itself; otherwise the skipped codec is the reason

@@ -83,6 +83,7 @@ def test_reads_a_memory_store_in_other_processes() -> None:
 
 
 # -- writing ------------------------------------------------------------------------------------
+@pytest.mark.interop
 def test_to_zarrkit_creates_an_array_readable_by_zarr_python(tmp_path: Path) -> None:
     zarr = pytest.importorskip("zarr")
     source = da.from_array(_data(), chunks=(50, 60))

@@ -20,6 +20,8 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 zd = pytest.importorskip("zarrkit.dask")
 
+pytestmark = pytest.mark.network
+
 BUCKET = "distributed"
 #: what a loaded machine makes the cluster say about itself, whatever the tasks do
 _HEALTH = ("Event loop was unresponsive", "full garbage collections took")
@@ -35,8 +37,9 @@ def _log_everything(dask_worker: Any) -> None:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
+    # dashboard on a free port: 8787 may be another cluster's, and distributed warns then
     with distributed.LocalCluster(
-        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, host="127.0.0.1"
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=":0", host="127.0.0.1"
     ) as cluster:
         with distributed.Client(cluster) as client:
             client.run(_log_everything)

@@ -7,7 +7,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from zarrkit import registry
@@ -142,6 +142,7 @@ def test_draft_names(name):
     assert data_type.to_json(V3_DRAFT_2020) == name
 
 
+@pytest.mark.interop
 def test_zarr_python_2_typestrings_match_zarr_python_3():
     """The v2 names are what zarr-python 3 itself writes for each numpy dtype."""
     from zarr.core.dtype import get_data_type_from_native_dtype
@@ -362,7 +363,6 @@ FLOAT_TYPES = [
 ]
 
 
-@settings(max_examples=150)
 @given(st.sampled_from(FLOAT_TYPES), st.integers(min_value=0), st.sampled_from([V3, V3_DRAFT_2020]))
 def test_float_fill_bits_survive_json(name, bits, fmt):
     """Any bit pattern of a float type, NaN payloads included, survives a JSON round trip."""
@@ -375,7 +375,6 @@ def test_float_fill_bits_survive_json(name, bits, fmt):
     assert np.asarray(back, dtype=data_type.native).reshape(1).view(f"u{size}")[0] == raw[0]
 
 
-@settings(max_examples=100)
 @given(
     st.integers(min_value=-(2**63), max_value=2**63 - 1),
     st.sampled_from(["Y", "D", "s", "ns", "as", "generic"]),
@@ -423,7 +422,6 @@ def struct_docs(draw, depth=0):
     return {"name": "struct", "configuration": {"fields": fields}}
 
 
-@settings(max_examples=60)
 @given(struct_docs(), st.binary(min_size=64, max_size=64), st.sampled_from([V3, V2]))
 def test_struct_json_and_fill_round_trip(doc, seed_bytes, fmt):
     data_type = load(doc)

@@ -12,7 +12,7 @@ from zarrkit.testing import DataTypeTests
 
 def _suite(doc, values, fills=()):
     class Suite(DataTypeTests):
-        fill_values = list(fills)  # noqa: RUF012
+        fill_values = tuple(fills)
 
         @pytest.fixture
         def data_type(self):

@@ -17,6 +17,8 @@ import zarr
 
 from zarrkit.api import create_array, open_array
 
+pytestmark = pytest.mark.interop
+
 DIRECTIONS = ["zarrkit->zarr", "zarr->zarrkit"]
 
 #: (zarrkit data type, zarr-python dtype argument, values, fill value)

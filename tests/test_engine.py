@@ -9,7 +9,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -462,7 +462,7 @@ class RowsCodec(ArrayBytesCodec, ArrayBytesPartialDecode):
     """array->bytes: rows of the chunk stored one after another; can decode a range of rows."""
 
     names = names("test.rows")
-    decoded: list[str] = []  # noqa: RUF012
+    decoded: ClassVar[list[str]] = []
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         return np.ascontiguousarray(data, dtype=spec.dtype).tobytes()
@@ -625,7 +625,7 @@ class XorBatchCodec(BytesBytesCodec, BytesBytesDecodeBatch):
     to the per-chunk `decode` (as a codec does with values it cannot vouch for)."""
 
     names = names("test.xor")
-    calls: list[tuple[str, int]] = []  # noqa: RUF012
+    calls: ClassVar[list[tuple[str, int]]] = []
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
         return (np.frombuffer(memoryview(data).cast("B"), np.uint8) ^ 0x5A).tobytes()

@@ -66,6 +66,7 @@ def test_zarrkit_prefer_environment_variable_chooses(lz4_class):
     assert out.strip() == "zarrkit_example_lz4"
 
 
+@pytest.mark.interop
 def test_zarr_python_numcodecs_lz4_data_reads_through_either_provider(lz4_class, tmp_path):
     zarr = pytest.importorskip("zarr")
     from zarr.codecs.numcodecs import LZ4
@@ -105,6 +106,7 @@ def test_written_chunks_are_numcodecs_lz4_chunks(lz4_class, tmp_path):
     np.testing.assert_array_equal(decoded, data)
 
 
+@pytest.mark.slow
 def test_the_package_own_tests_pass(lz4_class):
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],

@@ -453,7 +453,7 @@ def test_resize_keeps_separator_and_filters_attribute_is_reserved():
 )
 def test_bad_entry_point(entry_doc, key):
     store = new_store()
-    put(store, "zarr.json", entry_doc if isinstance(entry_doc, bytes) else entry_doc)  # noqa: RUF034
+    put(store, "zarr.json", entry_doc)
     put(store, "meta/root/a.array.json", array_doc())
     if isinstance(entry_doc, bytes):  # not JSON at all: not recognisably the draft's
         with pytest.raises((MetadataError, NodeNotFoundError)):

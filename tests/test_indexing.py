@@ -4,7 +4,6 @@ cut from a numpy array and must give exactly numpy's answer, for reads and for w
 from __future__ import annotations
 
 import itertools
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from zarrkit.chunk_grid import ChunkGrid
@@ -29,9 +28,6 @@ from zarrkit.plugins.grids.regular import RegularChunkGrid
 
 PAD = -1  # value of the padding of edge chunks: reading it shows up as a wrong result
 UNWRITTEN = -2  # initial value of a read's output: an element never written shows up too
-
-# More examples for a soak run: ZARRKIT_INDEXING_EXAMPLES=5000 pytest tests/test_indexing.py
-SETTINGS = settings(max_examples=int(os.environ.get("ZARRKIT_INDEXING_EXAMPLES", "200")))
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,7 +258,7 @@ def point_selections(draw, shape: tuple[int, ...], unique: bool):
 # Property tests
 
 
-@SETTINGS
+@pytest.mark.slow
 @given(st.data())
 def test_basic_read_and_write(data_strategy):
     data, grid = data_strategy.draw(arrays_and_grids())
@@ -277,7 +273,7 @@ def test_basic_read_and_write(data_strategy):
     np.testing.assert_array_equal(write(ix, data, grid, value), ref)
 
 
-@SETTINGS
+@pytest.mark.slow
 @given(st.data())
 def test_orthogonal_read(data_strategy):
     data, grid = data_strategy.draw(arrays_and_grids(max_dims=3))
@@ -288,7 +284,7 @@ def test_orthogonal_read(data_strategy):
     np.testing.assert_array_equal(read(ix, data, grid), expected)
 
 
-@SETTINGS
+@pytest.mark.slow
 @given(st.data())
 def test_orthogonal_write(data_strategy):
     data, grid = data_strategy.draw(arrays_and_grids(max_dims=3))
@@ -300,7 +296,6 @@ def test_orthogonal_write(data_strategy):
     np.testing.assert_array_equal(write(ix, data, grid, value), ref)
 
 
-@SETTINGS
 @given(st.data())
 def test_vectorized_read(data_strategy):
     data, grid = data_strategy.draw(arrays_and_grids(max_dims=3))
@@ -311,7 +306,6 @@ def test_vectorized_read(data_strategy):
     np.testing.assert_array_equal(read(ix, data, grid), expected)
 
 
-@SETTINGS
 @given(st.data())
 def test_vectorized_write(data_strategy):
     data, grid = data_strategy.draw(arrays_and_grids(max_dims=3))

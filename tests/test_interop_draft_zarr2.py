@@ -16,6 +16,8 @@ import pytest
 
 import zarrkit as zk
 
+pytestmark = pytest.mark.interop
+
 DRAFT = "v3-draft-2020"
 
 

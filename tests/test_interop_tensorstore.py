@@ -30,6 +30,8 @@ import zarrkit as zk
 
 ts = pytest.importorskip("tensorstore")
 
+pytestmark = pytest.mark.interop
+
 DIRECTIONS = ["zarrkit->ts", "ts->zarrkit"]
 
 DEFAULT_SLASH = {"name": "default", "configuration": {"separator": "/"}}

@@ -17,6 +17,8 @@ from v2_cases import CASES, assert_values, data, expected, fill_scalar, numpy_dt
 
 import zarrkit as zk
 
+pytestmark = pytest.mark.interop
+
 _SCRIPT = r"""
 import numcodecs
 from numcodecs import VLenBytes, VLenUTF8

@@ -28,6 +28,8 @@ import zarrkit as zk
 
 zarr = pytest.importorskip("zarr")
 
+pytestmark = pytest.mark.interop
+
 
 def zarray(root: Path, name: str) -> dict:
     return json.loads((root / name / ".zarray").read_text())

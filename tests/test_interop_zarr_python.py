@@ -34,8 +34,10 @@ import zarrkit as zk
 from zarrkit.errors import UnknownExtensionError
 
 zarr = pytest.importorskip("zarr")
-from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec  # noqa: E402
-from zarr.registry import get_codec_class  # noqa: E402
+from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec  # noqa: E402  (after the importorskip)
+from zarr.registry import get_codec_class  # noqa: E402  (after the importorskip)
+
+pytestmark = pytest.mark.interop
 
 DIRECTIONS = ["zarrkit->zarr", "zarr->zarrkit"]
 

@@ -101,7 +101,8 @@ def _race(tmp_path: Path, operation: Callable[[LocalStore, Any], None]) -> tuple
             done += 1
     finally:
         racer.wait(timeout=60)
-    swaps = int(racer.stdout.read().split()[0])
+    with racer.stdout:
+        swaps = int(racer.stdout.read().split()[0])
     after = _outside_state(outside)
     assert sorted(after) == sorted(before), "files were created or removed outside the root"
     changed = [name for name in before if after[name] != before[name]]

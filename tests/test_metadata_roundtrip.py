@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import zarr
 
 import zarrkit as zk
+
+pytestmark = pytest.mark.interop
 
 
 def test_zarr_python_document_survives_an_attribute_update(tmp_path):

@@ -156,6 +156,7 @@ def test_unpickled_stores_open_nothing_until_used(tmp_path: Path) -> None:
             array[...]
 
 
+@pytest.mark.network
 def test_fsspec_store_carries_its_storage_options(moto: Moto) -> None:
     url = f"s3://{BUCKET}/options/data.zarr"
     options = s3_options(moto.endpoint)

@@ -155,9 +155,13 @@ def _scenario(
     return url, lost_updates(url, options, columns)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 @pytest.mark.parametrize("how", ["spawn", "fork", "subprocess"])
-@pytest.mark.parametrize("store", sorted(STORES))
+@pytest.mark.parametrize(
+    "store",
+    [pytest.param(s, marks=pytest.mark.network) if s == "s3" else s for s in sorted(STORES)],
+)
 def test_processes_writing_one_chunk_and_one_shard_lose_nothing(
     store: str, how: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -187,6 +191,7 @@ def test_without_safe_updates_processes_lose_updates(
 
 
 # -- lock files on the local store ----------------------------------------------------------------
+@pytest.mark.interop
 def test_stale_lock_files_are_invisible_to_readers_and_taken_over(tmp_path: Path) -> None:
     """A writer killed inside an update leaves its lock file beside the chunk key (v3: in
     c/0/, v2: in the array's folder, beside .zarray). zarrkit, zarr-python and tensorstore

@@ -33,6 +33,7 @@ def test_the_section_has_its_three_examples() -> None:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, printed",
     [

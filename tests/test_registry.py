@@ -595,6 +595,7 @@ def test_nothing_leaks_into_the_next_test():
 '''
 
 
+@pytest.mark.slow
 def test_fixtures_undo_installs_and_registrations_after_each_test(tmp_path: Path) -> None:
     (tmp_path / "test_isolation.py").write_text(ISOLATION_TESTS)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

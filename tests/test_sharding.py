@@ -184,6 +184,7 @@ def interop_param(direction: str, case: str) -> Any:
     return pytest.param(case, direction, marks=marks, id=f"{direction}-{case}")
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize(
     ("case", "direction"), [interop_param(d, c) for d in DIRECTIONS for c in CASES]
 )
@@ -230,6 +231,7 @@ def test_absent_inner_chunks_are_not_stored(tmp_path: Path, case: str) -> None:
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "zarr.json"]
 
 
+@pytest.mark.interop
 def test_fill_only_shard_reads_as_fill_and_region_round_trips(tmp_path: Path) -> None:
     shape, shards, codecs = CASES["end-crc32c"]
     a = zk.create_array(
@@ -447,6 +449,7 @@ def test_a_shard_holds_its_index_and_inner_chunks_back_to_back(
     assert len(spans) == 15
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("location", ["end", "start"])
 def test_a_shard_larger_than_its_decoded_size_is_whole(tmp_path: Path, location: str) -> None:
     """Random bytes do not compress: every zstd frame is a little longer than its inner chunk,
@@ -464,6 +467,7 @@ def test_a_shard_larger_than_its_decoded_size_is_whole(tmp_path: Path, location:
 
 
 # -- partial writes ----------------------------------------------------------------------------------
+@pytest.mark.interop
 @pytest.mark.parametrize("location", ["end", "start"])
 def test_partial_write_keeps_other_inner_chunks_bytes(tmp_path: Path, location: str) -> None:
     # written at zstd level 19, then the metadata says level 1: re-encoding an inner chunk
@@ -511,6 +515,7 @@ def test_partial_write_keeps_other_inner_chunks_bytes(tmp_path: Path, location: 
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path), mode="r")[...], data)
 
 
+@pytest.mark.interop
 def test_partial_write_through_transpose_and_nesting(tmp_path: Path) -> None:
     for name in ("transpose", "nested", "nested-crc32c-after"):
         shape, shards, codecs = CASES[name]
@@ -656,6 +661,7 @@ def test_a_bad_tiny_inner_chunk_among_many_is_named(tmp_path: Path, threads: int
         np.testing.assert_array_equal(zk.open_array(str(tmp_path))[:, :64], data[:, :64])
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("peer", ["zarr-python", "tensorstore"])
 def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
     """All-NaN inner chunks are absent (NaN fill compares bytewise) and read back as NaN."""
@@ -707,6 +713,7 @@ def test_nan_fill_float_shards_both_ways(tmp_path: Path, peer: str) -> None:
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "peer"))[2:11, 3:5], data[2:11, 3:5])
 
 
+@pytest.mark.interop
 def test_write_empty_chunks_setting_keeps_fill_inner_chunks(tmp_path: Path) -> None:
     codecs = [sharding((4, 4), [BYTES], [BYTES, CRC]), CRC]
     a = zk.create_array(
@@ -801,6 +808,7 @@ def _report(a: Any) -> tuple:
     return tuple(a.chunks), a.shards and tuple(a.shards), tuple(a.cdata_shape), a.nchunks
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize(
     "shards", [(20, 30), {"shape": (20, 30), "index_location": "start"}], ids=["shape", "dict"]
 )
@@ -840,6 +848,7 @@ def test_shards_argument_writes_what_zarr_python_writes(tmp_path: Path, shards: 
     assert zk.open_array(str(tmp_path / "zk")).info.shards == (20, 30)
 
 
+@pytest.mark.interop
 def test_unsharded_arrays_report_no_shards_as_zarr_python_does(tmp_path: Path) -> None:
     zarr.create_array(str(tmp_path / "plain"), shape=(100, 90), chunks=(10, 15), dtype="int32")
     zarr.create_array(

@@ -84,6 +84,7 @@ def _chunk_rounds(url: str) -> np.ndarray:
     return rounds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", ["file", "zip", "lmdb"])
 def test_sigkill_mid_write_leaves_every_chunk_old_or_new(tmp_path: Path, scheme: str) -> None:
     if scheme == "lmdb":
@@ -108,6 +109,7 @@ def test_sigkill_mid_write_leaves_every_chunk_old_or_new(tmp_path: Path, scheme:
     assert moved, "the writer never finished a round: the test proved nothing"
 
 
+@pytest.mark.interop
 def test_zarr_python_reads_a_zip_left_by_a_killed_writer(tmp_path: Path) -> None:
     import zarr
 

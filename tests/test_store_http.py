@@ -20,6 +20,8 @@ from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.store import ByteRange, Store, SuffixRange
 from zarrkit.testing.store_tests import ReadableStoreTests
 
+pytestmark = pytest.mark.network
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Path:

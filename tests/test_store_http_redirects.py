@@ -21,6 +21,8 @@ import zarrkit as zk
 from zarrkit.errors import StoreError
 from zarrkit.plugins.stores.http import HttpStore, RedirectRefusedError
 
+pytestmark = pytest.mark.network
+
 DATA = np.arange(12 * 10, dtype="<i4").reshape(12, 10)
 
 

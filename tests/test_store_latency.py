@@ -24,6 +24,8 @@ from zarrkit import config
 from zarrkit.errors import SelectionError, ValueCastError
 from zarrkit.storage import open_store
 
+pytestmark = pytest.mark.network
+
 DELAY = 0.05
 
 
@@ -91,6 +93,7 @@ def _group_of_arrays(bed: NetBed, n: int) -> str:
     return url
 
 
+@pytest.mark.slow
 def test_listing_a_group_costs_about_one_request_per_array(net: NetBed) -> None:
     url = _group_of_arrays(net, 40)
     _measured(net)
@@ -101,6 +104,7 @@ def test_listing_a_group_costs_about_one_request_per_array(net: NetBed) -> None:
     assert net.s3_proxy.traffic.max_in_flight > 10  # fetched together (more than boto's pool)
 
 
+@pytest.mark.slow
 def test_listing_a_consolidated_group_costs_one_request(net: NetBed) -> None:
     url = _group_of_arrays(net, 40)
     zk.consolidate_metadata(url, storage_options=net.s3_options())
@@ -258,6 +262,7 @@ def test_set_many_checks_every_value_before_writing(net: NetBed) -> None:
     np.testing.assert_array_equal(a[...], data)
 
 
+@pytest.mark.slow
 def test_io_concurrency_bounds_requests_in_flight(net: NetBed) -> None:
     url = _url(net)
     with config.override(io_concurrency=3):

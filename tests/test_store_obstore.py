@@ -26,6 +26,8 @@ from zarrkit.storage import open_store
 from zarrkit.store import ByteRange
 from zarrkit.testing.store_tests import StoreTests
 
+pytestmark = pytest.mark.network
+
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetBed]:

@@ -241,6 +241,7 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     assert ZipStore(tmp_path / "a.zip").get("k") == b"pending"
 
 
+@pytest.mark.slow
 def test_zip64_archive_with_more_than_65535_members(tmp_path: Path) -> None:
     path = tmp_path / "many.zip"
     count = 70_000
@@ -268,6 +269,7 @@ def _write_with_zarrkit(url: str) -> np.ndarray:
     return data
 
 
+@pytest.mark.interop
 def test_zarr_python_reads_what_zarrkit_zipped(tmp_path: Path) -> None:
     import zarr
 
@@ -281,6 +283,7 @@ def test_zarr_python_reads_what_zarrkit_zipped(tmp_path: Path) -> None:
     store.close()
 
 
+@pytest.mark.interop
 def test_tensorstore_reads_what_zarrkit_zipped(tmp_path: Path) -> None:
     ts = pytest.importorskip("tensorstore")
     path = tmp_path / "data.zip"
@@ -289,6 +292,7 @@ def test_tensorstore_reads_what_zarrkit_zipped(tmp_path: Path) -> None:
     np.testing.assert_array_equal(ts.open(spec).result().read().result(), data)
 
 
+@pytest.mark.interop
 def test_zarrkit_reads_and_updates_what_zarr_python_zipped(tmp_path: Path) -> None:
     import zarr
 

@@ -312,6 +312,7 @@ def test_cli_refuses_existing_target_and_unexpressible(
     assert "--overwrite" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_copy_resumes_after_sigkill(tmp_path: Path) -> None:
     """A copy killed mid-way (a real process, SIGKILL) is finished by `--resume`."""
     src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")

@@ -11,16 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import zarrkit
+from zarrkit import transfer
+from zarrkit.cli import main as cli_main
+
 xr = pytest.importorskip("xarray")
 zarr = pytest.importorskip("zarr")
 
-import zarrkit  # noqa: E402
-from zarrkit import transfer  # noqa: E402
-from zarrkit.cli import main as cli_main  # noqa: E402
-
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Consolidated metadata is currently not part:UserWarning"
-)
+pytestmark = [
+    pytest.mark.interop,  # every dataset is compared with what xarray's zarr engine makes of it
+    pytest.mark.filterwarnings("ignore:Consolidated metadata is currently not part:UserWarning"),
+]
 
 
 def dataset() -> Any:

@@ -12,22 +12,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from store_servers import FileServer, Moto, address, s3_options, serving
+
+import zarrkit
+from zarrkit import storage
+from zarrkit.errors import ContainsNodeError, MetadataError
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("dask")
 zarr = pytest.importorskip("zarr")
 
-from store_servers import FileServer, Moto, address, s3_options, serving  # noqa: E402
+from zarrkit.xarray import datatree_to_zarrkit, to_zarrkit  # noqa: E402  (needs xarray)
+from zarrkit.xarray.backend import ZarrkitBackendEntrypoint  # noqa: E402  (needs xarray)
 
-import zarrkit  # noqa: E402
-from zarrkit import storage  # noqa: E402
-from zarrkit.errors import ContainsNodeError, MetadataError  # noqa: E402
-from zarrkit.xarray import datatree_to_zarrkit, to_zarrkit  # noqa: E402
-from zarrkit.xarray.backend import ZarrkitBackendEntrypoint  # noqa: E402
-
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Consolidated metadata is currently not part:UserWarning"
-)
+pytestmark = [
+    pytest.mark.interop,  # every dataset is compared with what xarray's zarr engine makes of it
+    pytest.mark.filterwarnings("ignore:Consolidated metadata is currently not part:UserWarning"),
+]
 
 FORMATS = [2, 3]
 BUCKET = "xarray"
@@ -140,6 +141,7 @@ def test_engine_is_an_entry_point_and_import_zarrkit_stays_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_zarr_python_is_not_imported(tmp_path: Path) -> None:
     """zarrkit does the I/O: writing and reading (with dask) never import zarr-python."""
     code = (
@@ -610,6 +612,8 @@ def test_region_explicit_and_auto(tmp_path: Path, fmt: int) -> None:
 
 
 # -- stores -----------------------------------------------------------------------------------
+@pytest.mark.network
+@pytest.mark.slow
 def test_s3_with_storage_options(moto: Moto) -> None:
     url = f"s3://{BUCKET}/{uuid.uuid4().hex}.zarr"
     options = s3_options(moto.endpoint)
@@ -620,6 +624,7 @@ def test_s3_with_storage_options(moto: Moto) -> None:
     assert_back(ours)
 
 
+@pytest.mark.network
 def test_http_through_consolidated_metadata(tmp_path: Path) -> None:
     dataset().to_zarr(tmp_path / "d.zarr", zarr_format=2, consolidated=True)
     with serving(FileServer(tmp_path)) as server:

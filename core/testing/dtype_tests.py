@@ -9,7 +9,7 @@
         def sample(self):
             return np.array([...], dtype=...)     # 1-d values of `data_type.native`
 
-        fill_values = [0, "NaN"]                  # optional: JSON fill values (v3) to try
+        fill_values = (0, "NaN")                  # optional: JSON fill values (v3) to try
 
 `data_type` and `sample` are required. The type must be reachable by its v3 name — installed
 through its entry point, or registered by the suite for each test when it is not. Tests cover
@@ -20,8 +20,9 @@ real array written and read back through the type's default codecs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -32,17 +33,17 @@ from zarrkit.errors import CodecChainError, MetadataError, UnknownExtensionError
 
 
 def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
-    a, b = np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
+    left, right = np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
     if dtype.hasobject:
-        return a.tolist() == b.tolist()
-    return a.tobytes() == b.tobytes()
+        return bool(left.tolist() == right.tolist())
+    return left.tobytes() == right.tobytes()
 
 
 class DataTypeTests:
     """Behaviour every data type owes its users, whatever it stores."""
 
     #: JSON (v3) fill values to round-trip besides the default one
-    fill_values: list[Any] = []  # noqa: RUF012
+    fill_values: ClassVar[Sequence[Any]] = ()
 
     @pytest.fixture(autouse=True)
     def _reachable(self, data_type: DataType) -> Iterator[None]:
@@ -144,7 +145,9 @@ class DataTypeTests:
         back = data_type.from_encoded(np.frombuffer(raw, dtype=stored.dtype), endian)
         assert _same(back, sample, data_type.native)
 
-    def test_array_round_trip(self, data_type: DataType, sample: np.ndarray, tmp_path) -> None:
+    def test_array_round_trip(
+        self, data_type: DataType, sample: np.ndarray, tmp_path: Path
+    ) -> None:
         from zarrkit.api import create_array, open_array
 
         values = np.asarray(sample, dtype=data_type.native).reshape(-1)

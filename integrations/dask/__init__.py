@@ -20,7 +20,7 @@ This package imports dask; `import zarrkit` does not import it.
 from __future__ import annotations
 
 try:
-    import dask.array  # noqa: F401
+    import dask.array  # noqa: F401  (imported to fail here, naming the extra)
 except ImportError as exc:  # (an ImportError still: `import zarrkit.dask` is an import)
     raise ImportError(f"zarrkit.dask needs dask: pip install 'zarrkit[dask]' ({exc})") from exc
 

@@ -33,7 +33,7 @@ def from_zarrkit(
         chunks = storage_chunks(array)
     if name is None:
         name = "from-zarrkit-" + tokenize(_identity(array), chunks)
-    return da.from_array(
+    lazy: da.Array = da.from_array(
         array,
         chunks=chunks,
         name=name,
@@ -42,6 +42,7 @@ def from_zarrkit(
         fancy=False,
         meta=_meta(array),
     )
+    return lazy
 
 
 def storage_chunks(array: Any) -> tuple[int, ...]:

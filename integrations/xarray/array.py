@@ -28,7 +28,8 @@ def _codec_name(codec: Any, fmt: str) -> str | None:
         return None
     if isinstance(item, str):
         return item
-    return item.get("name") or item.get("id")
+    name: str | None = item.get("name") or item.get("id")
+    return name
 
 
 class ZarrkitBackendArray(BackendArray):

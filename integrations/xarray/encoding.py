@@ -41,7 +41,9 @@ def read_encoding(array: Any) -> dict[str, Any]:
         chain = [_named(c) for c in chain[0]["configuration"]["codecs"]]
     by_key: dict[str, list[Any]] = {"filters": [], "serializer": [], "compressors": []}
     for item in chain:
-        by_key[_KEYS[registry.resolve("codec", item["name"], V3).kind]].append(item)
+        codec_class = registry.resolve("codec", item["name"], V3)
+        assert issubclass(codec_class, Codec)  # the codec registry holds codecs
+        by_key[_KEYS[codec_class.kind]].append(item)
     return {
         "filters": tuple(by_key["filters"]),
         "compressors": tuple(by_key["compressors"]),

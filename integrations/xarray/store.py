@@ -18,7 +18,7 @@ import struct
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from xarray.core.variable import Variable
 from zarrkit import config
 from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.names import V3
-from zarrkit.storage import open_store
+from zarrkit.storage import StoreLike, open_store
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -51,7 +51,7 @@ from .encoding import creation_codecs, read_encoding, resolve_serializer
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
 
-def opens_its_store(store: Any) -> bool:
+def opens_its_store(store: object) -> bool:
     """Whether opening `store` makes a zarrkit store (a path or URL) rather than using one."""
     from zarrkit.store import Store
 
@@ -59,7 +59,7 @@ def opens_its_store(store: Any) -> bool:
 
 
 def open_group(
-    store: Any,
+    store: StoreLike,
     *,
     mode: str = "r",
     group: str | None = None,
@@ -86,7 +86,9 @@ def open_group(
                 return node
         return zarrkit.open_group(store, path=path, mode="r", use_consolidated=consolidated)
     mode = "a" if mode == "a-" else mode
-    create = {"zarr_format": zarr_format} if zarr_format is not None and mode != "r+" else {}
+    create: dict[str, Any] = {}
+    if zarr_format is not None and mode != "r+":
+        create["zarr_format"] = zarr_format
     return zarrkit.open_group(store, path=path, mode=mode, use_consolidated=False, **create)
 
 
@@ -189,7 +191,7 @@ class ZarrkitStore(AbstractWritableDataStore):
                 attributes["_FillValue"] = _decoded_fill(array, attributes["_FillValue"])
         return Variable(dimensions, data, attributes, encoding)
 
-    def get_variables(self) -> FrozenDict:
+    def get_variables(self) -> Mapping[str, Variable]:
         self.get_dimensions()  # the stored lengths agree, or a zarrkit error names the array
         return FrozenDict((k, self.open_store_variable(k)) for k in self.array_keys())
 
@@ -222,11 +224,20 @@ class ZarrkitStore(AbstractWritableDataStore):
         self.zarr_group.attrs.put({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
 
     def encode_variable(self, variable: Variable, name: Any = None) -> Variable:
-        fmt = 3 if self._format == V3 else 2
-        return encode_zarr_variable(variable, name=name, zarr_format=fmt)
+        fmt: Literal[2, 3] = 3 if self._format == V3 else 2
+        encoded: Variable = encode_zarr_variable(variable, name=name, zarr_format=fmt)
+        return encoded
 
     def encode_attribute(self, a: Any) -> Any:
         return encode_zarr_attr_value(a)
+
+    def encode(
+        self, variables: Mapping[str, Variable], attributes: Mapping[str, Any]
+    ) -> tuple[dict[str, Variable], dict[str, Any]]:
+        """xarray's own (each variable and attribute through the two methods above), typed."""
+        encoded: tuple[dict[str, Variable], dict[str, Any]]
+        encoded = AbstractWritableDataStore.encode(self, variables, attributes)
+        return encoded
 
     # pure logic over this store's fields and `open_store_variable`: xarray's own
     _auto_detect_regions = ZarrStore._auto_detect_regions
@@ -353,16 +364,18 @@ class ZarrkitStore(AbstractWritableDataStore):
         )
         region_map = self._write_region if self._write_region is not None else {}
         write_region = {dim: region_map.get(dim, slice(None)) for dim in dims}
-        array, grown, zarr_shape = None, None, None
+        array = None
+        grown: tuple[int, ...] | None = None
+        zarr_shape: tuple[int, ...] | None = None
         if self._mode != "w" and name in existing_keys:
             array = self.zarr_group[name]  # (read again: a resize must see the latest)
             zarr_shape = array.shape
             if self._append_dim is not None and self._append_dim in dims:
                 axis = dims.index(self._append_dim)
                 write_region[self._append_dim] = slice(array.shape[axis], None)
-                grown = list(array.shape)
-                grown[axis] += v.shape[axis]
-                zarr_shape = grown = tuple(grown)
+                new_shape = list(array.shape)
+                new_shape[axis] += v.shape[axis]
+                zarr_shape = grown = tuple(new_shape)
         region = tuple(write_region[dim] for dim in dims)
         # dask blocks must not straddle a stored chunk (a shard, when sharded): two tasks
         # would each rewrite it, and one update would be lost
@@ -395,8 +408,10 @@ class ZarrkitStore(AbstractWritableDataStore):
         """A new array as zarr-python's `Group.create` makes it for xarray (zarr-python's
         defaults where the encoding names nothing), through zarrkit."""
         fmt = self._format
+        # variable-length strings: zarrkit's `string` (v3) or `|O` + vlen-utf8
+        requested: np.dtype | type[str] = dtype
         if coding.strings.check_vlen_dtype(dtype) is str:
-            dtype = str  # variable-length strings: zarrkit's `string` (v3) or `|O` + vlen-utf8
+            requested = str
         if (
             self._write_empty is not None
             and encoding.get("write_empty_chunks", self._write_empty) != self._write_empty
@@ -411,7 +426,7 @@ class ZarrkitStore(AbstractWritableDataStore):
         shards = encoding.get("shards")
         shards = None if isinstance(shards, str) else shards
         kwargs: dict[str, Any] = creation_codecs(encoding, fmt)
-        data_type = zarrkit.api.resolve_data_type(dtype, fmt)
+        data_type = zarrkit.api.resolve_data_type(requested, fmt)
         if "codecs" in kwargs:
             kwargs["codecs"] = resolve_serializer(kwargs["codecs"], data_type)
         if fmt == V3:

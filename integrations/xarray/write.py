@@ -8,7 +8,7 @@ and dask data block by block (`dask.array.store`), so the encodings are xarray's
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from xarray.backends.api import delayed_close_after_writes
 from xarray.backends.common import ArrayWriter
@@ -16,16 +16,20 @@ from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
 from zarrkit.errors import MetadataError
 from zarrkit.names import V2, V3
+from zarrkit.storage import StoreLike
 
 from .store import ZarrkitStore, open_group, opens_its_store, write_empty_setting
+
+if TYPE_CHECKING:
+    from xarray.core.types import ZarrWriteModes
 
 Region = Mapping[str, "slice | Literal['auto']"] | Literal["auto"] | None
 
 
 def to_zarrkit(
     dataset: Any,
-    store: Any,
-    mode: str | None = None,
+    store: StoreLike,
+    mode: ZarrWriteModes | None = None,
     group: str | None = None,
     encoding: Mapping | None = None,
     *,
@@ -66,8 +70,8 @@ def to_zarrkit(
         write_empty_chunks=write_empty_chunks,
     )
     zstore.write_empty_covered = compute
-    dataset = zstore._validate_and_autodetect_region(dataset)
-    zstore._validate_encoding(encoding or {})
+    dataset = zstore._validate_and_autodetect_region(dataset)  # type: ignore[misc]  # ZarrStore logic, duck-typed
+    zstore._validate_encoding(encoding or {})  # type: ignore[misc]  # ZarrStore logic, duck-typed
     writer = ArrayWriter()
     try:
         with write_empty_setting(write_empty_chunks):
@@ -83,8 +87,8 @@ def to_zarrkit(
 
 def datatree_to_zarrkit(
     tree: Any,
-    store: Any,
-    mode: str = "w-",
+    store: StoreLike,
+    mode: ZarrWriteModes = "w-",
     encoding: Mapping[str, Any] | None = None,
     write_inherited_coords: bool = False,
     *,
@@ -142,15 +146,15 @@ def _dump_tree(
         at_root = node is tree
         dataset = node.to_dataset(inherit=write_inherited_coords or at_root)
         node_store = root if at_root else root.get_child_store(rel_path)
-        dataset = node_store._validate_and_autodetect_region(dataset)
-        node_store._validate_encoding(encoding)
+        dataset = node_store._validate_and_autodetect_region(dataset)  # type: ignore[misc]  # as above
+        node_store._validate_encoding(encoding)  # type: ignore[misc]  # as above
         dump_to_store(dataset, node_store, writer, encoding=encoding.get(node.path))
 
 
 def writable_store(
-    store: Any,
+    store: StoreLike,
     *,
-    mode: str | None,
+    mode: ZarrWriteModes | None,
     group: str | None = None,
     consolidated: bool | None,
     append_dim: Hashable | None = None,

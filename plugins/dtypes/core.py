@@ -26,6 +26,7 @@ class _Fixed(DataType):
     """A data type that is exactly one numpy dtype; subclasses only name it."""
 
     _numpy: ClassVar[str]
+    _dtype: ClassVar[np.dtype]
     _code: ClassVar[str]
     #: a v3 name other than the numpy name; such a type has no v2/draft name nor numpy key
     _zarr_name: ClassVar[str | None] = None
@@ -53,7 +54,7 @@ class _Fixed(DataType):
                 )
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
         no_configuration(name, configuration)
         out = cls()
         return out if format == V3 else out.with_endian(endian_of(name))

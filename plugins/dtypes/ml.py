@@ -54,14 +54,15 @@ class _MLType(DataType):
             cls.numpy_keys = (cls._name,)
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
         no_configuration(name, configuration)
         ml_dtypes(name)  # refuse now, at open, naming the extra
         return cls()
 
     @property
     def native(self) -> np.dtype:
-        return np.dtype(getattr(ml_dtypes(self._name), self._name))
+        native: np.dtype = np.dtype(getattr(ml_dtypes(self._name), self._name))
+        return native
 
     @property
     def item_size(self) -> int:

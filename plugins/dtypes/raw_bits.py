@@ -35,18 +35,12 @@ class RawBits(DataType):
         self.bits = bits
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
-        if format == V2:
-            match = re.fullmatch(_V2_PATTERN, name)
-            return cls(8 * int(match.group(1))) if match and not configuration else cls._bad(name)
-        match = re.fullmatch(_PATTERN, name)
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> RawBits:
+        match = re.fullmatch(_V2_PATTERN if format == V2 else _PATTERN, name)
         if match is None or configuration:
-            cls._bad(name)
-        return cls(int(match.group(1)))
-
-    @staticmethod
-    def _bad(name: str):
-        raise MetadataError(f"{name!r} is not a raw bits data type", key="data_type")
+            raise MetadataError(f"{name!r} is not a raw bits data type", key="data_type")
+        bits = int(match.group(1))
+        return cls(8 * bits if format == V2 else bits)
 
     @classmethod
     def from_native(cls, dtype: np.dtype) -> RawBits:

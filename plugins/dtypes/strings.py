@@ -48,7 +48,7 @@ class _Variable(DataType):
     _codec: ClassVar[str]
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
         no_configuration(name, configuration)
         return cls()
 
@@ -198,7 +198,8 @@ class FixedLengthUTF32(DataType):
     numpy_keys = ("U",)
 
     def __init__(self, length: int):
-        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        given: object = length  # from JSON or a user: checked, not trusted
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
             raise MetadataError(
                 f"fixed_length_utf32 holds at least one code point, got {length!r}",
                 key="configuration.length_bytes",
@@ -206,7 +207,7 @@ class FixedLengthUTF32(DataType):
         self.length = length
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
         if format == V3:
             owner = "fixed_length_utf32"
             check_known_fields(configuration, {"length_bytes"}, owner=owner)
@@ -272,7 +273,8 @@ class NullTerminatedBytes(DataType):
     numpy_keys = ("S",)
 
     def __init__(self, length: int):
-        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        given: object = length  # from JSON or a user: checked, not trusted
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
             raise MetadataError(
                 f"null_terminated_bytes holds at least one byte, got {length!r}",
                 key="configuration.length_bytes",
@@ -280,7 +282,7 @@ class NullTerminatedBytes(DataType):
         self.length = length
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
         if format == V3:
             owner = "null_terminated_bytes"
             check_known_fields(configuration, {"length_bytes"}, owner=owner)

@@ -48,6 +48,7 @@ class Struct(DataType):
         if not fields:
             raise MetadataError("a struct needs at least one field", key="configuration.fields")
         seen = set()
+        total = 0
         for name, data_type in fields:
             if not name or name in seen:
                 raise MetadataError(
@@ -55,17 +56,20 @@ class Struct(DataType):
                     key="configuration.fields",
                 )
             seen.add(name)
-            if data_type.item_size is None:
+            size = data_type.item_size
+            if size is None:
                 raise MetadataError(
                     f"struct field {name!r} has variable-length type "
                     f"{data_type.describe()}; fields must be fixed-size",
                     key="configuration.fields",
                 )
+            total += size
         self.fields = fields
+        self._item_size = total
 
     # -- JSON of the type --------------------------------------------------------------------
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
         check_known_fields(configuration, {"fields"}, owner=name)
         items = configuration.get("fields")
         if not isinstance(items, (list, tuple)):
@@ -103,8 +107,8 @@ class Struct(DataType):
     @classmethod
     def from_native(cls, dtype: np.dtype) -> DataType:
         fields = []
-        for name in dtype.names:
-            field_dtype = dtype.fields[name][0]
+        for name in dtype.names or ():
+            field_dtype = dtype[name]
             if field_dtype.subdtype is not None:
                 raise MetadataError(
                     f"struct field {name!r} has a shape {field_dtype.shape}; "
@@ -131,7 +135,7 @@ class Struct(DataType):
 
     @property
     def item_size(self) -> int:
-        return sum(t.item_size for _, t in self.fields)
+        return self._item_size
 
     @property
     def has_endianness(self) -> bool:

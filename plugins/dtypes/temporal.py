@@ -38,11 +38,8 @@ class _Temporal(DataType):
                 f"{self._zarr_name()}: unit must be one of {list(UNITS)}, got {unit!r}",
                 key="configuration.unit",
             )
-        if (
-            isinstance(scale_factor, bool)
-            or not isinstance(scale_factor, int)
-            or not (1 <= scale_factor <= _MAX_SCALE)
-        ):
+        given: object = scale_factor  # from JSON or a user: checked, not trusted
+        if isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= _MAX_SCALE:
             raise MetadataError(
                 f"{self._zarr_name()}: scale_factor must be an integer in "
                 f"1..{_MAX_SCALE}, got {scale_factor!r}",
@@ -53,11 +50,13 @@ class _Temporal(DataType):
 
     @classmethod
     def _zarr_name(cls) -> str:
-        return cls.names.written(V3)
+        written = cls.names.written(V3)
+        assert written is not None  # every temporal type has a v3 name (names() below)
+        return written
 
     # -- JSON of the type --------------------------------------------------------------------
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
         if format == V3:
             owner = cls._zarr_name()
             check_known_fields(configuration, {"unit", "scale_factor"}, owner=owner)

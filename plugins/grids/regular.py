@@ -20,7 +20,8 @@ class RegularChunkGrid(ChunkGrid):
     chunk_shape_: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        for n in self.chunk_shape_:
+        given: tuple[object, ...] = self.chunk_shape_  # from JSON: checked, not trusted
+        for n in given:
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
                 raise MetadataError(
                     f"regular grid: chunk_shape must be positive integers, got {list(self.chunk_shape_)}",
@@ -29,7 +30,9 @@ class RegularChunkGrid(ChunkGrid):
         object.__setattr__(self, "chunk_shape_", tuple(int(n) for n in self.chunk_shape_))
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> RegularChunkGrid:
         check_known_fields(configuration, {"chunk_shape"}, owner="regular chunk grid")
         shape = configuration.get("chunk_shape")
         if not isinstance(shape, list):

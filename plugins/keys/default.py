@@ -15,7 +15,9 @@ class DefaultChunkKeyEncoding(ChunkKeyEncoding):
     separator: str = "/"
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> DefaultChunkKeyEncoding:
         check_known_fields(configuration, {"separator"}, owner="default chunk key encoding")
         sep = config_value(
             configuration,

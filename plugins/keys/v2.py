@@ -17,7 +17,9 @@ class V2ChunkKeyEncoding(ChunkKeyEncoding):
     separator: str = "."
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3):
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> V2ChunkKeyEncoding:
         check_known_fields(configuration, {"separator"}, owner="v2 chunk key encoding")
         sep = config_value(
             configuration,

@@ -102,7 +102,9 @@ def resolve(root: int, parts: list[str], inside: str, *, create: bool) -> Chain 
                     return None
                 attempts += 1
                 if attempts > _MAKE_ATTEMPTS:
-                    raise OSError(errno.ENOENT, "a folder kept being removed while made", name)  # noqa: B904
+                    raise OSError(
+                        errno.ENOENT, "a folder kept being removed while made", name
+                    ) from None
                 try:
                     os.mkdir(name, dir_fd=here)
                 except FileExistsError:
@@ -167,10 +169,10 @@ def open_file(root: int, parts: list[str], inside: str) -> int | None:
             if os.path.isabs(target):
                 real = _shown(inside, chain, parts[-1])
                 if not target.startswith(inside):
-                    raise InvalidKeyError(  # noqa: B904
+                    raise InvalidKeyError(
                         f"the symlink {real!r} leads to {target!r}, "
                         f"outside the store's root {inside[:-1]!r}"
-                    )
+                    ) from None
                 parts = target[len(inside) :].split(os.sep)
             else:  # relative to the folder the link is in, found again from the root
                 parts = [name for _, name in chain] + target.split(os.sep)
@@ -338,6 +340,9 @@ def _openat2_of_this_system(flags: int) -> Callable[[int, str], int] | None:
         ]
 
     how = OpenHow(flags & ~getattr(os, "O_NOFOLLOW", 0), 0, 0x08 | 0x04)
+    address = ctypes.cast(syscall, ctypes.c_void_p).value
+    if address is None:
+        return None
     call = ctypes.CFUNCTYPE(
         ctypes.c_long,
         ctypes.c_long,
@@ -346,13 +351,13 @@ def _openat2_of_this_system(flags: int) -> Callable[[int, str], int] | None:
         ctypes.c_void_p,
         ctypes.c_size_t,
         use_errno=True,
-    )(ctypes.cast(syscall, ctypes.c_void_p).value)
+    )(address)
     get_errno, size, where = ctypes.get_errno, ctypes.sizeof(how), ctypes.addressof(how)
     number = 437  # (SYS_openat2: one number on every architecture Linux has it on)
     fsencode, strerror = os.fsencode, os.strerror
 
     def openat2(root: int, path: str) -> int:
-        fd = call(number, root, fsencode(path), where, size)
+        fd: int = call(number, root, fsencode(path), where, size)
         if fd < 0:
             code = get_errno()
             raise OSError(code, strerror(code), path)

@@ -31,10 +31,12 @@ use.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
@@ -89,6 +91,7 @@ class FsspecStore(Store):
     names = names("s3", aliases=list(SCHEMES[1:]))
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = preferred_store_bytes = 16 << 20
+    _fs: Any  # an fsspec filesystem (fsspec has no type hints)
 
     def __init__(
         self,
@@ -213,7 +216,8 @@ class FsspecStore(Store):
         async def run() -> T:
             return await make()
 
-        return sync(self.fs.loop, run)
+        answer: T = sync(self.fs.loop, run)
+        return answer
 
     def _gather(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
         """Run every call concurrently, at most `concurrency` at a time, answers in order."""
@@ -251,13 +255,16 @@ class FsspecStore(Store):
         path = self._path(key)
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key, path) else None
+        value: bytes
         try:
             if rng is None:
-                return await self.fs._cat_file(path, **self._whole)
-            if isinstance(rng, SuffixRange):
-                return await self.fs._cat_file(path, start=-rng.length)
-            end = None if rng.length is None else rng.offset + rng.length
-            return await self.fs._cat_file(path, start=rng.offset, end=end)
+                value = await self.fs._cat_file(path, **self._whole)
+            elif isinstance(rng, SuffixRange):
+                value = await self.fs._cat_file(path, start=-rng.length)
+            else:
+                end = None if rng.length is None else rng.offset + rng.length
+                value = await self.fs._cat_file(path, start=rng.offset, end=end)
+            return value
         except _MISSING:
             return None
         except Exception as exc:
@@ -272,19 +279,19 @@ class FsspecStore(Store):
 
     async def _size_at_most(self, path: str, offset: int) -> bool:
         try:
-            info = await self.fs._info(path)
+            info: dict[str, Any] = await self.fs._info(path)
         except Exception:
             return False
-        return info.get("type") == "file" and info.get("size", offset + 1) <= offset
+        return info.get("type") == "file" and int(info.get("size", offset + 1)) <= offset
 
     async def _is_file(self, key: str, path: str) -> bool:
         try:
-            info = await self.fs._info(path)
+            info: dict[str, Any] = await self.fs._info(path)
         except _MISSING:
             return False
         except Exception as exc:
             raise self._error(exc, key, "read") from exc
-        return info.get("type") == "file"
+        return bool(info.get("type") == "file")
 
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         check_key(key)
@@ -292,14 +299,14 @@ class FsspecStore(Store):
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = [check_key(k) for k in keys]
-        values = self._gather([lambda k=k: self._read(k, None) for k in keys])
+        values = self._gather([partial(self._read, k, None) for k in keys])
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         for key, _ in requests:
             check_key(key)
         plan = ranges.plan(requests)
-        results = self._gather([lambda r=r: self._read(*r) for r in plan.reads])
+        results = self._gather([partial(self._read, *r) for r in plan.reads])
         return plan.answers(results)
 
     def exists(self, key: str) -> bool:
@@ -320,11 +327,11 @@ class FsspecStore(Store):
         """Each value is one PUT (atomic per key on object stores); all keys checked first."""
         self.require("write", "set keys")
         values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
-        self._gather([lambda kv=kv: self._write(*kv) for kv in values])
+        self._gather([partial(self._write, *kv) for kv in values])
 
     # -- updates ---------------------------------------------------------------------------------
-    @property  # type: ignore[override]
-    def safe_updates(self) -> bool:
+    @property
+    def safe_updates(self) -> bool:  # type: ignore[override]  # depends on the filesystem
         """On S3: conditional writes (`s3_updates`). Other filesystems have no way to write
         only if a value is unchanged that fsspec exposes: their updates are unguarded."""
         return s3_updates.supported(self.fs)
@@ -390,10 +397,11 @@ class FsspecStore(Store):
         folder = prefix[: prefix.rfind("/") + 1]
         base = self._dir(folder)
 
-        async def find() -> list[str]:
+        async def find() -> builtins.list[str]:
             self.fs.invalidate_cache(base)
             try:
-                return await self.fs._find(base, withdirs=False)
+                found: builtins.list[str] = await self.fs._find(base, withdirs=False)
+                return found
             except _MISSING:
                 return []
             except Exception as exc:
@@ -402,15 +410,16 @@ class FsspecStore(Store):
         keys = (self._relative(p) for p in self._run(find))
         return iter(sorted(k for k in keys if k is not None and k.startswith(prefix)))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""
         self.require("list", f"list {prefix!r}")
         base = self._dir(check_prefix(prefix))
 
-        async def ls() -> list[dict]:
+        async def ls() -> builtins.list[dict[str, Any]]:
             self.fs.invalidate_cache(base)
             try:
-                return await self.fs._ls(base, detail=True)
+                entries: builtins.list[dict[str, Any]] = await self.fs._ls(base, detail=True)
+                return entries
             except _MISSING:
                 return []
             except Exception as exc:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import http.client
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -114,6 +115,13 @@ class HttpStore(Store):
         """No connections and no pool yet: each is made on first use, in this process (a
         forked child starts here too, as its parent's threads and sockets are the parent's)."""
         self._local = threading.local()
+        #: every thread's kept-alive connections, closed by `close()` or when the store is
+        #: collected (not left to the garbage collector socket by socket, which warns)
+        self._kept: list[dict[Origin, http.client.HTTPConnection]] = []
+        inherited = self.__dict__.get("_closer")
+        if inherited is not None:  # a forked child's: those sockets are its parent's to close
+            inherited.detach()
+        self._closer = weakref.finalize(self, _close_kept, self._kept)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = lock()
         after_fork_in_child(self, HttpStore._start_threads)
@@ -121,7 +129,9 @@ class HttpStore(Store):
     def __getstate__(self) -> dict[str, Any]:
         """Pickled as its settings: no connection, pool or lock."""
         return {
-            k: v for k, v in self.__dict__.items() if k not in ("_local", "_pool", "_pool_lock")
+            k: v
+            for k, v in self.__dict__.items()
+            if k not in ("_local", "_kept", "_closer", "_pool", "_pool_lock")
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -141,6 +151,7 @@ class HttpStore(Store):
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
+        _close_kept(self._kept)
 
     # -- requests ------------------------------------------------------------------------------
     def _key_url(self, key: str) -> str:
@@ -150,7 +161,11 @@ class HttpStore(Store):
         """This thread's kept-alive connection to an origin. Connections are made to the host
         and port the origin rule judged, never to a URL's raw netloc (where user info such as
         `other@host` could name one host to the rule and another to the socket)."""
-        connections = self._local.__dict__.setdefault("connections", {})
+        connections: dict[Origin, http.client.HTTPConnection] | None
+        connections = self._local.__dict__.get("connections")
+        if connections is None:
+            connections = self._local.connections = {}
+            self._kept.append(connections)
         conn = connections.get(where)
         if conn is None:
             scheme, host, port = where
@@ -404,3 +419,11 @@ def _partial(body: bytes, answer: dict[str, str], rng: Range, key: str, store: S
             operation="read",
         )
     return body if rng.length is None else body[: rng.length]
+
+
+def _close_kept(kept: list[dict[Origin, http.client.HTTPConnection]]) -> None:
+    """Close every thread's kept connections; each thread's table stays, empty, for reuse."""
+    for connections in kept:
+        for conn in list(connections.values()):
+            conn.close()
+        connections.clear()

@@ -140,7 +140,8 @@ class _CappedStream:
 
     async def read(self, n: int = -1) -> bytes:
         if n >= 0:
-            return await self._stream.read(n)
+            some: bytes = await self._stream.read(n)
+            return some
         blocks: list[bytes] = []
         held = 0
         while block := await self._stream.readany():

@@ -29,10 +29,12 @@ from zarrkit.errors import StoreError
 try:
     import fcntl
 except ImportError:  # (Windows: no flock; the local store's updates are then unguarded)
-    fcntl = None  # type: ignore[assignment]
+    _FLOCK = False
+else:
+    _FLOCK = True
 
 #: whether this platform has the locks
-AVAILABLE = fcntl is not None and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+AVAILABLE = _FLOCK and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
 
 _OPEN_LOCK = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 

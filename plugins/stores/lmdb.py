@@ -25,12 +25,13 @@ should start workers with spawn or forkserver.
 
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 from zarrkit.abc import (
     Range,
@@ -62,6 +63,14 @@ def _lmdb() -> Any:
     return lmdb
 
 
+class _Options(TypedDict):
+    """How the environment is opened: kept, so an unpickled handle opens it the same way."""
+
+    map_size: int | None
+    sync: bool
+    max_readers: int
+
+
 class LmdbStore(Store):
     names = names("lmdb")
 
@@ -76,7 +85,7 @@ class LmdbStore(Store):
     ) -> None:
         self.read_only = check_mode(mode) == "r"
         self.path = Path(path).absolute()
-        self._options = {"map_size": map_size, "sync": sync, "max_readers": max_readers}
+        self._options = _Options(map_size=map_size, sync=sync, max_readers=max_readers)
         self._acquire()
 
     def _acquire(self) -> _Env:
@@ -260,7 +269,7 @@ class LmdbStore(Store):
 
         return iter(self._env.read(read, self))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """Walks the keys under `prefix`, jumping over each child prefix's keys in one seek."""
         start = check_prefix(prefix).encode("utf-8")
 
@@ -297,7 +306,7 @@ class LmdbStore(Store):
         return f"LmdbStore({str(self.path)!r})"
 
 
-def _unpickle(path: Path, mode: str, options: dict[str, Any]) -> LmdbStore:
+def _unpickle(path: Path, mode: str, options: _Options) -> LmdbStore:
     store = LmdbStore.__new__(LmdbStore)
     store.read_only = mode == "r"
     store.path, store._options = path, options
@@ -312,7 +321,7 @@ def _buffer(value: Any) -> Any:
 class _Env:
     """One open LMDB environment, shared by every handle on its path in this process."""
 
-    _open: dict[str, _Env] = {}  # noqa: RUF012
+    _open: ClassVar[dict[str, _Env]] = {}
     #: reentrant: a handle the garbage collector finalizes releases its environment from
     #: whatever the thread was doing, which may be `acquire` with this lock held (the zip
     #: store's twin of this lock hung a test run there)

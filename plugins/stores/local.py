@@ -25,14 +25,16 @@ process or another) sees the old value or the new one, never a torn file.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import os
 import re
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, ContextManager  # noqa: UP035
+from typing import Any
 
 import numpy as np
 
@@ -256,7 +258,7 @@ class LocalStore(Store):
         pages instead of 96,000."""
         return self._read_files(keys, buffers=True)
 
-    def reading(self) -> ContextManager[Any]:
+    def reading(self) -> AbstractContextManager[Any]:
         """A run of reads that opens each key folder once for the whole run (see `_Reads`)."""
         return _Reads(self)
 
@@ -282,9 +284,10 @@ class LocalStore(Store):
                 except OSError as exc:
                     if exc.errno != errno.ELOOP:
                         raise
-                    fd = self._open_link(key, folders)  # a symlink: followed inside the root
-                    if fd is None:
+                    linked = self._open_link(key, folders)  # a symlink: followed inside the root
+                    if linked is None:
                         continue
+                    fd = linked
                 try:  # (`_read_whole` inlined)
                     hint = self._size_hint
                     if hint >= _MAX_HINT or len(value := os.read(fd, hint)) >= hint:
@@ -302,7 +305,7 @@ class LocalStore(Store):
     def _open_link(self, key: str, folders: _Folders) -> int | None:
         """The file a symlinked key leads to, open (None: absent); refused when it leads out
         of the root. The slow way: the whole key is walked again from the root."""
-        return beneath.open_file(folders.root, key.split("/"), self._inside)
+        return beneath.open_file(folders.opened_root(), key.split("/"), self._inside)
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         if not _DIR_FD:
@@ -320,7 +323,8 @@ class LocalStore(Store):
             return None
         try:
             if byte_range is None:
-                return self._read_whole(fd)
+                whole: bytes = self._read_whole(fd)
+                return whole
             if type(byte_range) is ByteRange and byte_range.length is not None:
                 return os.pread(fd, byte_range.length, byte_range.offset)
             info = os.fstat(fd)
@@ -371,31 +375,32 @@ class LocalStore(Store):
         every call, as malloc hands such memory back to the OS between calls; a reused buffer
         is already mapped."""
         sized = [
-            i for i, (_, r) in enumerate(requests) if type(r) is ByteRange and r.length is not None
+            (i, key, r.offset, r.length)
+            for i, (key, r) in enumerate(requests)
+            if type(r) is ByteRange and r.length is not None
         ]
-        total = sum(requests[i][1].length for i in sized)
+        total = sum(length for _, _, _, length in sized)
         if total < _BUFFERED_FROM or not _DIR_FD or not _PREADV:
             return self.get_ranges(requests)
         out: list[Any] = [None] * len(requests)
         buffer = memoryview(reusable("ranges", total))[:total]
         folders = _Folders()
-        files: dict[str, Any] = {}
+        files: dict[str, int | None] = {}
         at = 0
         try:
-            for i in sized:
-                key, byte_range = requests[i]
+            for i, key, offset, length in sized:
                 if key not in files:
                     files[key] = self._open_in(key, folders)
                 fd = files[key]
                 if fd is not None:
-                    part = buffer[at : at + byte_range.length]
-                    at += byte_range.length
+                    part = buffer[at : at + length]
+                    at += length
                     try:
-                        out[i] = part[: os.preadv(fd, [part], byte_range.offset)].toreadonly()
+                        out[i] = part[: os.preadv(fd, [part], offset)].toreadonly()
                     except IsADirectoryError:
                         pass
             if len(sized) < len(requests):
-                done = set(sized)
+                done = {i for i, _, _, _ in sized}
                 for i in range(len(requests)):
                     if i not in done:
                         out[i] = self._get_in(*requests[i], folders)
@@ -441,7 +446,7 @@ class LocalStore(Store):
         finally:
             folders.close()
 
-    def writing(self) -> ContextManager[Any]:
+    def writing(self) -> AbstractContextManager[Any]:
         """A run of writes that opens each key folder once for the whole run (see `_Writes`)."""
         return _Writes(self)
 
@@ -455,7 +460,7 @@ class LocalStore(Store):
             return
         batch = []
         for key, value in items.items():  # (all checked before anything is written)
-            folder, sep, name = key.rpartition("/") if type(key) is str else check_key(key)
+            folder, sep, name = key.rpartition("/") if type(key) is str else _not_a_key(key)
             if (
                 folder not in folders
                 or (sep and not folder)
@@ -480,7 +485,7 @@ class LocalStore(Store):
         for _ in range(_WRITE_ATTEMPTS):
             try:
                 if not (self._unnamed and self._write_unnamed(where, name, data)):
-                    self._write_renaming(folders.root, where, name, data)
+                    self._write_renaming(folders.opened_root(), where, name, data)
                 return
             except FileNotFoundError:
                 folders.close()  # (the root too: it may be the one removed)
@@ -592,10 +597,11 @@ class LocalStore(Store):
                 write_back(self, new)
             emptied = {k.rpartition("/")[0] for k in keys if new.get(k) is None}
             for folder in emptied - {""}:
-                chain = self._chain(folders.root, folder)
+                root = folders.opened_root()
+                chain = self._chain(root, folder)
                 if chain is not None:
                     try:
-                        beneath.prune(folders.root, chain)
+                        beneath.prune(root, chain)
                     finally:
                         beneath.close_chain(chain)
         finally:
@@ -678,7 +684,7 @@ class LocalStore(Store):
             check_prefix(folder + slash)
         return self._keys(folder, start)
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         if not _DIR_FD:
             return _sorted_entries(_scan(self._dir(prefix)))
         folders = _Folders()
@@ -783,7 +789,7 @@ class LocalStore(Store):
         """The key's folder as `resolve` gives it (looked up in, or added to, `folders`) and
         the key's last segment, the key checked. A key whose folder is known needs only its
         last segment checked."""
-        folder, sep, name = key.rpartition("/") if type(key) is str else check_key(key)
+        folder, sep, name = key.rpartition("/") if type(key) is str else _not_a_key(key)
         where = folders.get(folder)
         if where is None or (sep and not folder):  # (a leading '/': the root's folder is "")
             check_key(key)
@@ -809,6 +815,11 @@ class LocalStore(Store):
         return f"LocalStore({self._root!r})"
 
 
+def _not_a_key(key: object) -> tuple[str, str, str]:
+    """What `check_key` says of a key that is not a string (the fast paths split keys first)."""
+    raise TypeError(f"store keys are strings, got {key!r}")
+
+
 class _Folders(dict):
     """Key folders opened beneath the root for one call or one run: folder -> handle (or
     `_ABSENT`), the root's handle (the folder "") in `root`. Handles of real folders, so one
@@ -819,6 +830,11 @@ class _Folders(dict):
     def __init__(self) -> None:
         super().__init__()
         self.root: int | None = None
+
+    def opened_root(self) -> int:
+        """The root's handle, once a folder has been opened through these."""
+        assert self.root is not None, "no folder was opened through these yet"
+        return self.root
 
     def close(self) -> None:
         fds = {fd for fd in self.values() if type(fd) is int}

@@ -9,6 +9,7 @@ store, contents as they are now. To share writes between processes, use a store 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -48,9 +49,9 @@ def _space(name: str, contents: dict[str, bytes] | None = None) -> _Space:
         space = _Space()
     else:
         with _named_lock:
-            space = _named.get(name)
-            if space is not None:
-                return space
+            known = _named.get(name)
+            if known is not None:
+                return known
             space = _named[name] = _Space()
     if contents:
         space.data.update(contents)
@@ -179,7 +180,7 @@ class MemoryStore(Store):
         with self._space.lock:
             return iter([k for k in self._space.data if k.startswith(prefix)])
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         return super().list_dir(check_prefix(prefix))
 
     # -- pickling (see the module docstring) ---------------------------------------------------

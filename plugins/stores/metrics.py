@@ -15,6 +15,7 @@ new, empty one).
 
 from __future__ import annotations
 
+import builtins
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -215,7 +216,7 @@ class MetricsStore(StoreWrapper):
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return iter(self._measure("list_prefix", len, lambda: [*self.inner.list_prefix(prefix)]))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         return self._measure(
             "list_dir", lambda kp: len(kp[0]) + len(kp[1]), lambda: self.inner.list_dir(prefix)
         )

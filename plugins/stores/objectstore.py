@@ -16,10 +16,12 @@ store, after obstore's own retries (with backoff, on 5xx and throttling); never 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
@@ -216,7 +218,7 @@ class ObstoreStore(Store):
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
         keys = [check_key(k) for k in keys]
-        values = self._gather([lambda k=k: self._read(k, None) for k in keys])
+        values = self._gather([partial(self._read, k, None) for k in keys])
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
@@ -226,7 +228,7 @@ class ObstoreStore(Store):
         for key, _ in requests:
             check_key(key)
         plan = ranges.plan(requests)
-        return plan.answers(self._gather([lambda r=r: self._read(*r) for r in plan.reads]))
+        return plan.answers(self._gather([partial(self._read, *r) for r in plan.reads]))
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         return [None if v is None else bytes(v) for v in self.read_ranges(requests)]
@@ -249,7 +251,7 @@ class ObstoreStore(Store):
         """Each value is one PUT (atomic per key on object stores); all keys checked first."""
         self.require("write", "set keys")
         values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
-        self._gather([lambda kv=kv: self._write(*kv) for kv in values])
+        self._gather([partial(self._write, *kv) for kv in values])
 
     def erase(self, key: str) -> None:
         self.erase_many([key])
@@ -268,7 +270,7 @@ class ObstoreStore(Store):
                 if not isinstance(exc, obstore.exceptions.NotFoundError):
                     raise self._error(exc, key, "erase") from exc
 
-        self._gather([lambda k=k: erase(k) for k in keys])
+        self._gather([partial(erase, k) for k in keys])
 
     def erase_prefix(self, prefix: str) -> None:
         self.require("write", f"erase prefix {prefix!r}")
@@ -282,8 +284,8 @@ class ObstoreStore(Store):
         self.require("list", f"list keys under {prefix!r}")
         folder = prefix[: prefix.rfind("/") + 1]
 
-        async def find() -> list[str]:
-            out = []
+        async def find() -> builtins.list[str]:
+            out: builtins.list[str] = []
             try:
                 async for batch in _obstore().list(self.backend, folder.rstrip("/") or None):
                     out.extend(meta["path"] for meta in batch)
@@ -315,7 +317,7 @@ class ObstoreStore(Store):
             return Absence("missing", f"nothing is stored under {self.url}")
         return None
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""
         self.require("list", f"list {prefix!r}")
         check_prefix(prefix)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from zarrkit.store import Store
 
-def reopen(cls: type, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
+
+def reopen(cls: type[Store], args: tuple[Any, ...], options: dict[str, Any]) -> Store:
     return cls(*args, **options)
 
 
-def reopening(store: Any, *args: Any, **options: Any) -> tuple[Any, ...]:
+def reopening(store: Store, *args: Any, **options: Any) -> tuple[Any, ...]:
     """A `__reduce__` answer: `type(store)(*args, **options)` when unpickled."""
     return reopen, (type(store), args, options)

@@ -11,7 +11,11 @@ still absent.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .fsspec import FsspecStore
 
 #: answers that mean "another writer changed the key since it was read"
 _CONFLICTS = frozenset(
@@ -37,7 +41,7 @@ def _code(exc: BaseException) -> str | None:
 class ConditionalWrites:
     """`read` and `swap` of `optimistic_update` for one fsspec store on S3."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: FsspecStore) -> None:
         self.store = store
         self.fs = store.fs
 
@@ -63,7 +67,7 @@ class ConditionalWrites:
         return data, answer["ETag"]
 
     def read(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, str | None]]:
-        answers = self.store._gather([lambda k=k: self._get(k) for k in keys])
+        answers = self.store._gather([partial(self._get, k) for k in keys])
         values = {k: v for k, (v, _) in zip(keys, answers) if v is not None}
         return values, {k: etag for k, (_, etag) in zip(keys, answers)}
 
@@ -98,5 +102,5 @@ class ConditionalWrites:
 
     def swap(self, tokens: Mapping[str, str | None], new: Mapping[str, Any]) -> list[str]:
         keys = list(new)
-        done = self.store._gather([lambda k=k: self._put(k, new[k], tokens.get(k)) for k in keys])
+        done = self.store._gather([partial(self._put, k, new[k], tokens.get(k)) for k in keys])
         return [k for k, ok in zip(keys, done) if not ok]

@@ -10,6 +10,7 @@ inner URL with the same mode and storage options (less the wrapper's own) and wr
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -50,36 +51,38 @@ class StoreWrapper(Store):
         return cls(open_store(inner_url, mode=mode, storage_options=options), **own)
 
     # -- capabilities are the inner store's ---------------------------------------------------
-    @property  # type: ignore[override]
-    def readable(self) -> bool:
+    # (read-only here where Store has plain attributes: a wrapper cannot have capabilities of
+    # its own, so mypy's override check on each is silenced on purpose)
+    @property
+    def readable(self) -> bool:  # type: ignore[override]
         return self.inner.readable
 
-    @property  # type: ignore[override]
-    def writeable(self) -> bool:
+    @property
+    def writeable(self) -> bool:  # type: ignore[override]
         return self.inner.writeable
 
-    @property  # type: ignore[override]
-    def listable(self) -> bool:
+    @property
+    def listable(self) -> bool:  # type: ignore[override]
         return self.inner.listable
 
-    @property  # type: ignore[override]
-    def read_only(self) -> bool:
+    @property
+    def read_only(self) -> bool:  # type: ignore[override]
         return self.inner.read_only
 
-    @property  # type: ignore[override]
-    def blocking_writes(self) -> bool:
+    @property
+    def blocking_writes(self) -> bool:  # type: ignore[override]
         return self.inner.blocking_writes
 
-    @property  # type: ignore[override]
-    def preferred_fetch_bytes(self) -> int | None:
+    @property
+    def preferred_fetch_bytes(self) -> int | None:  # type: ignore[override]
         return self.inner.preferred_fetch_bytes
 
-    @property  # type: ignore[override]
-    def preferred_store_bytes(self) -> int | None:
+    @property
+    def preferred_store_bytes(self) -> int | None:  # type: ignore[override]
         return self.inner.preferred_store_bytes
 
-    @property  # type: ignore[override]
-    def safe_updates(self) -> bool:
+    @property
+    def safe_updates(self) -> bool:  # type: ignore[override]
         return self.inner.safe_updates
 
     def name_limit(self) -> int | None:
@@ -125,7 +128,7 @@ class StoreWrapper(Store):
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return self.inner.list_prefix(prefix)
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         return self.inner.list_dir(prefix)
 
     def close(self) -> None:
@@ -143,7 +146,7 @@ class StoreWrapper(Store):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.inner == other.inner  # type: ignore[attr-defined]
+        return self.inner == other.inner
 
     def __hash__(self) -> int:
         return hash((type(self), self.inner))

@@ -36,6 +36,7 @@ store and are not listed, but a flush keeps them.
 
 from __future__ import annotations
 
+import builtins
 import bz2
 import io
 import lzma
@@ -48,7 +49,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from zarrkit.abc import (
     Range,
@@ -197,7 +198,7 @@ class ZipStore(Store):
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return iter(self._archive.keys(self, prefix))
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         return super().list_dir(check_prefix(prefix))
 
     # -- identity --------------------------------------------------------------------------------
@@ -223,7 +224,7 @@ def _unpickle(path: Path, compression: str, fsync: bool) -> ZipStore:
 
 # == the archive and its pending changes, shared by the handles of one process ====================
 class _Archive:
-    _open: dict[Path, _Archive] = {}  # noqa: RUF012
+    _open: ClassVar[dict[Path, _Archive]] = {}
     #: reentrant: a handle the garbage collector finalizes releases its archive from whatever
     #: the thread was doing, and that may be `acquire` or `release` with this lock held (a
     #: plain lock hung the test run there: a handle left in a cycle by a failed open, collected
@@ -468,7 +469,7 @@ class _Disk:
 
     def __init__(self, path: Path, store: Store | None) -> None:
         try:
-            self.file = open(path, "rb")  # noqa: SIM115
+            self.file = open(path, "rb")  # noqa: SIM115  (the archive reads through it until close())
         except OSError as exc:
             raise StoreError(str(exc), store=store, operation="open") from exc
         st = os.fstat(self.file.fileno())
@@ -633,8 +634,12 @@ class _Disk:
 
 class _Inflater(Protocol):
     header: int  # bytes before the compressed stream (lzma's properties)
-    eof: bool
-    needs_input: bool
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def needs_input(self) -> bool: ...
 
     def decompress(self, data: bytes, max_length: int) -> bytes: ...
 

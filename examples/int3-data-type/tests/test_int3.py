@@ -12,7 +12,7 @@ from zarrkit.testing import DataTypeTests
 
 
 class TestInt3(DataTypeTests):
-    fill_values = [-4, 3, -1]  # noqa: RUF012
+    fill_values = (-4, 3, -1)
 
     @pytest.fixture
     def data_type(self):
