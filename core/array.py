@@ -277,8 +277,7 @@ class Array(Node):
         array's runtime `config.order` (zarr-python: v3 stores no order)."""
         if self._meta.format == V3:
             return self._config.order
-        stored = self._meta.to_json()
-        found = stored.get("order") if isinstance(stored, Mapping) else None
+        found = self._meta.to_json().get("order")
         return found if found in ("C", "F") else self._config.order
 
     def _stored_keys(self) -> list[str]:

@@ -733,11 +733,14 @@ def _nodes(store: Store, paths: list[str]) -> Any:
 
     def found(path: str) -> ArrayMetadata | GroupMetadata | None:
         for module in marked.get(path, []):
-            metadata = module.read_metadata(store, path)
+            metadata: ArrayMetadata | GroupMetadata | None = module.read_metadata(store, path)
             if metadata is not None:
                 return metadata
         if implicit is not None and implicit.probe(store, path):
-            return implicit.read_metadata(store, path)
+            found_implicit: ArrayMetadata | GroupMetadata | None = implicit.read_metadata(
+                store, path
+            )
+            return found_implicit
         return None
 
     return found

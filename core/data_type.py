@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
@@ -56,7 +56,7 @@ class DataType(Extension):
         """'little' / 'big' as named in v2 or draft metadata; None in v3 or for byte-free types."""
         return self._endian
 
-    def with_endian(self, endian: str | None) -> DataType:
+    def with_endian(self, endian: str | None) -> Self:
         """A copy remembering `endian` (ignored for types without byte order)."""
         if endian not in (None, "little", "big"):
             raise ValueError(f"endian must be 'little', 'big' or None, got {endian!r}")
@@ -324,7 +324,7 @@ class _NativeIndex:
     def __init__(self) -> None:
         self._lock = forksafe.lock()
         self._table: dict[str, list[type[DataType]]] | None = None
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int] | None = None
 
     def table(self) -> Mapping[str, list[type[DataType]]]:
         from .registry import get_registry

@@ -7,7 +7,7 @@ with `from_json`; `to_json` gives it back in a format. Instances are immutable v
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 from .errors import MetadataError
 from .names import V3, Names
@@ -17,7 +17,7 @@ class Extension:
     names: ClassVar[Names]
 
     @classmethod
-    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> Self:
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> Extension:
         """Build from a name (as written, maybe an alias) and its configuration object."""
         if configuration:
             raise MetadataError(

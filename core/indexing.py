@@ -764,10 +764,10 @@ def _point_projections(
     group_coords = list(zip(*(g.tolist() for g in group_ids)))
     group_extents = list(zip(*((end - start).tolist() for start, end in bounds)))
     if len(lo) == 1:
-        chunk_sel = tuple(c.reshape(out_shape) for c in local)
-        out_sel = (slice(None),) * len(out_shape)
+        whole_sel: tuple[np.ndarray, ...] = tuple(c.reshape(out_shape) for c in local)
+        whole_out: tuple[slice | np.ndarray, ...] = (slice(None),) * len(out_shape)
         complete = _group_complete(local, group_extents[0], distinct)
-        return [ChunkProjection(group_coords[0], chunk_sel, out_sel, complete)]
+        return [ChunkProjection(group_coords[0], whole_sel, whole_out, complete)]
     out_pos: tuple[np.ndarray, ...] | None
     if len(out_shape) == 1:
         out_pos = None if order is None else (order,)
@@ -777,7 +777,9 @@ def _point_projections(
     projections = []
     for g, (a, b) in enumerate(zip(lo, hi)):
         chunk_sel = tuple(c[a:b] for c in local)
-        out_sel = (slice(a, b),) if out_pos is None else tuple(o[a:b] for o in out_pos)
+        out_sel: tuple[slice | np.ndarray, ...] = (
+            (slice(a, b),) if out_pos is None else tuple(o[a:b] for o in out_pos)
+        )
         complete = _group_complete(chunk_sel, group_extents[g], distinct)
         projections.append(ChunkProjection(group_coords[g], chunk_sel, out_sel, complete))
     return projections

@@ -36,13 +36,13 @@ from zarrkit.hierarchy import (
     Group,
     apply_use_consolidated,
     consolidate_metadata,
-    normalize_path,
     open_node,
     read_metadata,
 )
 from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
 from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
 from zarrkit.negotiation import build, resolve_extension_arg
+from zarrkit.paths import normalize_path
 from zarrkit.storage import open_store
 from zarrkit.store import limiting_values
 
@@ -610,10 +610,13 @@ def _compare_nodes(a: Array | Group, b: Array | Group) -> list[str]:
         out.append(f"{where}: missing-value masks differ ({mask_a} vs {mask_b})")
     elif names_a is None and not _same_values(a.fill_value, b.fill_value, a.dtype):
         out.append(f"{where}: fill values differ")
+    assert isinstance(a.metadata, ArrayMetadata)
     grid = a.metadata.chunk_grid
     for coords in itertools.product(*(range(n) for n in grid.grid_shape(a.shape))):
         region = tuple(
-            slice(int(grid.chunk_start(d, c)), int(grid.chunk_start(d, c)) + n)
+            slice(
+                int(grid.chunk_start(d, np.asarray(c))), int(grid.chunk_start(d, np.asarray(c))) + n
+            )
             for d, (c, n) in enumerate(zip(coords, grid.chunk_shape(coords)))
         )
         if not _same_values(a[region], b[region], a.dtype):

@@ -38,7 +38,7 @@ class MappingStore(Store):
         self.mapping = mapping
         self.read_only = check_mode(mode) == "r"
         if not isinstance(mapping, MutableMapping):
-            self.writeable = False  # type: ignore[misc]
+            self.writeable = False
 
     @classmethod
     def adapt(cls, obj: object, *, mode: str = "r") -> MappingStore | None:

@@ -114,8 +114,8 @@ class ObstoreStore(Store):
             return None
         store = cls(obj, mode=mode)
         if type(obj).__name__ == "HTTPStore":  # plain HTTP servers: no PUT, no listing
-            store.writeable = False  # type: ignore[misc]
-            store.listable = False  # type: ignore[misc]
+            store.writeable = False
+            store.listable = False
         if type(obj).__name__ == "LocalStore":  # folders outlive their last file there
             store._delimited = False
         return store

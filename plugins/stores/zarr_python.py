@@ -82,8 +82,8 @@ class ZarrPythonStore(Store):
         self.concurrency = concurrency or settings().io_concurrency
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
-        self.writeable = bool(self.inner.supports_writes)  # type: ignore[misc]
-        self.listable = bool(self.inner.supports_listing)  # type: ignore[misc]
+        self.writeable = bool(self.inner.supports_writes)
+        self.listable = bool(self.inner.supports_listing)
         self._prototype = _zarr().core.buffer.default_buffer_prototype()
 
     @classmethod
