@@ -19,8 +19,10 @@ from .creation import (
     check_arguments,
     create,
     create_array,
+    data_type_from_arg,
     empty,
     empty_like,
+    extension_from_arg,
     format_name,
     from_array,
     full,
@@ -28,8 +30,6 @@ from .creation import (
     like_arguments,
     ones,
     ones_like,
-    resolve_data_type,
-    resolve_extension_arg,
     write_group,
     zeros,
     zeros_like,
@@ -49,8 +49,10 @@ __all__ = [
     "create",
     "create_array",
     "create_group",
+    "data_type_from_arg",
     "empty",
     "empty_like",
+    "extension_from_arg",
     "from_array",
     "full",
     "full_like",
@@ -63,8 +65,6 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "open_like",
-    "resolve_data_type",
-    "resolve_extension_arg",
     "save",
     "save_array",
     "save_group",
@@ -315,7 +315,7 @@ def save_group(
     named.update(kwargs)
     arrays = {k: v if isinstance(v, Array) else np.asanyarray(v) for k, v in named.items()}
     for name, value in arrays.items():  # refuse a bad value before anything is replaced
-        resolve_data_type(value.dtype, format_name(3 if zarr_format is None else zarr_format))
+        data_type_from_arg(value.dtype, format_name(3 if zarr_format is None else zarr_format))
         normalize_path(name)
     opened = open_store(store, mode="w", storage_options=storage_options)
     root = create_group(opened, path=path, zarr_format=zarr_format, overwrite=True)

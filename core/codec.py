@@ -260,7 +260,7 @@ class ArrayArrayCodec(Codec):
     #: of a copy
     reads_input_only: ClassVar[bool] = False
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         """The spec on this codec's encoded side."""
         return spec
 

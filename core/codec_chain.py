@@ -94,7 +94,7 @@ def evolve(codecs: Sequence[Codec], spec: ChunkSpec) -> tuple[Codec, ...]:
         codec = codec.evolve(spec)
         out.append(codec)
         if isinstance(codec, ArrayArrayCodec):
-            spec = codec.resolve(spec)
+            spec = codec.encoded_spec(spec)
     return tuple(out)
 
 
@@ -257,8 +257,7 @@ class BoundChain:
             data = codec.encode(data, spec)
         # a codec that passed (part of) its input on must not hand out the scratch buffer; a
         # `bytes` (what compressors return) owns its memory, and is not asked: numpy's overlap
-        # check releases the GIL, which on two threads is a hand-off per chunk (W1 blosc
-        # writes in two A/B runs: 5 and 19 % of the time, a fifth of the thread switches)
+        # check releases the GIL, which on two threads is a hand-off per chunk
         if (
             scratch is not None
             and type(data) is not bytes
@@ -624,7 +623,7 @@ class CodecChain:
         for aa in self._aa:
             aa.validate(spec)
             stages.append((aa, spec))
-            spec = aa.resolve(spec)
+            spec = aa.encoded_spec(spec)
         self._ab.validate(spec)
         for bb in self._bb:
             bb.validate(spec)

@@ -40,7 +40,7 @@ from .formats import available, check_node_fits, get_format
 from .formats.documents import check_chunk_size, check_dimensions, check_nesting
 from .metadata import ArrayMetadata, GroupMetadata
 from .names import V2, V3, V3_DRAFT_2020, check_format
-from .negotiation import resolve_extension_arg
+from .negotiation import extension_from_arg
 from .paths import normalize_path
 from .storage import open_store
 from .store import Store
@@ -48,10 +48,10 @@ from .store import Store
 __all__ = [
     "ARRAY_ARGUMENTS",
     "create_array",
+    "data_type_from_arg",
+    "extension_from_arg",
     "format_name",
     "prepare_path",
-    "resolve_data_type",
-    "resolve_extension_arg",
     "write_group",
 ]
 
@@ -127,13 +127,13 @@ def format_name(zarr_format: Any) -> str:
     return name
 
 
-def resolve_data_type(dtype: Any, fmt: str = V3) -> DataType:
+def data_type_from_arg(dtype: Any, fmt: str = V3) -> DataType:
     """A Zarr data type from its Zarr name/JSON, a plugin object, or a numpy dtype."""
     if isinstance(dtype, DataType):
         return dtype
     if isinstance(dtype, (str, Mapping)):
         try:
-            data_type: DataType = resolve_extension_arg("data_type", dtype, fmt, key="data_type")
+            data_type: DataType = extension_from_arg("data_type", dtype, fmt, key="data_type")
             return data_type
         except UnknownExtensionError as exc:
             if isinstance(dtype, Mapping):
@@ -167,7 +167,7 @@ def _user_codec(item: Any, fmt: str, key: str) -> Codec:
     as zarr-python's `GzipCodec()` is; a name lacking a field without a default (`"transpose"`,
     `order`) is refused naming that field."""
     try:
-        codec: Codec = resolve_extension_arg("codec", item, fmt, key=key)
+        codec: Codec = extension_from_arg("codec", item, fmt, key=key)
         return codec
     except UnknownExtensionError:
         raise
@@ -547,7 +547,7 @@ def _new_array(
     if any(n < 0 for n in shape):
         raise MetadataError(f"expected non-negative lengths, got {shape}", key="shape", where=where)
     check_dimensions(shape, "shape", where)
-    data_type = resolve_data_type(dtype, fmt)
+    data_type = data_type_from_arg(dtype, fmt)
     itemsize = data_type.item_size or 16
     format_options = dict(format_options)
     codecs: Any = None
@@ -614,11 +614,11 @@ def _new_array(
     else:
         grid_shape = () if chunk_grid is not None else _chunk_shape(chunks, shape, itemsize)
     defaults = hooks.array_defaults(fmt, data_type, grid_shape)
-    grid = resolve_extension_arg(
+    grid = extension_from_arg(
         "chunk_grid", chunk_grid or _default(defaults, "chunk_grid", fmt), fmt, key="chunk_grid"
     )
     check_chunk_size(grid, data_type, "chunk_grid" if chunk_grid is not None else "chunks", where)
-    key_encoding = resolve_extension_arg(
+    key_encoding = extension_from_arg(
         "chunk_key_encoding",
         chunk_key_encoding or _default(defaults, "chunk_key_encoding", fmt),
         fmt,

@@ -231,7 +231,7 @@ class _Run:
     for), made one by one as they are iterated. Built all at once,
     a run over many chunks holds a tuple and two slices per chunk for the whole read: 10,000
     tiny chunks made 30,000 objects that the garbage collector kept walking and promoting
-    until a full collection ran in the middle of the read (~2 µs per chunk)."""
+    until a full collection ran in the middle of the read."""
 
     __slots__ = ("_length", "_size", "_start", "_stop")
 
@@ -482,7 +482,7 @@ class _ProductIndexer(Indexer):
             return
         drops, arrays = self._drops, self._arrays
         # (projections are built with tuple.__new__: a named tuple's own __new__ is a Python
-        # function, ~0.3 µs more per chunk)
+        # function, a call more per chunk)
         if len(self._pieces) == 1 and not arrays:  # 1-D: no product to take apart
             last_sel = last = None
             for i, chunk_sel, out_sel, complete in self._pieces[0]:

@@ -100,10 +100,6 @@ def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: st
     return build(cls, name, configuration, format, key=key, where=where)
 
 
-#: the name `extension_from_json` had before 0.2 (the formats and the sharding codec use it)
-resolve_extension = extension_from_json
-
-
 def build(
     cls: type[Extension],
     name: str,
@@ -124,7 +120,7 @@ def build(
         ) from None
 
 
-def resolve_extension_arg(kind: str, value: Any, fmt: str, *, key: str) -> Any:
+def extension_from_arg(kind: str, value: Any, fmt: str, *, key: str) -> Any:
     """A plugin instance from what a caller passes: a bare name, a JSON object, an extension
     class or an instance already (the arguments of `create_array`, `convert`, a codec's
     configuration naming another extension)."""
@@ -133,5 +129,5 @@ def resolve_extension_arg(kind: str, value: Any, fmt: str, *, key: str) -> Any:
     if isinstance(value, type) and issubclass(value, Extension):
         return value()
     name, configuration, _ = parse_named_config(value, key=key)
-    cls = registry.resolve(kind, name, fmt)
+    cls = registry.lookup(kind, name, fmt)
     return build(cls, name, configuration, fmt, key=key, where="arguments")

@@ -162,9 +162,6 @@ class Registry:
             self._cache[key] = cls
             return cls
 
-    #: the name this method had before 0.2 ("resolve" also named three other things)
-    resolve = lookup
-
     def _lookup_uncached(self, name: str, format: str, where: str | None) -> type:
         """The lookup order of the module docstring, in one place."""
         # 1. runtime registrations, newest first
@@ -345,10 +342,6 @@ def get_registry(kind: str) -> Registry:
 def lookup(kind: str, name: str, format: str = V3, *, where: str | None = None) -> type[Any]:
     """The class providing the extension `name` of `kind` in `format` (see the module doc)."""
     return get_registry(kind).lookup(name, format, where=where)
-
-
-#: the name `lookup` had before 0.2; callers outside the registry still use it
-resolve = lookup
 
 
 def register(kind: str, cls: type, *, name: str | None = None) -> Handle:

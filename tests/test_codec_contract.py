@@ -21,13 +21,13 @@ from zarrkit.abc import (
     Region,
     names,
 )
-from zarrkit.api import resolve_data_type
+from zarrkit.api import data_type_from_arg
 from zarrkit.errors import CodecChainError
 from zarrkit.plugins.codecs.bytes import BytesCodec
 from zarrkit.plugins.codecs.sharding import ShardingCodec
 from zarrkit.plugins.codecs.transpose import TransposeCodec
 
-INT32 = resolve_data_type("int32")
+INT32 = data_type_from_arg("int32")
 
 
 def chain(*codecs: Codec, shape: tuple[int, ...] = (4, 4)) -> Any:

@@ -11,7 +11,7 @@ from zarrkit.testing import CodecTests
 
 
 def codec(name: str, configuration: dict | None = None, fmt: str = V3):
-    return registry.resolve("codec", name, fmt).from_json(name, configuration or {}, fmt)
+    return registry.lookup("codec", name, fmt).from_json(name, configuration or {}, fmt)
 
 
 INTS_AND_FLOATS = ("uint8", "int16", "int32", "int64", "uint64", "float32", "float64")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from zarrkit import registry
-from zarrkit.api import resolve_data_type
+from zarrkit.api import data_type_from_arg
 from zarrkit.codec import ChunkSpec, CodecKind
 from zarrkit.codec_chain import CodecChain
 from zarrkit.errors import CodecChainError, MetadataError, UnknownExtensionError
@@ -17,7 +17,7 @@ from zarrkit.plugins.codecs.numcodecs_bridge import NumcodecsCodec
 
 
 def build(name, configuration=None, fmt=V3):
-    return registry.resolve("codec", name, fmt).from_json(name, configuration or {}, fmt)
+    return registry.lookup("codec", name, fmt).from_json(name, configuration or {}, fmt)
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_first_party_codecs_read_and_write_numcodecs_v2_form(config):
     assert not isinstance(codec, NumcodecsCodec)  # exact names win over the bridge's pattern
     assert codec.to_json(V2) == config
     # and the chunks are numcodecs' chunks, both ways
-    data_type = resolve_data_type("int32")
+    data_type = data_type_from_arg("int32")
     spec = ChunkSpec((500,), data_type, data_type.cast_scalar(0))
     payload = np.arange(500, dtype="<i4")
     ours = bytes(memoryview(codec.encode(payload.view("u1"), spec)).cast("B"))
@@ -50,7 +50,7 @@ def test_first_party_codecs_read_and_write_numcodecs_v2_form(config):
 def test_blosc_auto_shuffle_matches_numcodecs_bytes():
     codec = build("blosc", {"cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0}, V2)
     for dtype in ("u1", "<i4", "<f8"):
-        data_type = resolve_data_type(np.dtype(dtype))
+        data_type = data_type_from_arg(np.dtype(dtype))
         spec = ChunkSpec((300,), data_type, data_type.cast_scalar(0))
         payload = np.arange(300).astype(dtype)
         ours = codec.encode(payload.view("u1"), spec)
@@ -88,11 +88,11 @@ def test_bridge_answers_v2_ids_and_draft_uris_of_any_numcodecs_codec():
 
 
 def test_first_party_names_win_over_the_bridge():
-    assert registry.resolve("codec", "numcodecs.bitround").__name__ == "BitRoundCodec"
-    assert registry.resolve("codec", "bitround").__name__ == "BitRoundCodec"
-    assert registry.resolve("codec", "bitround", V2).__name__ == "BitRoundCodec"
-    assert registry.resolve("codec", "gzip", V2).__name__ == "GzipCodec"
-    assert registry.resolve("codec", "numcodecs.gzip") is NumcodecsCodec  # a different format
+    assert registry.lookup("codec", "numcodecs.bitround").__name__ == "BitRoundCodec"
+    assert registry.lookup("codec", "bitround").__name__ == "BitRoundCodec"
+    assert registry.lookup("codec", "bitround", V2).__name__ == "BitRoundCodec"
+    assert registry.lookup("codec", "gzip", V2).__name__ == "GzipCodec"
+    assert registry.lookup("codec", "numcodecs.gzip") is NumcodecsCodec  # a different format
 
 
 def test_bridge_gil_hint_and_checksum_size_are_per_codec():
@@ -103,23 +103,23 @@ def test_bridge_gil_hint_and_checksum_size_are_per_codec():
 
 
 def test_filter_that_changes_dtype_resolves_the_encoded_spec():
-    data_type = resolve_data_type("float64")
+    data_type = data_type_from_arg("float64")
     spec = ChunkSpec((4, 5), data_type, data_type.cast_scalar(1.5))
     fso = build(
         "numcodecs.fixedscaleoffset", {"offset": 1, "scale": 10, "dtype": "<f8", "astype": "<i2"}
     )
-    out = fso.resolve(spec)
+    out = fso.encoded_spec(spec)
     assert out.dtype == np.dtype("int16") and out.shape == (4, 5) and out.fill_value == 5
     astype = build("numcodecs.astype", {"encode_dtype": "float32", "decode_dtype": "float64"})
-    assert astype.resolve(spec).dtype == np.dtype("float32")
+    assert astype.encoded_spec(spec).dtype == np.dtype("float32")
     packbits = build("numcodecs.packbits")
-    bool_type = resolve_data_type("bool")
-    packed = packbits.resolve(ChunkSpec((4, 5), bool_type, bool_type.cast_scalar(False)))
+    bool_type = data_type_from_arg("bool")
+    packed = packbits.encoded_spec(ChunkSpec((4, 5), bool_type, bool_type.cast_scalar(False)))
     assert packed.dtype == np.dtype("uint8") and packed.shape == (1 + 3,)
 
 
 def test_filter_that_cannot_encode_the_type_is_a_chain_error():
-    data_type = resolve_data_type("int32")
+    data_type = data_type_from_arg("int32")
     quantize = build("numcodecs.quantize", {"digits": 2, "dtype": "<f8"})
     bytes_codec = build("bytes", {"endian": "little"})
     with pytest.raises(CodecChainError, match="numcodecs.quantize"):
@@ -128,7 +128,7 @@ def test_filter_that_cannot_encode_the_type_is_a_chain_error():
 
 def test_required_dtype_left_out_is_filled_at_creation_only():
     delta = build("numcodecs.delta")  # zarr-python fills the dtype in at creation too
-    data_type = resolve_data_type("uint16")
+    data_type = data_type_from_arg("uint16")
     spec = ChunkSpec((8,), data_type, data_type.cast_scalar(0))
     assert delta.evolve(spec).configuration() == {"dtype": "uint16"}
     with pytest.raises(CodecChainError, match="'dtype'"):
@@ -144,7 +144,7 @@ def test_required_dtype_left_out_is_filled_at_creation_only():
 )
 def test_unknown_numcodecs_names_are_clear(name, fmt, needle):
     with pytest.raises(UnknownExtensionError) as info:
-        registry.resolve("codec", name, fmt)
+        registry.lookup("codec", name, fmt)
     assert needle in str(info.value)
 
 
@@ -184,7 +184,7 @@ def test_scale_offset_refuses_what_the_type_cannot_hold():
     from zarrkit.errors import ChunkDecodeError, ValueCastError
 
     codec = build("scale_offset", {"offset": 0, "scale": 100})
-    data_type = resolve_data_type("int8")
+    data_type = data_type_from_arg("int8")
     spec = ChunkSpec((3,), data_type, data_type.cast_scalar(0))
     with pytest.raises(ValueCastError, match="outside"):
         codec.encode(np.array([1, 2, 3], dtype="i1"), spec)
@@ -199,7 +199,7 @@ def test_scale_offset_refuses_what_the_type_cannot_hold():
 def test_cast_value_out_of_range_is_refused_unless_asked():
     from zarrkit.errors import ValueCastError
 
-    data_type = resolve_data_type("float32")
+    data_type = data_type_from_arg("float32")
     spec = ChunkSpec((3,), data_type, data_type.cast_scalar(0))
     with pytest.raises(ValueCastError):
         build("cast_value", {"data_type": "uint8"}).encode(np.array([1, 300, 2], "f4"), spec)
@@ -212,6 +212,6 @@ def test_zfp_expert_mode_is_read_but_refused_with_a_reason():
         "zfp", {"mode": "expert", "minbits": 1, "maxbits": 100, "maxprec": 20, "minexp": -100}
     )
     assert codec.configuration()["mode"] == "expert"
-    data_type = resolve_data_type("float32")
+    data_type = data_type_from_arg("float32")
     with pytest.raises(CodecChainError, match="expert"):
         codec.validate(ChunkSpec((4,), data_type, data_type.cast_scalar(0)))

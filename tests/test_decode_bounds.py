@@ -416,7 +416,7 @@ def test_a_codec_written_before_the_bound_still_works_and_is_checked() -> None:
     in a chain; a value it decodes to more than the chunk holds is still refused (after the
     fact: the base class's `decode_bounded` checks the size)."""
     from zarrkit.abc import BytesBytesCodec, ChunkSpec
-    from zarrkit.api import resolve_data_type
+    from zarrkit.api import data_type_from_arg
     from zarrkit.codec_chain import CodecChain
     from zarrkit.names import names as spelled
     from zarrkit.plugins.codecs.bytes import BytesCodec
@@ -430,7 +430,7 @@ def test_a_codec_written_before_the_bound_still_works_and_is_checked() -> None:
         def decode(self, data: Any, spec: ChunkSpec) -> bytes:
             return zlib.decompress(data)
 
-    float64 = resolve_data_type("float64")
+    float64 = data_type_from_arg("float64")
     chain = CodecChain([BytesCodec("little"), OldZlib()], float64, 0.0).bind((32, 32))
     data = np.arange(1024, dtype="f8").reshape(32, 32)
     np.testing.assert_array_equal(chain.decode(chain.encode(data)), data)

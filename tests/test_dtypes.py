@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zarrkit import registry
-from zarrkit.api import create_array, open_array, resolve_data_type
+from zarrkit.api import create_array, data_type_from_arg, open_array
 from zarrkit.errors import (
     ChunkDecodeError,
     CodecChainError,
@@ -20,7 +20,7 @@ from zarrkit.errors import (
     ValueCastError,
 )
 from zarrkit.names import V2, V3, V3_DRAFT_2020
-from zarrkit.negotiation import resolve_extension
+from zarrkit.negotiation import extension_from_json
 
 DT64 = {"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}
 TD64 = {"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 10}}
@@ -88,7 +88,7 @@ V3_TYPES = [
 
 
 def load(doc, fmt=V3):
-    return resolve_extension("data_type", doc, fmt, key="data_type", where="test")
+    return extension_from_json("data_type", doc, fmt, key="data_type", where="test")
 
 
 # -- JSON of the type ------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ def test_zarr_python_2_typestrings_match_zarr_python_3():
         "S3",
         "V5",
     ]:
-        ours = resolve_data_type(np.dtype(native)).to_json(V2)
+        ours = data_type_from_arg(np.dtype(native)).to_json(V2)
         theirs = get_data_type_from_native_dtype(np.dtype(native)).to_json(zarr_format=2)["name"]
         assert ours == theirs, native
 
@@ -171,7 +171,7 @@ def test_zarr_python_2_typestrings_match_zarr_python_3():
 def test_v2_object_names_and_struct_list():
     assert load("string").to_json(V2) == load("bytes").to_json(V2) == "|O"
     fields = [["a", "<i4"], ["b", [["c", ">f8"], ["d", "|u1"]]]]
-    struct = registry.resolve("data_type", "structured", V2).from_json(
+    struct = registry.lookup("data_type", "structured", V2).from_json(
         "structured", {"fields": fields}, V2
     )
     assert struct.to_json(V2) == fields
@@ -179,8 +179,8 @@ def test_v2_object_names_and_struct_list():
         [("a", "<i4"), ("b", [("c", ">f8"), ("d", "u1")])]
     )
     # the object codecs tell the v2 format which type '|O' is
-    assert registry.resolve("codec", "vlen-utf8", V2).implied_data_type == "string"
-    assert registry.resolve("codec", "vlen-bytes", V2).implied_data_type == "bytes"
+    assert registry.lookup("codec", "vlen-utf8", V2).implied_data_type == "string"
+    assert registry.lookup("codec", "vlen-bytes", V2).implied_data_type == "bytes"
 
 
 def test_legacy_structured_alias_is_read():
@@ -265,12 +265,12 @@ def test_unshipped_complex_ml_type_has_a_hint():
     ids=str,
 )
 def test_from_numpy(native, expected):
-    assert resolve_data_type(native).to_json(V3) == expected
+    assert data_type_from_arg(native).to_json(V3) == expected
 
 
 def test_numpy_object_is_ambiguous_and_lists_candidates():
     with pytest.raises(MetadataError) as info:
-        resolve_data_type(object)
+        data_type_from_arg(object)
     assert "'string'" in str(info.value) and "'bytes'" in str(info.value)
 
 
@@ -432,7 +432,7 @@ def test_struct_json_and_fill_round_trip(doc, seed_bytes, fmt):
         return
     if fmt == V2:
         assert (
-            registry.resolve("data_type", "structured", V2)
+            registry.lookup("data_type", "structured", V2)
             .from_json("structured", {"fields": data_type.to_json(V2)}, V2)
             .to_json(V3)
             == doc

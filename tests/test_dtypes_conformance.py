@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from zarrkit.api import resolve_data_type
+from zarrkit.api import data_type_from_arg
 from zarrkit.testing import DataTypeTests
 
 
@@ -16,7 +16,7 @@ def _suite(doc, values, fills=()):
 
         @pytest.fixture
         def data_type(self):
-            return resolve_data_type(doc)
+            return data_type_from_arg(doc)
 
         @pytest.fixture
         def sample(self):

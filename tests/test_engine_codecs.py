@@ -15,7 +15,7 @@ from numcodecs import zstd as numcodecs_zstd
 
 import zarrkit as zk
 from zarrkit import config
-from zarrkit.api import resolve_data_type
+from zarrkit.api import data_type_from_arg
 from zarrkit.codec import ChunkSpec
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.plugins.codecs import gzip as gzip_plugin
@@ -226,7 +226,7 @@ def test_zstd_batch_decode_takes_only_values_that_are_one_whole_frame() -> None:
         "not zstd": b"\x00" * 40,
     }
     codec = zstd_plugin.ZstdCodec(1, False)
-    spec = ChunkSpec((200,), resolve_data_type("float32"), 0.0)
+    spec = ChunkSpec((200,), data_type_from_arg("float32"), 0.0)
     got = dict(zip(items, codec.decode_batch(list(items.values()), spec)))
     assert bytes(got.pop("one frame")) == payload
     assert bytes(got.pop("with checksum")) == other

@@ -34,8 +34,8 @@ def lz4_class():
 
 
 def test_its_name_resolves_to_the_installed_distribution(lz4_class):
-    assert registry.resolve("codec", "example.lz4") is lz4_class
-    assert registry.resolve("codec", "example.lz4", V2) is lz4_class
+    assert registry.lookup("codec", "example.lz4") is lz4_class
+    assert registry.lookup("codec", "example.lz4", V2) is lz4_class
     providers = [p for p in registry.get_registry("codec").providers() if p.name == "example.lz4"]
     assert [p.distribution for p in providers] == [DIST]
 
@@ -45,19 +45,19 @@ def test_alias_shared_with_the_bridge_is_a_conflict_until_one_is_preferred(lz4_c
     # the example's alias and the bridge's pattern both claim the name: neither is an exact
     # entry-point name, so the registry refuses to guess and names both providers
     with pytest.raises(PluginConflictError) as info:
-        registry.resolve("codec", name, fmt)
+        registry.lookup("codec", name, fmt)
     assert DIST in str(info.value) and "zarrkit " in str(info.value)
     with config.override(prefer={("codec", name): DIST}):
-        assert registry.resolve("codec", name, fmt) is lz4_class
+        assert registry.lookup("codec", name, fmt) is lz4_class
     with config.override(prefer={("codec", name): "zarrkit"}):
         from zarrkit.plugins.codecs.numcodecs_bridge import NumcodecsCodec
 
-        assert registry.resolve("codec", name, fmt) is NumcodecsCodec
+        assert registry.lookup("codec", name, fmt) is NumcodecsCodec
 
 
 def test_zarrkit_prefer_environment_variable_chooses(lz4_class):
     code = (
-        "from zarrkit import registry; print(registry.resolve('codec', 'numcodecs.lz4').__module__)"
+        "from zarrkit import registry; print(registry.lookup('codec', 'numcodecs.lz4').__module__)"
     )
     env = {**os.environ, "ZARRKIT_PREFER": f"codec:numcodecs.lz4={DIST}"}
     out = subprocess.run(

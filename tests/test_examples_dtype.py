@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 def test_found_by_entry_point_of_its_distribution():
     (provider,) = registry.get_registry("data_type").entries()["example.int3"]
     assert provider.distribution == DIST
-    assert registry.resolve("data_type", "example.int3").__module__ == "zarrkit_example_int3"
+    assert registry.lookup("data_type", "example.int3").__module__ == "zarrkit_example_int3"
 
 
 @pytest.mark.parametrize("codec", ["bytes", "packbits"])
@@ -69,14 +69,14 @@ def test_second_provider_is_a_conflict_until_one_is_preferred(tmp_path, fake_dis
         modules={"other_int3": _OTHER_INT3},
     )
     with pytest.raises(PluginConflictError) as info:
-        registry.resolve("data_type", "example.int3")
+        registry.lookup("data_type", "example.int3")
     assert DIST in str(info.value) and "other-int3" in str(info.value)
     # other names keep working while this one is contested
-    assert registry.resolve("data_type", "int8").__name__ == "Int8"
+    assert registry.lookup("data_type", "int8").__name__ == "Int8"
     with config.override(prefer={("data_type", "example.int3"): DIST}):
-        assert registry.resolve("data_type", "example.int3").__module__ == "zarrkit_example_int3"
+        assert registry.lookup("data_type", "example.int3").__module__ == "zarrkit_example_int3"
     with config.override(prefer={("data_type", "example.int3"): "other-int3"}):
-        assert registry.resolve("data_type", "example.int3").__name__ == "OtherInt3"
+        assert registry.lookup("data_type", "example.int3").__name__ == "OtherInt3"
 
 
 def test_runtime_registration_overrides_the_installed_one(zarrkit_register):
@@ -86,4 +86,4 @@ def test_runtime_registration_overrides_the_installed_one(zarrkit_register):
         pass
 
     zarrkit_register("data_type", Patched, name="example.int3")
-    assert registry.resolve("data_type", "example.int3") is Patched
+    assert registry.lookup("data_type", "example.int3") is Patched

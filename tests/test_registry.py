@@ -116,8 +116,8 @@ def test_using_arrays_and_pickling_imports_no_dask(tmp_path: Path) -> None:
 
 
 def test_a_process_reads_each_distributions_metadata_once(tmp_path: Path) -> None:
-    """Parsing a distribution's METADATA costs ~1 ms; read per entry point, the first array a
-    process opened took 0.2 s to open."""
+    """Parsing a distribution's METADATA is not free; read again per entry point, it made the
+    first array a process opened slow to open."""
     result = run_python(
         """
         import collections, importlib.metadata as md, json

@@ -551,7 +551,7 @@ def test_erase_prefix_everything_keeps_root(tmp_path: Path) -> None:
 # -- discovery ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("scheme,cls", [("file", LocalStore), ("memory", MemoryStore)])
 def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
-    assert registry.resolve("store", scheme) is cls
+    assert registry.lookup("store", scheme) is cls
 
 
 @pytest.mark.parametrize(
@@ -571,7 +571,7 @@ def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
     ],
 )
 def test_every_backend_resolves_by_url_scheme(scheme: str, module: str, cls_name: str) -> None:
-    cls = registry.resolve("store", scheme)
+    cls = registry.lookup("store", scheme)
     assert (cls.__module__, cls.__name__) == (f"zarrkit.plugins.stores.{module}", cls_name)
 
 

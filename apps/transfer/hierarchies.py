@@ -41,7 +41,7 @@ from zarrkit.hierarchy import (
 )
 from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
 from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
-from zarrkit.negotiation import build, resolve_extension_arg
+from zarrkit.negotiation import build, extension_from_arg
 from zarrkit.paths import normalize_path
 from zarrkit.storage import open_store
 from zarrkit.store import limiting_values
@@ -302,7 +302,7 @@ def _array_document(
     try:
         if new_codecs is not None:
             chosen = [
-                resolve_extension_arg("codec", c, V3, key=f"codecs[{i}]")
+                extension_from_arg("codec", c, V3, key=f"codecs[{i}]")
                 for i, c in enumerate(new_codecs)
             ]
         else:
@@ -371,7 +371,7 @@ def _key_encoding_for(meta: ArrayMetadata, fmt: str, chunk_shape: tuple[int, ...
     default = hooks.array_defaults(fmt, meta.data_type, chunk_shape).get("chunk_key_encoding")
     if default is None:
         return encoding  # let the format say whether it can express it
-    return resolve_extension_arg("chunk_key_encoding", default, fmt, key="chunk_key_encoding")
+    return extension_from_arg("chunk_key_encoding", default, fmt, key="chunk_key_encoding")
 
 
 def _why_reencode(source: ArrayMetadata, target: ArrayMetadata) -> str | None:

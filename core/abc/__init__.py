@@ -70,10 +70,10 @@ from .extension import (
     Skipped,
     check_known_fields,
     config_value,
+    extension_from_json,
     named_config,
     names,
     parse_named_config,
-    resolve_extension,
 )
 from .hooks import hookimpl
 from .memory_layout import MemoryLayout
@@ -157,6 +157,7 @@ __all__ = [
     "data_type_from_native",
     "decoded_too_large",
     "evolve_codecs",
+    "extension_from_json",
     "hookimpl",
     "lock",
     "lockstep",
@@ -165,7 +166,6 @@ __all__ = [
     "open_store",
     "optimistic_update",
     "parse_named_config",
-    "resolve_extension",
     "reusable",
     "rlock",
     "run_batched",

@@ -2,7 +2,7 @@
 is spelled (`names`, `Names`, the formats `V3`, `V2`, `V3_DRAFT_2020`, `FORMATS`), reading its
 configuration with errors that name the field (`config_value`, `check_known_fields`,
 `parse_named_config`, `named_config`), and building an extension nested in another's
-configuration through the registry (`resolve_extension`; `Skipped` is what an optional one
+configuration through the registry (`extension_from_json`; `Skipped` is what an optional one
 that is not understood resolves to)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..extension import (
 )
 from ..names import FORMATS, V2, V3, V3_DRAFT_2020, Names, names
 from ..negotiation import Skipped
-from ..negotiation import resolve_extension as _resolve
+from ..negotiation import extension_from_json as _from_json
 
 __all__ = [
     "FORMATS",
@@ -30,14 +30,14 @@ __all__ = [
     "Skipped",
     "check_known_fields",
     "config_value",
+    "extension_from_json",
     "named_config",
     "names",
     "parse_named_config",
-    "resolve_extension",
 ]
 
 
-def resolve_extension(kind: str, doc: Any, format: str, *, key: str) -> Any:
+def extension_from_json(kind: str, doc: Any, format: str, *, key: str) -> Any:
     """The extension of `kind` ("codec", "data_type", ...) that `doc` (a name or a
     `{"name", "configuration"}` object, as in metadata) describes, found through the registry
     as the kernel finds top-level ones; an extension instance is returned as it is. An unknown
@@ -45,4 +45,4 @@ def resolve_extension(kind: str, doc: Any, format: str, *, key: str) -> Any:
     name `key`, the field of the outer configuration it came from."""
     if isinstance(doc, Extension):
         return doc
-    return _resolve(kind, doc, format, key=key, where=None)
+    return _from_json(kind, doc, format, key=key, where=None)

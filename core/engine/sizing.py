@@ -21,9 +21,9 @@ def batch_size(chunk_nbytes: int, store: Store | None = None) -> int:
 
     The upper bound is for small chunks. A batch's projections and keys (a handful of small
     objects per chunk) live until the batch is done; thousands of them at once are walked and
-    promoted by the garbage collector, and a full collection then runs inside the read: 10,000
-    chunks of 800 bytes in batches of 4096 spent ~2 µs per chunk in the collector, in batches
-    of 128 almost nothing. A store whose calls are expensive (remote: `preferred_fetch_bytes`)
+    promoted by the garbage collector, and a full collection then runs inside the read (with
+    thousands of tiny chunks per batch the collector's share is a large part of each chunk's
+    cost; with a hundred or so it is negligible). A store whose calls are expensive (remote: `preferred_fetch_bytes`)
     gets batches of up to that many bytes, at most `_MAX_BATCH` chunks, as each batch is a
     round trip."""
     threads = executor.threads()
@@ -58,10 +58,9 @@ _PARALLEL_MIN_BYTES = 32 << 10
 
 
 def parallel(chunk_nbytes: int) -> bool:
-    """Whether threads help: per chunk the engine holds the GIL for ~10-20 µs of Python, and
-    only decoding, encoding and I/O run without it; below ~32 KiB of chunk two threads mostly
-    wait for each other (measured: 800-byte chunks read in 25 µs each on one thread, 39 µs on
-    two)."""
+    """Whether threads help: per chunk the engine holds the GIL for its Python, and only
+    decoding, encoding and I/O run without it; below `_PARALLEL_MIN_BYTES` of chunk the Python
+    is most of the work, so two threads mostly wait for each other and are slower than one."""
     return chunk_nbytes >= _PARALLEL_MIN_BYTES
 
 

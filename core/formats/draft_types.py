@@ -43,7 +43,7 @@ def parse_data_type(value: Any, where: str) -> Any:
 
 
 def _core(name: str, key: str, where: str) -> Any:
-    cls = registry.resolve("data_type", name, NAME, where=where)
+    cls = registry.lookup("data_type", name, NAME, where=where)
     return build(cls, name, {}, NAME, key=key, where=where)
 
 
@@ -65,7 +65,7 @@ def _extension(doc: Mapping[str, Any], where: str) -> Any:
             where=where,
         )
     try:
-        cls = registry.resolve("data_type", uri, NAME, where=where)
+        cls = registry.lookup("data_type", uri, NAME, where=where)
     except (UnknownExtensionError, PluginConflictError):
         pass  # a URI shared by a family (zarr-python's complex types): the type decides
     else:
@@ -74,7 +74,7 @@ def _extension(doc: Mapping[str, Any], where: str) -> Any:
     kind = doc["type"]
     if isinstance(kind, str):
         try:
-            cls = registry.resolve("data_type", kind, NAME, where=where)
+            cls = registry.lookup("data_type", kind, NAME, where=where)
         except UnknownExtensionError:
             pass
         else:

@@ -26,7 +26,7 @@ from ..codec import Codec, CodecKind
 from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..names import V2, V3
-from ..negotiation import build, resolve_extension_arg
+from ..negotiation import build, extension_from_arg
 from .consolidated import FIELD as CONSOLIDATED_FIELD
 from .consolidated import inline, member_documents, member_order
 from .documents import (
@@ -106,7 +106,7 @@ def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
 def _resolved(kind: str, name: str, configuration: dict, field: str, where: str) -> Any:
     """The plugin standing for a v2 field (`chunks`, `dimension_separator`, `order`)."""
     try:
-        cls = registry.resolve(kind, name, NAME, where=where)
+        cls = registry.lookup(kind, name, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate(field, where) from None
     return build(cls, name, configuration, NAME, key=field, where=where)
@@ -155,7 +155,7 @@ def _object_data_type(value: str, codecs: Sequence[Codec], where: str) -> Any:
     for codec in codecs:
         implied = getattr(codec, "implied_data_type", None)
         if implied:
-            cls = registry.resolve("data_type", implied, V3, where=where)
+            cls = registry.lookup("data_type", implied, V3, where=where)
             return build(cls, implied, {}, V3, key="dtype", where=where)
     ids = [c.to_json(NAME).get("id") for c in codecs]
     raise MetadataError(
@@ -365,9 +365,9 @@ def _user_codec(item: Any, field: str) -> Codec:
     if isinstance(item, Mapping) and "id" in item:
         return _codec(item, field, "arguments")
     try:
-        codec: Codec = resolve_extension_arg("codec", item, NAME, key=field)
+        codec: Codec = extension_from_arg("codec", item, NAME, key=field)
     except MetadataError:
-        codec = resolve_extension_arg("codec", item, V3, key=field)
+        codec = extension_from_arg("codec", item, V3, key=field)
     return codec
 
 

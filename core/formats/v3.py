@@ -14,7 +14,7 @@ from ..data_type import DataType
 from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..names import V3
-from ..negotiation import Skipped, resolve_extension, unknown_fields
+from ..negotiation import Skipped, extension_from_json, unknown_fields
 from .documents import check_attributes as _attributes
 from .documents import check_chunk_size, load_document
 from .documents import check_shape as _shape
@@ -101,10 +101,10 @@ class V3Format(Format):
             if required not in doc:
                 raise MetadataError("required field is missing", key=required, where=where)
         shape = _shape(doc["shape"], where)
-        data_type = resolve_extension(
+        data_type = extension_from_json(
             "data_type", doc["data_type"], NAME, key="data_type", where=where
         )
-        grid = resolve_extension(
+        grid = extension_from_json(
             "chunk_grid", doc["chunk_grid"], NAME, key="chunk_grid", where=where
         )
         try:
@@ -112,7 +112,7 @@ class V3Format(Format):
         except MetadataError as exc:
             raise exc.locate("chunk_grid", where) from None
         check_chunk_size(grid, data_type, "chunk_grid.configuration.chunk_shape", where)
-        key_encoding = resolve_extension(
+        key_encoding = extension_from_json(
             "chunk_key_encoding",
             doc["chunk_key_encoding"],
             NAME,
@@ -257,7 +257,7 @@ def _extensions(
     used: list[Any] = []
     skipped: list[Skipped] = []
     for i, item in enumerate(items):
-        ext = resolve_extension(kind, item, NAME, key=f"{key}[{i}]", where=where)
+        ext = extension_from_json(kind, item, NAME, key=f"{key}[{i}]", where=where)
         (skipped if isinstance(ext, Skipped) else used).append(ext)
     return used, skipped
 

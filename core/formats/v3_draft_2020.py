@@ -139,7 +139,7 @@ def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChu
             key="chunk_grid.type",
             where=where,
         )
-    cls = registry.resolve("chunk_grid", name, NAME, where=where)
+    cls = registry.lookup("chunk_grid", name, NAME, where=where)
     grid = build(cls, name, config, NAME, key="chunk_grid", where=where)
     try:
         grid.validate(shape)
@@ -175,7 +175,7 @@ def _layout(value: Any, where: str) -> MemoryLayout:
             where=where,
         )
     try:
-        cls = registry.resolve("memory_layout", name, NAME, where=where)
+        cls = registry.lookup("memory_layout", name, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate("chunk_memory_layout", where) from None
     layout: MemoryLayout = build(cls, name, config, NAME, key="chunk_memory_layout", where=where)
@@ -203,7 +203,7 @@ def _compressor(value: Any, where: str) -> Codec | None:
         )
     uri = value["codec"]
     try:
-        cls = registry.resolve("codec", uri, NAME, where=where)
+        cls = registry.lookup("codec", uri, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate("compressor", where) from None
     codec: Codec = build(cls, uri, dict(config), NAME, key="compressor", where=where)
@@ -236,7 +236,7 @@ def _filters(value: Any, where: str) -> list[Codec]:
             )
         config = {k: v for k, v in item.items() if k != "id"}
         try:
-            cls = registry.resolve("codec", item["id"], V2, where=where)
+            cls = registry.lookup("codec", item["id"], V2, where=where)
         except MetadataError as exc:
             raise exc.locate(f"{key}[{i}]", where) from None
         codec = build(cls, item["id"], config, V2, key=f"{key}[{i}]", where=where)
@@ -371,11 +371,11 @@ def _codec_arg(value: Any, key: str) -> Codec:
     if not isinstance(name, str):
         raise MetadataError(f"expected a codec name, got {name!r}", key=key, where="arguments")
     try:
-        cls = registry.resolve("codec", name, fmt)
+        cls = registry.lookup("codec", name, fmt)
     except MetadataError:
         if fmt != NAME:
             raise
-        cls, fmt = registry.resolve("codec", name, V2), V2  # a bare numcodecs id: 'gzip'
+        cls, fmt = registry.lookup("codec", name, V2), V2  # a bare numcodecs id: 'gzip'
     codec: Codec = build(cls, name, config, fmt, key=key, where="arguments")
     return codec
 

@@ -155,7 +155,7 @@ class CodecTests:
             name = codec.written_name(fmt)
             assert name
             if self.registered:
-                cls = registry.resolve("codec", name, fmt)
+                cls = registry.lookup("codec", name, fmt)
                 assert isinstance(codec, cls), (
                     f"{name!r} ({fmt}) resolves to {cls}, not {type(codec)}"
                 )
@@ -171,11 +171,11 @@ class CodecTests:
                 assert again == codec, f"{codec.to_json(fmt)!r} reads back as {again!r}"
 
     def test_round_trip(self, codec: Codec) -> None:
-        from zarrkit.api import resolve_data_type
+        from zarrkit.api import data_type_from_arg
 
         for shape, dtype in itertools.product(self.shapes, self.dtypes):
             data = self.sample(dtype, shape)
-            bound = self.chain_for(codec, resolve_data_type(dtype), shape)
+            bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
             encoded = bound.encode(data)
             decoded = bound.decode(bytes(memoryview(encoded).cast("B")))
             assert decoded.shape == data.shape and decoded.dtype == data.dtype, dtype
@@ -192,11 +192,11 @@ class CodecTests:
                 )
 
     def test_corrupt_input_is_a_chunk_decode_error(self, codec: Codec) -> None:
-        from zarrkit.api import resolve_data_type
+        from zarrkit.api import data_type_from_arg
 
         shape = self.shapes[-1]
         dtype = self.dtypes[-1]
-        bound = self.chain_for(codec, resolve_data_type(dtype), shape)
+        bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
         encoded = bytes(memoryview(bound.encode(self.sample(dtype, shape))).cast("B"))
         with pytest.raises(ChunkDecodeError):
             bound.decode(b"", key="c/0")
@@ -216,9 +216,9 @@ class CodecTests:
             return
         import tracemalloc
 
-        from zarrkit.api import resolve_data_type
+        from zarrkit.api import data_type_from_arg
 
-        data_type = resolve_data_type("uint8")
+        data_type = data_type_from_arg("uint8")
         big = self.chain_for(codec, data_type, (self.bomb_bytes,))
         encoded = bytes(memoryview(big.encode(np.zeros(self.bomb_bytes, np.uint8))).cast("B"))
         small = self.chain_for(codec, data_type, (1024,))
@@ -247,9 +247,9 @@ class CodecTests:
     def test_encoded_size_is_true(self, codec: Codec) -> None:
         if not isinstance(codec, BytesBytesCodec):
             return
-        from zarrkit.api import resolve_data_type
+        from zarrkit.api import data_type_from_arg
 
-        data_type = resolve_data_type("uint8")
+        data_type = data_type_from_arg("uint8")
         spec = ChunkSpec((100,), data_type, data_type.cast_scalar(0))
         payload = np.arange(100, dtype="u1")
         size = codec.encoded_size(100)
@@ -261,10 +261,10 @@ def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> ArrayBytesCod
     """The array -> bytes codec a new array gets by default (the `zarrkit_array_defaults`
     hook's answer), so the suite itself names no codec."""
     from zarrkit import hooks
-    from zarrkit.negotiation import resolve_extension_arg
+    from zarrkit.negotiation import extension_from_arg
 
     for doc in hooks.array_defaults(V3, data_type, shape).get("codecs", []):
-        codec = resolve_extension_arg("codec", doc, V3, key="codecs")
+        codec = extension_from_arg("codec", doc, V3, key="codecs")
         if isinstance(codec, ArrayBytesCodec):
             return codec
     raise LookupError("no zarrkit_array_defaults answer names an array -> bytes codec")

@@ -51,7 +51,7 @@ class DataTypeTests:
         handle = None
         name = data_type.written_name(V3)
         try:
-            found = registry.resolve("data_type", name, V3)
+            found = registry.lookup("data_type", name, V3)
         except UnknownExtensionError:
             found = None
         if found is not type(data_type):
@@ -62,7 +62,7 @@ class DataTypeTests:
 
     # -- the type's own JSON ----------------------------------------------------------------
     def test_v3_name_resolves_to_the_class(self, data_type: DataType) -> None:
-        cls = registry.resolve("data_type", data_type.written_name(V3), V3)
+        cls = registry.lookup("data_type", data_type.written_name(V3), V3)
         assert cls is type(data_type)
 
     def test_json_round_trip(self, data_type: DataType) -> None:

@@ -41,7 +41,7 @@ def read_encoding(array: Any) -> dict[str, Any]:
         chain = [_named(c) for c in chain[0]["configuration"]["codecs"]]
     by_key: dict[str, list[Any]] = {"filters": [], "serializer": [], "compressors": []}
     for item in chain:
-        codec_class = registry.resolve("codec", item["name"], V3)
+        codec_class = registry.lookup("codec", item["name"], V3)
         assert issubclass(codec_class, Codec)  # the codec registry holds codecs
         by_key[_KEYS[codec_class.kind]].append(item)
     return {

@@ -426,7 +426,7 @@ class ZarrkitStore(AbstractWritableDataStore):
         shards = encoding.get("shards")
         shards = None if isinstance(shards, str) else shards
         kwargs: dict[str, Any] = creation_codecs(encoding, fmt)
-        data_type = zarrkit.api.resolve_data_type(requested, fmt)
+        data_type = zarrkit.api.data_type_from_arg(requested, fmt)
         if "codecs" in kwargs:
             kwargs["codecs"] = resolve_serializer(kwargs["codecs"], data_type)
         if fmt == V3:

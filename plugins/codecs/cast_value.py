@@ -20,8 +20,8 @@ from zarrkit.abc import (
     ChunkSpec,
     check_known_fields,
     config_value,
+    extension_from_json,
     names,
-    resolve_extension,
 )
 from zarrkit.errors import (
     ChunkDecodeError,
@@ -60,7 +60,7 @@ class CastValueCodec(ArrayArrayCodec):
                 key="configuration.data_type",
             )
         try:
-            target = resolve_extension(
+            target = extension_from_json(
                 "data_type", configuration["data_type"], V3, key="configuration.data_type"
             )
         except MetadataError as exc:
@@ -113,7 +113,7 @@ class CastValueCodec(ArrayArrayCodec):
                 "cast_value: out_of_range 'wrap' needs an integer target", key="codecs"
             )
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         fill = np.asarray([spec.fill_value], dtype=spec.dtype)
         try:
             encoded = self._cast(fill, self.data_type.native, "encode")[0]

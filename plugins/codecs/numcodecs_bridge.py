@@ -220,7 +220,7 @@ def _missing_from_spec(cid: str, config: Mapping[str, Any]) -> list[str]:
 class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
     kind = CodecKind.ARRAY_ARRAY
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         found = self._resolved.get(spec)
         if found is None:
             found = self._resolved[spec] = self._probe(spec)
@@ -255,7 +255,7 @@ class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
                     key="codecs",
                 )
         try:
-            self.resolve(spec)
+            self.encoded_spec(spec)
         except ZarrkitError as exc:
             raise CodecChainError(
                 f"{self.written_name()} cannot encode {spec.data_type.describe()}: {exc}",
@@ -270,7 +270,7 @@ class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         out = np.asarray(self.impl.encode(np.ascontiguousarray(data)))
-        return out.reshape(self.resolve(spec).shape)
+        return out.reshape(self.encoded_spec(spec).shape)
 
     def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         out = np.asarray(self.impl.decode(np.ascontiguousarray(data)))

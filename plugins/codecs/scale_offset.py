@@ -70,7 +70,7 @@ class ScaleOffsetCodec(ArrayArrayCodec):
         if self._parameters(spec)[1] == 0:
             raise CodecChainError("scale_offset: scale must not be zero", key="codecs")
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         fill = np.asarray(spec.fill_value, dtype=spec.dtype)
         try:
             encoded = self.encode(fill, spec)

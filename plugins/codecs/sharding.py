@@ -45,11 +45,11 @@ from zarrkit.abc import (
     config_value,
     data_type_from_native,
     evolve_codecs,
+    extension_from_json,
     hookimpl,
     lock,
     lockstep,
     names,
-    resolve_extension,
     reusable,
     run_batched,
     settings,
@@ -286,7 +286,7 @@ def _codec_list(
         )
     out = []
     for i, item in enumerate(items):
-        codec = resolve_extension("codec", item, format, key=f"configuration.{field_name}[{i}]")
+        codec = extension_from_json("codec", item, format, key=f"configuration.{field_name}[{i}]")
         if isinstance(codec, Skipped):
             raise MetadataError(
                 f"sharding_indexed codec: the codec {codec.name!r} is not "

@@ -57,7 +57,7 @@ class TransposeCodec(ArrayArrayCodec, ArrayArrayPartialEncode):
                 key="codecs",
             )
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         return spec.with_shape(tuple(spec.shape[i] for i in self.order))
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:

@@ -28,14 +28,14 @@ from zarrkit.abc import (
     DataType,
     check_known_fields,
     data_type_from_native,
+    extension_from_json,
     names,
-    resolve_extension,
 )
 from zarrkit.errors import MetadataError, ValueCastError
 
 
 def _field_type(doc: Any, format: str, key: str) -> DataType:
-    data_type: DataType = resolve_extension("data_type", doc, format, key=key)
+    data_type: DataType = extension_from_json("data_type", doc, format, key=key)
     return data_type
 
 
