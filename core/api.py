@@ -38,7 +38,7 @@ from .errors import ArgumentError, ContainsNodeError, NodeNotFoundError
 from .hierarchy import Group, apply_use_consolidated, open_node, read_metadata
 from .hierarchy import consolidate_metadata as consolidate_group
 from .paths import normalize_path
-from .storage import check_mode, open_store
+from .store_opening import check_mode, open_store
 
 __all__ = [
     "Array",

@@ -42,8 +42,8 @@ from .metadata import ArrayMetadata, GroupMetadata
 from .names import V2, V3, V3_DRAFT_2020, check_format
 from .negotiation import extension_from_arg
 from .paths import normalize_path
-from .storage import open_store
 from .store import Store
+from .store_opening import open_store
 
 __all__ = [
     "ARRAY_ARGUMENTS",

@@ -32,8 +32,8 @@ from .missing import node_not_found
 from .node import Node
 from .paths import check_name as check_name  # re-exported: where callers found it
 from .paths import join, normalize_path
-from .storage import open_store
 from .store import check_fits
+from .store_opening import open_store
 
 
 def read_metadata(store: Any, path: str, expected: Format | None = None) -> NodeMetadata | None:

@@ -278,7 +278,7 @@ class Store:
     def adapt(cls, obj: object, *, mode: str = "r") -> Store | None:
         """A store of this class over `obj`, an object of another library that this class
         recognises (a mapping, another library's store), or None when it does not. `open_store`
-        asks every store class (see `zarrkit.storage`) about an object that is not a path, a URL
+        asks every store class (see `zarrkit.store_opening`) about an object that is not a path, a URL
         or a zarrkit Store, so a class recognises objects cheaply and without importing their
         library (an object of a library not in `sys.modules` cannot be one of its objects)."""
         return None

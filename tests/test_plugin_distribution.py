@@ -184,7 +184,7 @@ STORE_PLUGINS = textwrap.dedent('''
     from zarrkit.names import names
     from zarrkit.plugins.stores.memory import MemoryStore
     from zarrkit.store import Store
-    from zarrkit.storage import open_store
+    from zarrkit.store_opening import open_store
 
 
     class ScratchStore(MemoryStore):

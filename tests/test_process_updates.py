@@ -25,7 +25,7 @@ from process_writers import ARRAYS, value, write_cells
 from store_servers import Moto, s3_options
 
 import zarrkit as zk
-from zarrkit.storage import open_store
+from zarrkit.store_opening import open_store
 
 WRITERS = 4
 #: cells per writer: as many partial writes of each array, all into its one chunk / shard

@@ -16,8 +16,8 @@ from zarrkit import registry
 from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.plugins.stores.fsspec import FsspecStore
 from zarrkit.plugins.stores.mapping import MappingStore
-from zarrkit.storage import open_store
 from zarrkit.store import ByteRange, Store, SuffixRange
+from zarrkit.store_opening import open_store
 from zarrkit.testing.store_tests import ReadableStoreTests, StoreTests
 
 zarr = pytest.importorskip("zarr")
@@ -101,7 +101,7 @@ def test_each_object_goes_to_the_plugin_that_knows_it(tmp_path: Path) -> None:
     assert type(remote) is FsspecStore and remote.root == "bucket/x.zarr"
     assert type(open_store(fsspec.get_mapper(str(tmp_path)))) is MappingStore
     assert type(open_store(zarr.storage.MemoryStore())) is ZarrPythonStore
-    zk_store = zk.storage.open_store("memory://")
+    zk_store = zk.store_opening.open_store("memory://")
     assert open_store(zk_store) is zk_store
 
 

@@ -134,7 +134,7 @@ def test_server_ignoring_range_is_cut_locally(tmp_path: Path, backend: str) -> N
     with serving(FileServer(tmp_path, ignore_range=True)) as plain:
         if backend == "fsspec":
             pytest.importorskip("aiohttp")
-            from zarrkit.storage import open_store
+            from zarrkit.store_opening import open_store
 
             store: Store = open_store(f"fsspec+http://{address(plain)}")
         else:

@@ -12,7 +12,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.errors import ReadOnlyError, StoreError
-from zarrkit.storage import open_store
+from zarrkit.store_opening import open_store
 
 icechunk = pytest.importorskip("icechunk")
 zarr = pytest.importorskip("zarr")

@@ -22,7 +22,7 @@ from store_servers import NetBed
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import SelectionError, ValueCastError
-from zarrkit.storage import open_store
+from zarrkit.store_opening import open_store
 
 pytestmark = pytest.mark.network
 

@@ -22,8 +22,8 @@ import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.plugins.stores.objectstore import ObstoreStore
-from zarrkit.storage import open_store
 from zarrkit.store import ByteRange
+from zarrkit.store_opening import open_store
 from zarrkit.testing.store_tests import StoreTests
 
 pytestmark = pytest.mark.network

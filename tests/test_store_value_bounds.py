@@ -24,8 +24,8 @@ import zarrkit as zk
 from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.plugins.stores.http import HttpStore
 from zarrkit.plugins.stores.zip import ZipStore
-from zarrkit.storage import open_store
 from zarrkit.store import DEFAULT_VALUE_LIMIT, ByteRange, limiting_values
+from zarrkit.store_opening import open_store
 
 CHUNK = 4096  # bytes of one chunk of the arrays below (uint8)
 GIB = 1 << 30

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import zarrkit as zk
-from zarrkit import config, storage
+from zarrkit import config, store_opening
 from zarrkit.errors import CapabilityError, ReadOnlyError
 from zarrkit.plugins.stores.cache import CachingStore
 from zarrkit.plugins.stores.http import HttpStore
@@ -165,31 +165,31 @@ def test_metrics_count_calls_keys_bytes_and_errors(caplog: pytest.LogCaptureFixt
 
 
 def test_store_metrics_setting_wraps_every_opened_store(tmp_path: Path) -> None:
-    storage.reset_metrics()
+    store_opening.reset_metrics()
     with config.override(store_metrics=True):
         array = zk.create_array(str(tmp_path / "a.zarr"), shape=(8,), chunks=(4,), dtype="i4")
         array[:] = np.arange(8)
         assert isinstance(array.store, MetricsStore)
-        assert isinstance(storage.open_store(array.store), MetricsStore)  # not wrapped twice
+        assert isinstance(store_opening.open_store(array.store), MetricsStore)  # not wrapped twice
         assert not isinstance(array.store.inner, MetricsStore)
         zk.open_array(str(tmp_path / "a.zarr"))[...]
-    summary = storage.metrics_summary()
+    summary = store_opening.metrics_summary()
     [ops] = [ops for label, ops in summary.items() if "a.zarr" in label]
     assert ops["set_many"]["keys"] == 2 and ops["get_many"]["keys"] >= 2
-    assert "set_many" in storage.metrics_report()
+    assert "set_many" in store_opening.metrics_report()
     assert not isinstance(zk.open_array(str(tmp_path / "a.zarr")).store, MetricsStore)
-    storage.reset_metrics()
-    assert storage.metrics_summary() == {}
+    store_opening.reset_metrics()
+    assert store_opening.metrics_summary() == {}
 
 
 def test_store_metrics_environment_variable(tmp_path: Path) -> None:
     code = textwrap.dedent("""
         import json, sys, numpy as np, zarrkit as zk
-        from zarrkit import storage
+        from zarrkit import store_opening
         a = zk.create_array(sys.argv[1], shape=(6,), chunks=(2,), dtype="u1")
         a[:] = np.arange(6)
-        print(json.dumps(storage.metrics_summary()))
-        print(storage.metrics_report(), file=sys.stderr)
+        print(json.dumps(store_opening.metrics_summary()))
+        print(store_opening.metrics_report(), file=sys.stderr)
     """)
     env = {**os.environ, "ZARRKIT_STORE_METRICS": "1"}
     done = subprocess.run(

@@ -22,8 +22,8 @@ from zarrkit.errors import (
 )
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.storage import open_store
 from zarrkit.store import Store, SuffixRange, check_key, check_prefix
+from zarrkit.store_opening import open_store
 from zarrkit.testing.store_tests import StoreTests
 
 

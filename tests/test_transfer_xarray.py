@@ -122,7 +122,7 @@ def test_verify_still_sees_a_changed_dimension_name(tmp_path: Path) -> None:
     transfer.convert(src, dst, to="v3")
     zarrkit.open_array(dst, path="temp", mode="r+").attrs["note"] = "changed"
     problems = transfer.compare(
-        zarrkit.storage.open_store(src), "", zarrkit.storage.open_store(dst), ""
+        zarrkit.store_opening.open_store(src), "", zarrkit.store_opening.open_store(dst), ""
     )
     assert problems == ["/temp: attributes differ"]
 

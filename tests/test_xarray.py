@@ -15,7 +15,7 @@ import pytest
 from store_servers import FileServer, Moto, address, s3_options, serving
 
 import zarrkit
-from zarrkit import storage
+from zarrkit import store_opening
 from zarrkit.errors import ContainsNodeError, MetadataError
 
 xr = pytest.importorskip("xarray")
@@ -165,7 +165,7 @@ def test_guess_can_open(tmp_path: Path) -> None:
     assert engine.guess_can_open("s3://bucket/data.zarr")
     assert engine.guess_can_open(f"zip://{tmp_path}/data.zip")
     assert engine.guess_can_open(folder)  # a folder holding zarr.json
-    assert engine.guess_can_open(storage.open_store(f"memory://{uuid.uuid4().hex}", mode="w"))
+    assert engine.guess_can_open(store_opening.open_store(f"memory://{uuid.uuid4().hex}", mode="w"))
     assert not engine.guess_can_open(str(tmp_path / "data.nc"))
     assert not engine.guess_can_open("https://example.org/data.nc")
     # with no engine given, xarray asks the installed engines and opens the folder
@@ -314,11 +314,13 @@ def test_load_async(tmp_path: Path) -> None:
 
 def test_a_selection_reads_only_its_chunks(tmp_path: Path) -> None:
     path = _written(tmp_path)
-    store = storage.open_store(f"metrics://{path}")
+    store = store_opening.open_store(f"metrics://{path}")
     temp = xr.open_dataset(store, engine="zarrkit", consolidated=False)["temp"]
-    storage.reset_metrics()
+    store_opening.reset_metrics()
     assert float(temp[1, 2, 3]) == pytest.approx(float(dataset()["temp"][1, 2, 3]))
-    keys = sum(op["keys"] for ops in storage.metrics_summary().values() for op in ops.values())
+    keys = sum(
+        op["keys"] for ops in store_opening.metrics_summary().values() for op in ops.values()
+    )
     assert keys == 1  # one chunk of the 3 x 2 x 1 grid
 
 

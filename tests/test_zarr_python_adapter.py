@@ -13,7 +13,7 @@ import zarrkit as zk
 from zarrkit.errors import InvalidKeyError
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.storage import open_store
+from zarrkit.store_opening import open_store
 
 zarr = pytest.importorskip("zarr")
 from zarrkit.zarr_python import ZarrkitZarrStore, as_zarr_store  # noqa: E402

@@ -43,8 +43,8 @@ from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
 from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
 from zarrkit.negotiation import build, extension_from_arg
 from zarrkit.paths import normalize_path
-from zarrkit.storage import open_store
 from zarrkit.store import limiting_values
+from zarrkit.store_opening import open_store
 
 from . import xarray_conventions
 

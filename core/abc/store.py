@@ -14,7 +14,6 @@ backend needs to behave alike:
 
 from __future__ import annotations
 
-from ..storage import open_store, scheme_of
 from ..store import (
     Absence,
     ByteRange,
@@ -29,6 +28,7 @@ from ..store import (
     value_limit,
     write_back,
 )
+from ..store_opening import open_store, scheme_of
 
 __all__ = [
     "Absence",

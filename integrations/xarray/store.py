@@ -42,7 +42,7 @@ from xarray.core.variable import Variable
 from zarrkit import config
 from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.names import V3
-from zarrkit.storage import StoreLike, open_store
+from zarrkit.store_opening import StoreLike, open_store
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer

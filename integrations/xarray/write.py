@@ -16,7 +16,7 @@ from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
 from zarrkit.errors import MetadataError
 from zarrkit.names import V2, V3
-from zarrkit.storage import StoreLike
+from zarrkit.store_opening import StoreLike
 
 from .store import ZarrkitStore, open_group, opens_its_store, write_empty_setting
 

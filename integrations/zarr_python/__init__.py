@@ -33,8 +33,8 @@ from zarr.core.buffer import Buffer, BufferPrototype
 
 import zarrkit.store
 from zarrkit.plugins.stores.zarr_python import ZarrPythonStore
-from zarrkit.storage import open_store
 from zarrkit.store import ByteRange, Range, SuffixRange, check_prefix
+from zarrkit.store_opening import open_store
 
 __all__ = ["ZarrkitZarrStore", "as_zarr_store"]
 
