@@ -40,6 +40,7 @@ class Progress:
 
     def __init__(self, total: int, *, enabled: bool, stream: TextIO | None = None) -> None:
         self._bar: Any = None
+        self._desc: str | None = None
         if not enabled:
             return
         stream = stream or sys.stderr
@@ -64,7 +65,12 @@ class Progress:
         bar = self._bar
         if bar is None:
             return
-        if desc is not None:
+        if desc is not None and desc != self._desc:
+            if self._desc is not None:
+                # the item just finished, drawn in its last state however fast it went (the
+                # bar otherwise redraws at most every few tenths of a second)
+                bar.refresh()
+            self._desc = desc
             bar.set_description_str(desc, refresh=False)
         if note is not None:
             bar.set_postfix_str(note, refresh=False)
@@ -119,6 +125,9 @@ class _PlainBar:
         if now - self._last >= self._interval:
             self._last = now
             self._draw(now)
+
+    def refresh(self) -> None:
+        self._draw(time.monotonic())
 
     def close(self) -> None:
         self._draw(time.monotonic())
