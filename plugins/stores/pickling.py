@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zarrkit.store import Store
+from zarrkit.abc import Store
 
 
 def reopen(cls: type[Store], args: tuple[Any, ...], options: dict[str, Any]) -> Store:
