@@ -33,7 +33,7 @@ from .indexing import Indexer
 from .metadata import ArrayMetadata
 from .names import V3
 from .node import Node
-from .store import check_fits
+from .store import Store, check_fits
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Array(Node):
 
     def __init__(
         self,
-        store: Any,
+        store: Store,
         path: str,
         metadata: Any,
         *,

@@ -32,11 +32,11 @@ from .missing import node_not_found
 from .node import Node
 from .paths import check_name as check_name  # re-exported: where callers found it
 from .paths import join, normalize_path
-from .store import check_fits
+from .store import Store, check_fits
 from .store_opening import open_store
 
 
-def read_metadata(store: Any, path: str, expected: Format | None = None) -> NodeMetadata | None:
+def read_metadata(store: Store, path: str, expected: Format | None = None) -> NodeMetadata | None:
     """The metadata of the node at `path` in whichever format it has, or None (see
     `formats.read_node`; `expected`: the format it most likely has)."""
     check_fits(store, path)
@@ -44,7 +44,7 @@ def read_metadata(store: Any, path: str, expected: Format | None = None) -> Node
 
 
 def node_from_metadata(
-    store: Any,
+    store: Store,
     path: str,
     metadata: NodeMetadata,
     read_only: bool,
@@ -64,7 +64,7 @@ def node_from_metadata(
 
 
 def open_node(
-    store: Any, path: str, *, read_only: bool, expected: Format | None = None
+    store: Store, path: str, *, read_only: bool, expected: Format | None = None
 ) -> Array | Group:
     metadata = read_metadata(store, path, expected)
     if metadata is None:
@@ -174,7 +174,7 @@ def consolidate_metadata(
 class Group(Node[GroupMetadata]):
     def __init__(
         self,
-        store: Any,
+        store: Store,
         path: str,
         metadata: GroupMetadata,
         *,

@@ -19,6 +19,7 @@ from .errors import MetadataError, ReadOnlyError
 from .formats import get_format
 from .formats.documents import check_nesting
 from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
+from .store import Store
 
 #: the metadata of the kind of node (an array's, a group's)
 M = TypeVar("M", ArrayMetadata, GroupMetadata)
@@ -27,7 +28,7 @@ M = TypeVar("M", ArrayMetadata, GroupMetadata)
 class Node(Generic[M]):
     _meta: M
 
-    def __init__(self, store: Any, path: str, metadata: M, *, read_only: bool = False) -> None:
+    def __init__(self, store: Store, path: str, metadata: M, *, read_only: bool = False) -> None:
         self._store = store
         self._path = path
         self._read_only = read_only
@@ -124,7 +125,7 @@ class Node(Generic[M]):
 
 def _unpickle(
     cls: type,
-    store: Any,
+    store: Store,
     path: str,
     format: str,
     document: dict[str, Any],

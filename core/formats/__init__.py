@@ -8,11 +8,10 @@ looked up by name with `get_format`; `detect` and `read_node` find which format 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
 
 from ..metadata import NodeMetadata
 from ..names import FORMATS, V2, V3, V3_DRAFT_2020, check_format
-from ..store import check_fits
+from ..store import Store, check_fits
 from .format import Format
 
 _MODULES = {V3: "v3", V2: "v2", V3_DRAFT_2020: "v3_draft_2020"}
@@ -61,7 +60,7 @@ def _in_detection_order() -> list[Format]:
     return out
 
 
-def detect(store: Any, path: str) -> Format | None:
+def detect(store: Store, path: str) -> Format | None:
     """The format of the node at `path`, judged by which metadata key exists."""
     for fmt in _in_detection_order():
         if fmt.probe(store, path):
@@ -69,7 +68,7 @@ def detect(store: Any, path: str) -> Format | None:
     return None
 
 
-def read_node(store: Any, path: str, expected: Format | None = None) -> NodeMetadata | None:
+def read_node(store: Store, path: str, expected: Format | None = None) -> NodeMetadata | None:
     """The metadata of the node at `path` in whichever format it has, or None. `expected`:
     the format the node most likely has (a group's member usually has the group's format),
     read first without probing the others, so that on an object store opening a member costs
@@ -92,7 +91,7 @@ def read_node(store: Any, path: str, expected: Format | None = None) -> NodeMeta
     return None
 
 
-def check_node_fits(store: Any, path: str, fmt: Format) -> None:
+def check_node_fits(store: Store, path: str, fmt: Format) -> None:
     """Refuse a node path whose metadata keys in format `fmt` have a segment longer than the
     store can hold, before anything is written there."""
     for key in fmt.node_keys(path):

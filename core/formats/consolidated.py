@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from ..errors import MetadataError
 from ..metadata import GroupMetadata, NodeMetadata, thaw, thaw_document
 from ..names import V2, V3
+from ..store import Store
 from . import get_format
 from .documents import short_repr
 from .format import Format
@@ -185,7 +186,7 @@ def _where(group: GroupView) -> str:
 
 
 # -- writing ----------------------------------------------------------------------------------
-def consolidated_document(metadata: GroupMetadata, store: Any, path: str) -> dict[str, Any]:
+def consolidated_document(metadata: GroupMetadata, store: Store, path: str) -> dict[str, Any]:
     """The group's document holding the documents of every node below it, read from the
     store (never from older consolidated metadata). Needs a store that can list."""
     fmt = get_format(metadata.format)
@@ -195,7 +196,7 @@ def consolidated_document(metadata: GroupMetadata, store: Any, path: str) -> dic
     return doc
 
 
-def _collect(store: Any, path: str, fmt: Format) -> dict[str, Any]:
+def _collect(store: Store, path: str, fmt: Format) -> dict[str, Any]:
     """Every node's document below `path`, by path relative to `path`."""
     out: dict[str, Any] = {}
     pending = [""]

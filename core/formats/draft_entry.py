@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import MetadataError
 from ..negotiation import extension_list, unknown_fields
+from ..store import Store
 from .documents import load_document
 from .draft_keys import DEFAULT_SUFFIX, ENTRY_POINT_KEY
 
@@ -80,7 +81,7 @@ def parse(raw: bytes, where: str) -> EntryPoint:
     return EntryPoint(suffix, doc)
 
 
-def read(store: Any) -> EntryPoint | None:
+def read(store: Store) -> EntryPoint | None:
     raw = store.get(ENTRY_POINT_KEY)
     if raw is None:
         return None

@@ -19,6 +19,7 @@ from ..chunk_key_encoding import ChunkKeyEncoding
 from ..codec import Codec
 from ..data_type import DataType
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata
+from ..store import Store
 from .documents import dump_document, load_document
 
 
@@ -59,18 +60,18 @@ class Format(ABC):
 
     # -- finding and reading nodes ----------------------------------------------------------
     @abstractmethod
-    def probe(self, store: Any, path: str) -> bool:
+    def probe(self, store: Store, path: str) -> bool:
         """Whether a node of this format is at `path`."""
 
     @abstractmethod
-    def read_metadata(self, store: Any, path: str) -> NodeMetadata | None:
+    def read_metadata(self, store: Store, path: str) -> NodeMetadata | None:
         """The node at `path`, or None when this format has none there."""
 
     @abstractmethod
-    def children(self, store: Any, path: str) -> list[str]:
+    def children(self, store: Store, path: str) -> list[str]:
         """The names of the nodes directly under the group at `path`."""
 
-    def child_metadata(self, store: Any, path: str) -> dict[str, NodeMetadata]:
+    def child_metadata(self, store: Store, path: str) -> dict[str, NodeMetadata]:
         """The nodes directly under `path` by name. A format that reads its children's
         metadata while listing them answers from that one batch; the others read each child
         (`children` found each by this format's documents)."""
@@ -164,9 +165,9 @@ class Format(ABC):
 
     # -- nodes in a store -------------------------------------------------------------------
     @abstractmethod
-    def write_metadata(self, store: Any, path: str, doc: Mapping[str, Any]) -> None:
+    def write_metadata(self, store: Store, path: str, doc: Mapping[str, Any]) -> None:
         """Store a node's document (split into the format's keys)."""
 
     @abstractmethod
-    def erase_node(self, store: Any, path: str) -> None:
+    def erase_node(self, store: Store, path: str) -> None:
         """Remove a node and everything below it."""

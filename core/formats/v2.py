@@ -27,6 +27,7 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..names import V2, V3
 from ..negotiation import build, extension_from_arg
+from ..store import Store
 from .consolidated import FIELD as CONSOLIDATED_FIELD
 from .consolidated import inline, member_documents, member_order
 from .documents import (
@@ -439,7 +440,7 @@ class V2Format(Format):
     def node_keys(self, path: str) -> tuple[str, ...]:
         return tuple(key(path, name) for name in (ZARRAY, ZGROUP, ZATTRS, ZMETADATA))
 
-    def probe(self, store: Any, path: str) -> bool:
+    def probe(self, store: Store, path: str) -> bool:
         """A v2 node is at `path` when its `.zarray` or `.zgroup` exists."""
         return bool(store.exists(key(path, ZARRAY)) or store.exists(key(path, ZGROUP)))
 
@@ -608,7 +609,7 @@ class V2Format(Format):
         return {}  # v2 chunks stay as they are
 
     # -- nodes in a store -------------------------------------------------------------------
-    def read_metadata(self, store: Any, path: str) -> NodeMetadata | None:
+    def read_metadata(self, store: Store, path: str) -> NodeMetadata | None:
         """The node at `path`, or None when there is none; one batched read of its keys."""
         keys = {name: key(path, name) for name in (ZARRAY, ZGROUP, ZATTRS, ZMETADATA)}
         found = store.get_many(list(keys.values()))
@@ -630,7 +631,7 @@ class V2Format(Format):
             )
         return self.parse_group(doc, where)
 
-    def write_metadata(self, store: Any, path: str, doc: Mapping[str, Any]) -> None:
+    def write_metadata(self, store: Store, path: str, doc: Mapping[str, Any]) -> None:
         """Write the node's objects; an empty `.zattrs` is removed rather than written (as
         zarr-python 2 does; zarr-python 3 writes `{}`: both read either)."""
         items = {
@@ -644,7 +645,7 @@ class V2Format(Format):
         if key(path, ZATTRS) not in items:
             store.erase(key(path, ZATTRS))
 
-    def children(self, store: Any, path: str) -> list[str]:
+    def children(self, store: Store, path: str) -> list[str]:
         """Names of the nodes directly under `path` (folders holding a `.zarray` or `.zgroup`)."""
         store.require("list", f"list the members of group {path or '/'!r}")
         prefix = node_prefix(path)
@@ -657,7 +658,7 @@ class V2Format(Format):
             if f"{prefix}{p}/{ZARRAY}" in found or f"{prefix}{p}/{ZGROUP}" in found
         ]
 
-    def erase_node(self, store: Any, path: str) -> None:
+    def erase_node(self, store: Store, path: str) -> None:
         """Remove a node and everything below it."""
         store.erase_prefix(node_prefix(path))
         if path:

@@ -15,6 +15,7 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..names import V3
 from ..negotiation import Skipped, extension_from_json, unknown_fields
+from ..store import Store
 from .documents import check_attributes as _attributes
 from .documents import check_chunk_size, load_document
 from .documents import check_shape as _shape
@@ -55,7 +56,7 @@ class V3Format(Format):
     def node_keys(self, path: str) -> tuple[str, ...]:
         return (self.metadata_key(path),)
 
-    def probe(self, store: Any, path: str) -> bool:
+    def probe(self, store: Store, path: str) -> bool:
         """A v3 node is at `path` when its zarr.json exists (the 2020 draft's root entry point
         is also `zarr.json`, but only at the root, and with a URI as `zarr_format`)."""
         key = self.metadata_key(path)
@@ -181,7 +182,7 @@ class V3Format(Format):
         return {"zarr_format": 3, "node_type": "group", "attributes": dict(attributes or {})}
 
     # -- nodes in a store -------------------------------------------------------------------
-    def read_metadata(self, store: Any, path: str) -> NodeMetadata | None:
+    def read_metadata(self, store: Store, path: str) -> NodeMetadata | None:
         """The node at `path`, or None when there is none (at the root also when `zarr.json`
         is the 2020 draft's entry point, as `probe` says). Reading is this format's probe: one
         request, where `probe` and then a read are two."""
@@ -195,10 +196,10 @@ class V3Format(Format):
             return None
         return self.parse_node(doc, where)
 
-    def write_metadata(self, store: Any, path: str, doc: Mapping[str, Any]) -> None:
+    def write_metadata(self, store: Store, path: str, doc: Mapping[str, Any]) -> None:
         store.set(self.metadata_key(path), self.encode_document(doc))
 
-    def children(self, store: Any, path: str) -> list[str]:
+    def children(self, store: Store, path: str) -> list[str]:
         """Names of the nodes directly under `path` (folders holding a zarr.json)."""
         store.require("list", f"list the members of group {path or '/'!r}")
         prefix = node_prefix(path)
@@ -206,7 +207,7 @@ class V3Format(Format):
         found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
         return [p for p in prefixes if f"{prefix}{p}/{METADATA_KEY}" in found]
 
-    def child_metadata(self, store: Any, path: str) -> dict[str, NodeMetadata]:
+    def child_metadata(self, store: Store, path: str) -> dict[str, NodeMetadata]:
         """The nodes directly under `path` by name, from one listing and one batched read of
         their `zarr.json` (what `children` reads anyway), so a group's members cost one
         request each, all in flight together."""
@@ -222,7 +223,7 @@ class V3Format(Format):
                 out[name] = self.parse_node(load_document(found[key], where), where)
         return out
 
-    def erase_node(self, store: Any, path: str) -> None:
+    def erase_node(self, store: Store, path: str) -> None:
         """Remove a node and everything below it."""
         store.erase_prefix(node_prefix(path))
         store.erase(self.metadata_key(path))

@@ -29,7 +29,7 @@ from ..memory_layout import MemoryLayout
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze, thaw_document
 from ..names import V2, V3_DRAFT_2020
 from ..negotiation import build, extension_list, unknown_fields
-from ..store import check_fits
+from ..store import Store, check_fits
 from . import draft_entry
 from .documents import check_attributes as _attributes
 from .documents import check_chunk_size, fill_value_or_default, load_document
@@ -72,13 +72,13 @@ CREATION_OPTIONS = ("compressor", "filters", "order", "chunk_memory_layout", "di
 
 
 # -- keys ---------------------------------------------------------------------------------
-def _suffix(store: Any) -> str:
+def _suffix(store: Store) -> str:
     entry = draft_entry.read(store)
     return entry.suffix if entry is not None else DEFAULT_SUFFIX
 
 
 # -- finding nodes --------------------------------------------------------------------------
-def _find(store: Any, path: str, suffix: str) -> tuple[str, bytes | None] | None:
+def _find(store: Store, path: str, suffix: str) -> tuple[str, bytes | None] | None:
     """The seed's order: the array document, the group document, then list_dir of the
     path's folder under `meta/root` (non-empty: an implicit group). A store that cannot list
     cannot tell an implicit group from nothing, so it gets a CapabilityError, not an answer."""
@@ -381,7 +381,7 @@ def _codec_arg(value: Any, key: str) -> Codec:
 
 
 # -- nodes in a store ---------------------------------------------------------------------
-def _entry_point_for_writing(store: Any) -> draft_entry.EntryPoint:
+def _entry_point_for_writing(store: Store) -> draft_entry.EntryPoint:
     raw = store.get(ENTRY_POINT_KEY)
     if raw is None:
         doc = draft_entry.default_document()
@@ -415,7 +415,7 @@ class DraftFormat(Format):
     def chunk_key(self, path: str, encoded: str) -> str:
         return data_prefix(path) + encoded
 
-    def probe(self, store: Any, path: str) -> bool:
+    def probe(self, store: Store, path: str) -> bool:
         """A draft node is at `path` when the store root holds the draft's entry point and the
         seed's existence check finds an array, an explicit group or an implicit group there."""
         raw = store.get(ENTRY_POINT_KEY)
@@ -427,7 +427,7 @@ class DraftFormat(Format):
             return True  # let read_metadata say what is wrong with it
         return _find(store, path, entry.suffix) is not None
 
-    def read_metadata(self, store: Any, path: str) -> ArrayMetadata | GroupMetadata | None:
+    def read_metadata(self, store: Store, path: str) -> ArrayMetadata | GroupMetadata | None:
         entry = draft_entry.read(store)
         if entry is None:
             return None
@@ -599,7 +599,7 @@ class DraftFormat(Format):
         grid = metadata.chunk_grid.resized(shape)
         return {"chunk_grid": _grid_json(grid, separator_of(metadata.chunk_key_encoding))}
 
-    def write_metadata(self, store: Any, path: str, doc: Mapping[str, Any]) -> None:
+    def write_metadata(self, store: Store, path: str, doc: Mapping[str, Any]) -> None:
         """Write a node's document; the hierarchy's entry point first, when there is none yet."""
         entry = _entry_point_for_writing(store)
         if not doc:
@@ -607,7 +607,7 @@ class DraftFormat(Format):
         key = (array_key if _is_array_document(doc) else group_key)(path, entry.suffix)
         store.set(key, self.encode_document(doc))
 
-    def children(self, store: Any, path: str) -> list[str]:
+    def children(self, store: Store, path: str) -> list[str]:
         """The seed's "discover children": list_dir of the group's folder under `meta/root`;
         `x.array.json` / `x.group.json` are explicit children, a sub-folder an implicit group (or
         the folder of an explicit one)."""
@@ -621,7 +621,7 @@ class DraftFormat(Format):
                     names.add(key[: -len(ending)])
         return sorted(names)
 
-    def erase_node(self, store: Any, path: str) -> None:
+    def erase_node(self, store: Store, path: str) -> None:
         """The seed's erase: an array's document, then its chunks; an explicit group's document,
         then every document and chunk below it; an implicit group's documents and chunks below.
         The entry point stays (the hierarchy remains, even if empty)."""
