@@ -25,6 +25,8 @@ fsspec = pytest.importorskip("fsspec")
 
 from zarrkit.plugins.stores.zarr_python import ZarrPythonStore  # noqa: E402
 
+pytestmark = pytest.mark.interop  # through zarr-python 3
+
 
 # -- the conformance suite over each ----------------------------------------------------------
 class TestMappingStore(StoreTests):

@@ -17,6 +17,8 @@ from zarrkit.store_opening import open_store
 icechunk = pytest.importorskip("icechunk")
 zarr = pytest.importorskip("zarr")
 
+pytestmark = pytest.mark.interop  # through zarr-python 3
+
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 

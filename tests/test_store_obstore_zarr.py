@@ -26,6 +26,8 @@ from zarrkit.store import Store  # noqa: E402
 from zarrkit.store_opening import open_store  # noqa: E402
 from zarrkit.testing.store_tests import StoreTests  # noqa: E402
 
+pytestmark = pytest.mark.interop  # through zarr-python 3
+
 BUCKET = "obstore-zarr"
 
 

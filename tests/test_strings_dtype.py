@@ -17,6 +17,9 @@ from zarrkit import config
 from zarrkit.errors import ValueCastError
 
 zarr = pytest.importorskip("zarr")
+
+pytestmark = pytest.mark.interop  # through zarr-python 3
+
 if not hasattr(np.dtypes, "StringDType"):
     pytest.skip("numpy < 2 has no StringDType", allow_module_level=True)
 

@@ -18,6 +18,8 @@ from zarrkit.store_opening import open_store
 zarr = pytest.importorskip("zarr")
 from zarrkit.zarr_python import ZarrkitZarrStore, as_zarr_store  # noqa: E402
 
+pytestmark = pytest.mark.interop  # through zarr-python 3
+
 
 @pytest.fixture(params=["memory", "local"])
 def zk_store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:

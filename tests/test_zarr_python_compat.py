@@ -23,7 +23,7 @@ zarr = pytest.importorskip("zarr")
 
 #: zarr-python's own warnings ("consolidated metadata is not in the spec", "order has no
 #: effect for v3") are about zarr-python, not about what is compared here
-pytestmark = pytest.mark.filterwarnings("ignore:::zarr")
+pytestmark = [pytest.mark.interop, pytest.mark.filterwarnings("ignore:::zarr")]
 
 METADATA = frozenset({"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"})
 
