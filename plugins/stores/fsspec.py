@@ -30,7 +30,6 @@ use.
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import inspect
 import os
@@ -49,6 +48,7 @@ from zarrkit.abc import (
     check_key,
     check_mode,
     check_prefix,
+    gather_limited,
     names,
     optimistic_update,
     settings,
@@ -80,11 +80,6 @@ def _fsspec() -> Any:
             "package of your protocol)"
         ) from exc
     return fsspec
-
-
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 class FsspecStore(Store):
@@ -225,20 +220,7 @@ class FsspecStore(Store):
             return []
 
         async def run() -> list[T]:
-            gate = asyncio.Semaphore(self.concurrency)
-            results: list[Any] = [None] * len(calls)
-
-            async def one(i: int, call: Callable[[], Awaitable[T]]) -> None:
-                async with gate:
-                    results[i] = await call()
-
-            try:  # the first failure cancels the rest: no orphan requests go on retrying
-                async with asyncio.TaskGroup() as group:
-                    for i, call in enumerate(calls):
-                        group.create_task(one(i, call))
-            except BaseExceptionGroup as failures:
-                raise _first_leaf(failures) from None
-            return results
+            return await gather_limited(calls, self.concurrency)
 
         return self._run(run)
 

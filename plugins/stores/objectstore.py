@@ -33,6 +33,7 @@ from zarrkit.abc import (
     check_key,
     check_mode,
     check_prefix,
+    gather_limited,
     names,
     settings,
 )
@@ -148,20 +149,7 @@ class ObstoreStore(Store):
             return []
 
         async def run() -> list[T]:
-            gate = asyncio.Semaphore(self.concurrency)
-            results: list[Any] = [None] * len(calls)
-
-            async def one(i: int, call: Callable[[], Awaitable[T]]) -> None:
-                async with gate:
-                    results[i] = await call()
-
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for i, call in enumerate(calls):
-                        group.create_task(one(i, call))
-            except BaseExceptionGroup as failures:
-                raise _first_leaf(failures) from None
-            return results
+            return await gather_limited(calls, self.concurrency)
 
         return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
 
@@ -361,8 +349,3 @@ def _valid(key: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

@@ -16,7 +16,6 @@ operation. The zarr-python store is the caller's: closing this one leaves it ope
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from functools import partial
@@ -30,6 +29,7 @@ from zarrkit.abc import (
     check_key,
     check_mode,
     check_prefix,
+    gather_limited,
     names,
     settings,
 )
@@ -129,20 +129,7 @@ class ZarrPythonStore(Store):
 
         async def run() -> list[T]:
             await self._ensure_open()
-            gate = asyncio.Semaphore(self.concurrency)
-            results: list[Any] = [None] * len(calls)
-
-            async def one(i: int, call: Callable[[], Awaitable[T]]) -> None:
-                async with gate:
-                    results[i] = await call()
-
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for i, call in enumerate(calls):
-                        group.create_task(one(i, call))
-            except BaseExceptionGroup as failures:
-                raise _first_leaf(failures) from None
-            return results
+            return await gather_limited(calls, self.concurrency)
 
         return _sync(run())
 
@@ -322,8 +309,3 @@ def _valid(key: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
