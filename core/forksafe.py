@@ -20,6 +20,9 @@ _locks: weakref.WeakSet[Any] = weakref.WeakSet()
 #: id(owner) -> (weak reference to owner, its reset); dropped when the owner is collected
 _resets: dict[int, tuple[Any, Callable[[Any], None]]] = {}
 _hooks: list[Callable[[], None]] = []
+_waited: weakref.WeakSet[Any] = weakref.WeakSet()
+#: the locks the forking thread took in `_before`, released again in the parent
+_taken: list[Any] = []
 
 
 def lock() -> threading.Lock:
@@ -52,7 +55,29 @@ def at_fork(reset: Callable[[], None]) -> None:
     _hooks.append(reset)
 
 
+def fork_waits_for(held: threading.RLock) -> threading.RLock:
+    """`held`, registered so that `os.fork()` first waits until no other thread holds it, and
+    the child starts with it released: for a lock around work that must never be caught
+    half-done by a fork. An `rlock()`, so a thread that forks while holding it does not wait
+    for itself. Returns `held`."""
+    _locks.add(held)
+    _waited.add(held)
+    return held
+
+
+def _before() -> None:
+    for held in list(_waited):
+        held.acquire()
+        _taken.append(held)
+
+
+def _in_parent() -> None:
+    while _taken:
+        _taken.pop().release()
+
+
 def _in_child() -> None:
+    _taken.clear()
     for held in list(_locks):
         held._at_fork_reinit()  # (what the standard library's own modules do after a fork)
     for reset in _hooks:
@@ -64,4 +89,4 @@ def _in_child() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_in_child)
+    os.register_at_fork(before=_before, after_in_parent=_in_parent, after_in_child=_in_child)

@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from zarrkit.abc import at_fork
+from zarrkit.abc import at_fork, fork_waits_for, rlock
 from zarrkit.errors import StoreError
 
 try:
@@ -42,6 +42,10 @@ _OPEN_LOCK = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(o
 #: shares through the descriptors it inherits: a child that kept them would keep its parent's
 #: locks held after the parent let go (and wait forever on one itself). A child closes them.
 _open: set[int] = set()
+#: held while a lock file is opened and entered in `_open` (or left out and closed), so a fork
+#: never lands between the two: a child inheriting a descriptor missing from `_open` would keep
+#: it, and with it the lock its parent takes on that file next
+_opening = fork_waits_for(rlock())
 
 
 def _close_inherited() -> None:
@@ -57,8 +61,16 @@ at_fork(_close_inherited)
 
 
 def _close(fd: int) -> None:
-    _open.discard(fd)  # (before closing: a number closed here may be reused at once)
-    os.close(fd)
+    with _opening:
+        _open.discard(fd)  # (before closing: a number closed here may be reused at once)
+        os.close(fd)
+
+
+def _open_lock_file(dir_fd: int, name: str) -> int:
+    with _opening:
+        fd = os.open(name, _OPEN_LOCK, 0o644, dir_fd=dir_fd)
+        _open.add(fd)
+        return fd
 
 
 #: the lock file of a key named `name`: the hash keeps it short whatever the name's length
@@ -101,8 +113,7 @@ def _acquire(folder: str, dir_fd: int, name: str) -> int:
 
 def _lock(dir_fd: int, name: str) -> int:
     while True:
-        fd = os.open(name, _OPEN_LOCK, 0o644, dir_fd=dir_fd)
-        _open.add(fd)
+        fd = _open_lock_file(dir_fd, name)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if _still_named(fd, dir_fd, name):

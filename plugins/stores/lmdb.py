@@ -16,8 +16,10 @@ A handle pickles as its path and options; the unpickled one opens the environmen
 so each spawned or forkserver worker has its own. A child forked after an environment was
 opened goes on using the inherited one (with its locks in this process fresh): py-lmdb refuses
 to open the same files twice in one process, and closing the inherited environment in the
-child would clear the parent's reader slots (LMDB clears them by the opener's process id), so
-the parent's running reads could see pages a writer reuses. The cost: each such child that
+child would abort the parent's transactions it copied (releasing the parent's write lock, and
+waiting for the parent's writing thread). A fork waits for a write transaction of this process
+to end (`fork_waits_for`): py-lmdb records the writing thread, and a child forked mid-write
+would wait for that thread forever. The cost: each such child that
 reads leaves one reader slot, counted under the parent's process id, until the parent closes
 the environment; a parent forking more than `max_readers` (126) reading children over its life
 should start workers with spawn or forkserver.
@@ -40,7 +42,7 @@ from zarrkit.abc import (
     check_key,
     check_mode,
     check_prefix,
-    lock,
+    fork_waits_for,
     names,
     optimistic_update,
     rlock,
@@ -353,7 +355,9 @@ class _Env:
         self.path = path
         self.pid = os.getpid()  # (a forked child must never close it: see the module docstring)
         self.handles = 0
-        self.write_lock = lock()
+        # a fork waits for the write in progress: py-lmdb records the writing thread, and a
+        # child inheriting that record would wait for a thread it does not have
+        self.write_lock = fork_waits_for(rlock())
         if not create and not os.path.isdir(path):
             raise StoreError("no LMDB environment there", store=store, operation="open")
         # open read-only only where the directory cannot be written; a handle opened with
