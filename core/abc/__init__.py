@@ -34,6 +34,7 @@ from .chunk_grid import ChunkGrid
 from .chunk_key_encoding import ChunkKeyEncoding
 from .codec import (
     ArrayArrayCodec,
+    ArrayArrayElementwise,
     ArrayArrayPartialDecode,
     ArrayArrayPartialEncode,
     ArrayBytesCodec,
@@ -114,6 +115,7 @@ __all__ = [
     "V3_DRAFT_2020",
     "Absence",
     "ArrayArrayCodec",
+    "ArrayArrayElementwise",
     "ArrayArrayPartialDecode",
     "ArrayArrayPartialEncode",
     "ArrayBytesCodec",
