@@ -20,6 +20,7 @@ import zarrkit as zk
 from zarrkit.abc import (
     V3,
     ArrayArrayCodec,
+    ArrayArrayElementwise,
     ArrayArrayPartialDecode,
     ChunkSpec,
     Region,
@@ -29,6 +30,7 @@ from zarrkit.abc import (
 from zarrkit.plugins.codecs.scale_offset import ScaleOffsetCodec
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.metrics import Collector, MetricsStore
+from zarrkit.testing import CodecTests
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 INDEX = [BYTES, {"name": "crc32c"}]
@@ -245,3 +247,37 @@ def test_a_filter_that_is_not_element_wise_reads_the_whole_shard(tmp_path: Path)
     array, collector = counted(tmp_path)
     np.testing.assert_array_equal(array[WINDOW], whole[WINDOW])
     assert bytes_read(collector) == INDEX_4X4 + 16 * 8 * 8 * 8
+
+
+@dataclass(frozen=True, eq=False)
+class RunningSumCodec(ArrayArrayCodec, ArrayArrayElementwise):
+    """Declares element-wise decoding it does not have: a running sum needs what precedes."""
+
+    names = names("test.running_sum")
+
+    @classmethod
+    def from_json(
+        cls, name: str, configuration: Mapping[str, Any], format: str = V3
+    ) -> RunningSumCodec:
+        return cls()
+
+    def configuration(self, format: str = V3) -> dict[str, Any]:
+        return {}
+
+    def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        flat = data.reshape(-1)
+        return np.diff(flat, prepend=flat.dtype.type(0)).astype(data.dtype).reshape(data.shape)
+
+    def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return np.cumsum(data.reshape(-1), dtype=data.dtype).reshape(data.shape)
+
+
+class RunningSumSuite(CodecTests):
+    dtypes = ("int16", "int32")  # wrapping integer sums invert exactly
+
+
+def test_the_codec_suite_catches_a_false_element_wise_declaration() -> None:
+    suite = RunningSumSuite()
+    suite.test_round_trip(RunningSumCodec())  # whole chunks are fine
+    with pytest.raises(AssertionError, match="not equal"):
+        suite.test_part_of_a_chunk_decodes_as_the_whole_does(RunningSumCodec())
