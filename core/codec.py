@@ -20,7 +20,9 @@ Partial access (sharding is one user, not a special case):
   (`decode_partial`, a generator of range requests, see `RangeReads`);
 - `ArrayBytesPartialEncode`: re-encode a chunk from its old encoded value when a write covers
   only part of it (`encode_partial`);
-- `ArrayArrayPartialDecode`: map a region to the encoded side (`encoded_region`);
+- `ArrayArrayPartialDecode`: map a region to the encoded side (`encoded_region`) and decode
+  only that part, told where it sits in the chunk (`decode_partial`); `ArrayArrayElementwise`
+  is both for a codec whose every output element depends on its own input element alone;
 - `ArrayArrayPartialEncode`: that, and a writable decoded view of an encoded chunk
   (`decoded_view`);
 - `BytesBytesPartialDecode`: byte i of the input is byte i of the output, so byte ranges pass
@@ -346,11 +348,53 @@ class BytesBytesCodec(Codec):
 
 # -- capabilities: a codec declares one by deriving from it beside the base of its kind ------------
 class ArrayArrayPartialDecode(ABC):
-    """An array->array codec that takes part in partial decoding by mapping a region."""
+    """An array->array codec that takes part in partial decoding: it says which part of its
+    encoded side a region needs, and decodes that part alone, told where it sits in the chunk
+    (a position-dependent codec needs the place; a permutation or an element-wise codec only
+    the part)."""
 
     @abstractmethod
     def encoded_region(self, region: Region, spec: ChunkSpec) -> Region:
         """The region on the encoded side holding what `region` needs."""
+
+    @abstractmethod
+    def decode_partial(self, data: np.ndarray, region: Region, spec: ChunkSpec) -> np.ndarray:
+        """Decode part of a chunk: `data` is the box `encoded_region(region, spec).bounds()` of
+        the encoded chunk; return the box `region.bounds()` of the decoded chunk. `region` is
+        in the coordinates of the whole decoded chunk, which `spec` describes, so its bounds are
+        the place of the box in the chunk. Only the elements of `data` at the positions of the
+        encoded region (the product of its parts) are right, the others may hold any bits:
+        they must not make decoding fail; the returned box needs only the region's positions
+        right."""
+
+
+class ArrayArrayElementwise(ArrayArrayPartialDecode):
+    """An array->array codec that maps every element on its own (scale and offset, a cast,
+    rounding): the shape stays, and any part of a chunk decodes by decoding just that part, so
+    it takes part in partial decoding with nothing more to write. `decode` must accept an
+    array of any shape (the spec it gets then has that shape)."""
+
+    @abstractmethod
+    def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray: ...
+
+    def encoded_region(self, region: Region, spec: ChunkSpec) -> Region:
+        return region
+
+    def decode_partial(self, data: np.ndarray, region: Region, spec: ChunkSpec) -> np.ndarray:
+        if all(type(part) is slice for part in region.parts):  # a box: every element right
+            return self.decode(data, spec.with_shape(data.shape))
+        # sorted positions: decode the right elements only (the rest may be any bits, which a
+        # checked decode, e.g. an integer division that must be exact, would refuse)
+        where = np.ix_(
+            *(
+                np.arange(part.start - lo, part.stop - lo) if isinstance(part, slice) else part - lo
+                for part, (lo, _) in zip(region.parts, region.bounds())
+            )
+        )
+        picked = np.ascontiguousarray(data[where])
+        out = np.empty(data.shape, dtype=spec.dtype)
+        out[where] = self.decode(picked, spec.with_shape(picked.shape))
+        return out
 
 
 class ArrayArrayPartialEncode(ArrayArrayPartialDecode):

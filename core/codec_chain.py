@@ -137,7 +137,10 @@ class BoundChain:
     #: the codecs behind `can_decode_partial` / `can_encode_partial` as their capability
     _partial_decoder: ArrayBytesPartialDecode | None = field(init=False)
     _partial_encoder: ArrayBytesPartialEncode | None = field(init=False)
-    _region_maps: tuple[tuple[ArrayArrayPartialDecode, ChunkSpec], ...] = field(init=False)
+    #: (codec as its capability, codec, spec) per array->array codec, in chain order
+    _region_maps: tuple[tuple[ArrayArrayPartialDecode, ArrayArrayCodec, ChunkSpec], ...] = field(
+        init=False
+    )
     _views: tuple[tuple[ArrayArrayPartialEncode, ChunkSpec], ...] = field(init=False)
     #: `decode_into` saves a copy (either way above)
     into: bool = field(init=False)
@@ -189,7 +192,7 @@ class BoundChain:
         object.__setattr__(self, "into", self.direct or self._ab_into)
         object.__setattr__(self, "prefix", bb_prefix is not None)
         maps = tuple(
-            (c, sp) for c, sp in self.array_array if isinstance(c, ArrayArrayPartialDecode)
+            (c, c, sp) for c, sp in self.array_array if isinstance(c, ArrayArrayPartialDecode)
         )
         views = tuple(
             (c, sp) for c, sp in self.array_array if isinstance(c, ArrayArrayPartialEncode)
@@ -446,10 +449,23 @@ class BoundChain:
             )
         return chunk
 
-    def _inner_region(self, region: Region) -> Region:
-        for codec, spec in self._region_maps:
-            region = codec.encoded_region(region, spec)
-        return region
+    def _decode_partial_arrays(
+        self, decoder: ArrayBytesPartialDecode, region: Region, current: list[Codec]
+    ) -> RangeReads[np.ndarray | None]:
+        """A partial decode through the array->array codecs: the region is mapped to each
+        codec's encoded side on the way in, and each decodes its part told where it sits (the
+        region on its decoded side) on the way out."""
+        regions = []
+        for partial, _, spec in self._region_maps:
+            regions.append(region)
+            region = partial.encoded_region(region, spec)
+        box = yield from decoder.decode_partial(region, self.array_bytes[1])
+        if box is None:
+            return None
+        for (partial, codec, spec), outer in zip(reversed(self._region_maps), reversed(regions)):
+            current[0] = codec
+            box = partial.decode_partial(box, outer, spec)
+        return box
 
     def decode_partial(
         self, region: Region, key: str | None = None
@@ -460,15 +476,15 @@ class BoundChain:
         decoder = self._partial_decoder
         if decoder is None:
             raise CodecChainError("this codec chain cannot decode part of a chunk")
-        inner = self._inner_region(region) if self.array_array else region
         codec, spec = self.array_bytes
         current: list[Codec] = [codec]
         try:  # (not the _decoding context manager: a window's read goes through here)
-            box = yield from decoder.decode_partial(inner, spec)
+            if self.array_array:
+                box = yield from self._decode_partial_arrays(decoder, region, current)
+            else:
+                box = yield from decoder.decode_partial(region, spec)
             if box is None:
                 return None
-            if self.array_array:
-                box = self._decode_arrays(box, current)
         except Exception as exc:
             _raise_decode_error(exc, key, current[0])
         shape = tuple(hi - lo for lo, hi in region.bounds())

@@ -34,6 +34,7 @@ from .chunk_grid import ChunkGrid
 from .chunk_key_encoding import ChunkKeyEncoding
 from .codec import (
     ArrayArrayCodec,
+    ArrayArrayElementwise,
     ArrayArrayPartialDecode,
     ArrayArrayPartialEncode,
     ArrayBytesCodec,
@@ -115,6 +116,7 @@ __all__ = [
     "V3_DRAFT_2020",
     "Absence",
     "ArrayArrayCodec",
+    "ArrayArrayElementwise",
     "ArrayArrayPartialDecode",
     "ArrayArrayPartialEncode",
     "ArrayBytesCodec",

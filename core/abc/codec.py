@@ -7,7 +7,8 @@ this module is the one place a plugin imports them from.
 - Kinds: `ArrayArrayCodec`, `ArrayBytesCodec`, `BytesBytesCodec` (`Codec` is their common
   base, for type hints over any codec; `CodecKind` names the three).
 - Capabilities, each declared by deriving from it beside the base of the kind:
-  `ArrayArrayPartialDecode`, `ArrayArrayPartialEncode`, `ArrayBytesPartialDecode`,
+  `ArrayArrayPartialDecode` (with `ArrayArrayElementwise`, its ready-made form for codecs that
+  map each element on its own), `ArrayArrayPartialEncode`, `ArrayBytesPartialDecode`,
   `ArrayBytesPartialEncode`, `ArrayBytesDecodeInto`, `BytesBytesPartialDecode`,
   `BytesBytesDecodeInto`, `BytesBytesDecodePrefix`, `BytesBytesDecodeBatch`.
 - What codecs are handed and return: `ChunkSpec`, `Region`, `RangeReads` (a partial decode's
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from ..codec import (
     ArrayArrayCodec,
+    ArrayArrayElementwise,
     ArrayArrayPartialDecode,
     ArrayArrayPartialEncode,
     ArrayBytesCodec,
@@ -50,6 +52,7 @@ from ..codec_chain import evolve as evolve_codecs
 
 __all__ = [
     "ArrayArrayCodec",
+    "ArrayArrayElementwise",
     "ArrayArrayPartialDecode",
     "ArrayArrayPartialEncode",
     "ArrayBytesCodec",

@@ -46,6 +46,7 @@ from zarrkit.abc import (
     Codec,
     CodecChain,
     CodecKind,
+    Region,
     evolve_codecs,
     parse_named_config,
 )
@@ -191,6 +192,46 @@ class CodecTests:
                     err_msg=f"{dtype} {shape}",
                 )
 
+    def test_part_of_a_chunk_decodes_as_the_whole_does(self, codec: Codec) -> None:
+        """An array->array codec declaring partial decoding decodes a box of its encoded
+        chunk, told where it sits, to what decoding the whole chunk gives there; elements
+        outside the region (which a partial read leaves unread) hold random bits and must
+        neither fail the decode nor change the region's values."""
+        from zarrkit.api import data_type_from_arg
+
+        if not isinstance(codec, ArrayArrayPartialDecode):
+            pytest.skip("the codec does not declare ArrayArrayPartialDecode")
+        rng = np.random.default_rng(11)
+        for shape, dtype in itertools.product(self.shapes, self.dtypes):
+            if min(shape) < 3:
+                continue
+            data = self.sample(dtype, shape)
+            bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
+            evolved, spec = bound.array_array[0]
+            assert isinstance(evolved, ArrayArrayPartialDecode)
+            encoded = evolved.encode(data, spec)
+            whole = evolved.decode(encoded, spec)
+            # the middle of the chunk; along the first dimension two positions apart
+            region = Region(
+                (np.array([0, shape[0] - 1], dtype=np.int64),)
+                + tuple(slice(1, n - 1) for n in shape[1:])
+            )
+            inner = evolved.encoded_region(region, spec)
+            box = np.array(encoded[tuple(slice(lo, hi) for lo, hi in inner.bounds())])
+            wanted = _positions(inner)
+            noise = np.frombuffer(rng.bytes(box.nbytes), dtype=box.dtype).reshape(box.shape)
+            kept = box[wanted]
+            box[...] = noise
+            box[wanted] = kept
+            out = evolved.decode_partial(box, region, spec)
+            expected_shape = tuple(hi - lo for lo, hi in region.bounds())
+            assert out.shape == expected_shape, f"{dtype} {shape}: {out.shape}"
+            np.testing.assert_array_equal(
+                out[_positions(region)],
+                whole[np.ix_(*_absolute(region))],
+                err_msg=f"{dtype} {shape}",
+            )
+
     def test_corrupt_input_is_a_chunk_decode_error(self, codec: Codec) -> None:
         from zarrkit.api import data_type_from_arg
 
@@ -255,6 +296,19 @@ class CodecTests:
         size = codec.encoded_size(100)
         if size is not None:
             assert len(memoryview(codec.encode(payload, spec)).cast("B")) == size
+
+
+def _absolute(region: Region) -> list[np.ndarray]:
+    """A region's positions per dimension, in the chunk's coordinates."""
+    return [
+        np.arange(part.start, part.stop) if isinstance(part, slice) else part
+        for part in region.parts
+    ]
+
+
+def _positions(region: Region) -> tuple[np.ndarray, ...]:
+    """An index of a region's positions in its box (`region.bounds()`)."""
+    return np.ix_(*(p - lo for p, (lo, _) in zip(_absolute(region), region.bounds())))
 
 
 def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> ArrayBytesCodec:

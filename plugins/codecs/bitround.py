@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.abc import V3, ArrayArrayCodec, ChunkSpec, check_known_fields, config_value, names
+from zarrkit.abc import (
+    V3,
+    ArrayArrayCodec,
+    ArrayArrayElementwise,
+    ChunkSpec,
+    check_known_fields,
+    config_value,
+    names,
+)
 from zarrkit.errors import CodecChainError, MetadataError
 from zarrkit.plugins.codecs.spellings import draft_uri
 
@@ -27,7 +35,7 @@ MANTISSA_BITS = {2: 10, 4: 23, 8: 52}
 
 
 @dataclass(frozen=True, eq=False)
-class BitRoundCodec(ArrayArrayCodec):
+class BitRoundCodec(ArrayArrayCodec, ArrayArrayElementwise):
     names = names(
         "numcodecs.bitround", aliases=("bitround",), v2="bitround", draft=draft_uri("bitround")
     )

@@ -17,6 +17,7 @@ import numpy as np
 from zarrkit.abc import (
     V3,
     ArrayArrayCodec,
+    ArrayArrayElementwise,
     ChunkSpec,
     check_known_fields,
     config_value,
@@ -38,7 +39,7 @@ _NUMERIC = "iuf"
 
 
 @dataclass(frozen=True, eq=False)
-class CastValueCodec(ArrayArrayCodec):
+class CastValueCodec(ArrayArrayCodec, ArrayArrayElementwise):
     names = names("cast_value")
     releases_gil = True  # cast-value-rs converts in Rust without holding the GIL
     data_type: Any  # the target DataType

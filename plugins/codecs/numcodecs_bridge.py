@@ -34,6 +34,7 @@ from zarrkit.abc import (
     V3,
     V3_DRAFT_2020,
     ArrayArrayCodec,
+    ArrayArrayElementwise,
     ArrayBytesCodec,
     BytesBytesCodec,
     ChunkSpec,
@@ -53,6 +54,9 @@ _ID = r"[A-Za-z0-9_.\-]+"
 ARRAY_ARRAY_IDS = frozenset(
     {"astype", "bitround", "categorize", "delta", "fixedscaleoffset", "packbits", "quantize"}
 )
+#: the filters that map every element on its own, so a part of a chunk decodes alone (partial
+#: decoding passes through them); not delta (a running sum), packbits or categorize (object)
+ELEMENTWISE_IDS = frozenset({"astype", "bitround", "fixedscaleoffset", "quantize"})
 #: numcodecs' codecs that turn a whole array into bytes (object arrays, or shaped numbers)
 ARRAY_BYTES_IDS = frozenset(
     {"json2", "msgpack2", "pcodec", "pickle", "vlen-array", "vlen-bytes", "vlen-utf8", "zfpy"}
@@ -184,6 +188,8 @@ def for_id(cid: str, config: dict) -> NumcodecsCodec:
     impl = None
     if not _missing_from_spec(cid, config):
         impl = _build(cid, config)
+    if cid in ELEMENTWISE_IDS:
+        return _ElementwiseNumcodec(cid, config, impl)
     return _KIND_CLASSES[kind_of(cid)](cid, config, impl)
 
 
@@ -275,6 +281,10 @@ class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
     def decode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         out = np.asarray(self.impl.decode(np.ascontiguousarray(data)))
         return _as_chunk(out, spec, self)
+
+
+class _ElementwiseNumcodec(_ArrayArrayNumcodec, ArrayArrayElementwise):
+    """A numcodecs filter that maps every element on its own (`ELEMENTWISE_IDS`)."""
 
 
 class _ArrayBytesNumcodec(NumcodecsCodec, ArrayBytesCodec):

@@ -5,6 +5,9 @@ offset` on decode, in the arithmetic of the chunk's own data type (zarr-extensio
 only once the chunk spec is known. What the data type cannot hold is refused, never wrapped:
 an integer result out of range on encode (ValueCastError), an integer that does not divide
 exactly or leaves the range on decode (ChunkDecodeError). Usually followed by `cast_value`.
+
+Each element is mapped on its own, so a window of a shard decodes only its part
+(`ArrayArrayElementwise`).
 """
 
 from __future__ import annotations
@@ -15,14 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.abc import V3, ArrayArrayCodec, ChunkSpec, check_known_fields, names
+from zarrkit.abc import (
+    V3,
+    ArrayArrayCodec,
+    ArrayArrayElementwise,
+    ChunkSpec,
+    check_known_fields,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ValueCastError
 
 _JSON_SCALAR = (int, float, str)
 
 
 @dataclass(frozen=True, eq=False)
-class ScaleOffsetCodec(ArrayArrayCodec):
+class ScaleOffsetCodec(ArrayArrayCodec, ArrayArrayElementwise):
     names = names("scale_offset")
     releases_gil = True  # numpy arithmetic on whole arrays
     offset: Any = 0
