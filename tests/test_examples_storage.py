@@ -100,3 +100,50 @@ def test_plugins_check_passes() -> None:
     found = {(p["kind"], p["name"]): p for p in json.loads(run.stdout)}
     for key in (("storage_transformer", "example.checksum"), ("store", "sqlite")):
         assert found[key]["problems"] == [], found[key]
+
+
+# -- the guides show the examples as they are -----------------------------------------------
+DOCS = EXAMPLES.parent / "docs"
+
+
+def _blocks(guide: str) -> list[str]:
+    text = (DOCS / guide).read_text()
+    return [
+        block.split("\n", 1)[1] for block in text.split("```")[1::2] if block.startswith("python")
+    ]
+
+
+def _lines(code: str) -> set[str]:
+    """Lines of code as written, less trailing comments and the guide's elisions."""
+    kept = (line.split("  #")[0].rstrip() for line in code.splitlines())
+    return {line for line in kept if line.strip() and "..." not in line}
+
+
+@pytest.mark.parametrize(
+    "guide, files",
+    [
+        (
+            "authoring-storage-transformers.md",
+            [
+                "checksum-transformer/src/zarrkit_example_checksum/__init__.py",
+                "checksum-transformer/tests/test_checksum.py",
+            ],
+        ),
+        (
+            "authoring-stores.md",
+            [
+                "sqlite-store/src/zarrkit_example_sqlite/__init__.py",
+                "sqlite-store/tests/test_sqlite.py",
+            ],
+        ),
+    ],
+)
+def test_the_guide_quotes_the_example_package(guide: str, files: list[str]) -> None:
+    """Each code block of the example package in a guide is a part of the package's files
+    (the guide may leave lines out, marked "...")."""
+    sources = [(EXAMPLES / f).read_text() for f in files]
+    quoted = [b for b in _blocks(guide) if "class " in b]
+    assert len(quoted) >= 2
+    for block in quoted:
+        missing = [line for line in sorted(_lines(block)) if not any(line in s for s in sources)]
+        assert missing == [], f"{guide} quotes lines the example does not have: {missing}"

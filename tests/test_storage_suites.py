@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -287,3 +288,22 @@ def test_the_suite_wraps_any_store_it_is_given() -> None:
             return open_store({}, mode="w")
 
     OverMapping().test_values_read_back(XorTransformer(), "a")
+
+
+@pytest.mark.interop
+def test_zarr_python_reads_the_rest_of_the_metadata(xor: type, tmp_path: Path) -> None:
+    """zarr-python 3.4 implements no storage transformer, so it refuses the array, naming
+    the transformer; everything else zarrkit wrote is metadata it reads (shown with the
+    transformer left out of a copy, whose XOR key 0 stores the bytes unchanged)."""
+    zarr = pytest.importorskip("zarr")
+    data = np.arange(20, dtype="<f4").reshape(4, 5)
+    a = zk.create_array(
+        str(tmp_path), shape=data.shape, chunks=(2, 5), dtype="f4", storage_transformers=[xor(0)]
+    )
+    a[...] = data
+    with pytest.raises(ValueError, match="test.xor"):
+        zarr.open_array(str(tmp_path), mode="r")
+    doc = json.loads((tmp_path / "zarr.json").read_text())
+    del doc["storage_transformers"]
+    (tmp_path / "zarr.json").write_text(json.dumps(doc))
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path), mode="r")[...], data)
