@@ -36,12 +36,14 @@ from .errors import (
     MetadataError,
     UnknownExtensionError,
 )
+from .extension import Extension
 from .formats import available, check_node_fits, get_format
 from .formats.documents import check_chunk_size, check_dimensions, check_nesting
 from .metadata import ArrayMetadata, GroupMetadata
 from .names import V2, V3, V3_DRAFT_2020, check_format
 from .negotiation import extension_from_arg
 from .paths import normalize_path
+from .storage_transformer import StorageTransformer
 from .store import Store
 from .store_opening import open_store
 
@@ -82,6 +84,7 @@ _COMMON_ARGUMENTS = (
     "chunk_key_encoding",
     "chunk_grid",
     "dimension_names",
+    "storage_transformers",
     "dimension_separator",
     "storage_options",
     "overwrite",
@@ -192,6 +195,27 @@ def _codecs(items: Any, fmt: str, field: str = "codecs") -> list[Codec]:
     ):
         items = [items]
     return [_codec_arg(c, fmt, f"{field}[{i}]") for i, c in enumerate(items)]
+
+
+def _transformers(items: Any, fmt: str) -> list[Any]:
+    """The storage transformers named in arguments (one, or a sequence of names, JSON objects
+    or instances); the format's `array_document` refuses them where it has none."""
+    if items is None:
+        return []
+    if isinstance(items, (str, Mapping, Extension)) or (
+        isinstance(items, type) and issubclass(items, Extension)
+    ):
+        items = [items]
+    transformers = []
+    for i, item in enumerate(items):
+        key = f"storage_transformers[{i}]"
+        transformer = extension_from_arg("storage_transformer", item, fmt, key=key)
+        if not isinstance(transformer, StorageTransformer):
+            raise MetadataError(
+                f"expected a storage transformer, got {type(transformer).__name__}", key=key
+            )
+        transformers.append(transformer)
+    return transformers
 
 
 # -- chunks and shards ------------------------------------------------------------------------
@@ -465,6 +489,7 @@ def create_array(
     chunk_key_encoding: Any = None,
     chunk_grid: Any = None,
     dimension_names: Sequence[str | None] | None = None,
+    storage_transformers: Sequence[Any] = (),
     storage_options: dict[str, Any] | None = None,
     overwrite: bool = False,
     config: Any = None,
@@ -478,7 +503,9 @@ def create_array(
     `chunks="auto"`, `shards="auto"`, `order`, `config`, `write_data`) or zarrkit's canonical
     ones (`codecs`, `chunk_grid`). `shards` (a shape, "auto", or a dict with "shape" and e.g.
     "index_location") stores the `chunks` together in one value per shard (v3: the
-    `sharding_indexed` codec, written by its plugin). `format_options` are arguments only one
+    `sharding_indexed` codec, written by its plugin). `storage_transformers` (v3 only): each a
+    name, a JSON object or a `StorageTransformer`, written to the metadata in order; the
+    array's chunks are then read and written through them. `format_options` are arguments only one
     format has (v2: `compressor`, `dimension_separator`; the 2020 draft:
     `chunk_memory_layout`); the format turns them into codecs and a chunk key encoding."""
     check_arguments(format_options, sorted(ARRAY_ARGUMENTS), "create_array")
@@ -512,6 +539,7 @@ def create_array(
         chunk_key_encoding=chunk_key_encoding,
         chunk_grid=chunk_grid,
         dimension_names=dimension_names,
+        storage_transformers=storage_transformers,
         overwrite=overwrite,
         config=_array_config(config, order, write_empty_chunks, fmt),
         format_options=format_options,
@@ -537,6 +565,7 @@ def _new_array(
     chunk_key_encoding: Any,
     chunk_grid: Any,
     dimension_names: Sequence[str | None] | None,
+    storage_transformers: Sequence[Any],
     overwrite: bool,
     config: ArrayConfig,
     format_options: dict[str, Any],
@@ -646,6 +675,7 @@ def _new_array(
         codecs=codec_list,
         attributes=attributes,
         dimension_names=None if dimension_names is None else list(dimension_names),
+        storage_transformers=_transformers(storage_transformers, fmt),
     )
     metadata = format_module.parse_array(
         format_module.load_document(format_module.encode_document(doc), where), where

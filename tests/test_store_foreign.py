@@ -70,6 +70,10 @@ class TestBridgeOverZarrLocalStore(StoreTests):
 
 
 class TestFsspecMapper(StoreTests):
+    # fsspec's local file system opens the file with "wb" (truncating it) and then writes, so
+    # a reader may see an empty or partial value; the mapping store cannot do better
+    atomic_overwrites = False
+
     @pytest.fixture
     def store(self, tmp_path: Path) -> Store:
         (tmp_path / "m").mkdir()

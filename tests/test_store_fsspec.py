@@ -49,6 +49,7 @@ def _url() -> str:
 # -- the conformance suite on S3 ---------------------------------------------------------------------
 class TestS3Store(StoreTests):
     concurrent_writers = (4, 16)  # each write is a round trip to the S3 server
+    overwrites = 6
 
     @pytest.fixture
     def store(self, moto: Moto) -> FsspecStore:

@@ -71,6 +71,7 @@ def _url(bed: NetBed) -> str:
 
 class TestObstoreS3(StoreTests):
     concurrent_writers = (4, 16)
+    overwrites = 6
 
     @pytest.fixture
     def store(self, bed: NetBed) -> ObstoreStore:

@@ -4,6 +4,7 @@
   (`ReadableStoreTests` for stores that cannot be written through themselves).
 - `DataTypeTests`: the same for a data type plugin.
 - `CodecTests`: the same for codecs.
+- `StorageTransformerTests`: the same for a storage transformer.
 - `make_distribution` / `installed`: write and install a real fake distribution.
 - The pytest plugin (`zarrkit.testing.pytest_plugin`, loaded automatically) adds the fixtures
   `fake_distribution` and `zarrkit_register`.
@@ -20,6 +21,7 @@ _EXPORTS = {
     "ReadableStoreTests": "store_tests",
     "DataTypeTests": "dtype_tests",
     "CodecTests": "codec_tests",
+    "StorageTransformerTests": "storage_transformer_tests",
     "make_distribution": "fake_dist",
     "installed": "fake_dist",
 }

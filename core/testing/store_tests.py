@@ -246,6 +246,11 @@ class StoreTests(ReadableStoreTests):
 
     #: (threads, writes per thread) of the concurrency test; a slow backend may ask for fewer
     concurrent_writers: tuple[int, int] = (8, 50)
+    #: overwrites of one value while other threads read it (`test_overwrite_is_seen_whole_...`)
+    overwrites: int = 20
+    #: False for a backend that cannot replace a value in one step (fsspec's local file
+    #: system, behind a mapper, truncates the file and then writes it): the test is skipped
+    atomic_overwrites: bool = True
 
     @pytest.fixture
     def store_with(self, store: Store) -> StoreWith:
@@ -367,6 +372,65 @@ class StoreTests(ReadableStoreTests):
             "c/0/1": b"again",
             "c/1/0": np.arange(4, dtype="<u2").tobytes(),
         }
+
+    def test_ranges_of_an_overwritten_value(self, store: Store) -> None:
+        """A range is of the value there now: a store that remembers sizes or values (a cache,
+        a file handle kept open) must not answer from the old one."""
+        store.set("k", VALUE)
+        assert store.get("k", SuffixRange(5)) == VALUE[-5:]
+        assert store.get("k", ByteRange(90, 5)) == VALUE[90:95]
+        store.set("k", b"short")
+        assert store.get("k", SuffixRange(3)) == b"ort"
+        assert store.get("k", ByteRange(2, 100)) == b"ort"
+        assert store.get("k", ByteRange(90, 5)) == b""
+        assert store.get_ranges([("k", SuffixRange(50)), ("k", None)]) == [b"short", b"short"]
+
+    def test_overwrite_is_seen_whole_or_not_at_all(self, store: Store) -> None:
+        """While one thread overwrites a value, readers on other threads get the old value or
+        the new one, never a mix or a part (a torn chunk decodes to garbage or fails)."""
+        if not self.atomic_overwrites:
+            pytest.skip(f"{type(self).__name__}: the backend does not replace values atomically")
+        size = 64 * 1024
+        values = [bytes([n]) * size for n in (1, 2)]
+        store.set("k", values[0])
+        done = threading.Event()
+        torn: list[int] = []
+
+        def write(t: int) -> None:
+            try:
+                if t == 0:
+                    for i in range(self.overwrites):
+                        store.set("k", values[(i + 1) % 2])
+                else:
+                    while not done.is_set():
+                        whole = store.get("k")
+                        part = store.get("k", ByteRange(size // 2, 8))
+                        if whole not in values or part not in (b"\x01" * 8, b"\x02" * 8):
+                            torn.append(len(whole or b""))
+            finally:
+                if t == 0:
+                    done.set()
+
+        _run_threads(write, 3)
+        assert torn == [], f"readers saw {len(torn)} torn values (sizes {torn[:5]})"
+
+    def test_listing_follows_writes_and_erases(self, store: Store) -> None:
+        """A listing is of the keys there now: a store that caches listings must drop what it
+        cached when keys are written or erased through it."""
+        assert sorted(store.list_prefix("a/")) == []
+        assert store.list_dir("a/") == ([], [])
+        store.set("a/x", b"1")
+        assert sorted(store.list_prefix("a/")) == ["a/x"]
+        assert store.list_dir("") == ([], ["a"])
+        store.set_many({"a/y/0": b"2", "a/z": b"3"})
+        assert sorted(store.list_prefix("a/")) == ["a/x", "a/y/0", "a/z"]
+        assert store.list_dir("a/") == (["x", "z"], ["y"])
+        store.erase("a/x")
+        store.erase_many(["a/z", "a/never"])  # an absent key among them: not an error
+        assert sorted(store.list()) == ["a/y/0"]
+        assert store.list_dir("a/") == ([], ["y"])
+        store.erase_prefix("a/y/")
+        assert list(store.list()) == [] and store.list_dir("") == ([], [])
 
     # -- erasing -----------------------------------------------------------------------------
     def test_erase(self, store: Store) -> None:
