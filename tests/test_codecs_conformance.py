@@ -203,3 +203,69 @@ class TestNumcodecsZfpy(CodecTests):
     def codec(self):
         pytest.importorskip("zfpy")
         return codec("numcodecs.zfpy", {"mode": 4, "tolerance": 0.001})
+
+
+class TestBytes(CodecTests):
+    dtypes = INTS_AND_FLOATS
+
+    @pytest.fixture(params=["little", "big"])
+    def codec(self, request):
+        return codec("bytes", {"endian": request.param})
+
+
+class TestTranspose(CodecTests):
+    shapes = ((6, 7), (1, 5), (3, 4))
+
+    @pytest.fixture
+    def codec(self):
+        return codec("transpose", {"order": [1, 0]})
+
+
+class TestPackbits(CodecTests):
+    dtypes = ("bool",)
+
+    @pytest.fixture
+    def codec(self):
+        return codec("packbits")
+
+
+class TestSharding(CodecTests):
+    shapes = ((4,), (36,))
+
+    @pytest.fixture(params=["end", "start"])
+    def codec(self, request):
+        little = {"name": "bytes", "configuration": {"endian": "little"}}
+        zstd = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
+        config = {
+            "chunk_shape": [4],
+            "codecs": [little, zstd],
+            "index_codecs": [little, {"name": "crc32c"}],
+            "index_location": request.param,
+        }
+        return codec("sharding_indexed", config)
+
+
+class TestVlenUtf8(CodecTests):
+    dtypes = ("string",)
+    fill_value = ""
+
+    def sample(self, dtype, shape):
+        words = np.array(["", "a", "zarr", "ünïcode", "x" * 40], dtype=np.dtypes.StringDType())
+        return words[np.arange(int(np.prod(shape))) % 5 * 3 % 5].reshape(shape)
+
+    @pytest.fixture
+    def codec(self):
+        return codec("vlen-utf8")
+
+
+class TestVlenBytes(CodecTests):
+    dtypes = ("bytes",)
+    fill_value = b""
+
+    def sample(self, dtype, shape):
+        words = np.array([b"", b"\x00", b"zarr", b"\xff" * 30], dtype=object)
+        return words[np.arange(int(np.prod(shape))) % 4 * 3 % 4].reshape(shape)
+
+    @pytest.fixture
+    def codec(self):
+        return codec("vlen-bytes")

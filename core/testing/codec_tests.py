@@ -13,13 +13,19 @@ bytes codec, from the `zarrkit_array_defaults` hook, when the chain needs one), 
 Optional overrides: `shapes`, `sample(dtype, shape)` (data for the round trip), `fill_value`,
 `corrupt_detected` (False for a codec whose format cannot notice truncation, such as a raw
 zfp stream), `registered` (False to skip the checks that the registry resolves the names),
-`bomb_bytes` (what the decompression bomb of the bounded-decoding check inflates to).
+`bomb_bytes` (what the decompression bomb of the bounded-decoding check inflates to),
+`threads`, `thread_chunks` and `thread_elements` (the thread-safety check: threads, the
+distinct chunks they share, and the size of those chunks).
 The class name does not start with "Test", so importing it does not run it on its own.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -70,6 +76,14 @@ _BASES: tuple[tuple[type[Codec], CodecKind], ...] = (
 )
 
 
+_SHARE_NOTHING = (
+    "zarrkit calls one codec instance from many threads at once (its chunk threads, "
+    "ZARRKIT_THREADS), so encode and decode must share nothing mutable between calls (no "
+    "scratch buffer or library context on the instance or in a module global: make it per "
+    "call, or per thread with threading.local) and must never return a buffer they reuse."
+)
+
+
 def json_of(codec: Codec, fmt: str) -> tuple[str, dict]:
     """(name, configuration) of a codec as its format writes it."""
     doc = codec.to_json(fmt)
@@ -95,6 +109,12 @@ class CodecTests:
     registered: ClassVar[bool] = True
     #: what the bomb of `test_decoding_is_bounded_by_the_chunk` decodes to
     bomb_bytes: ClassVar[int] = 8 << 20
+    #: `test_one_instance_on_many_threads`: threads at once, the distinct chunks they share,
+    #: and the fewest elements of those chunks (the largest of `shapes`, grown in its first
+    #: dimension)
+    threads: ClassVar[int] = 8
+    thread_chunks: ClassVar[int] = 24
+    thread_elements: ClassVar[int] = 1024
 
     # -- helpers a subclass may override --------------------------------------------------
     def sample(self, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -112,6 +132,18 @@ class CodecTests:
         else:
             flat = np.cumsum(rng.standard_normal(n)) * 10
         return np.asarray(flat).astype(dt).reshape(shape)
+
+    def _small_case(self) -> tuple[str, tuple[int, ...]]:
+        """The data type and (largest declared) chunk shape of the checks that need one case."""
+        return self.dtypes[-1], max(self.shapes, key=lambda shape: int(np.prod(shape)))
+
+    def _distinct_chunks(self, dtype: str, shape: tuple[int, ...], n: int) -> list[np.ndarray]:
+        """`n` chunks with the sample's values in different orders (values the codec takes)."""
+        flat = self.sample(dtype, shape).reshape(-1)
+        rng = np.random.default_rng(n)
+        chunks = [flat.reshape(shape)]
+        chunks += [flat[rng.permutation(flat.size)].reshape(shape) for _ in range(n - 1)]
+        return chunks
 
     def chain_for(self, codec: Codec, data_type: Any, shape: tuple[int, ...]) -> BoundChain:
         """The codec in the smallest valid chain, evolved as array creation would, bound."""
@@ -177,7 +209,9 @@ class CodecTests:
         for shape, dtype in itertools.product(self.shapes, self.dtypes):
             data = self.sample(dtype, shape)
             bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
-            encoded = bound.encode(data)
+            # a copy, as the chain hands one (whether encode may write to what it is given is
+            # `test_inputs_are_left_unchanged`'s and `test_reads_input_only_is_true`'s to say)
+            encoded = bound.encode(np.array(data))
             decoded = bound.decode(bytes(memoryview(encoded).cast("B")))
             assert decoded.shape == data.shape and decoded.dtype == data.dtype, dtype
             if self.tolerance is None:
@@ -231,6 +265,185 @@ class CodecTests:
                 whole[np.ix_(*_absolute(region))],
                 err_msg=f"{dtype} {shape}",
             )
+
+    def test_one_instance_on_many_threads(self, codec: Codec) -> None:
+        """zarrkit encodes and decodes an array's chunks on a pool of threads, all through the
+        one codec instance its metadata made: `threads` threads encode and decode
+        `thread_chunks` different chunks at once, and every result must be what the same call
+        gives alone. Results are held until every thread is done, so a codec that hands out a
+        buffer it reuses is caught as surely as one whose calls share scratch state."""
+        from zarrkit.api import data_type_from_arg
+
+        dtype, shape = self._small_case()
+        # the first dimension grown to thread_elements: numpy leaves the GIL to other
+        # threads only on arrays of some hundreds of elements, and so do codec libraries
+        if shape:
+            rest = int(np.prod(shape[1:]))
+            shape = (max(shape[0], -(-self.thread_elements // max(rest, 1))), *shape[1:])
+        bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
+        chunks = self._distinct_chunks(dtype, shape, self.thread_chunks)
+        # one call at a time, each result copied at once: what every call must give
+        stored = [memoryview(bound.encode(chunk)).tobytes() for chunk in chunks]
+        expected = [np.array(bound.decode(value), copy=True) for value in stored]
+
+        def both(k: int) -> tuple[Any, np.ndarray]:
+            return bound.encode(chunks[k]), bound.decode(stored[k])
+
+        results, errors = _on_threads(self.threads, len(chunks), both)
+        bad_decodes = sorted(k for k, (_, got) in results.items() if not _same(got, expected[k]))
+        bad_encodes = sorted(
+            k
+            for k, (encoded, _) in results.items()
+            if not _same(bound.decode(memoryview(encoded).tobytes()), expected[k])
+        )
+        name = type(codec).__name__
+        if not (bad_decodes or bad_encodes or errors):
+            # threads interleave only where the GIL is let go, which may not happen within
+            # the short time a shared scratch buffer is in use: so what a call leaves on the
+            # codecs is compared with what a call on another chunk leaves
+            both(1)
+            left = _state(_codecs_of(bound))
+            both(0)
+            changed = sorted(k for k, v in _state(_codecs_of(bound)).items() if left.get(k) != v)
+            assert not changed, (
+                f"{name} is not thread-safe: it keeps what a call works on in the codec "
+                f"({', '.join(changed[:4])} changed from one chunk's encode and decode to "
+                f"another's). {_SHARE_NOTHING}"
+            )
+            return
+        what = []
+        if bad_encodes:
+            what.append(f"encode gave wrong values for {len(bad_encodes)} ({bad_encodes[:6]})")
+        if bad_decodes:
+            what.append(f"decode gave wrong values for {len(bad_decodes)} ({bad_decodes[:6]})")
+        if errors:
+            k, exc = min(errors.items())
+            what.append(f"{len(errors)} raised (chunk {k}: {exc!r})")
+        pytest.fail(
+            f"{name} is not thread-safe: {self.threads} threads encoding and decoding "
+            f"{len(chunks)} different {dtype} chunks of shape {shape} through one instance at "
+            f"once, {'; '.join(what)}, though every chunk is right when done alone. "
+            f"{_SHARE_NOTHING}",
+            pytrace=False,
+        )
+
+    def test_inputs_are_left_unchanged(self, codec: Codec) -> None:
+        """`decode` (and `decode_bounded`, `decode_into`) only read what they are given: the
+        chain hands them the stored value as the store returned it, which may be the store's
+        or a cache's own buffer, or, through a plain serialiser, a view of an array the user
+        wrote. A bytes -> bytes codec's `encode` only reads too: it is handed the chunk's
+        bytes as they are, often the user's own array. Every input here is writable, so a
+        write goes through and is seen."""
+        from zarrkit.api import data_type_from_arg
+
+        dtype, shape = self._small_case()
+        bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
+        step, spec = _step_of(bound)
+        data = self.sample(dtype, shape)
+        given: np.ndarray
+        if isinstance(step, BytesBytesCodec):
+            serialiser, ab_spec = bound.array_bytes
+            given = _writable_bytes(serialiser.encode(data, ab_spec))
+            before = given.copy()
+            encoded = step.encode(given, spec)
+            _check_unchanged(
+                before,
+                given,
+                f"{type(step).__name__}.encode wrote to its input",
+                "a bytes -> bytes codec is handed the chunk's bytes as they are, often a view "
+                "of the very array the user wrote (no copy is made), so encode must only read "
+                "them; write what it makes to new memory",
+            )
+        else:
+            encoded = step.encode(np.array(data), spec)
+        decoders: list[tuple[str, Callable[[np.ndarray], Any]]] = [
+            ("decode", lambda value: step.decode(value, spec))
+        ]
+        if isinstance(step, ArrayArrayCodec):
+            stored = np.array(encoded)  # (a writable copy of what the codec encoded to)
+        else:
+            stored = _writable_bytes(encoded)
+        if isinstance(step, BytesBytesCodec):
+            size = len(before)
+            decoders.append(
+                ("decode_bounded", lambda value: step.decode_bounded(value, spec, size))
+            )
+            if isinstance(step, BytesBytesDecodeInto):
+                out = memoryview(np.empty(size, np.uint8))
+                decoders.append(("decode_into", lambda value: step.decode_into(value, out, spec)))
+        elif isinstance(step, ArrayBytesDecodeInto):
+            dest = np.empty(spec.shape, spec.dtype)
+            decoders.append(("decode_into", lambda value: step.decode_into(value, dest, spec)))
+        for method, decode in decoders:
+            value = stored.copy()
+            decode(value)
+            _check_unchanged(
+                stored,
+                value,
+                f"{type(step).__name__}.{method} wrote to its input",
+                "decode must only read what it is given: the chain hands it the stored value "
+                "itself, which can be a store's or a cache's buffer or a view of an array the "
+                "user wrote, so a write there changes what other reads see; decode into new "
+                "memory instead",
+            )
+
+    def test_reads_input_only_is_true(self, codec: Codec) -> None:
+        """A codec that declares `reads_input_only` is handed each wholly written chunk as a
+        view of the user's array (any memory layout, maybe read-only) instead of a copy: its
+        `encode` must not write to it, and must encode a strided or read-only view exactly
+        as it encodes a C-ordered copy."""
+        if not isinstance(codec, (ArrayArrayCodec, ArrayBytesCodec)) or not codec.reads_input_only:
+            return
+        from zarrkit.api import data_type_from_arg
+
+        dtype, shape = self._small_case()
+        bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
+        step, spec = _step_of(bound)
+        data = self.sample(dtype, shape)
+        name = type(step).__name__
+        declared = (
+            f"{name} declares reads_input_only = True, so the chain hands its encode the "
+            f"user's own array (a view of the written value, in any memory layout, maybe "
+            f"read-only) instead of a copy"
+        )
+        # a strided view into a larger array, as a chunk of a written value is
+        whole = np.zeros(tuple(2 * n for n in shape), dtype=data.dtype)
+        view = whole[tuple(slice(None, None, 2) for _ in shape)]
+        view[...] = data
+        before = whole.copy()
+        try:
+            strided = step.encode(view, spec)
+        except Exception as exc:
+            pytest.fail(f"{declared}; but encode fails on a strided view: {exc!r}", pytrace=False)
+        _check_unchanged(
+            before,
+            whole,
+            f"{declared}; but its encode wrote to its input, which would change the user's data",
+            "only read the input, or drop reads_input_only (the chain then hands encode a copy)",
+        )
+        view.flags.writeable = False
+        try:
+            step.encode(view, spec)
+        except Exception as exc:
+            pytest.fail(
+                f"{declared}; but encode fails on a read-only view: {exc!r}. Only read the "
+                f"input, or drop reads_input_only (the chain then hands encode a copy)",
+                pytrace=False,
+            )
+        plain = step.encode(np.array(data), spec)
+        if plain is None or strided is None:  # (nothing to store: a shard of only fill)
+            assert strided is plain, f"{declared}; but a strided view encodes differently"
+            return
+        if isinstance(step, ArrayArrayCodec):
+            got, want = step.decode(np.array(strided), spec), step.decode(np.array(plain), spec)
+        else:
+            got = step.decode(memoryview(strided).tobytes(), spec)
+            want = step.decode(memoryview(plain).tobytes(), spec)
+        assert _same(got, want), (
+            f"{declared}; but a strided view encodes to something else than the same values "
+            f"in C order do: take the input in any layout (np.ascontiguousarray) or drop "
+            f"reads_input_only"
+        )
 
     def test_corrupt_input_is_a_chunk_decode_error(self, codec: Codec) -> None:
         from zarrkit.api import data_type_from_arg
@@ -309,6 +522,120 @@ def _absolute(region: Region) -> list[np.ndarray]:
 def _positions(region: Region) -> tuple[np.ndarray, ...]:
     """An index of a region's positions in its box (`region.bounds()`)."""
     return np.ix_(*(p - lo for p, (lo, _) in zip(_absolute(region), region.bounds())))
+
+
+_Step = ArrayArrayCodec | ArrayBytesCodec | BytesBytesCodec
+
+
+def _step_of(bound: BoundChain) -> tuple[_Step, ChunkSpec]:
+    """The codec `chain_for` built the chain around (the one not from the defaults), and the
+    spec it sees."""
+    if bound.array_array:
+        return bound.array_array[0]
+    if bound.bytes_bytes:
+        return bound.bytes_bytes[0], bound.array_bytes[1]
+    return bound.array_bytes
+
+
+def _codecs_of(bound: BoundChain) -> list[Codec]:
+    return [c for c, _ in bound.array_array] + [bound.array_bytes[0], *bound.bytes_bytes]
+
+
+def _state(codecs: list[Codec]) -> dict[str, Any]:
+    """What the codecs hold, as {attribute path: contents} (buffers and arrays by their bytes,
+    containers opened, other objects by their attributes, a few levels deep)."""
+    found: dict[str, Any] = {}
+    seen: set[int] = set()
+
+    def walk(path: str, value: Any, depth: int) -> None:
+        if isinstance(value, (str, bytes, int, float, complex, bool, type(None))):
+            found[path] = value
+        elif isinstance(value, np.ndarray):
+            found[path] = (value.dtype.str, value.shape, value.tobytes())
+        elif isinstance(value, (bytearray, memoryview)):
+            found[path] = memoryview(value).tobytes()
+        elif depth > 4 or id(value) in seen or isinstance(value, type):
+            found[path] = type(value).__name__
+        else:
+            seen.add(id(value))
+            if isinstance(value, dict):
+                items = [(f"[{k!r}]", v) for k, v in value.items()]
+            elif isinstance(value, (list, tuple)):
+                items = [(f"[{i}]", v) for i, v in enumerate(value)]
+            else:
+                names = [*getattr(value, "__dict__", {}), *getattr(type(value), "__slots__", ())]
+                items = [(f".{n}", getattr(value, n)) for n in names if hasattr(value, n)]
+            found[path] = type(value).__name__
+            for suffix, item in items:
+                walk(path + suffix, item, depth + 1)
+
+    for codec in codecs:
+        walk(type(codec).__name__, codec, 0)
+    return found
+
+
+def _writable_bytes(value: Any) -> np.ndarray:
+    """A writable uint8 copy of a bytes-like value (so a decoder's write to it goes through)."""
+    return np.frombuffer(memoryview(value).tobytes(), np.uint8).copy()
+
+
+def _check_unchanged(before: np.ndarray, after: np.ndarray, what: str, advice: str) -> None:
+    if _same(before, after):
+        return
+    if _by_value(before.dtype):
+        changed, total, unit = int(np.count_nonzero(before != after)), before.size, "elements"
+    else:
+        flat_before = np.ascontiguousarray(before).reshape(-1).view(np.uint8)
+        flat_after = np.ascontiguousarray(after).reshape(-1).view(np.uint8)
+        changed, total, unit = (
+            int(np.count_nonzero(flat_before != flat_after)),
+            before.nbytes,
+            "bytes",
+        )
+    pytest.fail(f"{what} ({changed} of {total} {unit} changed): {advice}.", pytrace=False)
+
+
+def _by_value(dtype: np.dtype) -> bool:
+    """Whether arrays of `dtype` hold references (objects, numpy's strings), not their values."""
+    return dtype.hasobject or dtype.kind == "T"
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal in shape, data type and every bit (NaNs included); object arrays by value."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if _by_value(a.dtype):
+        return bool(a.tolist() == b.tolist())
+    return bool(np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes())
+
+
+def _on_threads(
+    threads: int, n: int, call: Callable[[int], Any]
+) -> tuple[dict[int, Any], dict[int, BaseException]]:
+    """`call(k)` for k in range(n), shared among `threads` threads that start together and
+    switch as often as the interpreter allows, so calls that share state interleave. Results
+    and errors by k."""
+    start = threading.Barrier(threads)
+    results: dict[int, Any] = {}
+    errors: dict[int, BaseException] = {}
+
+    def share(first: int) -> None:
+        start.wait(timeout=60)  # (a hang guard only)
+        for k in range(first, n, threads):
+            try:
+                results[k] = call(k)
+            except Exception as exc:
+                errors[k] = exc
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            for done in [pool.submit(share, i) for i in range(threads)]:
+                done.result()
+    finally:
+        sys.setswitchinterval(interval)
+    return results, errors
 
 
 def _default_serializer(data_type: Any, shape: tuple[int, ...]) -> ArrayBytesCodec:
