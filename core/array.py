@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +35,10 @@ from .metadata import ArrayMetadata
 from .names import V3
 from .node import Node
 from .store import Store, check_fits
+
+#: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
+#: the array is opened (a chunk of another shape is checked when it is first read or written)
+_CHECKED_CHUNK_SHAPES = 64
 
 
 @dataclass(frozen=True)
@@ -144,9 +149,9 @@ class Array(Node):
         opened, with the document it came from."""
         try:
             chain = CodecChain(metadata.codecs, metadata.data_type, metadata.fill_value)
-            uniform = metadata.chunk_grid.uniform_chunk_shape
-            if uniform is not None:
-                chain.bind(uniform)
+            used = metadata.chunk_grid.chunk_shapes_used(metadata.shape)
+            for shape in itertools.islice(used, _CHECKED_CHUNK_SHAPES):
+                chain.bind(shape)
         except CodecChainError as exc:
             skipped = ", ".join(repr(s.name) for s in metadata.skipped)
             if skipped:
@@ -519,6 +524,9 @@ class Array(Node):
         if len(new) != len(old) or any(n < 0 for n in new):
             raise ValueError(f"new shape {new} must have {len(old)} non-negative dimensions")
         self._check_writeable()
+        grid = self._meta.chunk_grid.resized(new)
+        if grid is not self._meta.chunk_grid:  # the new chunks must suit the codecs too
+            self._codec_chain(dataclasses.replace(self._meta, shape=new, chunk_grid=grid))
         self._clear_outside(old, new)
         self._rewrite_metadata(shape=new)
 
@@ -531,7 +539,8 @@ class Array(Node):
                 continue
             last = new_grid[d] - 1
             start = int(grid.chunk_start(d, np.asarray(last)))
-            end = min(old[d], start + grid.chunk_shape((0,) * len(old))[d])
+            coords = (0,) * d + (last,) + (0,) * (len(old) - d - 1)
+            end = min(old[d], start + grid.chunk_shape(coords)[d])
             if end > new[d] and new[d] > start:
                 sel = [slice(None)] * len(old)
                 sel[d] = slice(new[d], end)
