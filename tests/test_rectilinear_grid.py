@@ -292,3 +292,16 @@ def test_tensorstore_reads_it(tmp_path: Path) -> None:
     a[:] = np.arange(35)
     spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path)}}
     np.testing.assert_array_equal(ts.open(spec).result().read().result(), np.arange(35))
+
+
+def test_dask_blocks_are_the_irregular_chunks(tmp_path: Path) -> None:
+    """A dask array of a rectilinear array has one block per stored chunk, lengths as stored."""
+    pytest.importorskip("dask.array")
+    from zarrkit.dask import from_zarrkit
+
+    a = zk.create_array(str(tmp_path), shape=(35, 9), dtype="i4", chunks=[[10, 20, 5], 4])
+    data = np.arange(35 * 9, dtype="i4").reshape(35, 9)
+    a[:] = data
+    lazy = from_zarrkit(str(tmp_path))
+    assert lazy.chunks == ((10, 20, 5), (4, 4, 1))
+    np.testing.assert_array_equal(lazy[5:30, 2:8].compute(scheduler="sync"), data[5:30, 2:8])
