@@ -10,10 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zarrkit as zk
 from zarrkit.errors import CodecChainError, ConflictingArgumentsError, MetadataError
 from zarrkit.plugins.grids.rectilinear import RectilinearChunkGrid
+from zarrkit.plugins.stores.memory import MemoryStore
 
 
 def _grid_doc(path: Path) -> Any:
@@ -61,6 +64,83 @@ def test_huge_run_is_not_expanded() -> None:
     assert grid.grid_shape((n,)) == (10**9 + 1,)
     assert grid.chunk_index(0, np.array([n - 1, 10**9 - 1])).tolist() == [10**9, 10**9 - 1]
     assert grid.chunk_shape((10**9,)) == (7,)
+
+
+@st.composite
+def _dims(draw: st.DrawFn, max_dims: int = 3) -> tuple[list[Any], list[list[int]], list[int]]:
+    """(JSON chunk_shapes, the edges each expands to, an array shape they cover): step sizes,
+    bare edges and runs mixed, the shape sometimes short of the edges' sum (a shrunk array)."""
+    specs: list[Any] = []
+    expanded: list[list[int]] = []
+    shape: list[int] = []
+    for _ in range(draw(st.integers(1, max_dims))):
+        if draw(st.booleans()):
+            step = draw(st.integers(1, 5))
+            n = draw(st.integers(0, 13))
+            specs.append(step)
+            expanded.append([step] * max(1, -(-n // step)))
+            shape.append(n)
+            continue
+        items = draw(
+            st.lists(
+                st.integers(1, 4) | st.tuples(st.integers(1, 4), st.integers(1, 3)),
+                min_size=1,
+                max_size=4,
+            )
+        )
+        specs.append([list(i) if isinstance(i, tuple) else i for i in items])
+        edges = [n for i in items for n in ([i[0]] * i[1] if isinstance(i, tuple) else [i])]
+        expanded.append(edges)
+        shape.append(draw(st.integers(0, sum(edges))))
+    return specs, expanded, shape
+
+
+@settings(max_examples=60)
+@given(_dims())
+def test_grid_agrees_with_expanded_edges(
+    case: tuple[list[Any], list[list[int]], list[int]],
+) -> None:
+    specs, expanded, shape = case
+    grid = _grid(*specs)
+    grid.validate(shape)
+    starts = [np.concatenate(([0], np.cumsum(e)[:-1])).astype(np.int64) for e in expanded]
+    expect_grid = tuple(int(np.count_nonzero(s < n)) for s, n in zip(starts, shape))
+    assert grid.grid_shape(shape) == expect_grid
+    for d, (s, n) in enumerate(zip(starts, shape)):
+        positions = np.arange(n, dtype=np.int64)
+        assert (
+            grid.chunk_index(d, positions).tolist()
+            == (np.searchsorted(s, positions, "right") - 1).tolist()
+        )
+        ids = np.arange(expect_grid[d], dtype=np.int64)
+        assert grid.chunk_start(d, ids).tolist() == s[ids].tolist()
+    last = tuple(max(0, g - 1) for g in expect_grid)
+    assert grid.chunk_shape(last) == tuple(e[i] for e, i in zip(expanded, last))
+    again = RectilinearChunkGrid.from_json("rectilinear", grid.configuration())
+    assert again == grid and again.configuration() == grid.configuration()
+
+
+@settings(max_examples=15)
+@given(_dims(), st.data())
+def test_regions_read_and_written_across_irregular_chunks(
+    case: tuple[list[Any], list[list[int]], list[int]], data: st.DataObject
+) -> None:
+    specs, _, shape = case
+    conf = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": specs}}
+    a = zk.create_array(
+        MemoryStore(), shape=tuple(shape), dtype="i4", chunk_grid=conf, fill_value=-1
+    )
+    expect = np.full(shape, -1, dtype="i4")
+    for _ in range(2):
+        region = tuple(
+            slice(*sorted(data.draw(st.tuples(st.integers(0, n), st.integers(0, n)))))
+            for n in shape
+        )
+        values = np.arange(expect[region].size, dtype="i4").reshape(expect[region].shape)
+        a[region] = values
+        expect[region] = values
+        np.testing.assert_array_equal(a[:], expect)
+        np.testing.assert_array_equal(a[region], expect[region])
 
 
 BAD = {
