@@ -136,7 +136,8 @@ def test_python_dash_m_zarrkit_works(tmp_path: Path) -> None:
     result = zarrkit("plugins", "--json", "--kind", "chunk-grids", cwd=tmp_path, module=True)
     assert result.returncode == 0, result.stderr
     assert {(r["kind"], r["name"]) for r in json.loads(result.stdout)} == {
-        ("chunk_grid", "regular")
+        ("chunk_grid", "regular"),
+        ("chunk_grid", "rectilinear"),
     }
 
 

@@ -157,12 +157,6 @@ class RectilinearChunkGrid(ChunkGrid):
             )
         return cls(tuple(_parse_dim(spec, d) for d, spec in enumerate(shapes)))
 
-    @classmethod
-    def from_edges(cls, chunk_shapes: Sequence[int | Sequence[int]]) -> RectilinearChunkGrid:
-        """A grid from per-dimension step sizes or edge lists, as `create_array(chunks=)`
-        takes them (`[[10, 20, 5], 4]`)."""
-        return cls(tuple(_parse_dim(_as_spec(d), i) for i, d in enumerate(chunk_shapes)))
-
     def configuration(self, format: str = V3) -> dict:
         # zarr-python's form: a step size stays bare, runs of one are bare edges
         return {
