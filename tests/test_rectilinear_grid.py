@@ -385,3 +385,23 @@ def test_dask_blocks_are_the_irregular_chunks(tmp_path: Path) -> None:
     lazy = from_zarrkit(str(tmp_path))
     assert lazy.chunks == ((10, 20, 5), (4, 4, 1))
     np.testing.assert_array_equal(lazy[5:30, 2:8].compute(scheduler="sync"), data[5:30, 2:8])
+
+
+@pytest.mark.interop
+def test_documented_differences_from_zarr_python(tmp_path: Path) -> None:
+    """docs/zarr-python-differences.md: no flag here; `chunks` / `shards` are None where
+    zarr-python raises NotImplementedError."""
+    zarr = pytest.importorskip("zarr")
+    plain = zk.create_array(str(tmp_path / "p"), shape=(35,), dtype="i1", chunks=[[10, 25]])
+    sharded = zk.create_array(
+        str(tmp_path / "s"), shape=(30,), dtype="i1", chunks=(5,), shards=[[10, 20]]
+    )
+    assert (plain.chunks, plain.shards, sharded.shards) == (None, None, None)
+    with zarr.config.set({"array.rectilinear_chunks": False}):
+        with pytest.raises(ValueError, match="rectilinear_chunks"):
+            zarr.open_array(str(tmp_path / "p"), mode="r")
+    with zarr.config.set({"array.rectilinear_chunks": True}):
+        with pytest.raises(NotImplementedError):
+            _ = zarr.open_array(str(tmp_path / "p"), mode="r").chunks
+        with pytest.raises(NotImplementedError):
+            _ = zarr.open_array(str(tmp_path / "s"), mode="r").shards
