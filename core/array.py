@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +35,10 @@ from .metadata import ArrayMetadata
 from .names import V3
 from .node import Node
 from .store import Store, check_fits
+
+#: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
+#: the array is opened (a chunk of another shape is checked when it is first read or written)
+_CHECKED_CHUNK_SHAPES = 64
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ class Array(Node):
         for transformer in metadata.storage_transformers:
             store = transformer.wrap(store, self._path)
         self._chunk_store = store
-        self._inner = self._inner_chunks(metadata.chunk_grid.uniform_chunk_shape)
+        self._inner = self._inner_chunks(metadata)
         self._engine = ChunkEngine(
             metadata,
             self._chain,
@@ -127,12 +132,15 @@ class Array(Node):
                 f"{self._where()}: the array's chunk keys cannot be stored: {exc}"
             ) from None
 
-    def _inner_chunks(self, uniform: tuple[int, ...] | None) -> tuple[int, ...] | None:
-        """The chunks inside each chunk of a regular grid, when the array->bytes codec stores
-        them so (sharding) and no array->array codec before it changes their coordinates."""
-        if uniform is None:
+    def _inner_chunks(self, metadata: ArrayMetadata) -> tuple[int, ...] | None:
+        """The chunks inside each chunk of the grid, when the array->bytes codec stores them so
+        (sharding) and no array->array codec before it changes their coordinates. One shape
+        for every chunk: the codec's inner chunks do not depend on the chunk they are in."""
+        grid = metadata.chunk_grid
+        shape = grid.uniform_chunk_shape or next(iter(grid.chunk_shapes_used(metadata.shape)), None)
+        if shape is None:
             return None
-        bound = self._chain.bind(uniform)
+        bound = self._chain.bind(shape)
         if bound.array_array:
             return None
         codec, spec = bound.array_bytes
@@ -144,9 +152,9 @@ class Array(Node):
         opened, with the document it came from."""
         try:
             chain = CodecChain(metadata.codecs, metadata.data_type, metadata.fill_value)
-            uniform = metadata.chunk_grid.uniform_chunk_shape
-            if uniform is not None:
-                chain.bind(uniform)
+            used = metadata.chunk_grid.chunk_shapes_used(metadata.shape)
+            for shape in itertools.islice(used, _CHECKED_CHUNK_SHAPES):
+                chain.bind(shape)
         except CodecChainError as exc:
             skipped = ", ".join(repr(s.name) for s in metadata.skipped)
             if skipped:
@@ -197,6 +205,30 @@ class Array(Node):
         if self._inner:
             return tuple(-(-n // c) for n, c in zip(self.shape, self._inner))
         return self._meta.chunk_grid.grid_shape(self.shape)
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per dimension, the length of each stored chunk (shard) inside the array: zarr-python's
+        `write_chunk_sizes`, the one view of the chunks that fits every grid."""
+        grid, shape = self._meta.chunk_grid, self.shape
+        sizes = []
+        for d, (n, length) in enumerate(zip(grid.grid_shape(shape), shape)):
+            starts = np.asarray(grid.chunk_start(d, np.arange(n, dtype=np.int64)), dtype=np.int64)
+            ends = np.append(starts[1:], length) if n else starts
+            sizes.append(tuple(int(e) for e in np.minimum(ends, length) - starts))
+        return tuple(sizes)
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """`write_chunk_sizes`, split into the inner chunks of a sharded array (zarr-python's
+        `read_chunk_sizes`)."""
+        outer = self.write_chunk_sizes
+        if not self._inner:
+            return outer
+        return tuple(
+            tuple(min(c, size - i) for size in sizes for i in range(0, size, c))
+            for sizes, c in zip(outer, self._inner)
+        )
 
     @property
     def nchunks(self) -> int:
@@ -300,12 +332,20 @@ class Array(Node):
     def nchunks_initialized(self) -> int:
         """How many chunks are stored (for a sharded array, the chunks of the stored shards,
         as zarr-python counts them)."""
-        stored = self.nstored()
-        if self._inner:
-            shard: tuple[int, ...] = self._meta.chunk_grid.uniform_chunk_shape or ()
-            per_shard: int = math.prod(-(-s // c) for s, c in zip(shard, self._inner))
-            return stored * per_shard
-        return stored
+        if not self._inner:
+            return self.nstored()
+        grid = self._meta.chunk_grid
+        shard = grid.uniform_chunk_shape
+        if shard is not None:
+            return self.nstored() * math.prod(-(-s // c) for s, c in zip(shard, self._inner))
+        # shards of varying shape: each stored one counts its own inner chunks
+        stored = self._chunk_keys()
+        counts = (
+            math.prod(-(-s // c) for s, c in zip(grid.chunk_shape(coords), self._inner))
+            for coords in itertools.product(*(range(n) for n in grid.grid_shape(self.shape)))
+            if self._chunk_key(coords) in stored
+        )
+        return sum(counts)
 
     def nbytes_stored(self) -> int:
         """Bytes the array takes in its store: its metadata and its stored chunks."""
@@ -519,6 +559,9 @@ class Array(Node):
         if len(new) != len(old) or any(n < 0 for n in new):
             raise ValueError(f"new shape {new} must have {len(old)} non-negative dimensions")
         self._check_writeable()
+        grid = self._meta.chunk_grid.resized(new)
+        if grid is not self._meta.chunk_grid:  # the new chunks must suit the codecs too
+            self._codec_chain(dataclasses.replace(self._meta, shape=new, chunk_grid=grid))
         self._clear_outside(old, new)
         self._rewrite_metadata(shape=new)
 
@@ -531,7 +574,8 @@ class Array(Node):
                 continue
             last = new_grid[d] - 1
             start = int(grid.chunk_start(d, np.asarray(last)))
-            end = min(old[d], start + grid.chunk_shape((0,) * len(old))[d])
+            coords = (0,) * d + (last,) + (0,) * (len(old) - d - 1)
+            end = min(old[d], start + grid.chunk_shape(coords)[d])
             if end > new[d] and new[d] > start:
                 sel = [slice(None)] * len(old)
                 sel[d] = slice(new[d], end)

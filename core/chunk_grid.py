@@ -3,7 +3,7 @@ chunk holds each position and where each chunk starts, never looping in Python o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -34,6 +34,14 @@ class ChunkGrid(Extension):
     def uniform_chunk_shape(self) -> tuple[int, ...] | None:
         """The chunk shape when every chunk has one, else None."""
         return None
+
+    def chunk_shapes_used(self, array_shape: Sequence[int]) -> Iterable[tuple[int, ...]]:
+        """The distinct stored chunk shapes of an array of `array_shape`, lazily: the kernel
+        checks the codec chain against the first few when the array is opened or resized, so
+        a chain that cannot encode some chunk (a shard edge not a multiple of the inner chunk)
+        is refused before anything is written. The default knows only a uniform shape."""
+        uniform = self.uniform_chunk_shape
+        return () if uniform is None else (uniform,)
 
     def resized(self, new_shape: Sequence[int]) -> ChunkGrid:
         """The grid of the array after a resize (a regular grid stays as it is)."""

@@ -280,7 +280,56 @@ def _chunk_shape(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[in
     return tuple(int(c) if c not in (None, -1) else max(1, n) for c, n in zip(chunks, shape))
 
 
-def _shards_arg(shards: Any, shape: tuple[int, ...]) -> tuple[tuple[int, ...], dict[str, Any]]:
+#: a chunk length per dimension, or the list of its chunks' edge lengths (an irregular grid)
+GridChunks = tuple[int | tuple[int, ...], ...]
+
+
+def _is_edge_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+
+
+def _edges(value: Any, length: int, key: str) -> tuple[int, ...]:
+    """One dimension's chunk edge lengths as given (zarr-python's rule: positive integers
+    that sum to the dimension's length, any sum on a zero-length dimension)."""
+    edges = tuple(value)
+    if not edges or any(
+        isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 1 for e in edges
+    ):
+        raise MetadataError(
+            f"chunk edge lengths must be positive integers, got {list(edges)!r}", key=key
+        )
+    if length > 0 and sum(int(e) for e in edges) != length:
+        raise MetadataError(
+            f"chunk edge lengths {[int(e) for e in edges]} sum to {sum(int(e) for e in edges)}, "
+            f"not to the dimension's length {length}",
+            key=key,
+        )
+    return tuple(int(e) for e in edges)
+
+
+def _grid_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int, key: str) -> GridChunks:
+    """`chunks` (or `shards`) as the default grid takes it: a length per dimension, or per
+    dimension the list of edge lengths (`[[10, 20, 5], 4]`), for the grid plugin to keep."""
+    if isinstance(chunks, (list, tuple)) and any(_is_edge_list(c) for c in chunks):
+        if len(chunks) != len(shape):
+            raise MetadataError(
+                f"{key} {list(chunks)!r} must have {len(shape)} dimensions like shape {shape}",
+                key=key,
+            )
+        return tuple(
+            _edges(c, n, key) if _is_edge_list(c) else _chunk_shape([c], (n,), itemsize)[0]
+            for c, n in zip(chunks, shape)
+        )
+    return _chunk_shape(chunks, shape, itemsize)
+
+
+def _divides(outer: GridChunks, inner: tuple[int, ...]) -> bool:
+    return all(
+        all(e % c == 0 for e in (o if isinstance(o, tuple) else (o,))) for o, c in zip(outer, inner)
+    )
+
+
+def _shards_arg(shards: Any, shape: tuple[int, ...]) -> tuple[GridChunks, dict[str, Any]]:
     """The shard shape and the options of `shards` (a shape, or a dict with "shape" and what
     the sharding plugin takes, e.g. "index_location"), checked against the array's shape."""
     options: dict[str, Any] = {}
@@ -289,6 +338,8 @@ def _shards_arg(shards: Any, shape: tuple[int, ...]) -> tuple[tuple[int, ...], d
         if "shape" not in options:
             raise MetadataError(f"shards {shards!r} needs a 'shape'", key="shards")
         shards = options.pop("shape")
+    if isinstance(shards, (list, tuple)) and any(_is_edge_list(n) for n in shards):
+        return _grid_chunks(shards, shape, 1, "shards"), options
     try:
         shard_shape = tuple(int(n) for n in shards)
     except (TypeError, ValueError):
@@ -311,14 +362,15 @@ def _sharded(
     codecs: list[Codec],
     data_type: DataType,
     fill: Any,
-    shard_shape: tuple[int, ...],
+    shard_shape: GridChunks,
     chunk_shape: tuple[int, ...],
     options: dict[str, Any],
 ) -> Any:
     """The codec chain storing chunks of `chunk_shape` (encoded with `codecs`) in shards of
-    `shard_shape`, as the installed plugin that shards for this format writes it."""
+    `shard_shape` (per dimension a length or edge lengths), as the installed plugin that shards
+    for this format writes it."""
     inner = codec_chain.evolve(codecs, ChunkSpec(chunk_shape, data_type, fill))
-    if any(s % c for s, c in zip(shard_shape, chunk_shape)):
+    if not _divides(shard_shape, chunk_shape):
         raise MetadataError(
             f"shards {shard_shape} must be a multiple of the chunks "
             f"{chunk_shape} in every dimension",
@@ -626,6 +678,7 @@ def _new_array(
         raise ConflictingArgumentsError("give either shards or chunk_grid, not both")
     inner_shape: tuple[int, ...] = ()
     shard_options: dict[str, Any] = {}
+    grid_shape: GridChunks
     if shards is not None and _is_auto(shards):
         inner_shape = (
             _chunk_shape(chunks, shape, itemsize)
@@ -635,13 +688,24 @@ def _new_array(
         grid_shape = _auto_shards(shape, inner_shape)
     elif shards is not None:  # the grid's chunks are the shards; `chunks` go inside them
         grid_shape, shard_options = _shards_arg(shards, shape)
+        if given_chunks and any(
+            isinstance(n, tuple) for n in _grid_chunks(chunks, shape, itemsize, "chunks")
+        ):
+            raise ConflictingArgumentsError(
+                "chunks inside shards are regular: give shards= the edge lengths and "
+                "chunks= one chunk shape"
+            )
+        # (the smallest shard along each dimension stands for all when the edges vary)
+        shard = tuple(n if isinstance(n, int) else min(n) for n in grid_shape)
         inner_shape = (
-            _chunk_shape(chunks, grid_shape, itemsize)
+            _chunk_shape(chunks, shard, itemsize)
             if given_chunks
-            else _guess_inner_chunks(grid_shape, itemsize)
+            else _guess_inner_chunks(shard, itemsize)
         )
     else:
-        grid_shape = () if chunk_grid is not None else _chunk_shape(chunks, shape, itemsize)
+        grid_shape = (
+            () if chunk_grid is not None else _grid_chunks(chunks, shape, itemsize, "chunks")
+        )
     defaults = hooks.array_defaults(fmt, data_type, grid_shape)
     grid = extension_from_arg(
         "chunk_grid", chunk_grid or _default(defaults, "chunk_grid", fmt), fmt, key="chunk_grid"

@@ -54,17 +54,18 @@ class HookSpecs:
 
     @hookspec(firstresult=True)
     def zarrkit_array_defaults(
-        self, format: str, data_type: Any, chunk_shape: tuple[int, ...]
+        self, format: str, data_type: Any, chunk_shape: tuple[int | tuple[int, ...], ...]
     ) -> dict[str, Any] | None:
         """What a new array gets where its creator names nothing: a dict with any of
-        "codecs" (a list), "chunk_grid" (for `chunk_shape`) and "chunk_key_encoding", each in
-        the spec's JSON form. The first non-None answer wins; the kernel itself names none."""
+        "codecs" (a list), "chunk_grid" (for `chunk_shape`: per dimension a chunk length, or
+        the edge lengths of its chunks when they vary) and "chunk_key_encoding", each in the
+        spec's JSON form. The first non-None answer wins; the kernel itself names none."""
 
     @hookspec(firstresult=True)
     def zarrkit_shard_codecs(
         self,
         format: str,
-        shard_shape: tuple[int, ...],
+        shard_shape: tuple[int | tuple[int, ...], ...],
         chunk_shape: tuple[int, ...],
         codecs: list[Any],
         options: dict[str, Any],
@@ -201,7 +202,9 @@ def install_hint(kind: str, name: str, format: str) -> str | None:
     return hint
 
 
-def array_defaults(format: str, data_type: Any, chunk_shape: tuple[int, ...]) -> dict[str, Any]:
+def array_defaults(
+    format: str, data_type: Any, chunk_shape: tuple[int | tuple[int, ...], ...]
+) -> dict[str, Any]:
     answer: dict[str, Any] | None = manager().hook.zarrkit_array_defaults(
         format=format, data_type=data_type, chunk_shape=tuple(chunk_shape)
     )
@@ -210,7 +213,7 @@ def array_defaults(format: str, data_type: Any, chunk_shape: tuple[int, ...]) ->
 
 def shard_codecs(
     format: str,
-    shard_shape: tuple[int, ...],
+    shard_shape: tuple[int | tuple[int, ...], ...],
     chunk_shape: tuple[int, ...],
     codecs: list[Any],
     options: dict[str, Any],

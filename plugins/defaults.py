@@ -2,7 +2,8 @@
 no extension. The choices are zarr-python 3's:
 
 - v3: the data type's own serializer if it needs one (vlen-utf8 for strings) else `bytes`, then
-  zstd (level 0); a regular grid; the default chunk key encoding with '/'.
+  zstd (level 0); a regular grid, or a rectilinear one where a dimension is given its chunks'
+  edge lengths (`chunks=[[10, 20, 5], 4]`); the default chunk key encoding with '/'.
 - v2 (`zarr.create_array(..., zarr_format=2)`): no filters but the object codec a variable-length
   type needs, C order, the zstd compressor (level 0, no checksum), and '.' as the
   dimension separator. The codecs are given as a v3-style chain; the v2 format writes the
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from zarrkit.abc import V2, V3, V3_DRAFT_2020, hookimpl
+from zarrkit.errors import MetadataError
 
 _ZSTD = {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
 _DRAFT_BLOSC = {
@@ -29,11 +31,24 @@ def _serializer(data_type: Any) -> Any:
     return own if own is not None else {"name": "bytes"}
 
 
+def _grid(chunk_shape: tuple[int | tuple[int, ...], ...]) -> dict:
+    if all(isinstance(n, int) for n in chunk_shape):
+        return {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}}
+    shapes = [n if isinstance(n, int) else list(n) for n in chunk_shape]
+    return {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": shapes}}
+
+
 @hookimpl(trylast=True)
 def zarrkit_array_defaults(
-    format: str, data_type: Any, chunk_shape: tuple[int, ...]
+    format: str, data_type: Any, chunk_shape: tuple[int | tuple[int, ...], ...]
 ) -> dict | None:
-    grid = {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}}
+    grid = _grid(chunk_shape)
+    if format != V3 and grid["name"] != "regular":
+        raise MetadataError(
+            f"zarr format {format} has only regular chunk grids: chunks of varying edge "
+            f"lengths need zarr format 3",
+            key="chunks",
+        )
     if format == V3:
         return {
             "codecs": [_serializer(data_type), _ZSTD],

@@ -33,7 +33,6 @@ _NOT_YET = {
             "float6_e3m2fn",
         )
     },
-    "chunk_grid": {"rectilinear"},
 }
 
 

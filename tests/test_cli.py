@@ -136,7 +136,8 @@ def test_python_dash_m_zarrkit_works(tmp_path: Path) -> None:
     result = zarrkit("plugins", "--json", "--kind", "chunk-grids", cwd=tmp_path, module=True)
     assert result.returncode == 0, result.stderr
     assert {(r["kind"], r["name"]) for r in json.loads(result.stdout)} == {
-        ("chunk_grid", "regular")
+        ("chunk_grid", "regular"),
+        ("chunk_grid", "rectilinear"),
     }
 
 
@@ -195,9 +196,13 @@ def test_check_shows_names_per_format_and_passes_when_clean(tmp_path: Path) -> N
 def test_check_json_has_names_per_format(tmp_path: Path) -> None:
     result = zarrkit("plugins", "--check", "--json", "--kind", "chunk_grid", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    (regular,) = json.loads(result.stdout)
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    assert sorted(rows) == ["rectilinear", "regular"]
+    regular, rectilinear = rows["regular"], rows["rectilinear"]
     assert regular["names"]["v3"] == {"name": "regular", "aliases": [], "pattern": None}
     assert regular["problems"] == []
+    assert rectilinear["names"]["v3"] == {"name": "rectilinear", "aliases": [], "pattern": None}
+    assert rectilinear["problems"] == []
 
 
 def test_check_reports_a_broken_distribution(tmp_path: Path, broken_site: Path) -> None:

@@ -30,7 +30,7 @@ def from_zarrkit(
     the same one. `inline_array` as in `dask.array.from_array`."""
     array = open_source(source, path, mode="r", storage_options=storage_options)
     if chunks is None:
-        chunks = storage_chunks(array)
+        chunks = _stored_blocks(array)
     if name is None:
         name = "from-zarrkit-" + tokenize(_identity(array), chunks)
     lazy: da.Array = da.from_array(
@@ -54,6 +54,14 @@ def storage_chunks(array: Any) -> tuple[int, ...]:
             f"to choose the dask blocks"
         )
     return tuple(max(1, int(n)) for n in grid)
+
+
+def _stored_blocks(array: Any) -> tuple[int, ...] | tuple[tuple[int, ...], ...]:
+    """Dask blocks that are the stored values: `storage_chunks`, or for an irregular grid its
+    chunk lengths per dimension (dask takes blocks of varying lengths as they are)."""
+    if array.metadata.chunk_grid.uniform_chunk_shape is not None:
+        return storage_chunks(array)
+    return tuple(sizes or (0,) for sizes in array.write_chunk_sizes)
 
 
 def _identity(array: Any) -> str:

@@ -732,7 +732,7 @@ _SHARD_OPTIONS = frozenset({"index_location", "index_codecs"})
 @hookimpl(trylast=True)  # (a site plugin answering the same hook comes first)
 def zarrkit_shard_codecs(
     format: str,
-    shard_shape: tuple[int, ...],
+    shard_shape: tuple[int | tuple[int, ...], ...],
     chunk_shape: tuple[int, ...],
     codecs: list,
     options: dict,
