@@ -60,7 +60,7 @@ GROUPS: dict[str, str] = {
     "memory_layout": "zarrkit.memory_layouts",
     "storage_transformer": "zarrkit.storage_transformers",
     "store": "zarrkit.stores",
-    "metadata_field": "zarrkit.metadata_fields",
+    "metadata_field": "zarrkit.metadata_fields",  # top-level document fields (metadata_field.py)
 }
 
 
