@@ -74,3 +74,13 @@ def test_the_example_refuses_a_bad_count_naming_it(tmp_path: Path, example: None
     with pytest.raises(MetadataError) as info:
         zk.open_array(str(tmp_path))
     assert info.value.key == f"{FIELD}.revision"
+
+
+def test_the_guide_shows_the_example_as_it_is() -> None:
+    guide = (EXAMPLE.parents[1] / "docs" / "authoring-metadata-fields.md").read_text()
+    shown = guide.split("```python\n", 1)[1].split("```", 1)[0]
+    source = (EXAMPLE / "src" / "zarrkit_example_revision" / "__init__.py").read_text()
+    body = shown[shown.index("class Revision") :]
+    assert body.strip() in source
+    entry_point = guide.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert entry_point.strip() in (EXAMPLE / "pyproject.toml").read_text()
