@@ -27,9 +27,10 @@ distributions, and an `AmbiguousExtensionError` (never a "clash") when one distr
 several classes for the name: only the metadata can say which is meant (v2's `|O`, by its
 object codec), so the format or the caller settles it.
 
-That order lives in `Registry._lookup_uncached` and nowhere else. This module owns the
-registries' state; the installed entry points are read by `zarrkit.entry_points`, and the hooks
-own theirs (`refresh()` asks each to forget through its public `reset`/`forget`).
+That order lives in `Registry._resolve` (step 4 in `_lookup_uncached`) and nowhere else. This
+module owns the registries' state; the installed entry points are read by
+`zarrkit.entry_points`, and the hooks own theirs (`refresh()` asks each to forget through its
+public `reset`/`forget`).
 """
 
 from __future__ import annotations
