@@ -30,6 +30,7 @@ from .array import Array, ArrayConfig
 from .codec import ChunkSpec, Codec, CodecKind
 from .data_type import DataType, data_type_from_native
 from .errors import (
+    AmbiguousExtensionError,
     ArgumentError,
     ConflictingArgumentsError,
     ContainsNodeError,
@@ -147,6 +148,51 @@ def data_type_from_arg(dtype: Any, fmt: str = V3) -> DataType:
         except TypeError:
             raise unknown from None
     return data_type_from_native(dtype)
+
+
+def _settled_by_codecs(
+    ambiguous: AmbiguousExtensionError,
+    codec_args: _CodecArgs,
+    format_options: Mapping[str, Any],
+    fmt: str,
+) -> DataType:
+    """The data type a dtype naming several (numpy `object`, v2's `|O`) means, as the codecs
+    the caller gave say: an object codec's `implied_data_type` (`vlen-utf8`: `string`), as a
+    v2 document's filters settle its `|O` when it is read."""
+    given = [
+        *(() if _is_auto(codec_args.filters) else _listed(codec_args.filters)),
+        *(() if _is_auto(codec_args.serializer) else _listed(codec_args.serializer)),
+        *_listed(codec_args.codecs),
+        *_listed(format_options.get("filters")),
+    ]
+    for i, item in enumerate(given):
+        implied = getattr(
+            _codec_arg(_named_form(item), fmt, f"codecs[{i}]"), "implied_data_type", None
+        )
+        if not implied:
+            continue
+        cls = registry.lookup("data_type", implied, V3)
+        if ambiguous.classes and cls not in ambiguous.classes:
+            continue
+        data_type: DataType = extension_from_arg("data_type", implied, V3, key="data_type")
+        return data_type
+    ambiguous.detail += (
+        ", or give the codec that says which among the filters (an object codec such as "
+        "vlen-utf8 or vlen-bytes)"
+    )
+    ambiguous.args = (ambiguous._text(),)
+    raise ambiguous
+
+
+def _named_form(item: Any) -> Any:
+    """A codec as zarr-python 2 takes it (a numcodecs object or `{"id": ...}` config) in the
+    `{"name", "configuration"}` form; anything else as it is."""
+    get_config = getattr(item, "get_config", None)
+    if callable(get_config) and getattr(item, "codec_id", None):
+        item = get_config()
+    if isinstance(item, Mapping) and isinstance(item.get("id"), str) and "name" not in item:
+        return {"name": item["id"], "configuration": {k: v for k, v in item.items() if k != "id"}}
+    return item
 
 
 def _codec_arg(item: Any, fmt: str, key: str) -> Codec:
@@ -628,7 +674,10 @@ def _new_array(
     if any(n < 0 for n in shape):
         raise MetadataError(f"expected non-negative lengths, got {shape}", key="shape", where=where)
     check_dimensions(shape, "shape", where)
-    data_type = data_type_from_arg(dtype, fmt)
+    try:
+        data_type = data_type_from_arg(dtype, fmt)
+    except AmbiguousExtensionError as exc:
+        data_type = _settled_by_codecs(exc, codec_args, format_options, fmt)
     itemsize = data_type.item_size or 16
     format_options = dict(format_options)
     codecs: Any = None

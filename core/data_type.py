@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import numpy as np
 
 from . import forksafe
-from .errors import MetadataError, ValueCastError
+from .errors import AmbiguousExtensionError, MetadataError, ValueCastError
 from .extension import Extension, named_config
 from .names import V3
 
@@ -365,12 +365,14 @@ def data_type_from_native(dtype: Any) -> DataType:
         if not candidates:
             continue
         if len(candidates) > 1:
-            names = ", ".join(sorted(_label(c) for c in candidates))
-            raise MetadataError(
-                f"numpy dtype {dtype} matches several data types: {names}; name the one you "
-                f"want with its Zarr name",
-                key="data_type",
-            )
+            raise AmbiguousExtensionError(
+                "data_type",
+                f"numpy dtype {dtype}",
+                None,
+                sorted(_label(c) for c in candidates),
+                tuple(candidates),
+                hint="name the one you want with its Zarr name",
+            ).locate("data_type")
         return candidates[0].from_native(dtype)
     raise MetadataError(
         f"no installed data type plugin handles numpy dtype {dtype}", key="data_type"

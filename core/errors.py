@@ -81,6 +81,36 @@ class PluginConflictError(ZarrkitError):
         )
 
 
+class AmbiguousExtensionError(MetadataError):
+    """A name that several extensions of ONE distribution answer to (v2's `|O` is both
+    `string` and `bytes`): not a clash of packages, but a name that needs the rest of the
+    metadata (an object codec) or a more precise argument to say which is meant."""
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        format: str | None,
+        providers: list[str],
+        classes: tuple[type, ...] = (),
+        *,
+        where: str | None = None,
+        hint: str | None = None,
+    ):
+        self.kind = kind
+        self.name = name
+        self.format = format
+        self.providers = providers
+        #: the classes that answer the name, for a caller that can tell them apart
+        self.classes = classes
+        fmt = f" in zarr format {format}" if format else ""
+        what = kind.replace("_", " ")
+        message = f"{name!r} names several {what}s{fmt}: {', '.join(providers)}; " + (
+            hint or f"give the {what} by a name only one of them has"
+        )
+        super().__init__(message, key=None, where=where)
+
+
 class PluginLoadError(ZarrkitError):
     """An entry point was found but importing it failed; the original error is chained."""
 

@@ -15,6 +15,12 @@ from .names import V3, Names
 
 class Extension:
     names: ClassVar[Names]
+    #: True for a provider that answers for extensions it does not own, such as a bridge to
+    #: another library's registry (the numcodecs bridge): any provider that names the
+    #: extension itself (its name or an alias) is chosen over it, so installing a package
+    #: for one codec never turns data the bridge read into a conflict. A match through a
+    #: name pattern (`names(pattern=...)`) or `matches_name` counts as generic anyway.
+    generic: ClassVar[bool] = False
 
     @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> Extension:

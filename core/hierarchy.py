@@ -163,8 +163,9 @@ def consolidate_metadata(
         raise NodeNotFoundError(path or "/", opened, what=f"group (found {what})")
     opened.require("write", f"consolidate the metadata of group {path or '/'!r}")
     fmt = get_format(metadata.format)
-    doc = consolidated_document(metadata, opened, path)
-    consolidated = fmt.parse_group(doc, f"{fmt.metadata_key(path)} in {opened}")
+    where = f"{fmt.metadata_key(path)} in {opened}"
+    doc = fmt.written_document(consolidated_document(metadata, opened, path), where)
+    consolidated = fmt.parse_group(doc, where)
     fmt.write_metadata(opened, path, doc)
     group = node_from_metadata(opened, path, consolidated, read_only=False)
     assert isinstance(group, Group)

@@ -108,6 +108,7 @@ class Node(Generic[M]):
         """Store `doc` as this node's document (in its format) and keep what it parses to.
         Kernel use: the caller has checked that the node may be written."""
         check_nesting(doc, self._where())  # (parsing recurses once per level)
+        doc = self._format.written_document(doc, self._where())
         metadata = self._same_kind(self._format.parse_node(doc, self._where()))
         self._format.write_metadata(self._store, self._path, doc)
         self._set_metadata(metadata)

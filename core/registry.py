@@ -17,9 +17,20 @@ applications that build a class on the fly). `Registry.lookup(name, format)` tri
   4. otherwise `UnknownExtensionError`, with the answer of the `zarrkit_install_hint` hook
      and the providers that failed to load.
 
-That order lives in `Registry._lookup_uncached` and nowhere else. This module owns the
-registries' state; the installed entry points are read by `zarrkit.entry_points`, and the hooks
-own theirs (`refresh()` asks each to forget through its public `reset`/`forget`).
+When several classes answer in step 2 or 3, precedence decides before anything is called a
+conflict (`_choose`): a distribution chosen by `config.prefer` / ZARRKIT_PREFER first; then a
+class that NAMES the extension (its name or an alias in that format) over one that answers
+generically (through a name pattern, `matches_name`, or declaring `generic = True`, as a bridge
+to another registry does), so installing a package that names a codec never breaks data the
+bridge read before. What is left tied is a `PluginConflictError` when it comes from several
+distributions, and an `AmbiguousExtensionError` (never a "clash") when one distribution has
+several classes for the name: only the metadata can say which is meant (v2's `|O`, by its
+object codec), so the format or the caller settles it.
+
+That order lives in `Registry._resolve` (step 4 in `_lookup_uncached`) and nowhere else. This
+module owns the registries' state; the installed entry points are read by
+`zarrkit.entry_points`, and the hooks own theirs (`refresh()` asks each to forget through its
+public `reset`/`forget`).
 """
 
 from __future__ import annotations
@@ -33,7 +44,12 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 from . import config, entry_points, forksafe, hooks
-from .errors import PluginConflictError, PluginLoadError, UnknownExtensionError
+from .errors import (
+    AmbiguousExtensionError,
+    PluginConflictError,
+    PluginLoadError,
+    UnknownExtensionError,
+)
 from .names import FORMATS, V3, Names
 
 #: kind -> entry-point group
@@ -45,6 +61,7 @@ GROUPS: dict[str, str] = {
     "memory_layout": "zarrkit.memory_layouts",
     "storage_transformer": "zarrkit.storage_transformers",
     "store": "zarrkit.stores",
+    "metadata_field": "zarrkit.metadata_fields",  # top-level document fields (metadata_field.py)
 }
 
 
@@ -79,6 +96,19 @@ class Handle:
     kind: str
     provider: Provider
     cls: type
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A name more than one installed class answers to, and what a lookup of it gives."""
+
+    name: str
+    format: str
+    providers: tuple[Provider, ...]
+    #: the class a lookup returns, or the error it raises
+    outcome: type | PluginConflictError | AmbiguousExtensionError
+    #: the provider of that class, when there is one
+    winner: Provider | None = None
 
 
 class Registry:
@@ -162,8 +192,38 @@ class Registry:
             self._cache[key] = cls
             return cls
 
+    def find(self, name: str, format: str = V3) -> type[Any] | None:
+        """The class providing `name` in `format`, or None: `lookup` without the error (and
+        its install hint), for a caller to whom an unknown name is an answer."""
+        settings = config.get()
+        if self._cache_settings is settings:
+            found = self._cache.get((name, format))
+            if found is not None:
+                return found
+        with self._lock:
+            if self._cache_settings is not settings:
+                self._cache.clear()
+                self._cache_settings = settings
+            cls = self._resolve(name, format, [])
+            if cls is not None:
+                self._cache[(name, format)] = cls
+            return cls
+
     def _lookup_uncached(self, name: str, format: str, where: str | None) -> type:
-        """The lookup order of the module docstring, in one place."""
+        failures: list[str] = []
+        cls = self._resolve(name, format, failures)
+        if cls is not None:
+            return cls
+        # 4. nobody: say what to install, and what failed to load
+        hint = hooks.install_hint(self.kind, name, format)
+        failures.extend(str(f) for f in hooks.failures())
+        if failures:
+            extra = "; these providers failed to load: " + "; ".join(failures)
+            hint = (hint or "") + extra if hint else extra.lstrip("; ")
+        raise UnknownExtensionError(self.kind, name, format, hint=hint, where=where)
+
+    def _resolve(self, name: str, format: str, failures: list[str]) -> type | None:
+        """Steps 1 to 3 of the module docstring's lookup order, in one place."""
         # 1. runtime registrations, newest first
         for handle in self._runtime:
             if handle.provider.name == name or _matches(handle.cls, name, format):
@@ -174,23 +234,16 @@ class Registry:
             (p, c) for p, c in ((p, self._load(p)) for p in exact) if _matches(c, name, format)
         ]
         if fitting:
-            return self._choose(name, fitting)
+            return self._choose(name, format, fitting)
         # 3. aliases and patterns of every entry point (loads them all, once)
-        failures: list[str] = []
         matches = [
             (provider, cls)
             for provider, cls in self._load_all(failures)
             if provider.name != name and _matches(cls, name, format)
         ]
         if matches:
-            return self._choose(name, matches)
-        # 4. nobody: say what to install, and what failed to load
-        hint = hooks.install_hint(self.kind, name, format)
-        failures.extend(str(f) for f in hooks.failures())
-        if failures:
-            extra = "; these providers failed to load: " + "; ".join(failures)
-            hint = (hint or "") + extra if hint else extra.lstrip("; ")
-        raise UnknownExtensionError(self.kind, name, format, hint=hint, where=where)
+            return self._choose(name, format, matches)
+        return None
 
     def _preferred(self, name: str, providers: list[Provider]) -> list[Provider]:
         """Only the configured distribution's providers of `name`, when it is among them.
@@ -208,28 +261,12 @@ class Registry:
         ]
         return chosen or providers
 
-    def _choose(self, name: str, candidates: list[tuple[Provider, type]]) -> type:
-        distinct: dict[type, Provider] = {}
-        for provider, cls in candidates:
-            distinct.setdefault(cls, provider)
-        if len(distinct) == 1:
-            return next(iter(distinct))
-        wanted = config.get().prefer.get((self.kind, name))
-        if wanted is not None:
-            for cls, provider in distinct.items():
-                if provider.distribution and _normalize_dist(
-                    provider.distribution
-                ) == _normalize_dist(wanted):
-                    return cls
-        # Prefer an exact name over alias/pattern matches before calling it a conflict.
-        exact = {c: p for c, p in distinct.items() if _written_names(c) & {name}}
-        if len(exact) == 1:
-            return next(iter(exact))
-        labels = sorted(
-            f"{p.distribution or p.origin} {p.version or ''} ({p.value})".replace("  ", " ")
-            for p in distinct.values()
-        )
-        raise PluginConflictError(self.kind, name, labels)
+    def _choose(self, name: str, format: str, candidates: list[tuple[Provider, type]]) -> type:
+        """One class among several that answer `name`, by the precedence of the module doc."""
+        outcome = precedence(self.kind, name, format, candidates)
+        if isinstance(outcome, type):
+            return outcome
+        raise outcome
 
     def _load(self, provider: Provider) -> type:
         cls = self._classes.get(provider)
@@ -276,6 +313,34 @@ class Registry:
                     rows.append((provider, None, str(exc.__cause__ or exc)))
         return rows
 
+    def shared_names(self) -> list[Shared]:
+        """Every name (in a format) that more than one installed class answers to, with who
+        answers a lookup of it and why, or the error it raises (loads every provider). For
+        `zarrkit plugins --check`: the same rule as `lookup`, so what it reports is what
+        happens."""
+        loaded = [(p, c) for p, c, _err in self.load_all() if c is not None and p.entry_point]
+        spelled: set[tuple[str, str]] = set()
+        for _provider, cls in loaded:
+            names = getattr(cls, "names", None)
+            for fmt in getattr(names, "formats", lambda: ())():
+                spelling = names.get(fmt)  # type: ignore[union-attr]
+                for name in (spelling.name, *spelling.aliases):
+                    if name:
+                        spelled.add((name, fmt))
+        out = []
+        for name, fmt in sorted(spelled):
+            try:
+                candidates = [(p, c) for p, c in loaded if _matches(c, name, fmt)]
+            except Exception:  # a faulty matches_name: reported when that class is used
+                continue
+            if len({c for _p, c in candidates}) < 2:
+                continue
+            exact = [(p, c) for p, c in candidates if p.name == name]
+            outcome = precedence(self.kind, name, fmt, exact or candidates)
+            winner = next((p for p, c in candidates if c is outcome), None)
+            out.append(Shared(name, fmt, tuple(p for p, _c in candidates), outcome, winner))
+        return out
+
     def conflicts(self) -> dict[str, list[Provider]]:
         """Entry-point names declared by more than one distribution."""
         out = {}
@@ -313,9 +378,44 @@ def _matches(cls: type, name: str, format: str) -> bool:
     return _names_of(cls).matches(name, format)
 
 
-def _written_names(cls: type) -> set[str]:
-    names = _names_of(cls)
-    return {written for f in FORMATS if (written := names.written(f))}
+def names_it(cls: type, name: str, format: str) -> bool:
+    """Whether `cls` names the extension `name` in `format` (as its name or an alias), rather
+    than answering for it generically (a pattern, `matches_name`, or `generic = True`)."""
+    if getattr(cls, "generic", False):
+        return False
+    spelling = _names_of(cls).get(format)
+    return spelling is not None and (name == spelling.name or name in spelling.aliases)
+
+
+def precedence(
+    kind: str, name: str, format: str, candidates: list[tuple[Provider, type]]
+) -> type | PluginConflictError | AmbiguousExtensionError:
+    """The class that answers `name` among `candidates` (each answers it), or the error that
+    says why none does: the rule of the module docstring, shared with `zarrkit plugins --check`
+    so that what it reports is what a lookup does."""
+    distinct: dict[type, Provider] = {}
+    for provider, cls in candidates:
+        distinct.setdefault(cls, provider)
+    wanted = config.get().prefer.get((kind, name))
+    if wanted is not None and len(distinct) > 1:
+        chosen = {
+            c: p
+            for c, p in distinct.items()
+            if p.distribution and _normalize_dist(p.distribution) == _normalize_dist(wanted)
+        }
+        distinct = chosen or distinct
+    named = {c: p for c, p in distinct.items() if names_it(c, name, format)}
+    tied = named or distinct
+    if len(tied) == 1:
+        return next(iter(tied))
+    labels = sorted(
+        f"{p.distribution or p.origin} {p.version or ''} ({p.value})".replace("  ", " ")
+        for p in tied.values()
+    )
+    dists = {_normalize_dist(p.distribution or p.origin) for p in tied.values()}
+    if len(dists) > 1:
+        return PluginConflictError(kind, name, labels)
+    return AmbiguousExtensionError(kind, name, format, labels, tuple(tied))
 
 
 def _primary_name(cls: type) -> str:

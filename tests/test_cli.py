@@ -252,6 +252,22 @@ def test_check_accepts_a_collision_settled_by_zarrkit_prefer(
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_check_reports_who_answers_a_shared_name_and_why(tmp_path: Path, site: Path) -> None:
+    """The example LZ4 package (installed with zarrkit's tests) names `lz4`, which the generic
+    numcodecs bridge answers too: not a problem, and `--check` says which wins and why; v2's
+    `|O` (two data types of zarrkit) is left to the metadata, not called a collision."""
+    result = zarrkit("plugins", "--check", "--kind", "codec", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (line,) = [ln for ln in result.stdout.splitlines() if ln.strip().startswith("codec 'lz4'")]
+    assert "zarrkit-example-lz4" in line.split(" names it")[0]
+    assert "numcodecs_bridge" in line.split(" over ")[1]
+    dtypes = zarrkit("plugins", "--check", "--json", "--kind", "data_type", cwd=tmp_path)
+    assert dtypes.returncode == 0, dtypes.stdout + dtypes.stderr
+    string = next(r for r in json.loads(dtypes.stdout) if r["name"] == "string")
+    assert string["problems"] == []
+    assert any("'|O'" in note and "metadata" in note for note in string["precedence"])
+
+
 def test_check_reports_a_class_without_names(tmp_path: Path, site: Path) -> None:
     key_encoding_dist(
         site,

@@ -1,5 +1,5 @@
 """The example codec package (examples/lz4-codec), installed as a separate distribution by
-`./dev`: resolution, the collision with the numcodecs bridge, data both ways with zarr-python,
+`./dev`: resolution, precedence over the numcodecs bridge, data both ways with zarr-python,
 and the package's own test suite."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import pytest
 
 import zarrkit as zk
 from zarrkit import config, registry
-from zarrkit.errors import PluginConflictError
 from zarrkit.names import V2
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "lz4-codec"
@@ -41,18 +40,46 @@ def test_its_name_resolves_to_the_installed_distribution(lz4_class):
 
 
 @pytest.mark.parametrize("name, fmt", [("numcodecs.lz4", "v3"), ("lz4", V2)])
-def test_alias_shared_with_the_bridge_is_a_conflict_until_one_is_preferred(lz4_class, name, fmt):
-    # the example's alias and the bridge's pattern both claim the name: neither is an exact
-    # entry-point name, so the registry refuses to guess and names both providers
-    with pytest.raises(PluginConflictError) as info:
-        registry.lookup("codec", name, fmt)
-    assert DIST in str(info.value) and "zarrkit " in str(info.value)
+def test_alias_shared_with_the_bridge_goes_to_the_package_that_names_it(lz4_class, name, fmt):
+    # the example names the codec (an alias); the numcodecs bridge only answers for every
+    # numcodecs id (a pattern, and it declares itself generic): the package wins, and a
+    # preference still chooses either
+    assert registry.lookup("codec", name, fmt) is lz4_class
     with config.override(prefer={("codec", name): DIST}):
         assert registry.lookup("codec", name, fmt) is lz4_class
     with config.override(prefer={("codec", name): "zarrkit"}):
         from zarrkit.plugins.codecs.numcodecs_bridge import NumcodecsCodec
 
         assert registry.lookup("codec", name, fmt) is NumcodecsCodec
+    # ids the package does not name stay the bridge's
+    assert registry.lookup("codec", "zlib", V2).__module__.endswith("numcodecs_bridge")
+
+
+@pytest.mark.interop
+def test_zarr_python_v2_lz4_array_reads_with_the_package_installed(lz4_class, tmp_path):
+    """Installing the package must not break data that read before it (issue 26): a v2 array
+    written by zarr-python with numcodecs' LZ4 reads, through the package, value for value,
+    and stays readable by zarr-python after zarrkit writes to it."""
+    zarr = pytest.importorskip("zarr")
+    import numcodecs
+
+    data = np.arange(500, dtype="<i4").reshape(20, 25) * 7
+    z = zarr.create_array(
+        store=str(tmp_path),
+        name="v2",
+        shape=data.shape,
+        chunks=(8, 10),
+        dtype="<i4",
+        zarr_format=2,
+        compressors=numcodecs.LZ4(acceleration=2),
+    )
+    z[...] = data
+    a = zk.open_array(str(tmp_path), path="v2", mode="r+")
+    assert type(a.codecs[-1]) is lz4_class
+    np.testing.assert_array_equal(a[...], data)
+    a[:8, :10] = -1
+    data[:8, :10] = -1
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path), path="v2")[...], data)
 
 
 def test_zarrkit_prefer_environment_variable_chooses(lz4_class):

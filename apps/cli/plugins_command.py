@@ -1,5 +1,6 @@
 """`zarrkit plugins`: installed extensions and hook plugins, listed from distribution metadata
-without importing them; `--check` loads each and reports load errors and name collisions."""
+without importing them; `--check` loads each and reports load errors and name collisions, and
+which provider answers each name several answer to (and why)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ KIND_TITLES: dict[str, str] = {
     "memory_layout": "memory layouts",
     "storage_transformer": "storage transformers",
     "store": "stores",
+    "metadata_field": "metadata fields",
     "hook": "hook plugins",
 }
 
@@ -50,6 +52,8 @@ class PluginRow:
     loaded: bool  # its module was imported before anything was listed or checked
     names: dict[str, dict[str, Any]] | None = None  # --check: per format, as written/read
     problems: list[Problem] = field(default_factory=list)
+    #: --check: for each name it shares with other providers, who answers it and why
+    precedence: list[str] = field(default_factory=list)
 
 
 def add_command(commands: Commands) -> None:
@@ -98,6 +102,7 @@ def _run_plugins(args: argparse.Namespace) -> int:
     else:
         print_table(rows, kinds, sys.stdout, checked=args.check)
         if args.check:
+            print_precedence(rows, sys.stdout)
             print_problems(problems, sys.stdout)
     return 1 if problems else 0
 
@@ -203,8 +208,63 @@ def _check_kind(kind: str, rows: list[PluginRow]) -> list[Problem]:
             row = by_key[key] = _row(kind, provider)
             rows.append(row)
         problems.extend(_check_row(row, cls, error))
-    problems.extend(_check_collisions(kind, reg.conflicts(), by_key))
+    conflicts = reg.conflicts()
+    problems.extend(_check_collisions(kind, conflicts, by_key))
+    problems.extend(_check_shared(kind, reg.shared_names(), set(conflicts), by_key))
     return problems
+
+
+def _check_shared(
+    kind: str, shared: list[Any], reported: set[str], by_key: dict[tuple, PluginRow]
+) -> list[Problem]:
+    """Names several classes answer to: who wins (a note on each row, not a problem), or the
+    collision a lookup raises (a problem unless `_check_collisions` reported the name)."""
+    from zarrkit.errors import PluginConflictError
+
+    problems = []
+    for item in shared:
+        rows = [by_key.get((p.name, p.value, p.distribution, p.origin)) for p in item.providers]
+        about = f"{kind} {item.name!r} ({item.format})"
+        outcome = item.outcome
+        if isinstance(outcome, PluginConflictError):
+            if item.name in reported:
+                continue
+            problem = Problem("collision", f"{about}: {outcome}")
+            problems.append(problem)
+            for row in rows:
+                if row is not None:
+                    row.problems.append(problem)
+            continue
+        if isinstance(outcome, type) and item.winner is not None:
+            others = ", ".join(_label(p) for p in item.providers if p is not item.winner)
+            why = _why(kind, outcome, item)
+            note = f"{about}: {_label(item.winner)} {why}, over {others}"
+        else:  # several classes of one distribution: the metadata says which is meant
+            dist = item.providers[0].distribution or item.providers[0].origin
+            note = (
+                f"{about}: several classes of {dist} answer it; the rest of the metadata "
+                "(or a more precise argument) says which is meant"
+            )
+        for row in rows:
+            if row is not None:
+                row.precedence.append(note)
+    return problems
+
+
+def _why(kind: str, cls: type, item: Any) -> str:
+    from zarrkit import config, registry
+
+    if config.get().prefer.get((kind, item.name)) is not None:
+        return "is preferred (ZARRKIT_PREFER)"
+    if registry.names_it(cls, item.name, item.format):
+        return "names it"
+    return "is the entry point of that exact name"
+
+
+def _label(provider: Any) -> str:
+    dist = provider.distribution or provider.origin
+    version = f" {provider.version}" if provider.version else ""
+    return f"{dist}{version} ({provider.value})"
 
 
 def _check_row(row: PluginRow, cls: type | None, error: str | None) -> list[Problem]:
@@ -319,6 +379,15 @@ def _describe_spelling(spelling: dict[str, Any]) -> str:
     if spelling["pattern"]:
         parts.append(f"matches /{spelling['pattern']}/")
     return "; ".join(parts)
+
+
+def print_precedence(rows: list[PluginRow], out: TextIO) -> None:
+    """Who answers each name several providers answer to: how a lookup will choose."""
+    notes = list(dict.fromkeys(note for row in rows for note in row.precedence))
+    if notes:
+        out.write("\nnames several providers answer to (who answers a lookup):\n")
+        for note in notes:
+            out.write(f"  {note}\n")
 
 
 def print_problems(problems: list[Problem], out: TextIO) -> None:

@@ -16,6 +16,8 @@ One module per kind, each re-exported here:
   updates, and `open_store` for a store that wraps another opened by URL.
 - `zarrkit.abc.chunk_grid`, `.chunk_key_encoding`, `.memory_layout`, `.storage_transformer`:
   one contract each.
+- `zarrkit.abc.metadata_field`: `MetadataField`, a top-level document field a package
+  understands (read and written through its hooks), and `FieldSite`.
 - `zarrkit.abc.extension`: what every extension shares: names per format, reading a
   configuration with errors that name the field, resolving an extension nested in another's
   configuration through the registry.
@@ -78,6 +80,7 @@ from .extension import (
 )
 from .hooks import hookimpl
 from .memory_layout import MemoryLayout
+from .metadata_field import FieldSite, MetadataField
 from .runtime import (
     Settings,
     after_fork_in_child,
@@ -138,8 +141,10 @@ __all__ = [
     "CodecKind",
     "DataType",
     "Extension",
+    "FieldSite",
     "Lasting",
     "MemoryLayout",
+    "MetadataField",
     "Names",
     "Range",
     "RangeReads",

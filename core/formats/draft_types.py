@@ -22,7 +22,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import registry
-from ..errors import MetadataError, PluginConflictError, UnknownExtensionError
+from ..errors import (
+    AmbiguousExtensionError,
+    MetadataError,
+    PluginConflictError,
+    UnknownExtensionError,
+)
 from ..names import V3_DRAFT_2020
 from ..negotiation import build
 
@@ -66,7 +71,7 @@ def _extension(doc: Mapping[str, Any], where: str) -> Any:
         )
     try:
         cls = registry.lookup("data_type", uri, NAME, where=where)
-    except (UnknownExtensionError, PluginConflictError):
+    except (UnknownExtensionError, PluginConflictError, AmbiguousExtensionError):
         pass  # a URI shared by a family (zarr-python's complex types): the type decides
     else:
         config = {k: v for k, v in doc.items() if k not in ("extension", "fallback")}

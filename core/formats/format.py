@@ -91,6 +91,12 @@ class Format(ABC):
     def encode_document(self, doc: Mapping[str, Any]) -> bytes:
         return dump_document(doc, indent=self.indent)
 
+    def written_document(self, doc: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """The document as it is to be stored, from the one a change produced: a format whose
+        documents can carry fields that metadata-field plugins understand lets each plugin's
+        `write` act here. Callers parse what this returns, so what is kept is what is stored."""
+        return dict(doc)
+
     @abstractmethod
     def parse_node(self, doc: Mapping[str, Any], where: str) -> NodeMetadata: ...
 

@@ -13,8 +13,9 @@ from ..codec import Codec
 from ..data_type import DataType
 from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
+from ..metadata_field import read_fields, write_fields
 from ..names import V3
-from ..negotiation import Skipped, extension_from_json, unknown_fields
+from ..negotiation import Skipped, extension_from_json
 from ..store import Store
 from .documents import check_attributes as _attributes
 from .documents import check_chunk_size, load_document
@@ -85,12 +86,12 @@ class V3Format(Format):
         )
 
     def parse_group(self, doc: Mapping[str, Any], where: str) -> GroupMetadata:
-        extra = unknown_fields(doc, GROUP_FIELDS, where=where)
+        doc, extra = read_fields(doc, GROUP_FIELDS, format=NAME, node_type="group", where=where)
         attributes = _attributes(doc, where)
         return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
 
     def parse_array(self, doc: Mapping[str, Any], where: str) -> ArrayMetadata:
-        extra = unknown_fields(doc, ARRAY_FIELDS, where=where)
+        doc, extra = read_fields(doc, ARRAY_FIELDS, format=NAME, node_type="array", where=where)
         for required in (
             "shape",
             "data_type",
@@ -195,6 +196,14 @@ class V3Format(Format):
         if not path and doc.get("zarr_format") != 3:
             return None
         return self.parse_node(doc, where)
+
+    def written_document(self, doc: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """The fields a metadata-field plugin understands, as its `write` gives them."""
+        node_type = doc.get("node_type")
+        if node_type not in ("array", "group"):
+            return dict(doc)
+        known = ARRAY_FIELDS if node_type == "array" else GROUP_FIELDS
+        return write_fields(doc, known, format=NAME, node_type=node_type, where=where)
 
     def write_metadata(self, store: Store, path: str, doc: Mapping[str, Any]) -> None:
         store.set(self.metadata_key(path), self.encode_document(doc))

@@ -13,8 +13,10 @@ its fill value, its size) is learnt by encoding the fill value, so a filter that
 data type (`astype`, `fixedscaleoffset` with `astype`, `categorize`) or the size (`packbits`)
 needs no special case either.
 
-First-party codecs with the same names win over this bridge: the registry looks up exact
-entry-point names before patterns (`numcodecs.bitround` is `plugins/codecs/bitround.py`).
+The bridge is `generic`: any codec that names an id itself wins over it, whether first-party
+(`numcodecs.bitround` is `plugins/codecs/bitround.py`) or from another package (an LZ4 plugin
+that reads `lz4` and `numcodecs.lz4` as aliases), so installing such a package never makes
+data the bridge read before ambiguous.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ class NumcodecsCodec(Codec):
     """A numcodecs codec; `from_json` returns the subclass of its kind."""
 
     names = names(pattern=re.escape(PREFIX) + _ID, v2_pattern=_ID, draft_pattern=DRAFT_PATTERN)
+    generic = True  # answers for every numcodecs id: a codec that names one wins over it
     kind: ClassVar[CodecKind] = CodecKind.BYTES_BYTES  # the kind subclasses say theirs
 
     codec_id: str

@@ -1,0 +1,121 @@
+"""Metadata-field extensions: top-level fields of a node's document that a package understands.
+
+Zarr v3 lets a document carry fields beyond the spec's; an implementation must refuse one it
+does not understand unless the field's value is an object with `"must_understand": false`
+(`negotiation.unknown_fields`). A `MetadataField` plugin (entry-point group
+`zarrkit.metadata_fields`, named by the field) declares that its package understands a field
+in the formats its `names` spell and on the node types in `node_types`; the kernel then
+accepts that field whatever its `must_understand`, and calls the plugin's `read` on every
+document read and its `write` on every document written, so the package checks the field and
+acts on it. Consolidated metadata (`plugins/fields/consolidated.py`) is the first-party one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from . import registry
+from .errors import MetadataError, MustUnderstandError
+from .names import Names
+
+#: the node types a document can be of
+NODE_TYPES = frozenset({"array", "group"})
+
+
+@dataclass(frozen=True)
+class FieldSite:
+    """Where a field is being read or written: the format's name (`zarrkit.abc.V3`), the
+    node's type ("array" or "group") and the document, as error messages name it."""
+
+    format: str
+    node_type: str
+    where: str
+
+
+class MetadataField:
+    """A top-level document field that a package understands (see the module docstring).
+
+    Subclasses set `names` (the field's name per format: `names("my_field")` is v3 only) and
+    may narrow `node_types`; they override `read` and `write` to check the value (raising
+    `zarrkit.errors.MetadataError`, whose `key` is taken relative to the field) and to act on
+    it. Instances are made with no arguments, once per document; keep no state in them.
+    """
+
+    names: ClassVar[Names]
+    #: the node types whose documents may carry the field
+    node_types: ClassVar[frozenset[str]] = NODE_TYPES
+    #: see `zarrkit.abc.Extension.generic`
+    generic: ClassVar[bool] = False
+
+    def read(self, value: Any, site: FieldSite) -> Any:
+        """The field's value as read; what it returns is what the parsed document holds."""
+        return value
+
+    def write(self, value: Any, site: FieldSite) -> Any:
+        """The field's value about to be written; what it returns is what is stored."""
+        return value
+
+
+def _plugin(name: str, format: str, node_type: str) -> MetadataField | None:
+    """The installed plugin that understands the field `name` here, or None."""
+    cls = registry.get_registry("metadata_field").find(name, format)
+    if cls is None or node_type not in getattr(cls, "node_types", NODE_TYPES):
+        return None
+    field: MetadataField = cls()
+    return field
+
+
+def read_fields(
+    doc: Mapping[str, Any], known: Iterable[str], *, format: str, node_type: str, where: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the document with each understood field as its plugin read it, the fields nobody
+    understands that may be skipped); a field nobody understands that must be understood is
+    a `MustUnderstandError`."""
+    known = set(known)
+    out = dict(doc)
+    extra: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key in known:
+            continue
+        plugin = _plugin(key, format, node_type)
+        if plugin is not None:
+            out[key] = _called(plugin.read, value, key, FieldSite(format, node_type, where))
+        elif isinstance(value, Mapping) and value.get("must_understand") is False:
+            extra[key] = value
+        else:
+            raise MustUnderstandError(
+                "this installation does not understand this field, and it is not marked "
+                '"must_understand": false (a package can declare it understands the field: '
+                "a zarrkit.metadata_fields plugin)",
+                key=key,
+                where=where,
+            )
+    return out, extra
+
+
+def write_fields(
+    doc: Mapping[str, Any], known: Iterable[str], *, format: str, node_type: str, where: str
+) -> dict[str, Any]:
+    """The document to store: each field a plugin understands as its `write` gives it; the
+    others as they are (skippable ones kept as read)."""
+    known = set(known)
+    out = dict(doc)
+    for key, value in doc.items():
+        if key in known:
+            continue
+        plugin = _plugin(key, format, node_type)
+        if plugin is not None:
+            out[key] = _called(plugin.write, value, key, FieldSite(format, node_type, where))
+    return out
+
+
+def _called(hook: Any, value: Any, key: str, site: FieldSite) -> Any:
+    """A plugin's hook, with its errors pointed at the field and the document."""
+    try:
+        return hook(value, site)
+    except MetadataError as exc:
+        raise exc.locate(key, site.where) from None
+    except (TypeError, ValueError, KeyError) as exc:
+        raise MetadataError(f"{type(exc).__name__}: {exc}", key=key, where=site.where) from None

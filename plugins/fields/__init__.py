@@ -1,0 +1,1 @@
+"""First-party metadata-field plugins: top-level document fields zarrkit understands."""
