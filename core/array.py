@@ -144,9 +144,12 @@ class Array(Node):
         opened, with the document it came from."""
         try:
             chain = CodecChain(metadata.codecs, metadata.data_type, metadata.fill_value)
-            uniform = metadata.chunk_grid.uniform_chunk_shape
-            if uniform is not None:
-                chain.bind(uniform)
+            grid = metadata.chunk_grid
+            first = grid.uniform_chunk_shape
+            if first is None and all(grid.grid_shape(metadata.shape)):
+                first = grid.chunk_shape((0,) * len(metadata.shape))  # an irregular grid's
+            if first is not None:
+                chain.bind(first)
         except CodecChainError as exc:
             skipped = ", ".join(repr(s.name) for s in metadata.skipped)
             if skipped:

@@ -548,7 +548,7 @@ def _new_array(
         raise MetadataError(f"expected non-negative lengths, got {shape}", key="shape", where=where)
     check_dimensions(shape, "shape", where)
     data_type = data_type_from_arg(dtype, fmt)
-    itemsize = data_type.item_size or 16
+    itemsize = data_type.stored_size or 16
     format_options = dict(format_options)
     codecs: Any = None
     if fmt == V3:

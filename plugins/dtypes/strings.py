@@ -57,7 +57,7 @@ class _Variable(DataType):
         return np.dtype(object)
 
     @property
-    def item_size(self) -> int | None:
+    def stored_size(self) -> int | None:
         return None
 
     @property

@@ -56,7 +56,7 @@ class Struct(DataType):
                     key="configuration.fields",
                 )
             seen.add(name)
-            size = data_type.item_size
+            size = data_type.stored_size
             if size is None:
                 raise MetadataError(
                     f"struct field {name!r} has variable-length type "
@@ -134,7 +134,7 @@ class Struct(DataType):
         return np.dtype([(n, t.native) for n, t in self.fields])
 
     @property
-    def item_size(self) -> int:
+    def stored_size(self) -> int:
         return self._item_size
 
     @property
@@ -179,9 +179,9 @@ class Struct(DataType):
                 raw = base64.b64decode(value.encode("ascii"), validate=True)
             except (binascii.Error, UnicodeEncodeError):
                 raise MetadataError(f"{value!r} is not base64", key="fill_value") from None
-            if len(raw) != self.item_size:
+            if len(raw) != self.stored_size:
                 raise MetadataError(
-                    f"the fill value has {len(raw)} bytes; {self.describe()} has {self.item_size}",
+                    f"the fill value has {len(raw)} bytes; {self.describe()} has {self.stored_size}",
                     key="fill_value",
                 )
             stored = np.frombuffer(raw, dtype=self.encoded_dtype("little"))
