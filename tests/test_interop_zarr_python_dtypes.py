@@ -102,3 +102,68 @@ def test_raw_bytes_written_by_zarrkit_read_by_zarr_python(tmp_path):
     doc = json.loads((tmp_path / "a" / "zarr.json").read_text())
     assert doc["fill_value"] == "AQIDBA=="  # base64, as zarr-python writes it
     assert _zarr_read(tmp_path / "a").tobytes() == RAW.tobytes() + b"\x01\x02\x03\x04" * 2
+
+
+# -- struct fields with a shape (v2) ----------------------------------------------------------
+#: what zarr-python 2 (and tensorstore) write for numpy's subarray fields; zarr-python 3.4
+#: refuses these in both formats, so the peer here is zarr-python 2.18
+SHAPED = [["a", "<f4", [2, 3]], ["b", ">i2"], ["c", "|u1", [2]]]
+
+_SHAPED_SCRIPT = r"""
+def mk(descr):
+    return np.dtype([tuple(f[:1]) + (f[1],) + ((tuple(f[2]),) if len(f) > 2 else ()) for f in descr])
+dt = mk(ARGS["descr"])
+values = np.frombuffer(base64.b64decode(ARGS["values"]), dtype=dt)
+ours = zarr.open_array(ARGS["ours"], mode="r")
+theirs = zarr.open_array(ARGS["theirs"], mode="w", shape=(5,), chunks=(2,), dtype=dt)
+theirs[:4] = values
+RESULT = {
+    "dtype": json.loads(json.dumps(ours.dtype.descr)),
+    "read": base64.b64encode(np.ascontiguousarray(ours[...]).astype(dt).tobytes()).decode(),
+}
+"""
+
+
+def _shaped_values() -> np.ndarray:
+    dt = np.dtype([("a", "<f4", (2, 3)), ("b", ">i2"), ("c", "|u1", (2,))])
+    v = np.zeros(4, dtype=dt)
+    v["a"] = np.arange(24, dtype=np.float32).reshape(4, 2, 3) - 7.5
+    v["a"][1, 0, 0] = np.nan
+    v["b"] = [1, -2, 300, -32768]
+    v["c"] = [[1, 2], [3, 4], [255, 0], [7, 8]]
+    return v
+
+
+def test_struct_fields_with_a_shape_both_ways_with_zarr2(zarr2, tmp_path):
+    import base64
+
+    values = _shaped_values()
+    ours = zk.create_array(
+        tmp_path / "ours", shape=(5,), dtype=values.dtype, chunks=(2,), zarr_format=2
+    )
+    ours[:4] = values
+    assert json.loads((tmp_path / "ours" / ".zarray").read_text())["dtype"] == SHAPED
+    result = zarr2.run(
+        _SHAPED_SCRIPT,
+        descr=SHAPED,
+        values=base64.b64encode(values.tobytes()).decode(),
+        ours=str(tmp_path / "ours"),
+        theirs=str(tmp_path / "theirs"),
+    )
+    assert result["dtype"] == [["a", "<f4", [2, 3]], ["b", ">i2"], ["c", "|u1", [2]]]
+    fill = np.zeros(1, dtype=values.dtype)
+    assert base64.b64decode(result["read"]) == values.tobytes() + fill.tobytes()
+    theirs = zk.open_array(tmp_path / "theirs")
+    assert theirs.dtype == np.dtype([("a", "<f4", (2, 3)), ("b", "=i2"), ("c", "|u1", (2,))])
+    back = theirs[...]
+    for name in ("a", "b", "c"):
+        assert back[name][:4].tobytes() == values[name].astype(back[name].dtype).tobytes(), name
+        assert not back[name][4].any(), name
+
+
+def test_struct_fields_with_a_shape_are_refused_in_v3_saying_why(tmp_path):
+    from zarrkit.errors import MetadataError
+
+    with pytest.raises(MetadataError, match="no Zarr v3 form"):
+        zk.create_array(tmp_path / "a", shape=(5,), dtype=_shaped_values().dtype, chunks=(2,))
+    assert not (tmp_path / "a" / "zarr.json").exists()
