@@ -95,7 +95,7 @@ class Struct(DataType):
                     if isinstance(doc, (list, tuple))
                     else _field_type(doc, format, f"{key}.data_type")
                 )
-                fields.append((_name(field_name, key), Subarray(base, _shape(shape, key))))
+                fields.append((_name(field_name, key), _Subarray(base, _shape(shape, key))))
                 continue
             else:
                 raise MetadataError(
@@ -117,7 +117,7 @@ class Struct(DataType):
             field_dtype = dtype[name]
             if field_dtype.subdtype is not None:
                 base, shape = field_dtype.subdtype
-                fields.append((name, Subarray(data_type_from_native(base), shape)))
+                fields.append((name, _Subarray(data_type_from_native(base), shape)))
             else:
                 fields.append((name, data_type_from_native(field_dtype)))
         return cls(fields)
@@ -131,7 +131,7 @@ class Struct(DataType):
         if format == V2:
             return [
                 [n, t.base.to_json(V2), list(t.shape)]
-                if isinstance(t, Subarray)
+                if isinstance(t, _Subarray)
                 else [n, t.to_json(V2)]
                 for n, t in self.fields
             ]
@@ -143,7 +143,7 @@ class Struct(DataType):
     def _shaped(self) -> bool:
         """Whether a field (or a field's field) has a shape: then the type has no v3 form."""
         return any(
-            isinstance(t, Subarray) or (isinstance(t, Struct) and t._shaped())
+            isinstance(t, _Subarray) or (isinstance(t, Struct) and t._shaped())
             for _, t in self.fields
         )
 
@@ -290,7 +290,7 @@ def _shape(value: Any, key: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-class Subarray(DataType):
+class _Subarray(DataType):
     """A struct field with a shape: `shape` values of `base` (numpy's subarray dtype). Only
     a field of a `Struct`, never an array's own type (numpy folds that into the array)."""
 
@@ -368,7 +368,9 @@ class Subarray(DataType):
         return np.array(flat, dtype=object).reshape(self.shape).tolist()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Subarray) and self.base == other.base and self.shape == other.shape
+        return (
+            isinstance(other, _Subarray) and self.base == other.base and self.shape == other.shape
+        )
 
     def __hash__(self) -> int:
-        return hash((Subarray, self.base, self.shape))
+        return hash((_Subarray, self.base, self.shape))
