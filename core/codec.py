@@ -46,7 +46,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from .data_type import DataType
-from .errors import ChunkDecodeError
+from .errors import ChunkDecodeError, CodecChainError
 from .extension import Extension, named_config
 from .names import V2, V3, V3_DRAFT_2020
 from .store import ByteRange, Range, SuffixRange
@@ -90,7 +90,7 @@ class ChunkSpec:
 
     @property
     def nbytes(self) -> int | None:
-        size = self.data_type.item_size
+        size = self.data_type.stored_size
         if size is None:
             return None
         return math.prod(self.shape) * size
@@ -225,8 +225,23 @@ class Codec(Extension, metaclass=ABCMeta):
         """
         return self
 
+    def check_data_type(self, data_type: DataType) -> None:
+        """Raise `self.refuse(data_type, why)` if this codec cannot handle `data_type` at all
+        (a serializer without a layout for it, a filter for numbers given text). The chain
+        asks it, with the data type this codec sees, when an array is created and when it is
+        opened, before `validate`: so a type a codec cannot take is refused then, not when a
+        chunk is first written. The default accepts every type."""
+
+    def refuse(self, data_type: DataType, why: str) -> CodecChainError:
+        """The error for a data type this codec cannot handle, naming both."""
+        return CodecChainError(
+            f"codec {self.written_name()!r} cannot handle data type {data_type.describe()}: {why}",
+            key="codecs",
+        )
+
     def validate(self, spec: ChunkSpec) -> None:
-        """Raise CodecChainError if this codec cannot encode chunks of `spec`; never rewrite."""
+        """Raise CodecChainError if this codec cannot encode chunks of `spec`; never rewrite.
+        Asked when an array is created and opened, after `check_data_type`."""
 
     def to_json(self, format: str = V3) -> Any:
         """The codec as its format writes it.

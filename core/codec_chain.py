@@ -637,10 +637,23 @@ class CodecChain:
         first = spec
         stages = []
         for aa in self._aa:
-            aa.validate(spec)
+            _check(aa, spec)
             stages.append((aa, spec))
             spec = aa.encoded_spec(spec)
-        self._ab.validate(spec)
+        _check(self._ab, spec)
         for bb in self._bb:
-            bb.validate(spec)
+            _check(bb, spec)
         return BoundChain(tuple(stages), (self._ab, spec), self._bb, first)
+
+
+def _check(codec: Codec, spec: ChunkSpec) -> None:
+    """A codec's own checks of the data type and chunks it will see. Anything but a zarrkit
+    error from them (a data type whose layout numpy cannot build) is reported as the codec
+    refusing the type, so it shows when the array is created, not at its first write."""
+    try:
+        codec.check_data_type(spec.data_type)
+        codec.validate(spec)
+    except ZarrkitError:
+        raise
+    except Exception as exc:
+        raise codec.refuse(spec.data_type, f"{type(exc).__name__}: {exc}") from exc

@@ -678,7 +678,7 @@ def _new_array(
         data_type = data_type_from_arg(dtype, fmt)
     except AmbiguousExtensionError as exc:
         data_type = _settled_by_codecs(exc, codec_args, format_options, fmt)
-    itemsize = data_type.item_size or 16
+    itemsize = data_type.stored_size or 16
     format_options = dict(format_options)
     codecs: Any = None
     if fmt == V3:

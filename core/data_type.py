@@ -8,6 +8,7 @@ branch on concrete types.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -31,9 +32,15 @@ class DataType(Extension):
     'big', or None when the type has no byte order or the format does not say). The v2/draft
     array->bytes step lays chunks out with `encoded_dtype(endian or 'little')`.
 
-    Traits for array->bytes codecs, so that a new data type works with them untouched:
-    `has_endianness`, `encoded_dtype(endian)`, `to_encoded` / `from_encoded` (the conversion
-    between decoded and stored layout), and `bit_layout` (for bit-packing codecs).
+    Two sizes, named apart. `memory_size` is numpy's itemsize of `native` (how decoded
+    chunks are held: 4 for an int24 held as int32); `stored_size` is the bytes per element of
+    the fixed-size stored layout, the itemsize of `encoded_dtype` (3 for that int24), or None
+    for variable-length types. Codecs size stored values by `stored_size`.
+
+    Traits for array->bytes codecs: `has_endianness`, `encoded_dtype(endian)`, `to_encoded` /
+    `from_encoded` (the conversion between decoded and stored layout), and `bit_layout` (for
+    bit-packing codecs). A codec that cannot lay a type out says so when an array is created or
+    opened (`Codec.check_data_type`), not when a chunk is first written.
     """
 
     #: Keys of the static index from numpy dtypes to data types; see `native_keys()`.
@@ -64,10 +71,42 @@ class DataType(Extension):
         out._endian = endian if self.has_endianness else None
         return out
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        legacy = cls.__dict__.get("item_size")
+        if legacy is not None and "stored_size" not in cls.__dict__:
+            # a type written before `stored_size` existed: its `item_size` was the stored size
+            warnings.warn(
+                f"{cls.__module__}.{cls.__qualname__} defines item_size, which is deprecated: "
+                f"define stored_size (bytes per element as stored) instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            getter = legacy.fget if isinstance(legacy, property) else None
+            if getter is not None:
+                cls.stored_size = property(getter)  # type: ignore[method-assign,assignment]
+
+    @property
+    def stored_size(self) -> int | None:
+        """Bytes per element as stored (the itemsize of `encoded_dtype`), or None for
+        variable-length types. May differ from `memory_size`: an int24 held as int32 stores 3."""
+        return self.encoded_dtype("little").itemsize
+
+    @property
+    def memory_size(self) -> int:
+        """Bytes per element of decoded chunks in memory: numpy's itemsize of `native`."""
+        return self.native.itemsize
+
     @property
     def item_size(self) -> int | None:
-        """Bytes per element, or None for variable-length types."""
-        return self.native.itemsize
+        """Deprecated: `stored_size`, which is what it always meant."""
+        warnings.warn(
+            "DataType.item_size is deprecated: use stored_size (bytes per element as stored) "
+            "or memory_size (numpy's itemsize of native)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.stored_size
 
     # -- JSON of the data type itself -------------------------------------------------------
     def to_json(self, format: str = V3) -> Any:
@@ -205,10 +244,12 @@ class DataType(Extension):
     def bit_layout(self) -> tuple[int, int, bool] | None:
         """(bits per component, components per element, signed) for bit-packing codecs.
 
-        A component is laid out as its little-endian bytes; only the low `bits` carry the
-        value. None: this type cannot be bit-packed.
+        A component is laid out as its little-endian bytes in the stored layout
+        (`encoded_dtype('little')`, `stored_size // components` bytes each); only the low
+        `bits` carry the value. None: this type cannot be bit-packed. The default reads the
+        stored layout, so a type stored as raw bytes (`V3`) is not packable until it says how.
         """
-        native = self.native
+        native = self.encoded_dtype("little")
         if native.fields or native.kind not in "biufc":
             return None
         if native.kind == "b":

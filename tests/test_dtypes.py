@@ -437,7 +437,7 @@ def test_struct_json_and_fill_round_trip(doc, seed_bytes, fmt):
             .to_json(V3)
             == doc
         )
-    size = data_type.item_size
+    size = data_type.stored_size
     raw = (seed_bytes * (size // 64 + 1))[:size]
     stored = np.frombuffer(raw, dtype=data_type.encoded_dtype("little"))
     value = data_type.from_encoded(stored, "little")[0]

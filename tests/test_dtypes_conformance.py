@@ -53,3 +53,8 @@ TestBFloat16 = _suite(
     ["NaN", "0x7fc1", "-Infinity"],
 )
 TestInt4 = _suite("int4", np.array([-8, 7, 0], dtype=ml_dtypes.int4), [-8, 7])
+TestRawBytes = _suite(
+    {"name": "raw_bytes", "configuration": {"length_bytes": 3}},
+    np.array([b"abc", b"\x00\x00\x01", b"\xff\xfe\xfd"], dtype="V3"),
+    ["AQID"],
+)

@@ -31,7 +31,6 @@ from interop_data import (
 )
 
 import zarrkit as zk
-from zarrkit.errors import UnknownExtensionError
 
 zarr = pytest.importorskip("zarr")
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec  # noqa: E402  (after the importorskip)
@@ -717,14 +716,16 @@ def test_raw_bits_zarrkit_round_trip_and_zarr_refuses(tmp_path: Path, dtype: str
         zarr.open_array(str(tmp_path), path="a", mode="r")
 
 
-def test_zarr_raw_bytes_refused_by_zarrkit(tmp_path: Path) -> None:
-    """The reverse: zarr-python's `raw_bytes` extension is not a zarrkit data type."""
+def test_zarr_raw_bytes_read_by_zarrkit(tmp_path: Path) -> None:
+    """The reverse: zarr-python's `raw_bytes` extension is a zarrkit data type too (issue 26;
+    this test refused it before). Both directions, value for value: in
+    test_interop_zarr_python_dtypes.py."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         zarr.create_array(store=str(tmp_path), name="a", shape=(3,), chunks=(2,), dtype="V2")
-    with pytest.raises(UnknownExtensionError, match="raw_bytes") as info:
-        zk.open_array(str(tmp_path), path="a")
-    assert info.value.kind == "data_type" and info.value.name == "raw_bytes"
+    a = zk.open_array(str(tmp_path), path="a")
+    assert a.dtype == np.dtype("V2")
+    assert raw(a[...]) == bytes(6)
 
 
 # -- mixed: one side writes part, the other writes the rest ----------------------------------

@@ -488,7 +488,7 @@ def _transfer_chunks(
     batch = _batch_size(src_meta, batch_bytes)
     uniform = src_meta.chunk_grid.uniform_chunk_shape
     limit = engine.value_limit(
-        src_meta.data_type.item_size, math.prod(uniform) if uniform else None
+        src_meta.data_type.stored_size, math.prod(uniform) if uniform else None
     )
     refill = not _same_values(src_meta.fill_value, dst_meta.fill_value, src_meta.dtype)
     done = 0
@@ -550,7 +550,7 @@ def _present_keys(store: Any, keys: _KeyMaker, grid_shape: tuple[int, ...]) -> s
 def _batch_size(meta: ArrayMetadata, batch_bytes: int) -> int:
     """Chunks per batch, so that a batch's decoded chunks stay within `batch_bytes`."""
     chunk_shape = meta.chunk_grid.uniform_chunk_shape
-    item = meta.data_type.item_size or 64
+    item = meta.data_type.stored_size or 64
     nbytes = math.prod(chunk_shape) * item if chunk_shape else batch_bytes
     return max(1, min(_MAX_BATCH_CHUNKS, batch_bytes // max(1, nbytes)))
 

@@ -77,7 +77,7 @@ class ChunkEngine:
         #: decoded bytes of a chunk (a guess for irregular grids)
         self.chunk_nbytes = self.dtype.itemsize * (math.prod(uniform) if uniform else 1 << 20)
         self.value_limit = value_limit(
-            metadata.data_type.item_size, math.prod(uniform) if uniform else None
+            metadata.data_type.stored_size, math.prod(uniform) if uniform else None
         )
         self.lasting = range_cache(store)
 

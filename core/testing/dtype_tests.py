@@ -14,13 +14,15 @@
 `data_type` and `sample` are required. The type must be reachable by its v3 name — installed
 through its entry point, or registered by the suite for each test when it is not. Tests cover
 what users rely on: JSON of the type and of fill values in every format the type declares,
-numpy resolution (when it claims `numpy_keys`), the bytes layout in both byte orders, and a
-real array written and read back through the type's default codecs.
+numpy resolution (when it claims `numpy_keys`), the sizes in memory and as stored, the bytes
+layout in both byte orders, a real array written and read back through the type's default
+codecs, and every serializer in `serializers`: each either refuses the type when the array is
+created (a `CodecChainError` naming the codec and the type) or stores and reads it back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -44,6 +46,12 @@ class DataTypeTests:
 
     #: JSON (v3) fill values to round-trip besides the default one
     fill_values: ClassVar[Sequence[Any]] = ()
+    #: array->bytes codecs (v3 JSON) that must either refuse the type at creation or store it
+    serializers: ClassVar[Sequence[Mapping[str, Any]]] = (
+        {"name": "bytes"},
+        {"name": "packbits"},
+        {"name": "vlen-utf8"},
+    )
 
     @pytest.fixture(autouse=True)
     def _reachable(self, data_type: DataType) -> Iterator[None]:
@@ -87,9 +95,16 @@ class DataTypeTests:
             assert again.to_json(fmt) == doc, fmt
             assert again.to_json(V3) == data_type.to_json(V3), fmt
 
-    def test_item_size_matches_numpy(self, data_type: DataType) -> None:
-        if data_type.item_size is not None:
-            assert data_type.item_size == data_type.native.itemsize
+    def test_sizes(self, data_type: DataType) -> None:
+        """`memory_size` is numpy's; `stored_size` is the stored layout's in both byte orders
+        (an int24 held as int32 has 4 and 3)."""
+        assert data_type.memory_size == data_type.native.itemsize
+        size = data_type.stored_size
+        if size is None:
+            return
+        assert size > 0, size
+        for endian in ("little", "big"):
+            assert data_type.encoded_dtype(endian).itemsize == size, endian
 
     def test_numpy_resolution(self, data_type: DataType) -> None:
         try:
@@ -126,7 +141,7 @@ class DataTypeTests:
     def test_bytes_layout_round_trip(
         self, data_type: DataType, sample: np.ndarray, endian: str
     ) -> None:
-        if data_type.item_size is None:  # variable-length: the bytes codec must refuse it
+        if data_type.stored_size is None:  # variable-length: the bytes codec must refuse it
             from zarrkit.api import create_array
 
             with pytest.raises(CodecChainError):
@@ -140,7 +155,7 @@ class DataTypeTests:
             return
         stored = data_type.to_encoded(sample, endian)
         assert stored.dtype == data_type.encoded_dtype(endian)
-        assert stored.dtype.itemsize == data_type.item_size
+        assert stored.dtype.itemsize == data_type.stored_size
         raw = np.ascontiguousarray(stored).tobytes()
         back = data_type.from_encoded(np.frombuffer(raw, dtype=stored.dtype), endian)
         assert _same(back, sample, data_type.native)
@@ -161,3 +176,30 @@ class DataTypeTests:
         assert _same(
             fills, np.asarray([b.fill_value] * 3, dtype=data_type.native), data_type.native
         )
+
+    # -- codecs -----------------------------------------------------------------------------
+    def test_serializers_refuse_at_creation_or_round_trip(
+        self, data_type: DataType, sample: np.ndarray
+    ) -> None:
+        """A codec that cannot lay the type out refuses it when the array is created, naming
+        itself and the type; one that accepts it stores the values and reads them back."""
+        from zarrkit.api import create_array
+
+        values = np.asarray(sample, dtype=data_type.native).reshape(-1)[:8]
+        for codec in self.serializers:
+            name = codec["name"]
+            try:
+                a = create_array(
+                    "memory://",
+                    shape=(values.size,),
+                    dtype=data_type,
+                    chunks=(values.size,),
+                    codecs=[dict(codec)],
+                )
+            except CodecChainError as exc:
+                assert name in str(exc) and data_type.describe() in str(exc), (name, str(exc))
+                continue
+            a[...] = values
+            back = a[...]
+            # values, not bytes: a sub-byte type may come back with its unused bits set
+            assert _same(back, values, data_type.native) or bool(np.array_equal(back, values)), name

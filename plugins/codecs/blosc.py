@@ -147,13 +147,13 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
         return out
 
     def evolve(self, spec: ChunkSpec) -> BloscCodec:
-        item = spec.data_type.item_size or 1
+        item = spec.data_type.stored_size or 1
         typesize = self.typesize or item
         shuffle = self.shuffle if self.shuffle not in (None, "auto") else _auto_shuffle(item)
         return BloscCodec(self.cname, self.clevel, shuffle, typesize, self.blocksize)
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        item = self.typesize or spec.data_type.item_size or 1
+        item = self.typesize or spec.data_type.stored_size or 1
         shuffle = self.shuffle or "noshuffle"
         if shuffle == "auto":
             shuffle = _auto_shuffle(item)

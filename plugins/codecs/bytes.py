@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, check_known_fields, config_value, names
+from zarrkit.abc import (
+    V3,
+    ArrayBytesCodec,
+    ChunkSpec,
+    DataType,
+    check_known_fields,
+    config_value,
+    names,
+)
 from zarrkit.errors import ChunkDecodeError, CodecChainError
 
 
@@ -44,12 +52,20 @@ class BytesCodec(ArrayBytesCodec):
             return BytesCodec("little")
         return self
 
+    def check_data_type(self, data_type: DataType) -> None:
+        size = data_type.stored_size
+        if size is None:
+            raise self.refuse(data_type, "it is variable-length (use a vlen codec)")
+        for endian in ("little", "big") if data_type.has_endianness else (None,):
+            stored = data_type.encoded_dtype(endian).itemsize
+            if stored != size:
+                raise self.refuse(
+                    data_type,
+                    f"its stored layout in {endian or 'any'} byte order has {stored} bytes "
+                    f"per element, its stored_size says {size}",
+                )
+
     def validate(self, spec: ChunkSpec) -> None:
-        if spec.data_type.item_size is None:
-            raise CodecChainError(
-                f"the bytes codec cannot encode variable-length {spec.data_type.describe()}",
-                key="codecs",
-            )
         if self.endian is None and spec.data_type.has_endianness:
             raise CodecChainError(
                 f"the bytes codec needs an 'endian' for {spec.data_type.describe()}", key="codecs"
@@ -64,7 +80,7 @@ class BytesCodec(ArrayBytesCodec):
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         stored = spec.data_type.encoded_dtype(self.endian)
-        return stored if stored == spec.dtype and spec.data_type.item_size else None
+        return stored if stored == spec.dtype and spec.data_type.stored_size else None
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         stored = spec.data_type.encoded_dtype(self.endian)

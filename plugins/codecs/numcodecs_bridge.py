@@ -75,7 +75,7 @@ FIXED_OVERHEAD = {"adler32": 4, "crc32": 4, "crc32c": 4, "fletcher32": 4, "jenki
 _FROM_SPEC: dict[str, Callable[[ChunkSpec], Any]] = {
     "dtype": lambda spec: str(spec.dtype),
     "decode_dtype": lambda spec: str(spec.dtype),
-    "elementsize": lambda spec: spec.data_type.item_size,
+    "elementsize": lambda spec: spec.data_type.stored_size,
 }
 _PROBE = 64  # elements encoded to learn what a filter produces
 
@@ -299,7 +299,7 @@ class _ArrayBytesNumcodec(NumcodecsCodec, ArrayBytesCodec):
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         bounded = BOUNDED_CHUNKS.get(self.codec_id)
-        if bounded is not None and spec.data_type.item_size is not None:
+        if bounded is not None and spec.data_type.stored_size is not None:
             return _as_chunk(bounded(self, data, spec), spec, self)
         return _as_chunk(np.asarray(self.impl.decode(data)), spec, self)
 

@@ -19,6 +19,7 @@ from zarrkit.abc import (
     V3,
     ArrayBytesCodec,
     ChunkSpec,
+    DataType,
     as_bytes_view,
     check_known_fields,
     config_value,
@@ -67,14 +68,35 @@ class PackBitsCodec(ArrayBytesCodec):
         return out
 
     # -- layout ------------------------------------------------------------------------------
+    def check_data_type(self, data_type: DataType) -> None:
+        self._type_layout(data_type)
+
+    def _type_layout(self, data_type: DataType) -> tuple[int, int, bool, int]:
+        """(bits per component, components, signed, stored bytes per component), or the
+        refusal of a type whose stored layout this codec cannot pack."""
+        layout = data_type.bit_layout
+        size = data_type.stored_size
+        if layout is None or size is None:
+            raise self.refuse(data_type, "the type declares no bit_layout")
+        bits, components, signed = layout
+        if components < 1 or bits < 1 or size % components:
+            raise self.refuse(
+                data_type, f"its bit_layout {layout} does not divide its {size} stored bytes"
+            )
+        comp_bytes = size // components
+        if comp_bytes > 8 or bits > 8 * comp_bytes:
+            raise self.refuse(
+                data_type,
+                f"{bits} bits per component do not fit its stored components of "
+                f"{comp_bytes} bytes (at most 8)",
+            )
+        if data_type.encoded_dtype("little").itemsize != size:
+            raise self.refuse(data_type, f"its stored layout is not {size} bytes per element")
+        return bits, components, signed, comp_bytes
+
     def _layout(self, spec: ChunkSpec) -> tuple[int, int, int, bool, int]:
         """(first bit, bits kept per component, components, signed, bytes per component)."""
-        layout = spec.data_type.bit_layout
-        if layout is None or spec.data_type.item_size is None:
-            raise CodecChainError(
-                f"the packbits codec cannot encode {spec.data_type.describe()}", key="codecs"
-            )
-        bits, components, signed = layout
+        bits, components, signed, comp_bytes = self._type_layout(spec.data_type)
         first = self.first_bit or 0
         last = bits - 1 if self.last_bit is None else self.last_bit
         if last >= bits:
@@ -83,7 +105,7 @@ class PackBitsCodec(ArrayBytesCodec):
                 f"{spec.data_type.describe()}",
                 key="codecs",
             )
-        return first, last - first + 1, components, signed, spec.data_type.item_size // components
+        return first, last - first + 1, components, signed, comp_bytes
 
     def validate(self, spec: ChunkSpec) -> None:
         self._layout(spec)
@@ -96,7 +118,7 @@ class PackBitsCodec(ArrayBytesCodec):
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         first, width, _components, _signed, comp_bytes = self._layout(spec)
         raw = np.ascontiguousarray(spec.data_type.to_encoded(data, "little"))
-        values = raw.reshape(-1).view(f"<u{comp_bytes}").astype(np.uint64)
+        values = _read_components(raw, comp_bytes)
         values = (values >> np.uint64(first)) & np.uint64((1 << width) - 1)
         shifts = np.arange(width, dtype=np.uint64)
         bits = ((values[:, None] >> shifts) & np.uint64(1)).astype(np.uint8).reshape(-1)
@@ -132,6 +154,26 @@ class PackBitsCodec(ArrayBytesCodec):
             sign = (values >> np.uint64(top - 1)) & np.uint64(1)
             fill = np.uint64(((1 << 64) - 1) ^ ((1 << top) - 1))
             values = np.where(sign == 1, values | fill, values)
-        stored = values.astype(f"<u{comp_bytes}")  # keeps the low bytes (two's complement)
+        stored = _write_components(values, comp_bytes)  # the low bytes (two's complement)
         stored = stored.view(spec.data_type.encoded_dtype("little")).reshape(spec.shape)
         return spec.data_type.from_encoded(stored, "little")
+
+
+def _read_components(raw: np.ndarray, width: int) -> np.ndarray:
+    """The little-endian components (`width` bytes each, 1 to 8) of a stored layout, as
+    uint64: numpy has integer dtypes only for widths 1, 2, 4 and 8 (an int24 stores 3)."""
+    flat = raw.reshape(-1).view(np.uint8)
+    if width in (1, 2, 4, 8):
+        return flat.view(f"<u{width}").astype(np.uint64)
+    wide = np.zeros((flat.size // width, 8), dtype=np.uint8)
+    wide[:, :width] = flat.reshape(-1, width)
+    return wide.view("<u8").reshape(-1)
+
+
+def _write_components(values: np.ndarray, width: int) -> np.ndarray:
+    """uint64 values as their low `width` little-endian bytes each, as one flat buffer."""
+    if width in (1, 2, 4, 8):
+        return values.astype(f"<u{width}").view(np.uint8)
+    return np.ascontiguousarray(
+        values.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :width]
+    ).reshape(-1)

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, as_bytes_view, names
-from zarrkit.errors import ChunkDecodeError, CodecChainError, ValueCastError
+from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, DataType, as_bytes_view, names
+from zarrkit.errors import ChunkDecodeError, ValueCastError
 
 
 class _VLen(ArrayBytesCodec):
@@ -28,13 +28,9 @@ class _VLen(ArrayBytesCodec):
 
         return getattr(numcodecs, self._numcodecs_class)()
 
-    def validate(self, spec: ChunkSpec) -> None:
-        if spec.data_type.written_name(V3) != self.implied_data_type:
-            raise CodecChainError(
-                f"the {self.written_name()} codec encodes the {self.implied_data_type!r} data "
-                f"type, not {spec.data_type.describe()}",
-                key="codecs",
-            )
+    def check_data_type(self, data_type: DataType) -> None:
+        if data_type.written_name(V3) != self.implied_data_type:
+            raise self.refuse(data_type, f"it encodes the {self.implied_data_type!r} data type")
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         flat = np.ascontiguousarray(data, dtype=object).reshape(-1)

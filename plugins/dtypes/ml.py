@@ -65,7 +65,7 @@ class _MLType(DataType):
         return native
 
     @property
-    def item_size(self) -> int:
+    def stored_size(self) -> int:
         return max(1, self._bits // 8)
 
     @property
@@ -90,18 +90,18 @@ class _MLType(DataType):
     def encoded_dtype(self, endian: str | None) -> np.dtype:
         if not self.has_endianness or endian is None:
             return self.native
-        return np.dtype(("<" if endian == "little" else ">") + f"u{self.item_size}")
+        return np.dtype(("<" if endian == "little" else ">") + f"u{self.stored_size}")
 
     def to_encoded(self, data: np.ndarray, endian: str | None) -> np.ndarray:
         target = self.encoded_dtype(endian)
         if target == self.native:
             return data
-        return np.ascontiguousarray(data).view(f"u{self.item_size}").astype(target)
+        return np.ascontiguousarray(data).view(f"u{self.stored_size}").astype(target)
 
     def from_encoded(self, stored: np.ndarray, endian: str | None) -> np.ndarray:
         if stored.dtype == self.native:
             return stored
-        return stored.astype(f"=u{self.item_size}").view(self.native)
+        return stored.astype(f"=u{self.stored_size}").view(self.native)
 
     @property
     def bit_layout(self) -> tuple[int, int, bool] | None:

@@ -3,7 +3,11 @@
 One class serves the whole family through a name pattern; its fill value is a list of N/8
 byte values. In v2 the family is numpy's void typestrings `|V<n>` (what zarr-python 3 writes
 for raw bytes, fill value base64); the 2020 draft names it `r8`, `r16`, ... as v3 does.
-(zarr-python 3's own v3 extension `raw_bytes` is a different name and is not read.)
+
+`raw_bytes` is zarr-python 3's v3 name for the same values: `{"name": "raw_bytes",
+"configuration": {"length_bytes": n}}`, fill value base64 of the n bytes. It is read and
+written as zarr-python writes it (numpy `V<n>` still resolves to `r<8n>`, the registered name;
+ask for `raw_bytes` by name to write it).
 """
 
 from __future__ import annotations
@@ -12,11 +16,11 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.abc import V2, V3, DataType, names
+from zarrkit.abc import V2, V3, DataType, check_known_fields, config_value, names
 from zarrkit.errors import MetadataError
 
 _PATTERN = r"r([1-9][0-9]*)"
@@ -25,7 +29,7 @@ _V2_PATTERN = r"\|V([1-9][0-9]*)"
 
 class RawBits(DataType):
     names = names(pattern=_PATTERN, draft_pattern=_PATTERN, v2_pattern=_V2_PATTERN)
-    numpy_keys = ("V",)
+    numpy_keys: ClassVar[tuple[str, ...]] = ("V",)
 
     def __init__(self, bits: int):
         if bits <= 0 or bits % 8:
@@ -92,3 +96,35 @@ class RawBits(DataType):
 
     def cast_scalar(self, value: Any) -> Any:
         return self.fill_from_user(value)
+
+
+class RawBytes(RawBits):
+    """zarr-python 3's `raw_bytes`: the bytes of `r<8n>` under its own name and fill JSON."""
+
+    names = names("raw_bytes")
+    numpy_keys = ()  # numpy V<n> stays `r<8n>`
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> RawBytes:
+        owner = "raw_bytes data type"
+        check_known_fields(configuration, {"length_bytes"}, owner=owner)
+        length = config_value(configuration, "length_bytes", int, owner=owner)
+        if isinstance(length, bool) or length < 1:
+            raise MetadataError(
+                f"{owner}: length_bytes must be a positive integer, got {length!r}",
+                key="configuration.length_bytes",
+            )
+        return cls(8 * length)
+
+    @classmethod
+    def from_native(cls, dtype: np.dtype) -> RawBytes:
+        return cls(dtype.itemsize * 8)
+
+    def written_name(self, format: str = V3) -> str:
+        return "raw_bytes"
+
+    def configuration(self, format: str = V3) -> dict[str, Any]:
+        return {"length_bytes": self.bits // 8}
+
+    def fill_to_json(self, value: Any, format: str = V3) -> Any:
+        return base64.b64encode(np.asarray(value, dtype=self.native).tobytes()).decode("ascii")

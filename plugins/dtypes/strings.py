@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrkit.abc import V3, DataType, check_known_fields, config_value, names, settings
+from zarrkit.abc import V2, V3, DataType, check_known_fields, config_value, names, settings
 from zarrkit.errors import MetadataError, ValueCastError
 
 from .typestrings import endian_of, endian_of_native, no_configuration, prefix
@@ -57,7 +57,7 @@ class _Variable(DataType):
         return np.dtype(object)
 
     @property
-    def item_size(self) -> int | None:
+    def stored_size(self) -> int | None:
         return None
 
     @property
@@ -155,6 +155,10 @@ class VariableString(_Variable):
         return str(value) if isinstance(value, str) else None
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
+        if format == V2 and isinstance(value, (int, float)) and not isinstance(value, bool):
+            # zarr-python 2 wrote 0 (its default for every dtype) for object arrays too;
+            # zarr-python 3 reads a number as its text, and so does this
+            return str(value)
         if not isinstance(value, str):
             raise MetadataError(
                 f"the fill value of 'string' is a string, got {value!r}", key="fill_value"
@@ -180,6 +184,10 @@ class VariableBytes(_Variable):
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if isinstance(value, str):
             return _b64decode(value)
+        if format == V2 and value == 0 and type(value) in (int, float):
+            # zarr-python 2's default fill for every dtype, object arrays included: it chose
+            # nothing, so the type's own default (zarr-python 3 refuses it; 2 gave int 0s)
+            return self.default_fill()
         if isinstance(value, list) and all(
             isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value
         ):

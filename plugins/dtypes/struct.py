@@ -9,8 +9,12 @@
   record in the byte orders the list names.
 
 Records are packed (no padding), as the spec's bytes encoding says. Each field is any fixed-size
-data type, resolved through the registry, so a plugin's data type can be a field too. Fields
-with a shape (numpy subarrays) are not supported.
+data type, resolved through the registry, so a plugin's data type can be a field too.
+
+Fields with a shape (numpy subarrays, v2's `["a", "<f4", [2, 3]]`, which zarr-python 2 and
+tensorstore write) are read and written in v2. The `struct` spec has no form for them, and
+zarr-python 3.4 refuses them in both formats, so a v3 array of such a type is refused with an
+error saying so rather than written in a form no one else reads.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ class Struct(DataType):
                     key="configuration.fields",
                 )
             seen.add(name)
-            size = data_type.item_size
+            size = data_type.stored_size
             if size is None:
                 raise MetadataError(
                     f"struct field {name!r} has variable-length type "
@@ -76,7 +80,7 @@ class Struct(DataType):
             raise MetadataError(
                 f"{name}: 'fields' must be a list, got {items!r}", key="configuration.fields"
             )
-        fields = []
+        fields: list[tuple[str, DataType]] = []
         for i, item in enumerate(items):
             key = f"configuration.fields[{i}]"
             if isinstance(item, Mapping) and format == V3:
@@ -84,19 +88,21 @@ class Struct(DataType):
                 field_name, doc = item.get("name"), item.get("data_type")
             elif isinstance(item, (list, tuple)) and len(item) == 2:
                 field_name, doc = item
-            elif isinstance(item, (list, tuple)) and len(item) == 3:
-                raise MetadataError(
-                    f"struct field {item[0]!r} has a shape {item[2]!r}; fields "
-                    f"with a shape are not supported",
-                    key=key,
+            elif isinstance(item, (list, tuple)) and len(item) == 3 and format == V2:
+                field_name, doc, shape = item
+                base = (
+                    cls.from_json("structured", {"fields": doc}, V2)
+                    if isinstance(doc, (list, tuple))
+                    else _field_type(doc, format, f"{key}.data_type")
                 )
+                fields.append((_name(field_name, key), _Subarray(base, _shape(shape, key))))
+                continue
             else:
                 raise MetadataError(
                     f"a struct field is {{'name', 'data_type'}} (or [name, type]), got {item!r}",
                     key=key,
                 )
-            if not isinstance(field_name, str):
-                raise MetadataError(f"a struct field name is a string, got {field_name!r}", key=key)
+            field_name = _name(field_name, key)
             if format == V2 and isinstance(doc, (list, tuple)):
                 field_type = cls.from_json("structured", {"fields": doc}, V2)
             else:
@@ -106,16 +112,14 @@ class Struct(DataType):
 
     @classmethod
     def from_native(cls, dtype: np.dtype) -> DataType:
-        fields = []
+        fields: list[tuple[str, DataType]] = []
         for name in dtype.names or ():
             field_dtype = dtype[name]
             if field_dtype.subdtype is not None:
-                raise MetadataError(
-                    f"struct field {name!r} has a shape {field_dtype.shape}; "
-                    f"fields with a shape are not supported",
-                    key="data_type",
-                )
-            fields.append((name, data_type_from_native(field_dtype)))
+                base, shape = field_dtype.subdtype
+                fields.append((name, _Subarray(data_type_from_native(base), shape)))
+            else:
+                fields.append((name, data_type_from_native(field_dtype)))
         return cls(fields)
 
     def configuration(self, format: str = V3) -> dict[str, Any]:
@@ -125,8 +129,36 @@ class Struct(DataType):
 
     def to_json(self, format: str = V3) -> Any:
         if format == V2:
-            return [[n, t.to_json(V2)] for n, t in self.fields]
+            return [
+                [n, t.base.to_json(V2), list(t.shape)]
+                if isinstance(t, _Subarray)
+                else [n, t.to_json(V2)]
+                for n, t in self.fields
+            ]
         return super().to_json(format)
+
+    def describe(self) -> str:
+        return repr(self.to_json(V2) if self._shaped() else self.to_json(V3))
+
+    def _shaped(self) -> bool:
+        """Whether a field (or a field's field) has a shape: then the type has no v3 form."""
+        return any(
+            isinstance(t, _Subarray) or (isinstance(t, Struct) and t._shaped())
+            for _, t in self.fields
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and self.fields == other.fields
+            and self.endian == other.endian
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.fields, self.endian))
+
+    def __repr__(self) -> str:
+        return f"<data type {self.describe()}>"
 
     # -- numpy -------------------------------------------------------------------------------
     @property
@@ -134,7 +166,7 @@ class Struct(DataType):
         return np.dtype([(n, t.native) for n, t in self.fields])
 
     @property
-    def item_size(self) -> int:
+    def stored_size(self) -> int:
         return self._item_size
 
     @property
@@ -179,9 +211,9 @@ class Struct(DataType):
                 raw = base64.b64decode(value.encode("ascii"), validate=True)
             except (binascii.Error, UnicodeEncodeError):
                 raise MetadataError(f"{value!r} is not base64", key="fill_value") from None
-            if len(raw) != self.item_size:
+            if len(raw) != self.stored_size:
                 raise MetadataError(
-                    f"the fill value has {len(raw)} bytes; {self.describe()} has {self.item_size}",
+                    f"the fill value has {len(raw)} bytes; {self.describe()} has {self.stored_size}",
                     key="fill_value",
                 )
             stored = np.frombuffer(raw, dtype=self.encoded_dtype("little"))
@@ -240,3 +272,105 @@ class Struct(DataType):
             f"{value!r} cannot be stored as {self.describe()}: give a tuple, a "
             f"dict by field name or a numpy record"
         )
+
+
+def _name(value: Any, key: str) -> str:
+    if not isinstance(value, str):
+        raise MetadataError(f"a struct field name is a string, got {value!r}", key=key)
+    return value
+
+
+def _shape(value: Any, key: str) -> tuple[int, ...]:
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in value
+    ):
+        raise MetadataError(
+            f"the shape of a struct field is a list of positive integers, got {value!r}", key=key
+        )
+    return tuple(value)
+
+
+class _Subarray(DataType):
+    """A struct field with a shape: `shape` values of `base` (numpy's subarray dtype). Only
+    a field of a `Struct`, never an array's own type (numpy folds that into the array)."""
+
+    names = names("struct.subarray")  # internal: never written, never registered
+
+    def __init__(self, base: DataType, shape: Sequence[int]):
+        self.base = base
+        self.shape = tuple(int(n) for n in shape)
+        if base.stored_size is None:
+            raise MetadataError(
+                f"a struct field with a shape needs a fixed-size type, got {base.describe()}",
+                key="configuration.fields",
+            )
+
+    @classmethod
+    def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> DataType:
+        raise MetadataError("a struct field with a shape is written inside its struct")
+
+    def to_json(self, format: str = V3) -> Any:
+        raise MetadataError(
+            f"struct fields with a shape ({self.describe()}) have no Zarr v3 form: the struct "
+            f"spec defines none and zarr-python refuses them; store such records in Zarr v2",
+            key="data_type",
+        )
+
+    def describe(self) -> str:
+        return f"{self.base.describe()} of shape {list(self.shape)}"
+
+    @property
+    def endian(self) -> str | None:
+        return self.base.endian
+
+    @property
+    def native(self) -> np.dtype:
+        return np.dtype((self.base.native, self.shape))
+
+    @property
+    def stored_size(self) -> int:
+        return self.encoded_dtype("little").itemsize
+
+    @property
+    def has_endianness(self) -> bool:
+        return self.base.has_endianness
+
+    @property
+    def bit_layout(self) -> tuple[int, int, bool] | None:
+        return None
+
+    def encoded_dtype(self, endian: str | None) -> np.dtype:
+        return np.dtype((self.base.encoded_dtype(endian), self.shape))
+
+    def to_encoded(self, data: np.ndarray, endian: str | None) -> np.ndarray:
+        return self.base.to_encoded(data, endian)
+
+    def from_encoded(self, stored: np.ndarray, endian: str | None) -> np.ndarray:
+        return self.base.from_encoded(stored, endian)
+
+    def default_fill(self) -> Any:
+        return np.full(self.shape, self.base.default_fill(), dtype=self.base.native)
+
+    def fill_from_json(self, value: Any, format: str = V3) -> Any:
+        out = np.asarray(value, dtype=object)
+        if out.shape != self.shape:
+            raise MetadataError(
+                f"the fill value of {self.describe()} is a nested list of that shape, "
+                f"got {value!r}",
+                key="fill_value",
+            )
+        flat = [self.base.fill_from_json(v, format) for v in out.reshape(-1).tolist()]
+        return np.array(flat, dtype=self.base.native).reshape(self.shape)
+
+    def fill_to_json(self, value: Any, format: str = V3) -> Any:
+        values = np.asarray(value, dtype=self.base.native).reshape(self.shape)
+        flat = [self.base.fill_to_json(v, format) for v in values.reshape(-1)]
+        return np.array(flat, dtype=object).reshape(self.shape).tolist()
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _Subarray) and self.base == other.base and self.shape == other.shape
+        )
+
+    def __hash__(self) -> int:
+        return hash((_Subarray, self.base, self.shape))
