@@ -28,14 +28,45 @@ zarr = pytest.importorskip("zarr")
 LZ4_DIST = "zarrkit-example-lz4"
 
 #: a package for zarr-python only: a bytes -> bytes codec with nothing but coroutines (zarr
-#: runs it on its event loop), an array -> array one with synchronous methods, and one that
-#: fails on request
+#: runs it on its event loop), an array -> array one and an array -> bytes one with synchronous
+#: methods, and one that fails on request
 ZARR_CODECS = textwrap.dedent("""
     from dataclasses import dataclass, replace
 
     import numpy as np
-    from zarr.abc.codec import ArrayArrayCodec, BytesBytesCodec
+    from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
     from zarr.core.common import parse_named_configuration
+
+
+    @dataclass(frozen=True)
+    class BigEndian(ArrayBytesCodec):
+        @classmethod
+        def from_dict(cls, data):
+            parse_named_configuration(data, "example.zarr_be", require_configuration=False)
+            return cls()
+
+        def to_dict(self):
+            return {"name": "example.zarr_be"}
+
+        def compute_encoded_size(self, input_byte_length, chunk_spec):
+            return input_byte_length
+
+        def _encode_sync(self, chunk_data, chunk_spec):
+            array = np.ascontiguousarray(chunk_data.as_numpy_array())
+            big = array.astype(array.dtype.newbyteorder(">"))
+            return chunk_spec.prototype.buffer.from_bytes(big.tobytes())
+
+        def _decode_sync(self, chunk_data, chunk_spec):
+            native = chunk_spec.dtype.to_native_dtype()
+            big = np.frombuffer(chunk_data.to_bytes(), dtype=native.newbyteorder(">"))
+            out = big.astype(native).reshape(chunk_spec.shape)
+            return chunk_spec.prototype.nd_buffer.from_numpy_array(out)
+
+        async def _encode_single(self, chunk_data, chunk_spec):
+            return self._encode_sync(chunk_data, chunk_spec)
+
+        async def _decode_single(self, chunk_data, chunk_spec):
+            return self._decode_sync(chunk_data, chunk_spec)
 
 
     @dataclass(frozen=True)
@@ -119,6 +150,7 @@ ZARR_ONLY = {
         "example.zarr_xor": "zarr_example_codecs:Xor",
         "example.zarr_offset": "zarr_example_codecs:Offset",
         "example.zarr_failing": "zarr_example_codecs:Failing",
+        "example.zarr_be": "zarr_example_codecs:BigEndian",
         # a third party's class for a name zarrkit implements itself: zarrkit's stays
         "gzip": "zarr_example_codecs:Xor",
     }
@@ -173,6 +205,15 @@ def test_zarr_python_only_codecs_both_ways(zarr_only: Path, tmp_path: Path) -> N
     stored = (tmp_path / "by_zarrkit" / "c" / "0" / "0").read_bytes()
     expected = (data[:16, :20] + 7).astype("<i2").tobytes()
     assert stored == bytes(b ^ 90 for b in expected)
+    # and a zarr-python serialiser in place of `bytes`
+    floats = zk.create_array(
+        str(tmp_path), path="be_by_zarrkit", shape=(10,), chunks=(4,), dtype="float32",
+        fill_value=0.5, codecs=[{"name": "example.zarr_be"}],
+    )  # fmt: skip
+    floats[:6] = np.arange(6, dtype="float32") / 4
+    assert type(floats.codecs[0]).__name__ == "_ArrayBytesZarrCodec"
+    stored = (tmp_path / "be_by_zarrkit" / "c" / "0").read_bytes()
+    assert stored == (np.arange(4, dtype="float32") / 4).astype(">f4").tobytes()
 
     # zarr-python, in an interpreter that finds the codecs through their entry points, reads
     # what zarrkit wrote and writes its own array with them
@@ -187,6 +228,11 @@ def test_zarr_python_only_codecs_both_ways(zarr_only: Path, tmp_path: Path) -> N
                               serializer={CODECS[1]!r}, compressors=[{CODECS[2]!r}])
         b[...] = a[...]
         b[29, 49] = 1234
+        f = zarr.open_array(root, path="be_by_zarrkit", mode="r")
+        print(json.dumps(f[...].tolist()))
+        g = zarr.create_array(root, name="be_by_zarr", shape=(10,), chunks=(4,), dtype="float32",
+                              fill_value=0.5, serializer={{"name": "example.zarr_be"}})
+        g[3:] = np.arange(7, dtype="float32") * 2
 
         # a codec registered with zarr-python at run time, not by an entry point
         from dataclasses import dataclass
@@ -222,8 +268,11 @@ def test_zarr_python_only_codecs_both_ways(zarr_only: Path, tmp_path: Path) -> N
         """,
         zarr_only,
     )
-    by_zarrkit_read, runtime = out.stdout.strip().splitlines()
+    by_zarrkit_read, floats_read, runtime = out.stdout.strip().splitlines()
     np.testing.assert_array_equal(np.array(json.loads(by_zarrkit_read)), data)
+    assert json.loads(floats_read) == [0, 0.25, 0.5, 0.75, 1, 1.25, 0.5, 0.5, 0.5, 0.5]
+    floats_back = zk.open_array(str(tmp_path), path="be_by_zarr")[...]
+    np.testing.assert_array_equal(floats_back, [0.5, 0.5, 0.5, 0, 2, 4, 6, 8, 10, 12])
     by_zarr_read, by_zarrkit_read_back, stored_hex = json.loads(runtime)
     assert by_zarr_read == [i * 3 for i in range(7)]
     assert by_zarrkit_read_back == [i * 5 for i in range(7)]
@@ -252,6 +301,32 @@ def test_zarr_python_own_codecs_stay_zarrkit_first_party(zarr_only: Path) -> Non
         assert "zarr_python_bridge" not in cls.__module__, (name, cls)
     bridged = registry.lookup("codec", "example.zarr_xor")
     assert bridged.__module__ == "zarrkit.plugins.codecs.zarr_python_bridge"
+
+
+NAMED_IN_ZARRKIT = textwrap.dedent("""
+    from zarrkit.abc import ArrayArrayCodec, names
+
+
+    class Offset(ArrayArrayCodec):
+        names = names("example.zarr_offset")
+
+        def encode(self, data, spec):
+            return data
+
+        decode = encode
+""")
+
+
+def test_a_zarrkit_plugin_naming_the_codec_wins_over_the_bridge(
+    zarr_only: Path, fake_distribution
+) -> None:
+    assert registry.lookup("codec", "example.zarr_offset").__name__ == "ZarrPythonCodec"
+    fake_distribution(
+        "zarrkit-offset",
+        entry_points={"zarrkit.codecs": {"example.zarr_offset": "zarrkit_offset:Offset"}},
+        modules={"zarrkit_offset": NAMED_IN_ZARRKIT},
+    )
+    assert registry.lookup("codec", "example.zarr_offset").__module__ == "zarrkit_offset"
 
 
 def test_a_failing_zarr_python_codec_is_named_in_zarrkit_errors(
