@@ -315,11 +315,14 @@ class _ArrayArrayZarrCodec(ZarrPythonCodec, ArrayArrayCodec):
     kind = CodecKind.ARRAY_ARRAY
 
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
-        resolved = self._call("resolve_metadata", self._array_spec(spec))
-        native = resolved.dtype.to_native_dtype()
-        data_type = data_type_from_native(native)
-        fill = np.asarray(resolved.fill_value, dtype=data_type.native)[()]
-        return ChunkSpec(tuple(resolved.shape), data_type, fill)
+        key = ("encoded", spec.shape, spec.data_type, _fill_key(spec.fill_value))
+        found: ChunkSpec | None = self._specs.get(key)
+        if found is None:  # once per spec, as `_array_spec`: `encode` asks for every chunk
+            resolved = self._call("resolve_metadata", self._array_spec(spec))
+            data_type = data_type_from_native(resolved.dtype.to_native_dtype())
+            fill = np.asarray(resolved.fill_value, dtype=data_type.native)[()]
+            found = self._specs[key] = ChunkSpec(tuple(resolved.shape), data_type, fill)
+        return found
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         out = self._run(True, self._nd_buffer(np.ascontiguousarray(data)), spec)
