@@ -14,6 +14,11 @@ zarrkit's reads (`zarrkit.store.DEFAULT_VALUE_LIMIT`) of one value.
 The way back, a zarr-python store as a zarrkit store, is the `zarr-python` store plugin
 (`zarrkit.plugins.stores.zarr_python`); `as_zarr_store` of a store that plugin made gives
 back the zarr-python store it wraps.
+
+Codecs go both ways too: `zarrkit.zarr_python.codecs` presents zarrkit codecs to zarr-python
+(`as_zarr_codec`, and `ZarrkitCodec` for a package's `zarr.codecs` entry points), and the
+`zarr.codecs:*` codec plugin (`zarrkit.plugins.codecs.zarr_python_bridge`) presents zarr-python's
+third-party codecs to zarrkit.
 """
 
 from __future__ import annotations
@@ -22,21 +27,28 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from zarr.abc.store import (
-    ByteRequest,
-    OffsetByteRequest,
-    RangeByteRequest,
-    Store,
-    SuffixByteRequest,
-)
-from zarr.core.buffer import Buffer, BufferPrototype
+try:
+    from zarr.abc.store import (
+        ByteRequest,
+        OffsetByteRequest,
+        RangeByteRequest,
+        Store,
+        SuffixByteRequest,
+    )
+    from zarr.core.buffer import Buffer, BufferPrototype
+except ImportError as exc:  # the optional dependency: say which extra brings it
+    raise ImportError(
+        f"zarrkit.zarr_python needs zarr-python 3 ({exc}): pip install 'zarrkit[zarr-python]'"
+    ) from exc
 
 import zarrkit.store
 from zarrkit.plugins.stores.zarr_python import ZarrPythonStore
 from zarrkit.store import ByteRange, Range, SuffixRange, check_prefix
 from zarrkit.store_opening import open_store
 
-__all__ = ["ZarrkitZarrStore", "as_zarr_store"]
+from .codecs import as_zarr_codec
+
+__all__ = ["ZarrkitZarrStore", "as_zarr_codec", "as_zarr_store"]
 
 
 def as_zarr_store(store: Any, *, mode: str = "r", storage_options: dict | None = None) -> Store:

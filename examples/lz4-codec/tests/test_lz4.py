@@ -42,3 +42,20 @@ def test_data_is_what_zarr_python_numcodecs_lz4_reads(tmp_path):
         again = zk.open_array(str(tmp_path), path="a")
         assert isinstance(again.codecs[-1], Lz4Codec)
         np.testing.assert_array_equal(again[...], data)
+
+
+def test_zarr_python_reads_and_writes_example_lz4_itself(tmp_path):
+    """The package's `zarr.codecs` entry point: zarr-python uses the codec by its own name."""
+    zarr = pytest.importorskip("zarr")
+    data = np.arange(3000, dtype="uint16").reshape(30, 100) % 251
+    lz4 = {"name": "example.lz4", "configuration": {"acceleration": 4}}
+    z = zarr.create_array(
+        str(tmp_path), name="z", shape=data.shape, chunks=(16, 64), dtype="uint16",
+        compressors=[lz4],
+    )  # fmt: skip
+    z[...] = data
+    back = zk.open_array(str(tmp_path), path="z", mode="r+")
+    assert back.codecs[-1] == Lz4Codec(acceleration=4)
+    np.testing.assert_array_equal(back[...], data)
+    back[:5] = 7
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path), path="z")[:5], 7)
