@@ -4,6 +4,8 @@
   (`ReadableStoreTests` for stores that cannot be written through themselves).
 - `DataTypeTests`: the same for a data type plugin.
 - `CodecTests`: the same for codecs.
+- `ChunkGridTests`, `ChunkKeyEncodingTests`, `MemoryLayoutTests`: the same for chunk grids,
+  chunk key encodings and memory layouts.
 - `make_distribution` / `installed`: write and install a real fake distribution.
 - The pytest plugin (`zarrkit.testing.pytest_plugin`, loaded automatically) adds the fixtures
   `fake_distribution` and `zarrkit_register`.
@@ -20,6 +22,9 @@ _EXPORTS = {
     "ReadableStoreTests": "store_tests",
     "DataTypeTests": "dtype_tests",
     "CodecTests": "codec_tests",
+    "ChunkGridTests": "grid_tests",
+    "ChunkKeyEncodingTests": "key_encoding_tests",
+    "MemoryLayoutTests": "layout_tests",
     "make_distribution": "fake_dist",
     "installed": "fake_dist",
 }
