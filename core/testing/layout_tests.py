@@ -12,7 +12,7 @@ A memory layout is the array -> bytes step of zarr v2 (`order`) and the 2020 dra
 (`chunk_memory_layout`); the data type's byte order is the other half of it. The suite asks
 what that step promises (`zarrkit.abc.MemoryLayout`): `from_bytes(to_bytes(chunk))` gives the
 chunk back for every shape (0-d and empty too) and dtype in both byte orders, from read-only
-bytes and memoryviews, whatever the memory order of the chunk given; `to_bytes` writes exactly
+bytes and memoryviews, whatever the memory order of the chunk given, changing neither; `to_bytes` writes exactly
 one whole element per element, each in the dtype's byte order (a layout orders elements, it
 does not reshuffle their bytes, or the dtype written beside it would lie); `numpy_order`, when
 set, is what the bytes are; `v3_codecs`, when given, lays a chunk out byte for byte as
@@ -109,6 +109,9 @@ class MemoryLayoutTests:
             dtype = np.dtype(dtype_str)
             chunk = _sample(dtype, shape)
             stored = layout.to_bytes(chunk, dtype)
+            np.testing.assert_array_equal(
+                chunk, _sample(dtype, shape), "to_bytes changed its input"
+            )
             raw = _as_bytes(stored)
             assert len(raw) == chunk.size * dtype.itemsize, (
                 f"{dtype} {shape}: {len(raw)} bytes for {chunk.size} elements"
@@ -117,6 +120,7 @@ class MemoryLayoutTests:
                 back = layout.from_bytes(given, shape, dtype)
                 assert back.shape == shape and back.dtype == dtype, (dtype, shape, back.dtype)
                 np.testing.assert_array_equal(back, chunk, err_msg=f"{dtype} {shape}")
+                assert bytes(given) == raw, f"{dtype} {shape}: from_bytes changed its input"
 
     def test_memory_order_of_the_chunk_does_not_matter(self, layout: MemoryLayout) -> None:
         """The engine hands over C-ordered chunks, views and Fortran-ordered copies alike:
