@@ -574,8 +574,12 @@ class Array(Node):
                 continue
             last = new_grid[d] - 1
             start = int(grid.chunk_start(d, np.asarray(last)))
-            coords = (0,) * d + (last,) + (0,) * (len(old) - d - 1)
-            end = min(old[d], start + grid.chunk_shape(coords)[d])
+            # where that chunk ends: the next one's start (chunks may differ in size)
+            end = (
+                old[d]
+                if last + 1 >= old_grid[d]
+                else int(grid.chunk_start(d, np.asarray(last + 1)))
+            )
             if end > new[d] and new[d] > start:
                 sel = [slice(None)] * len(old)
                 sel[d] = slice(new[d], end)

@@ -5,6 +5,8 @@
 - `DataTypeTests`: the same for a data type plugin.
 - `CodecTests`: the same for codecs.
 - `StorageTransformerTests`: the same for a storage transformer.
+- `ChunkGridTests`, `ChunkKeyEncodingTests`, `MemoryLayoutTests`: the same for chunk grids,
+  chunk key encodings and memory layouts.
 - `make_distribution` / `installed`: write and install a real fake distribution.
 - The pytest plugin (`zarrkit.testing.pytest_plugin`, loaded automatically) adds the fixtures
   `fake_distribution` and `zarrkit_register`.
@@ -22,6 +24,9 @@ _EXPORTS = {
     "DataTypeTests": "dtype_tests",
     "CodecTests": "codec_tests",
     "StorageTransformerTests": "storage_transformer_tests",
+    "ChunkGridTests": "grid_tests",
+    "ChunkKeyEncodingTests": "key_encoding_tests",
+    "MemoryLayoutTests": "layout_tests",
     "make_distribution": "fake_dist",
     "installed": "fake_dist",
 }

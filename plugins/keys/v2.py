@@ -38,6 +38,6 @@ class V2ChunkKeyEncoding(ChunkKeyEncoding):
         return self.separator.join(map(str, coords)) if coords else "0"
 
     def decode(self, key: str) -> tuple[int, ...]:
-        if key == "0":
-            return ()
+        # "0" is both the 0-d chunk and the first chunk of a 1-d array; the key alone cannot
+        # tell them apart, so it reads as the far more common 1-d one
         return tuple(int(p) for p in key.split(self.separator))
