@@ -27,6 +27,24 @@ TestRegularGrid2d = _regular((3, 2), ((10, 7), (3, 2), (1, 1)))
 TestRegularGrid3d = _regular((4, 1, 5), ((4, 5, 6), (9, 2, 11)))
 
 
+class TestRectilinearGrid(ChunkGridTests):
+    """Irregular edges in one dimension, a run-length run and a bare step in the others."""
+
+    array_shapes = ((9, 6, 5), (7, 4, 3), (1, 1, 1))
+    bad_configurations = (
+        {"kind": "inline", "chunk_shapes": [[0, 3], 2, 5]},
+        {"kind": "inline", "chunk_shapes": "4"},
+        {"kind": "other", "chunk_shapes": [2, 2, 2]},
+        {},
+    )
+
+    @pytest.fixture
+    def grid(self):
+        shapes = [[2, 3, 4], [[2, 3]], 5]
+        doc = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": shapes}}
+        return extension_from_json("chunk_grid", doc, V3, key="chunk_grid")
+
+
 @pytest.mark.parametrize("separator", ["/", "."])
 class TestDefaultKeyEncoding(ChunkKeyEncodingTests):
     bad_configurations = ({"separator": ":"}, {"separator": 1})
