@@ -31,7 +31,9 @@ import pytest
 
 from zarrkit import registry
 from zarrkit.abc import V3, DataType, data_type_from_native
-from zarrkit.errors import CodecChainError, MetadataError, UnknownExtensionError
+from zarrkit.errors import CodecChainError, MetadataError
+
+from .reachable import reachable
 
 
 def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
@@ -56,17 +58,8 @@ class DataTypeTests:
     @pytest.fixture(autouse=True)
     def _reachable(self, data_type: DataType) -> Iterator[None]:
         """Register the class for this test when no installed plugin provides its name."""
-        handle = None
-        name = data_type.written_name(V3)
-        try:
-            found = registry.lookup("data_type", name, V3)
-        except UnknownExtensionError:
-            found = None
-        if found is not type(data_type):
-            handle = registry.register("data_type", type(data_type))
-        yield
-        if handle is not None:
-            registry.unregister(handle)
+        with reachable("data_type", type(data_type), data_type.written_name(V3)):
+            yield
 
     # -- the type's own JSON ----------------------------------------------------------------
     def test_v3_name_resolves_to_the_class(self, data_type: DataType) -> None:

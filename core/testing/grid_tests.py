@@ -34,7 +34,9 @@ import pytest
 
 from zarrkit import registry
 from zarrkit.abc import V3, ChunkGrid
-from zarrkit.errors import MetadataError, UnknownExtensionError, ZarrkitError
+from zarrkit.errors import MetadataError, ZarrkitError
+
+from .reachable import reachable
 
 #: values a fuzzed configuration field takes: each is wrong for most fields
 ODD_VALUES: tuple[Any, ...] = (None, "x", -1, 0, 1.5, True, [], {}, [None], [-1], [[0]], {"a": 1})
@@ -147,18 +149,11 @@ class ChunkGridTests:
     @pytest.fixture(autouse=True)
     def _reachable(self, grid: ChunkGrid) -> Iterator[None]:
         """Register the class for this test when it is not what its v3 name resolves to."""
-        handle = None
-        name = type(grid).names.written(V3)
-        if name is not None and not self.registered:
-            try:
-                found: type | None = registry.lookup("chunk_grid", name, V3)
-            except UnknownExtensionError:
-                found = None
-            if found is not type(grid):
-                handle = registry.register("chunk_grid", type(grid))
-        yield
-        if handle is not None:
-            registry.unregister(handle)
+        if self.registered:
+            yield
+            return
+        with reachable("chunk_grid", type(grid), type(grid).names.written(V3)):
+            yield
 
     def _shapes(self) -> tuple[tuple[int, ...], ...]:
         assert self.array_shapes, "set `array_shapes`: array shapes this grid describes"

@@ -30,9 +30,10 @@ import pytest
 
 from zarrkit import registry
 from zarrkit.abc import V3, ChunkKeyEncoding, check_key
-from zarrkit.errors import MetadataError, UnknownExtensionError, ZarrkitError
+from zarrkit.errors import MetadataError, ZarrkitError
 
 from .grid_tests import ODD_VALUES
+from .reachable import reachable
 
 #: names a chunk key must never take: the metadata documents of every format
 METADATA_NAMES = frozenset({"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"})
@@ -57,18 +58,12 @@ class ChunkKeyEncodingTests:
 
     @pytest.fixture(autouse=True)
     def _reachable(self, key_encoding: ChunkKeyEncoding) -> Iterator[None]:
-        handle = None
-        name = type(key_encoding).names.written(V3)
-        if name is not None and not self.registered:
-            try:
-                found: type | None = registry.lookup("chunk_key_encoding", name, V3)
-            except UnknownExtensionError:
-                found = None
-            if found is not type(key_encoding):
-                handle = registry.register("chunk_key_encoding", type(key_encoding))
-        yield
-        if handle is not None:
-            registry.unregister(handle)
+        if self.registered:
+            yield
+            return
+        cls = type(key_encoding)
+        with reachable("chunk_key_encoding", cls, cls.names.written(V3)):
+            yield
 
     # -- names and JSON --------------------------------------------------------------------
     def test_names_resolve_to_the_class(self, key_encoding: ChunkKeyEncoding) -> None:
