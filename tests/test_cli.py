@@ -661,15 +661,17 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     group.attrs["notes"] = ["x" * 100] * 10_000  # 1 MB of JSON
     command = [str(CONSOLE_SCRIPT), "info", "--json", str(tmp_path / "big.zarr")]
     for args in (command, [str(CONSOLE_SCRIPT), "plugins", "--json"]):
-        writer = subprocess.Popen(
+        with subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path
-        )
-        head = subprocess.Popen(["head", "-n", "1"], stdin=writer.stdout, stdout=subprocess.PIPE)
-        assert writer.stdout is not None and writer.stderr is not None
-        writer.stdout.close()  # head alone holds the pipe's reading end
-        out, _ = head.communicate(timeout=60)
-        err = writer.stderr.read()
-        writer.wait(timeout=60)
+        ) as writer:
+            assert writer.stdout is not None and writer.stderr is not None
+            with subprocess.Popen(
+                ["head", "-n", "1"], stdin=writer.stdout, stdout=subprocess.PIPE
+            ) as head:
+                writer.stdout.close()  # head alone holds the pipe's reading end
+                out, _ = head.communicate(timeout=60)
+            err = writer.stderr.read()
+            writer.wait(timeout=60)
         assert out.strip() in (b"{", b"[")
         assert err == b"", err.decode()
         assert writer.returncode in (0, 141)  # 141: ended by the closed pipe, as `ls | head`
