@@ -34,12 +34,12 @@ import pytest
 
 from zarrkit import registry
 from zarrkit.abc import V3, ChunkGrid
-from zarrkit.errors import MetadataError, ZarrkitError
+from zarrkit.errors import MetadataError
 
+from .extension_checks import check_bad_configurations, check_json_round_trip, check_odd_values
 from .reachable import reachable
 
 #: values a fuzzed configuration field takes: each is wrong for most fields
-ODD_VALUES: tuple[Any, ...] = (None, "x", -1, 0, 1.5, True, [], {}, [None], [-1], [[0]], {"a": 1})
 
 
 def _regions(grid: ChunkGrid, shape: Sequence[int], dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -177,43 +177,23 @@ class ChunkGridTests:
 
     def test_json_round_trip(self, grid: ChunkGrid) -> None:
         """In every format the grid has a name in, through real JSON text."""
-        for fmt in type(grid).names.formats():
-            doc = json.loads(json.dumps(grid.to_json(fmt)))
-            name, configuration = (
-                (doc, {}) if isinstance(doc, str) else (doc["name"], doc.get("configuration", {}))
-            )
-            again = type(grid).from_json(name, configuration, fmt)
-            assert again == grid, f"{fmt}: {doc!r} reads back as {again!r}"
-            assert again.to_json(fmt) == grid.to_json(fmt), fmt
+        check_json_round_trip(grid, type(grid).names.formats())
 
     def test_bad_configuration_is_a_metadata_error(self, grid: ChunkGrid) -> None:
-        name = grid.written_name(type(grid).names.formats()[0])
-        fmt = type(grid).names.formats()[0]
-        good = grid.configuration(fmt)
-        for bad in ({**good, "no_such_field": 1}, *self.bad_configurations):
-            with pytest.raises(MetadataError):
-                type(grid).from_json(name, bad, fmt)
+        check_bad_configurations(grid, self.bad_configurations)
 
     def test_odd_configuration_values_are_refused_with_zarrkit_errors(
         self, grid: ChunkGrid
     ) -> None:
         """Each field replaced by values of the wrong type or range: a grid is built, or a
         zarrkit error says why; never a raw TypeError, IndexError... from deep inside."""
-        fmt = type(grid).names.formats()[0]
-        name, good = grid.written_name(fmt), grid.configuration(fmt)
-        for field, value in itertools.product(good, ODD_VALUES):
-            try:
-                built = type(grid).from_json(name, {**good, field: value}, fmt)
-                assert isinstance(built, ChunkGrid), f"from_json gave {built!r}"
-                for shape in self._shapes():
-                    built.validate(shape)
-            except ZarrkitError:
-                continue
-            except Exception as exc:  # what the suite is here to catch
-                raise AssertionError(
-                    f"configuration field {field!r} = {value!r} raised {type(exc).__name__}: "
-                    f"{exc} (refuse it with a MetadataError naming the field)"
-                ) from exc
+        shapes = self._shapes()
+
+        def use(built: ChunkGrid) -> None:
+            for shape in shapes:
+                built.validate(shape)
+
+        check_odd_values(grid, ChunkGrid, use)
 
     # -- the grid's layout ------------------------------------------------------------------
     def test_validate_accepts_its_shapes_and_refuses_other_ranks(self, grid: ChunkGrid) -> None:

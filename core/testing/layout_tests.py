@@ -23,7 +23,6 @@ draft array reads back through the layout.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,6 +40,8 @@ from zarrkit.abc import (
     extension_from_json,
 )
 from zarrkit.errors import UnknownExtensionError
+
+from .extension_checks import reread
 
 
 def _sample(dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
@@ -96,11 +97,7 @@ class MemoryLayoutTests:
 
     def test_json_round_trip(self, layout: MemoryLayout) -> None:
         for fmt in self._formats(layout):
-            doc = json.loads(json.dumps(layout.to_json(fmt)))
-            name, configuration = (
-                (doc, {}) if isinstance(doc, str) else (doc["name"], doc.get("configuration", {}))
-            )
-            again = type(layout).from_json(name, configuration, fmt)
+            again = reread(layout, fmt)
             assert type(again) is type(layout) and again.to_json(fmt) == layout.to_json(fmt)
 
     # -- bytes ------------------------------------------------------------------------------
