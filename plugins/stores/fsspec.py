@@ -58,6 +58,7 @@ from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, V
 from . import ranges, s3_updates
 from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
 from .pickling import reopening
+from .retrying import RetryPolicy, is_body_fault
 
 T = TypeVar("T")
 
@@ -68,6 +69,22 @@ _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 #: fsspec protocols whose paths start with a bucket (or container)
 _BUCKETED = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "r2"})
+
+
+def _s3_options(
+    given: dict[str, Any], concurrency: int, policy: RetryPolicy
+) -> dict[str, Any]:
+    """s3fs options with zarrkit's concurrency, timeout and retries where `given` leaves them
+    unset. botocore keeps 10 connections unless told (10 requests in flight), and makes the
+    retries on 5xx answers, throttling (503 SlowDown) and connection faults, with jittered
+    backoff ("standard" mode); `from_url` turns s3fs's own retry loop off, and the store
+    retries what botocore cannot (a body cut or stalled after the headers)."""
+    config = dict(given.get("config_kwargs") or {})
+    config.setdefault("max_pool_connections", concurrency)
+    config.setdefault("connect_timeout", policy.timeout)
+    config.setdefault("read_timeout", policy.timeout)
+    config.setdefault("retries", {"total_max_attempts": policy.retries + 1, "mode": "standard"})
+    return {**given, "config_kwargs": config}
 
 
 def _fsspec() -> Any:
@@ -112,6 +129,8 @@ class FsspecStore(Store):
         self.root = path.rstrip("/")
         self.concurrency = concurrency
         self._url = url
+        #: retries of reads whose body was cut or stalled (the clients retry the rest)
+        self._policy = RetryPolicy.current()
         protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
         if {"http", "https"} & set(protocols):  # fsspec's HTTP can neither write nor list keys
             self.writeable = False
@@ -177,18 +196,18 @@ class FsspecStore(Store):
             storage_options = guarded_http_options(target, storage_options)
         if concurrency is None:
             concurrency = settings().io_concurrency
-        if scheme in ("s3", "s3a"):  # botocore keeps 10 connections unless told: 10 in flight
-            given = storage_options.get("config_kwargs") or {}
-            storage_options = {
-                **storage_options,
-                "config_kwargs": {"max_pool_connections": concurrency, **given},
-            }
+        if scheme in ("s3", "s3a"):
+            storage_options = _s3_options(storage_options, concurrency, RetryPolicy.current())
         try:
             fs, path = fsspec.core.url_to_fs(target, **storage_options)
         except ImportError as exc:
             extra = _EXTRAS.get(scheme)
             hint = f" (pip install 'zarrkit[{extra}]')" if extra else ""
             raise PluginLoadError(f"fsspec cannot open {scheme}:// URLs here: {exc}{hint}") from exc
+        if scheme in ("s3", "s3a") and hasattr(fs, "retries"):
+            # s3fs's own retry loop (a class attribute, not an option) nests inside itself and
+            # around botocore's, multiplying the attempts of every failure: botocore's alone
+            fs.retries = 1
         return cls(fs, path, mode=mode, concurrency=concurrency, url=url)
 
     @property
@@ -237,16 +256,8 @@ class FsspecStore(Store):
         path = self._path(key)
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key, path) else None
-        value: bytes
         try:
-            if rng is None:
-                value = await self.fs._cat_file(path, **self._whole)
-            elif isinstance(rng, SuffixRange):
-                value = await self.fs._cat_file(path, start=-rng.length)
-            else:
-                end = None if rng.length is None else rng.offset + rng.length
-                value = await self.fs._cat_file(path, start=rng.offset, end=end)
-            return value
+            return await self._policy.run(partial(self._fetch, path, rng), is_body_fault)
         except _MISSING:
             return None
         except Exception as exc:
@@ -258,6 +269,19 @@ class FsspecStore(Store):
             ):
                 return b""
             raise self._error(exc, key, "read") from exc
+
+    async def _fetch(self, path: str, rng: Range | None) -> bytes:
+        """One read. The clients check a body against its Content-Length (aiohttp, botocore)
+        and raise when it is short; `_read` makes the request again then."""
+        value: bytes
+        if rng is None:
+            value = await self.fs._cat_file(path, **self._whole)
+        elif isinstance(rng, SuffixRange):
+            value = await self.fs._cat_file(path, start=-rng.length)
+        else:
+            end = None if rng.length is None else rng.offset + rng.length
+            value = await self.fs._cat_file(path, start=rng.offset, end=end)
+        return value
 
     async def _size_at_most(self, path: str, offset: int) -> bool:
         try:
