@@ -202,6 +202,14 @@ class _Server(ThreadingHTTPServer):
         self.__dict__.setdefault("connections", set()).discard(request)
         super().shutdown_request(request)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (gave up on a stalled or failing answer) is no error."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
     def hang_up(self) -> None:
         """Close every kept-alive connection, as a server that goes away does."""
         for sock in list(self.__dict__.get("connections", ())):

@@ -71,9 +71,7 @@ _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 _BUCKETED = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "r2"})
 
 
-def _s3_options(
-    given: dict[str, Any], concurrency: int, policy: RetryPolicy
-) -> dict[str, Any]:
+def _s3_options(given: dict[str, Any], concurrency: int, policy: RetryPolicy) -> dict[str, Any]:
     """s3fs options with zarrkit's concurrency, timeout and retries where `given` leaves them
     unset. botocore keeps 10 connections unless told (10 requests in flight), and makes the
     retries on 5xx answers, throttling (503 SlowDown) and connection faults, with jittered
