@@ -2,7 +2,7 @@
 other fsspec URL spelled `fsspec+<protocol>://` (`fsspec+https://`, `fsspec+memory://`, ...).
 
 `zarrkit.open("s3://bucket/data.zarr", storage_options={...})` hands `storage_options` to fsspec
-(for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `retries`, ...). Plain
+(for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `config_kwargs`, ...). Plain
 `http(s)://` and `memory://` belong to zarrkit's own stores; the `fsspec+` spelling picks
 fsspec's instead.
 
@@ -18,9 +18,18 @@ limit (see `http_rules`: aiohttp middlewares added to the storage options by `fr
 filesystem built by hand and given to the constructor keeps only aiohttp's own, weaker rules).
 Other protocols (s3fs, gcsfs) read whole values as their clients do.
 
-Failures other than "no such key" (network faults, 5xx answers after the retries fsspec and the
-client library make, permission errors) raise `StoreError` naming the key and the store; they
-are never read as a missing key, so an array read never turns them into fill values.
+Timeouts and retries follow the `io_timeout` and `io_retries` settings (read when the store
+is opened). On S3 they become botocore's `config_kwargs` `connect_timeout`, `read_timeout` and
+`retries` (standard mode: 5xx answers, throttling such as 503 SlowDown, connection faults and
+timeouts, with jittered backoff), each unless `storage_options` set it; s3fs's own retry loop
+is turned off, as it multiplies botocore's attempts. The clients check a body against its
+Content-Length; a read whose body was cut or stalled after the headers, which they report
+rather than retry, the store makes again (`retrying`). Other protocols keep their clients'
+timeouts and retries.
+
+Failures other than "no such key" (network faults, 5xx answers after those retries,
+permission errors) raise `StoreError` naming the key, the operation and the store; they are
+never read as a missing key, so an array read never turns them into fill values.
 
 A store pickles as its filesystem (which fsspec pickles as its class and storage options:
 credentials and endpoint travel with it), root and options. fsspec's async filesystems refuse

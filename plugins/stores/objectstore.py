@@ -9,8 +9,14 @@ routes them here (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`). Needs `pip install
 per process, at most `concurrency` at a time per batch (default: the `io_concurrency`
 setting); nearby ranges of one key are merged first (`ranges.plan`), as in every network store.
 
+Timeouts and retries follow the `io_timeout` and `io_retries` settings (read when the store
+is opened): `client_options` `connect_timeout` and `read_timeout`, and a `retry_config` (5xx
+answers, throttling, connection faults, timeouts, bodies cut short; jittered exponential
+backoff), each unless the options set it. obstore over HTTP does not retry a body cut or
+stalled after its headers; the store does (`retrying`).
+
 Failures other than "no such key" raise `StoreError` naming the key, the operation and the
-store, after obstore's own retries (with backoff, on 5xx and throttling); never a missing key.
+store, after those retries; never a missing key.
 """
 
 from __future__ import annotations
