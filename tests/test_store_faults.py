@@ -223,3 +223,41 @@ def test_bodies_always_cut_are_a_store_error_never_part_of_a_chunk(remote: Remot
     with pytest.raises(StoreError):  # one chunk alone, as a window reads it
         array[:4, :4]
     assert error.key is not None
+
+
+def test_a_server_ignoring_ranges_and_cutting_the_body_never_gives_part_of_a_range(
+    tmp_path: Path,
+) -> None:
+    """The body of a 200 answer to a range read is read only up to the range's end: one cut
+    before it is a short body to read again, not a short range."""
+    from store_servers import FileServer, address, serving
+
+    from zarrkit.plugins.stores.http import HttpStore
+    from zarrkit.store import ByteRange
+
+    value = bytes(range(256)) * 64
+    (tmp_path / "k").write_bytes(value)
+    with serving(FileServer(tmp_path, ignore_range=True)) as server:
+        store = HttpStore(f"http://{address(server)}", backoff=0.01, retries=1)
+        server.traffic.faults = ["truncate"]
+        assert store.get("k", ByteRange(10_000, 1000)) == value[10_000:11_000]
+        assert len(server.traffic.gets("k")) == 2
+        server.traffic.always = "truncate"
+        with pytest.raises(StoreError, match="'k'"):
+            store.get("k", ByteRange(10_000, 1000))
+
+
+def test_io_settings_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZARRKIT_IO_TIMEOUT", "2.5")
+    monkeypatch.setenv("ZARRKIT_IO_RETRIES", "0")
+    assert (config.Settings().io_timeout, config.Settings().io_retries) == (2.5, 0)
+    for name, raw in [("ZARRKIT_IO_TIMEOUT", "soon"), ("ZARRKIT_IO_TIMEOUT", "0")]:
+        monkeypatch.setenv(name, raw)
+        with pytest.raises(ValueError, match=name):
+            config.Settings()
+    monkeypatch.setenv("ZARRKIT_IO_TIMEOUT", "1")
+    monkeypatch.setenv("ZARRKIT_IO_RETRIES", "-1")
+    with pytest.raises(ValueError, match="ZARRKIT_IO_RETRIES"):
+        config.Settings()
+    with pytest.raises(ValueError, match="io_timeout"):
+        config.set(io_timeout=float("nan"))

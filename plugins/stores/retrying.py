@@ -6,8 +6,8 @@ step), and which failures are transient.
 Each store hands the timeout and the attempts to its client where the client can do it (botocore,
 obstore, the http store's own loop) and retries here only what its client cannot: chiefly an
 answer whose body was cut or stalled after its headers, which clients report rather than
-retry. A value is never returned short: a store checks a body against its declared length
-before returning it, and anything still failing after the attempts is a `StoreError` naming
+retry. A value is never returned short: the clients (or the http store) check a body against
+its Content-Length, and anything still failing after the attempts is a `StoreError` naming
 the key and the operation.
 """
 
@@ -34,13 +34,8 @@ _BODY_FAULTS = frozenset(
         "ClientPayloadError",  # aiohttp: the body ended early
         "ContentLengthError",  # aiohttp: likewise
         "AioReadTimeoutError",  # aiobotocore: the body stalled past the read timeout
-        "ShortBody",  # zarrkit's own check (below)
     }
 )
-
-
-class ShortBody(Exception):
-    """An answer's body ended before the length its headers declared."""
 
 
 def is_body_fault(exc: BaseException) -> bool:
@@ -90,10 +85,3 @@ class RetryPolicy:
                     raise
             attempt += 1
             await asyncio.sleep(self.delay(attempt))
-
-
-def check_length(value: bytes, declared: int | None) -> bytes:
-    """`value`, if it is as long as its answer declared (None: not declared)."""
-    if declared is not None and len(value) != declared:
-        raise ShortBody(f"the answer declared {declared} bytes and carried {len(value)}")
-    return value
