@@ -94,6 +94,15 @@ def _s3_options(given: dict[str, Any], concurrency: int, policy: RetryPolicy) ->
     return {**given, "config_kwargs": config}
 
 
+def _with_retries(fs: Any, retries: int | None) -> Any:
+    """`fs` making `retries` attempts in its own retry loop (s3fs's `retries`), if given; the
+    setting is no storage option, so a filesystem made again (unpickled, in a forked child)
+    needs it again."""
+    if retries is not None and hasattr(fs, "retries"):
+        fs.retries = retries
+    return fs
+
+
 def _fsspec() -> Any:
     try:
         import fsspec
@@ -120,8 +129,10 @@ class FsspecStore(Store):
         mode: str = "r",
         concurrency: int | None = None,
         url: str | None = None,
+        client_retries: int | None = None,
     ) -> None:
-        """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3)."""
+        """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3);
+        `client_retries`, if given, the filesystem's own `retries` (s3fs: see `from_url`)."""
         self.read_only = check_mode(mode) == "r"
         if concurrency is None:
             concurrency = settings().io_concurrency
@@ -131,7 +142,8 @@ class FsspecStore(Store):
             from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 
             fs = AsyncFileSystemWrapper(fs)
-        self.fs = fs
+        self._client_retries = client_retries
+        self.fs = _with_retries(fs, client_retries)
         self._fs_pid = os.getpid()
         self.root = path.rstrip("/")
         self.concurrency = concurrency
@@ -165,7 +177,9 @@ class FsspecStore(Store):
         """The filesystem; in a forked child, one of its own from the same options."""
         if self._fs_pid != os.getpid():
             fs = self._fs
-            self._fs = type(fs)(*fs.storage_args, **fs.storage_options)
+            self._fs = _with_retries(
+                type(fs)(*fs.storage_args, **fs.storage_options), self._client_retries
+            )
             self._fs_pid = os.getpid()
         return self._fs
 
@@ -182,6 +196,7 @@ class FsspecStore(Store):
             mode="r" if self.read_only else "a",
             concurrency=self.concurrency,
             url=self._url,
+            client_retries=self._client_retries,
         )
 
     @classmethod
@@ -211,11 +226,10 @@ class FsspecStore(Store):
             extra = _EXTRAS.get(scheme)
             hint = f" (pip install 'zarrkit[{extra}]')" if extra else ""
             raise PluginLoadError(f"fsspec cannot open {scheme}:// URLs here: {exc}{hint}") from exc
-        if scheme in ("s3", "s3a") and hasattr(fs, "retries"):
-            # s3fs's own retry loop (a class attribute, not an option) nests inside itself and
-            # around botocore's, multiplying the attempts of every failure: botocore's alone
-            fs.retries = 1
-        return cls(fs, path, mode=mode, concurrency=concurrency, url=url)
+        # s3fs's own retry loop (a class attribute, not an option) nests inside itself and
+        # around botocore's, multiplying the attempts of every failure: botocore's alone
+        retries = 1 if scheme in ("s3", "s3a") else None
+        return cls(fs, path, mode=mode, concurrency=concurrency, url=url, client_retries=retries)
 
     @property
     def url(self) -> str:
