@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ pytestmark = pytest.mark.network
 
 #: a generous bound on any one failing read or write: only a hang comes near it
 HANG_GUARD = 30.0
+#: `io_timeout` where a stall must end in an error (seconds)
+STALL_TIMEOUT = 1.0
 
 
 @pytest.fixture(scope="module")
@@ -51,20 +53,40 @@ def net(bed: NetBed) -> Iterator[NetBed]:
 
 @dataclass
 class Remote:
-    """An array on one network store, through one of the bed's proxies."""
+    """An array on one network store, through one of the bed's proxies; `path` is where the
+    proxy sees it."""
 
     url: str
     options: dict[str, Any]
     traffic: Traffic
     data: np.ndarray
+    path: str
+    opened: list[zk.Array] = field(default_factory=list)
 
     def open(self, **settings: Any) -> zk.Array:
         """The array, by a store opened under `settings` (read when a store is opened)."""
         with config.override(**settings):
-            return zk.open_array(self.url, mode="a", storage_options=self.options)
+            array = zk.open_array(self.url, mode="a", storage_options=self.options)
+        self.opened.append(array)
+        return array
 
     def chunk_gets(self) -> list[str]:
-        return [path for _, path, _ in self.traffic.gets("/c/")]
+        return [path for _, path, _ in self.traffic.gets(self.path + "/c/")]
+
+    def chunk_puts(self) -> list[str]:
+        with self.traffic.lock:
+            requests = list(self.traffic.requests)
+        return [p for m, p, _ in requests if m == "PUT" and p.startswith(self.path + "/c/")]
+
+    def settle(self) -> None:
+        """Let the requests a failed read left running end (the http store's threads go on
+        with their attempts after the first failure), so none reaches the next test."""
+        for array in self.opened:
+            array.store.close()
+        self.traffic.reset()  # (lets stalled requests go)
+        deadline = time.monotonic() + HANG_GUARD
+        while self.traffic.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 DATA = np.arange(64, dtype="f4").reshape(8, 8) + 1  # no value is the fill value, 0
@@ -96,7 +118,8 @@ def _s3(net: NetBed, backend: str) -> Remote:
         }
     _create(url, options)
     net.reset()
-    return Remote(url, options, net.s3_proxy.traffic, DATA)
+    path = f"/{url.split('://', 1)[1]}"
+    return Remote(url, options, net.s3_proxy.traffic, DATA, path)
 
 
 def _http(net: NetBed, backend: str) -> Remote:
@@ -104,33 +127,38 @@ def _http(net: NetBed, backend: str) -> Remote:
     _create(str(Path(net.files.root) / name), {})
     net.reset()
     if backend == "stdlib":
-        return Remote(f"{net.http_url}/{name}", {}, net.http_proxy.traffic, DATA)
+        return Remote(f"{net.http_url}/{name}", {}, net.http_proxy.traffic, DATA, f"/{name}")
     options = {"client_options": {"allow_http": True}}
-    return Remote(f"obstore+{net.http_url}/{name}", options, net.http_proxy.traffic, DATA)
+    url = f"obstore+{net.http_url}/{name}"
+    return Remote(url, options, net.http_proxy.traffic, DATA, f"/{name}")
 
 
 WRITABLE = ["fsspec-s3", "obstore-s3"]
 ALL = [*WRITABLE, "http", "obstore-http"]
 
 
-@pytest.fixture(params=ALL)
-def remote(request: pytest.FixtureRequest, net: NetBed) -> Remote:
-    kind = request.param
-    if kind.startswith("obstore"):
-        pytest.importorskip("obstore")
+def _remote(net: NetBed, kind: str) -> Remote:
     if kind == "fsspec-s3":
         pytest.importorskip("s3fs")
-        return _s3(net, "fsspec")
-    if kind == "obstore-s3":
-        return _s3(net, "obstore")
+    if kind.startswith("obstore"):
+        pytest.importorskip("obstore")
+    if kind in WRITABLE:
+        return _s3(net, kind.split("-")[0])
     return _http(net, "stdlib" if kind == "http" else "obstore")
 
 
+@pytest.fixture(params=ALL)
+def remote(request: pytest.FixtureRequest, net: NetBed) -> Iterator[Remote]:
+    made = _remote(net, request.param)
+    yield made
+    made.settle()
+
+
 @pytest.fixture(params=WRITABLE)
-def writable(request: pytest.FixtureRequest, net: NetBed) -> Remote:
-    backend = request.param.split("-")[0]
-    pytest.importorskip("s3fs" if backend == "fsspec" else "obstore")
-    return _s3(net, backend)
+def writable(request: pytest.FixtureRequest, net: NetBed) -> Iterator[Remote]:
+    made = _remote(net, request.param)
+    yield made
+    made.settle()
 
 
 def _fails_naming_a_chunk(remote: Remote, array: zk.Array, operation: str) -> StoreError:
@@ -163,8 +191,7 @@ def test_throttled_writes_are_retried_and_store_every_value(writable: Remote) ->
     array = writable.open()
     writable.traffic.faults = ["slowdown", "internal"]
     array[...] = writable.data * 2
-    puts = [r for r in writable.traffic.requests if r[0] == "PUT" and "/c/" in r[1]]
-    assert len(puts) == CHUNKS + 2
+    assert len(writable.chunk_puts()) == CHUNKS + 2
     np.testing.assert_array_equal(writable.open()[...], writable.data * 2)
 
 
@@ -173,7 +200,7 @@ def test_a_server_that_keeps_failing_is_a_store_error(remote: Remote, fault: str
     array = remote.open(io_retries=1)
     remote.traffic.always = fault
     error = _fails_naming_a_chunk(remote, array, "read")
-    asked = [p for p in remote.chunk_gets() if p.endswith("/" + error.key)]
+    asked = [p for p in remote.chunk_gets() if p == f"{remote.path}/{error.key}"]
     assert len(asked) == 2  # the first attempt and the one retry `io_retries` allows
 
 
@@ -188,14 +215,15 @@ def test_failed_writes_leave_the_stored_chunks_as_they_were(writable: Remote) ->
 # -- a server that stops answering -------------------------------------------------------------------
 @pytest.mark.parametrize("fault", ["stall", "stall-body"])
 def test_a_stalled_read_times_out_as_a_store_error(remote: Remote, fault: str) -> None:
-    """Before its headers or halfway through its body: `io_timeout`, not a hang."""
-    array = remote.open(io_timeout=0.5, io_retries=0)
+    """Before its headers or halfway through its body: `io_timeout`, not a hang. (A second,
+    not less: opening the array under the same timeout must not fail on a loaded machine.)"""
+    array = remote.open(io_timeout=STALL_TIMEOUT, io_retries=0)
     remote.traffic.always = fault
     _fails_naming_a_chunk(remote, array, "read")
 
 
 def test_a_stalled_write_times_out_as_a_store_error(writable: Remote) -> None:
-    array = writable.open(io_timeout=0.5, io_retries=0)
+    array = writable.open(io_timeout=STALL_TIMEOUT, io_retries=0)
     writable.traffic.always = "stall"
     _fails_naming_a_chunk(writable, array, "write")
     writable.traffic.reset()
