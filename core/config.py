@@ -24,6 +24,16 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"environment variable {name} must be an integer, got {raw!r}") from None
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be a number, got {raw!r}") from None
+
+
 def _env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -76,6 +86,14 @@ class Settings:
     #: requests a network store keeps in flight at once, and selections `Array.get_many`
     #: reads at once: waiting on the network costs no CPU, so this is not the thread count
     io_concurrency: int = field(default_factory=lambda: _env_int("ZARRKIT_IO_CONCURRENCY", 64))
+    #: seconds a network request may go without progress (connecting, or waiting for the next
+    #: bytes of an answer) before it fails as timed out; read when a network store is opened,
+    #: and given to its client unless the store's own options set the client's equivalent
+    io_timeout: float = field(default_factory=lambda: _env_float("ZARRKIT_IO_TIMEOUT", 30.0))
+    #: attempts after the first that a network store makes of a request that failed in a way
+    #: worth another try (a 5xx answer, throttling, a connection fault or timeout, a body cut
+    #: short), backing off exponentially with jitter; read when a network store is opened
+    io_retries: int = field(default_factory=lambda: _env_int("ZARRKIT_IO_RETRIES", 4))
     #: URL schemes opened as another scheme: {"s3": "obstore+s3"} picks the store behind s3://
     store_schemes: dict[str, str] = field(default_factory=_env_schemes)
     #: whether an array handle keeps the shard indexes it read: "remote" (stores whose calls
@@ -100,6 +118,14 @@ class Settings:
     )
 
     def __post_init__(self) -> None:
+        if not self.io_timeout > 0:  # (also refuses NaN)
+            raise ValueError(
+                f"io_timeout (ZARRKIT_IO_TIMEOUT) must be > 0 seconds, got {self.io_timeout!r}"
+            )
+        if self.io_retries < 0:
+            raise ValueError(
+                f"io_retries (ZARRKIT_IO_RETRIES) must be >= 0, got {self.io_retries!r}"
+            )
         if self.string_dtype not in STRING_DTYPES:
             raise ValueError(
                 f"string_dtype (ZARRKIT_STRING_DTYPE) must be one of {STRING_DTYPES}, "

@@ -25,8 +25,28 @@ from typing import Any
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
 #: what a fault does to one request: an HTTP status to answer, "truncate" (send half the body
-#: and hang up), or "drop" (close the connection without an answer)
+#: and hang up), "drop" (close the connection without an answer), "stall" (answer nothing
+#: until the traffic is reset, or `STALL_LIMIT` seconds), "stall-body" (send the headers and
+#: half the body, then stall likewise), or one of S3's error answers: "slowdown" (503
+#: SlowDown, S3's throttling) or "internal" (500 InternalError)
 Fault = int | str
+
+#: the longest a stalled request holds its server thread (a client gives up long before)
+STALL_LIMIT = 30.0
+
+#: S3's error answers, as S3 sends them (status, code, message)
+S3_ERRORS = {
+    "slowdown": (503, "SlowDown", "Please reduce your request rate."),
+    "internal": (500, "InternalError", "We encountered an internal error. Please try again."),
+}
+
+
+def s3_error_body(code: str, message: str) -> bytes:
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<Error><Code>{code}</Code><Message>{message}</Message>"
+        "<RequestId>0000000000000000</RequestId></Error>"
+    ).encode()
 
 
 @dataclass
@@ -45,6 +65,12 @@ class Traffic:
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     on_request: Callable[[int], None] | None = None  # called with the request's number
+    #: set to let stalled requests go (by `reset`); each reset arms a new one
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def stall(self) -> None:
+        """Hold a request until the traffic is reset (or `STALL_LIMIT` seconds pass)."""
+        self.released.wait(STALL_LIMIT)
 
     def begin(self, method: str, path: str, rng: str | None) -> Fault | None:
         with self.lock:
@@ -87,6 +113,8 @@ class Traffic:
             self.sent_bytes = 0
             self.max_in_flight = 0
             self.on_request = None
+            self.released.set()
+            self.released = threading.Event()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -118,12 +146,25 @@ class _Handler(BaseHTTPRequestHandler):
             if fault == "drop":
                 self.close_connection = True
                 return
+            if fault == "stall":
+                traffic.stall()
+                self.close_connection = True
+                return
             if isinstance(fault, int):
                 self._answer(fault, b"injected fault", {}, body)
                 return
+            if isinstance(fault, str) and fault in S3_ERRORS:
+                status, code, message = S3_ERRORS[fault]
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)  # (the connection stays usable, as S3's does)
+                xml = {"Content-Type": "application/xml"}
+                self._answer(status, s3_error_body(code, message), xml, body)
+                return
             status, data, headers = self.server.respond(self)
-            if fault == "truncate":
+            if fault in ("truncate", "stall-body"):
                 self._answer(status, data, headers, body, truncate=True)
+                if fault == "stall-body":
+                    traffic.stall()
             else:
                 self._answer(status, data, headers, body)
         finally:
@@ -160,6 +201,14 @@ class _Server(ThreadingHTTPServer):
     def shutdown_request(self, request: Any) -> None:
         self.__dict__.setdefault("connections", set()).discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (gave up on a stalled or failing answer) is no error."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def hang_up(self) -> None:
         """Close every kept-alive connection, as a server that goes away does."""

@@ -2,7 +2,7 @@
 other fsspec URL spelled `fsspec+<protocol>://` (`fsspec+https://`, `fsspec+memory://`, ...).
 
 `zarrkit.open("s3://bucket/data.zarr", storage_options={...})` hands `storage_options` to fsspec
-(for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `retries`, ...). Plain
+(for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `config_kwargs`, ...). Plain
 `http(s)://` and `memory://` belong to zarrkit's own stores; the `fsspec+` spelling picks
 fsspec's instead.
 
@@ -18,9 +18,18 @@ limit (see `http_rules`: aiohttp middlewares added to the storage options by `fr
 filesystem built by hand and given to the constructor keeps only aiohttp's own, weaker rules).
 Other protocols (s3fs, gcsfs) read whole values as their clients do.
 
-Failures other than "no such key" (network faults, 5xx answers after the retries fsspec and the
-client library make, permission errors) raise `StoreError` naming the key and the store; they
-are never read as a missing key, so an array read never turns them into fill values.
+Timeouts and retries follow the `io_timeout` and `io_retries` settings (read when the store
+is opened). On S3 they become botocore's `config_kwargs` `connect_timeout`, `read_timeout` and
+`retries` (standard mode: 5xx answers, throttling such as 503 SlowDown, connection faults and
+timeouts, with jittered backoff), each unless `storage_options` set it; s3fs's own retry loop
+is turned off, as it multiplies botocore's attempts. The clients check a body against its
+Content-Length; a read whose body was cut or stalled after the headers, which they report
+rather than retry, the store makes again (`retrying`). Other protocols keep their clients'
+timeouts and retries.
+
+Failures other than "no such key" (network faults, 5xx answers after those retries,
+permission errors) raise `StoreError` naming the key, the operation and the store; they are
+never read as a missing key, so an array read never turns them into fill values.
 
 A store pickles as its filesystem (which fsspec pickles as its class and storage options:
 credentials and endpoint travel with it), root and options. fsspec's async filesystems refuse
@@ -58,6 +67,7 @@ from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, V
 from . import ranges, s3_updates
 from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
 from .pickling import reopening
+from .retrying import RetryPolicy, is_body_fault
 
 T = TypeVar("T")
 
@@ -68,6 +78,29 @@ _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 #: fsspec protocols whose paths start with a bucket (or container)
 _BUCKETED = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "r2"})
+
+
+def _s3_options(given: dict[str, Any], concurrency: int, policy: RetryPolicy) -> dict[str, Any]:
+    """s3fs options with zarrkit's concurrency, timeout and retries where `given` leaves them
+    unset. botocore keeps 10 connections unless told (10 requests in flight), and makes the
+    retries on 5xx answers, throttling (503 SlowDown) and connection faults, with jittered
+    backoff ("standard" mode); `from_url` turns s3fs's own retry loop off, and the store
+    retries what botocore cannot (a body cut or stalled after the headers)."""
+    config = dict(given.get("config_kwargs") or {})
+    config.setdefault("max_pool_connections", concurrency)
+    config.setdefault("connect_timeout", policy.timeout)
+    config.setdefault("read_timeout", policy.timeout)
+    config.setdefault("retries", {"total_max_attempts": policy.retries + 1, "mode": "standard"})
+    return {**given, "config_kwargs": config}
+
+
+def _with_retries(fs: Any, retries: int | None) -> Any:
+    """`fs` making `retries` attempts in its own retry loop (s3fs's `retries`), if given; the
+    setting is no storage option, so a filesystem made again (unpickled, in a forked child)
+    needs it again."""
+    if retries is not None and hasattr(fs, "retries"):
+        fs.retries = retries
+    return fs
 
 
 def _fsspec() -> Any:
@@ -96,8 +129,10 @@ class FsspecStore(Store):
         mode: str = "r",
         concurrency: int | None = None,
         url: str | None = None,
+        client_retries: int | None = None,
     ) -> None:
-        """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3)."""
+        """`fs` an fsspec filesystem, `path` the store's root in it (bucket/prefix for S3);
+        `client_retries`, if given, the filesystem's own `retries` (s3fs: see `from_url`)."""
         self.read_only = check_mode(mode) == "r"
         if concurrency is None:
             concurrency = settings().io_concurrency
@@ -107,11 +142,14 @@ class FsspecStore(Store):
             from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 
             fs = AsyncFileSystemWrapper(fs)
-        self.fs = fs
+        self._client_retries = client_retries
+        self.fs = _with_retries(fs, client_retries)
         self._fs_pid = os.getpid()
         self.root = path.rstrip("/")
         self.concurrency = concurrency
         self._url = url
+        #: retries of reads whose body was cut or stalled (the clients retry the rest)
+        self._policy = RetryPolicy.current()
         protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
         if {"http", "https"} & set(protocols):  # fsspec's HTTP can neither write nor list keys
             self.writeable = False
@@ -139,7 +177,9 @@ class FsspecStore(Store):
         """The filesystem; in a forked child, one of its own from the same options."""
         if self._fs_pid != os.getpid():
             fs = self._fs
-            self._fs = type(fs)(*fs.storage_args, **fs.storage_options)
+            self._fs = _with_retries(
+                type(fs)(*fs.storage_args, **fs.storage_options), self._client_retries
+            )
             self._fs_pid = os.getpid()
         return self._fs
 
@@ -156,6 +196,7 @@ class FsspecStore(Store):
             mode="r" if self.read_only else "a",
             concurrency=self.concurrency,
             url=self._url,
+            client_retries=self._client_retries,
         )
 
     @classmethod
@@ -177,19 +218,18 @@ class FsspecStore(Store):
             storage_options = guarded_http_options(target, storage_options)
         if concurrency is None:
             concurrency = settings().io_concurrency
-        if scheme in ("s3", "s3a"):  # botocore keeps 10 connections unless told: 10 in flight
-            given = storage_options.get("config_kwargs") or {}
-            storage_options = {
-                **storage_options,
-                "config_kwargs": {"max_pool_connections": concurrency, **given},
-            }
+        if scheme in ("s3", "s3a"):
+            storage_options = _s3_options(storage_options, concurrency, RetryPolicy.current())
         try:
             fs, path = fsspec.core.url_to_fs(target, **storage_options)
         except ImportError as exc:
             extra = _EXTRAS.get(scheme)
             hint = f" (pip install 'zarrkit[{extra}]')" if extra else ""
             raise PluginLoadError(f"fsspec cannot open {scheme}:// URLs here: {exc}{hint}") from exc
-        return cls(fs, path, mode=mode, concurrency=concurrency, url=url)
+        # s3fs's own retry loop (a class attribute, not an option) nests inside itself and
+        # around botocore's, multiplying the attempts of every failure: botocore's alone
+        retries = 1 if scheme in ("s3", "s3a") else None
+        return cls(fs, path, mode=mode, concurrency=concurrency, url=url, client_retries=retries)
 
     @property
     def url(self) -> str:
@@ -237,16 +277,8 @@ class FsspecStore(Store):
         path = self._path(key)
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key, path) else None
-        value: bytes
         try:
-            if rng is None:
-                value = await self.fs._cat_file(path, **self._whole)
-            elif isinstance(rng, SuffixRange):
-                value = await self.fs._cat_file(path, start=-rng.length)
-            else:
-                end = None if rng.length is None else rng.offset + rng.length
-                value = await self.fs._cat_file(path, start=rng.offset, end=end)
-            return value
+            return await self._policy.run(partial(self._fetch, path, rng), is_body_fault)
         except _MISSING:
             return None
         except Exception as exc:
@@ -258,6 +290,19 @@ class FsspecStore(Store):
             ):
                 return b""
             raise self._error(exc, key, "read") from exc
+
+    async def _fetch(self, path: str, rng: Range | None) -> bytes:
+        """One read. The clients check a body against its Content-Length (aiohttp, botocore)
+        and raise when it is short; `_read` makes the request again then."""
+        value: bytes
+        if rng is None:
+            value = await self.fs._cat_file(path, **self._whole)
+        elif isinstance(rng, SuffixRange):
+            value = await self.fs._cat_file(path, start=-rng.length)
+        else:
+            end = None if rng.length is None else rng.offset + rng.length
+            value = await self.fs._cat_file(path, start=rng.offset, end=end)
+        return value
 
     async def _size_at_most(self, path: str, offset: int) -> bool:
         try:

@@ -3,8 +3,11 @@
 
 A key is the URL `<root>/<key>` (percent-encoded); `get` is a GET, with a `Range` header for a
 byte range (a server that ignores it and sends everything is cut locally), and `exists` a HEAD.
-404 and 410 mean "no such key"; 5xx answers and connection failures are retried (`retries`
-times, backing off) and then raise `StoreError` naming the key, never read as "missing".
+404 and 410 mean "no such key"; 5xx and 429 answers, connection failures, timeouts (no bytes
+for `timeout` seconds: the `io_timeout` setting unless given) and bodies shorter than their
+Content-Length are retried (`retries` times: the `io_retries` setting unless given, backing
+off exponentially from `backoff` seconds with full jitter) and then raise `StoreError` naming
+the key and the operation, never read as "missing" and never returned short.
 
 Redirects are followed at most `max_redirects` times (10 by default; more is a `StoreError`,
 which also ends a redirect loop). The caller's `headers` belong to the origin (scheme, host,
@@ -28,6 +31,7 @@ nearby ranges of one key merged into one request; each thread keeps its connecti
 from __future__ import annotations
 
 import http.client
+import random
 import threading
 import time
 import weakref
@@ -46,6 +50,7 @@ from zarrkit.abc import (
     check_mode,
     lock,
     names,
+    settings,
     value_limit,
 )
 from zarrkit.errors import StoreError, ValueTooLargeError
@@ -85,8 +90,8 @@ class HttpStore(Store):
         url: str,
         *,
         headers: dict[str, str] | None = None,
-        timeout: float = 30.0,
-        retries: int = 3,
+        timeout: float | None = None,
+        retries: int | None = None,
         backoff: float = 0.2,
         max_workers: int = 8,
         max_redirects: int = MAX_REDIRECTS,
@@ -105,8 +110,11 @@ class HttpStore(Store):
         self.origin = origin(self.root)  # (a ValueError for a bad port)
         self.headers = dict(headers or {})
         self.max_redirects = max_redirects
-        self.timeout = timeout
-        self.retries = retries
+        current = settings()
+        self.timeout = current.io_timeout if timeout is None else timeout
+        self.retries = current.io_retries if retries is None else retries
+        if self.retries < 0:
+            raise ValueError(f"retries must be >= 0, got {self.retries}")
         self.backoff = backoff
         self.max_workers = max_workers
         self._start_threads()
@@ -193,7 +201,8 @@ class HttpStore(Store):
                         store=self,
                         operation="read",
                     ) from exc.__cause__
-                time.sleep(self.backoff * (2**attempt))
+                # full jitter: clients throttled together do not come back together
+                time.sleep(random.uniform(0.0, self.backoff * 2**attempt))
         raise AssertionError("unreachable")
 
     def _follow(
@@ -375,6 +384,8 @@ def _read_body(response: http.client.HTTPResponse, limit: int, cut: bool) -> tup
     while held <= limit:
         block = response.read(min(_BLOCK, limit + 1 - held))
         if not block:
+            if length is not None and held < length:  # (http.client returns it short here)
+                raise http.client.IncompleteRead(b"".join(blocks), length - held)
             return b"".join(blocks), True
         blocks.append(block)
         held += len(block)

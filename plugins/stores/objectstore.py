@@ -9,8 +9,14 @@ routes them here (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`). Needs `pip install
 per process, at most `concurrency` at a time per batch (default: the `io_concurrency`
 setting); nearby ranges of one key are merged first (`ranges.plan`), as in every network store.
 
+Timeouts and retries follow the `io_timeout` and `io_retries` settings (read when the store
+is opened): `client_options` `connect_timeout` and `read_timeout`, and a `retry_config` (5xx
+answers, throttling, connection faults, timeouts, bodies cut short; jittered exponential
+backoff), each unless the options set it. obstore over HTTP does not retry a body cut or
+stalled after its headers; the store does (`retrying`).
+
 Failures other than "no such key" raise `StoreError` naming the key, the operation and the
-store, after obstore's own retries (with backoff, on 5xx and throttling); never a missing key.
+store, after those retries; never a missing key.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from zarrkit.abc import (
 from zarrkit.errors import PluginLoadError, StoreError
 
 from . import ranges
+from .retrying import RetryPolicy
 
 T = TypeVar("T")
 
@@ -83,6 +90,29 @@ def _run(make: Callable[[], Awaitable[T]]) -> T:
     return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
 
 
+def _client_options(options: dict[str, Any], policy: RetryPolicy) -> dict[str, Any]:
+    """obstore's options with zarrkit's timeout and retries where `options` leaves them unset:
+    `client_options` `connect_timeout` and `read_timeout` (no bytes for that long: a stall,
+    before or within an answer), and a `retry_config` of `io_retries` retries with jittered
+    exponential backoff. obstore retries 5xx answers, throttling, connection faults, timeouts
+    of reads and bodies cut short; its overall `timeout` (default 30 s) stays its own."""
+    from datetime import timedelta
+
+    timeout = timedelta(seconds=policy.timeout)
+    client = dict(options.get("client_options") or {})
+    client.setdefault("connect_timeout", timeout)
+    client.setdefault("read_timeout", timeout)
+    retry = options.get("retry_config") or {
+        "max_retries": policy.retries,
+        "backoff": {
+            "init_backoff": timedelta(seconds=policy.base),
+            "max_backoff": timedelta(seconds=policy.cap),
+            "base": 2,
+        },
+    }
+    return {**options, "client_options": client, "retry_config": retry}
+
+
 class ObstoreStore(Store):
     names = names("obstore+s3", aliases=[_PREFIX + s for s in _SCHEMES[1:]])
     #: a batch's requests run concurrently: the more of it per call, the more overlap
@@ -98,6 +128,7 @@ class ObstoreStore(Store):
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         self._url = url
+        self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
         if url.split("://", 1)[0].removeprefix(_PREFIX) in ("http", "https"):
             self.writeable = False  # plain HTTP servers: no PUT, no listing
             self.listable = False
@@ -128,6 +159,7 @@ class ObstoreStore(Store):
         obstore = _obstore()
         target = url[len(_PREFIX) :] if url.startswith(_PREFIX) else url
         target = "s3" + target[3:] if target.startswith("s3a://") else target
+        options = _client_options(options, RetryPolicy.current())
         try:
             backend = obstore.store.from_url(target.rstrip("/"), **options)
         except Exception as exc:  # obstore's configuration errors
@@ -168,8 +200,7 @@ class ObstoreStore(Store):
                 else (rng.offset, rng.offset + rng.length)
             )
         try:
-            result = await obstore.get_async(self.backend, key, options=options or None)
-            return await result.bytes_async()
+            return await self._fetch(key, options or None)
         except FileNotFoundError:
             return None
         except Exception as exc:
@@ -179,6 +210,19 @@ class ObstoreStore(Store):
             if isinstance(rng, ByteRange) and await self._size_at_most(key, rng.offset):
                 return b""
             raise self._error(exc, key, "read") from exc
+
+    async def _fetch(self, key: str, options: dict[str, Any] | None) -> Any:
+        """One read. obstore checks a body against its length and fails when it is short; its
+        S3, GCS and Azure clients then ask again, its HTTP client does not: the store does."""
+        obstore = _obstore()
+
+        async def once() -> Any:
+            result = await obstore.get_async(self.backend, key, options=options)
+            return await result.bytes_async()
+
+        if type(self.backend).__name__ != "HTTPStore":
+            return await once()
+        return await self._policy.run(once, _body_fault)
 
     async def _size_at_most(self, key: str, offset: int) -> bool:
         try:
@@ -341,6 +385,11 @@ class ObstoreStore(Store):
 
     def __repr__(self) -> str:
         return f"ObstoreStore({self._url!r})"
+
+
+def _body_fault(exc: BaseException) -> bool:
+    """Whether obstore failed reading an answer's body (cut short, or stalled)."""
+    return "body error" in str(exc)
 
 
 def _valid(key: str) -> bool:
