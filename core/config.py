@@ -74,8 +74,11 @@ class Settings:
     #: wrap every store opened by URL or path in the store registry's `metrics` wrapper
     store_metrics: bool = field(default_factory=lambda: _env_bool("ZARRKIT_STORE_METRICS", False))
     #: requests a network store keeps in flight at once, and selections `Array.get_many`
-    #: reads at once: waiting on the network costs no CPU, so this is not the thread count
-    io_concurrency: int = field(default_factory=lambda: _env_int("ZARRKIT_IO_CONCURRENCY", 64))
+    #: reads at once: waiting on the network costs no CPU, so this is not the thread count.
+    #: The default lets a group of up to 128 members have all their documents read in one
+    #: round trip, while keeping under S3's rate per prefix (5,500 GETs a second) at a first
+    #: byte after 25 ms; obstore and tensorstore's S3 driver set no bound of their own.
+    io_concurrency: int = field(default_factory=lambda: _env_int("ZARRKIT_IO_CONCURRENCY", 128))
     #: URL schemes opened as another scheme: {"s3": "obstore+s3"} picks the store behind s3://
     store_schemes: dict[str, str] = field(default_factory=_env_schemes)
     #: whether an array handle keeps the shard indexes it read: "remote" (stores whose calls
