@@ -81,7 +81,7 @@ def freeze(doc: Any) -> Any:
     """A read-only view of a JSON document, so metadata objects stay immutable."""
     if isinstance(doc, _SCALARS):  # (most values: answered before the slower Mapping check)
         return doc
-    if isinstance(doc, dict) or isinstance(doc, Mapping):
+    if isinstance(doc, (dict, Mapping)):
         return MappingProxyType({k: freeze(v) for k, v in doc.items()})
     if isinstance(doc, list):
         return tuple(freeze(v) for v in doc)

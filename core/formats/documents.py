@@ -46,7 +46,7 @@ def check_nesting(doc: Any, where: str | None = None) -> None:
     stack: list[tuple[Any, int]] = [(doc, 0)]
     while stack:
         value, depth = stack.pop()
-        if isinstance(value, dict) or isinstance(value, Mapping):
+        if isinstance(value, (dict, Mapping)):
             children: Any = value.values()
         elif isinstance(value, (list, tuple)):
             children = value
