@@ -823,10 +823,14 @@ def write_group(
 
 # -- making room for a node -------------------------------------------------------------------
 def prepare_path(store: Store, path: str, fmt: str, *, overwrite: bool) -> None:
-    """Make room for a new node at `path` and create its missing ancestor groups."""
+    """Make room for a new node at `path` and create its missing ancestor groups. At a
+    store's root, a store that can tell in one request that it is empty (`Store.is_empty`:
+    an object store's listing) is asked that instead of reading each format's keys."""
     store.require("write", f"create a node at {path or '/'!r}")
     format_module = get_format(fmt)
     check_node_fits(store, path, format_module)  # (its ancestors' keys hold shorter names)
+    if not path and store.is_empty("") is True:
+        return  # an empty store root: no node of any format in the way, and no ancestors
     # ancestors first: under an array, `path` may be where its chunks are, not a node to erase
     parts = path.split("/") if path else []
     ancestors = ["/".join(parts[:i]) for i in range(len(parts))]

@@ -42,6 +42,16 @@ def _url(bed: NetBed) -> str:
     return f"s3://{bed.bucket}/{uuid.uuid4().hex}/data.zarr"
 
 
+def _obstore_options(bed: NetBed) -> dict[str, object]:
+    return {
+        "endpoint": bed.s3_endpoint,
+        "access_key_id": "testing",
+        "secret_access_key": "testing",
+        "region": "us-east-1",
+        "client_options": {"allow_http": True},
+    }
+
+
 def _log(bed: NetBed) -> list[tuple[str, str]]:
     with bed.s3_proxy.traffic.lock:
         return [(method, path) for method, path, _ in bed.s3_proxy.traffic.requests]
@@ -70,27 +80,40 @@ def _hold_until(bed: NetBed, first: int, count: int) -> threading.Event:
 
 
 # -- creating ----------------------------------------------------------------------------------
-def test_creating_an_array_reads_once_in_one_round_trip_and_writes_one_document(
-    net: NetBed,
+@pytest.mark.parametrize("backend", ["s3", "obstore+s3"])
+def test_creating_an_array_at_a_new_url_costs_one_listing_and_one_put(
+    net: NetBed, backend: str
 ) -> None:
+    if backend == "obstore+s3":
+        pytest.importorskip("obstore")
     url = _url(net)
+    options = net.s3_options() if backend == "s3" else _obstore_options(net)
+    url = url.replace("s3://", f"{backend}://", 1)
     net.reset()
-    together = _hold_until(net, 1, 3)
-    a = zk.create_array(
-        url, shape=(4, 4), chunks=(2, 2), dtype="i4", storage_options=net.s3_options()
-    )
+    a = zk.create_array(url, shape=(4, 4), chunks=(2, 2), dtype="i4", storage_options=options)
     log = _log(net)
-    gets = [p for m, p in log if m == "GET"]
-    puts = [p for m, p in log if m == "PUT"]
-    # zarr.json (a v3 node, or the 2020 draft's entry point), .zarray and .zgroup (a v2 node)
-    assert len(gets) == 3 and together.is_set()
-    assert len(puts) == 1 and puts[0].endswith("/data.zarr/zarr.json")
-    net.s3_proxy.traffic.on_request = None
+    # an empty place holds no node of any format: one listing of at most one key says so
+    assert len(log) == 2, log
+    assert log[0][0] == "GET" and "list-type=2" in log[0][1]
+    assert log[1][0] == "PUT" and log[1][1].endswith("/data.zarr/zarr.json")
     net.reset()
     a[...] = np.arange(16, dtype="i4").reshape(4, 4)
+    assert [m for m, _ in _log(net)] == ["PUT"] * 4  # whole chunks: nothing read
+    assert zk.open_array(url, storage_options=options)[1, 1] == 5
+
+
+def test_creating_a_member_reads_what_is_in_the_way_in_one_round_trip(net: NetBed) -> None:
+    url = _url(net)
+    options = net.s3_options()
+    zk.create_group(url, storage_options=options)
+    net.reset()
+    # zarr.json (v3; at the root also the 2020 draft's entry point), .zarray and .zgroup (v2)
+    # of the new node and of its parent, all at once
+    together = _hold_until(net, 1, 6)
+    zk.create_array(url, path="x", shape=(2,), dtype="i4", storage_options=options)
     log = _log(net)
-    assert [m for m, _ in log] == ["PUT"] * 4  # whole chunks: nothing read
-    assert zk.open_array(url, storage_options=net.s3_options())[1, 1] == 5
+    assert together.is_set()
+    assert [m for m, _ in log] == ["GET"] * 6 + ["PUT"], log
 
 
 def test_creating_still_refuses_a_node_of_either_format_in_the_way(net: NetBed) -> None:
@@ -131,8 +154,8 @@ def test_a_group_of_a_hundred_arrays_reads_their_metadata_in_one_wave(net: NetBe
     group = zk.open_group(url, storage_options=options)
     found = {name: a.attrs["i"] for name, a in group.arrays()}
     assert found == {f"a{i:03d}": i for i in range(100)}
-    assert net.requests() == 102
     assert together.is_set()  # all hundred in flight at once: one round trip, not two
+    assert net.requests() == 102
 
 
 # -- opening -----------------------------------------------------------------------------------
