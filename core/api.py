@@ -35,8 +35,15 @@ from .creation import (
     zeros_like,
 )
 from .errors import ArgumentError, ContainsNodeError, NodeNotFoundError
-from .hierarchy import Group, apply_use_consolidated, open_node, read_metadata
+from .hierarchy import (
+    Group,
+    apply_use_consolidated,
+    node_from_metadata,
+    open_node,
+    read_metadata,
+)
 from .hierarchy import consolidate_metadata as consolidate_group
+from .metadata import NodeMetadata
 from .paths import normalize_path
 from .store_opening import check_mode, open_store
 
@@ -388,8 +395,8 @@ def _open_or_create(
                 f"creation arguments {sorted(create_kwargs)} need mode 'a', 'w' or 'w-'"
             )
         node = _opened(opened, path, read_only, zarr_format)
-    elif mode == "a" and read_metadata(opened, path) is not None:
-        node = _opened(opened, path, False, zarr_format)
+    elif mode == "a" and (found := read_metadata(opened, path)) is not None:
+        node = _opened(opened, path, False, zarr_format, found)  # (read once, not again)
     else:
         if mode == "w-" and read_metadata(opened, path) is not None:
             raise ContainsNodeError(f"a node already exists at {path or '/'!r} in {opened}")
@@ -406,9 +413,20 @@ def _open_or_create(
     return node
 
 
-def _opened(store: Any, path: str, read_only: bool, zarr_format: Any) -> Array | Group:
-    """The node at `path`, which must have `zarr_format` when one is given."""
-    node = open_node(store, path, read_only=read_only)
+def _opened(
+    store: Any,
+    path: str,
+    read_only: bool,
+    zarr_format: Any,
+    metadata: NodeMetadata | None = None,
+) -> Array | Group:
+    """The node at `path`, which must have `zarr_format` when one is given (`metadata`: its
+    metadata, when the caller has just read it)."""
+    node = (
+        open_node(store, path, read_only=read_only)
+        if metadata is None
+        else node_from_metadata(store, path, metadata, read_only)
+    )
     if zarr_format is not None and node.metadata.format != format_name(zarr_format):
         raise NodeNotFoundError(
             path or "/",

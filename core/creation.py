@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ from .names import V2, V3, V3_DRAFT_2020, check_format
 from .negotiation import extension_from_arg
 from .paths import normalize_path
 from .storage_transformer import StorageTransformer
-from .store import Store
+from .store import Range, Store
 from .store_opening import open_store
 
 __all__ = [
@@ -823,10 +823,14 @@ def write_group(
 
 # -- making room for a node -------------------------------------------------------------------
 def prepare_path(store: Store, path: str, fmt: str, *, overwrite: bool) -> None:
-    """Make room for a new node at `path` and create its missing ancestor groups."""
+    """Make room for a new node at `path` and create its missing ancestor groups. At a
+    store's root, a store that can tell in one request that it is empty (`Store.is_empty`:
+    an object store's listing) is asked that instead of reading each format's keys."""
     store.require("write", f"create a node at {path or '/'!r}")
     format_module = get_format(fmt)
     check_node_fits(store, path, format_module)  # (its ancestors' keys hold shorter names)
+    if not path and store.is_empty("") is True:
+        return  # an empty store root: no node of any format in the way, and no ancestors
     # ancestors first: under an array, `path` may be where its chunks are, not a node to erase
     parts = path.split("/") if path else []
     ancestors = ["/".join(parts[:i]) for i in range(len(parts))]
@@ -858,25 +862,35 @@ def _nodes(store: Store, paths: list[str]) -> Any:
     """A lookup of the node (its metadata, or None) at each of `paths`, from one batched read
     of the keys that mark a node in each format rather than a probe of each format per path:
     on a file system every probe walks the whole path, so a node 400 levels down cost 1,600
-    walks of up to 400 folders. A store holding a hierarchy with implicit groups (the 2020
-    draft) is probed by that format, which alone can find them."""
-    keys: dict[str, tuple[str, Any]] = {}
-    implicit = None
+    walks of up to 400 folders, and on an object store each probe is a request. The batch
+    holds only the marker keys (`Format.marker_keys`) and the keys saying whether the store
+    holds a hierarchy with implicit groups (the 2020 draft's entry point, the root's
+    `zarr.json` that v3 reads anyway); only such a hierarchy is probed by its format, which
+    alone can find its implicit groups. A new node at a store's root costs three reads in
+    one round trip."""
+    keys: dict[str, list[tuple[str, Any]]] = {}
+    implicit_formats = []
     for name in available():
         module = get_format(name)
         if module.implicit_groups:
-            if module.probe(store, ""):
-                implicit = module
+            implicit_formats.append(module)
+            for key in module.entry_keys:
+                keys.setdefault(key, [])
             continue
-        keys.update((key, (p, module)) for p in paths for key in module.node_keys(p))
+        for p in paths:
+            for key in module.marker_keys(p):
+                keys.setdefault(key, []).append((p, module))
+    values = store.get_many(list(keys))
     marked: dict[str, list[Any]] = {}
-    for key in store.get_many(list(keys)):
-        path, module = keys[key]
-        marked.setdefault(path, []).append(module)
+    for key in values:
+        for path, module in keys[key]:
+            marked.setdefault(path, []).append(module)
+    implicit = next((m for m in implicit_formats if m.holds_hierarchy(values)), None)
+    read = _Prefetched(store, values, frozenset(keys))
 
     def found(path: str) -> ArrayMetadata | GroupMetadata | None:
         for module in marked.get(path, []):
-            metadata: ArrayMetadata | GroupMetadata | None = module.read_metadata(store, path)
+            metadata: ArrayMetadata | GroupMetadata | None = module.read_metadata(read, path)
             if metadata is not None:
                 return metadata
         if implicit is not None and implicit.probe(store, path):
@@ -887,6 +901,32 @@ def _nodes(store: Store, paths: list[str]) -> Any:
         return None
 
     return found
+
+
+class _Prefetched(Store):
+    """`store` as a format reads a node through it (`read_metadata`: reads only), answering
+    the keys of creation's batch from what that batch read (`values`; a key of `asked` not
+    among them is absent), so a node found in the way is not read twice."""
+
+    def __init__(self, store: Store, values: Mapping[str, bytes], asked: frozenset[str]):
+        self._store, self._values, self._asked = store, values, asked
+
+    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        if byte_range is None and key in self._asked:
+            return self._values.get(key)
+        return self._store.get(key, byte_range)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        keys = list(keys)
+        out = {k: self._values[k] for k in keys if k in self._values}
+        out.update(self._store.get_many([k for k in keys if k not in self._asked]))
+        return out
+
+    def exists(self, key: str) -> bool:
+        return key in self._values if key in self._asked else self._store.exists(key)
+
+    def __repr__(self) -> str:
+        return repr(self._store)
 
 
 # -- zarr-python's shortcuts ------------------------------------------------------------------

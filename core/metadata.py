@@ -73,9 +73,15 @@ class GroupMetadata:
         return thaw_document(self.document)
 
 
+#: the JSON values that hold no others
+_SCALARS = (str, int, float, type(None))
+
+
 def freeze(doc: Any) -> Any:
     """A read-only view of a JSON document, so metadata objects stay immutable."""
-    if isinstance(doc, Mapping):
+    if isinstance(doc, _SCALARS):  # (most values: answered before the slower Mapping check)
+        return doc
+    if isinstance(doc, (dict, Mapping)):
         return MappingProxyType({k: freeze(v) for k, v in doc.items()})
     if isinstance(doc, list):
         return tuple(freeze(v) for v in doc)

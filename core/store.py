@@ -397,6 +397,13 @@ class Store:
             (prefixes if sep else keys).add(head)
         return sorted(keys), sorted(prefixes)
 
+    def is_empty(self, prefix: str) -> bool | None:
+        """Whether no key starts with `prefix` ('' or ending in '/'), when one cheap request
+        tells (an object store's listing of at most one key); None when the store cannot tell
+        so cheaply, the default: the caller then reads the keys it cares about. Creating a node
+        at a store's root asks this first: an empty place holds no node of any format."""
+        return None
+
     def diagnose(self, prefix: str = "") -> Absence | None:
         """Why nothing can be read under `prefix` ('' the root, else ending in '/'), in the
         backend's own terms (no such folder or bucket, a file where a folder should be, no

@@ -40,7 +40,33 @@ def load_document(raw: Any, where: str) -> dict[str, Any]:
 
 def check_nesting(doc: Any, where: str | None = None) -> None:
     """Refuse a document nested more than `MAX_NESTING` deep, naming the field where it goes
-    too deep; iterative, so a deep one cannot exhaust the stack here either."""
+    too deep; iterative, so a deep one cannot exhaust the stack here either. Only depths are
+    tracked on the way (every document read goes through here); the field is named by a
+    second walk when one is too deep."""
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, Mapping)):
+            children: Any = value.values()
+        elif isinstance(value, (list, tuple)):
+            children = value
+        else:
+            continue
+        if depth >= MAX_NESTING:
+            raise MetadataError(
+                f"nested more than {MAX_NESTING} levels deep",
+                key=_too_deep(doc) or None,
+                where=where,
+            )
+        stack.extend((v, depth + 1) for v in children if not isinstance(v, _SCALARS))
+
+
+#: the JSON values that nest nothing
+_SCALARS = (str, int, float, type(None))
+
+
+def _too_deep(doc: Any) -> str:
+    """The path of the first value (in `check_nesting`'s order) nested `MAX_NESTING` deep."""
     stack: list[tuple[Any, int, str]] = [(doc, 0, "")]
     while stack:
         value, depth, path = stack.pop()
@@ -51,10 +77,9 @@ def check_nesting(doc: Any, where: str | None = None) -> None:
         else:
             continue
         if depth >= MAX_NESTING:
-            raise MetadataError(
-                f"nested more than {MAX_NESTING} levels deep", key=path or None, where=where
-            )
-        stack.extend((v, depth + 1, p) for p, v in items)
+            return path
+        stack.extend((v, depth + 1, p) for p, v in items if not isinstance(v, _SCALARS))
+    return ""
 
 
 def dump_document(doc: Mapping[str, Any], *, indent: int = 2) -> bytes:

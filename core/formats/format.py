@@ -54,6 +54,22 @@ class Format(ABC):
         """Every key the node's metadata may be stored under: checked against the store's name
         limit before a node is created, and read in one batch to find where nodes are."""
 
+    def marker_keys(self, path: str) -> tuple[str, ...]:
+        """The keys whose presence makes a node of this format at `path` (a subset of
+        `node_keys`: v2's `.zattrs` alone is no node). Creation reads them for every format in
+        one batch to find what is in the way, so it asks for these and no more."""
+        return self.node_keys(path)
+
+    #: keys at the store root whose values say whether the store holds a hierarchy of this
+    #: format at all (`holds_hierarchy`): read in creation's batch, so that a store without one
+    #: costs no probe of its own (a format with implicit groups is otherwise probed per path)
+    entry_keys: ClassVar[tuple[str, ...]] = ()
+
+    def holds_hierarchy(self, found: Mapping[str, bytes]) -> bool:
+        """Whether the store holds this format's hierarchy, from the values of `entry_keys`
+        that exist (`found`). A format without entry keys may be anywhere: True."""
+        return True
+
     def chunk_key(self, path: str, encoded: str) -> str:
         """Where a chunk of the array at `path` lives, from its key encoding's string."""
         return f"{path}/{encoded}" if path else encoded

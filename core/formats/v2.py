@@ -440,6 +440,9 @@ class V2Format(Format):
     def node_keys(self, path: str) -> tuple[str, ...]:
         return tuple(key(path, name) for name in (ZARRAY, ZGROUP, ZATTRS, ZMETADATA))
 
+    def marker_keys(self, path: str) -> tuple[str, ...]:
+        return (key(path, ZARRAY), key(path, ZGROUP))
+
     def probe(self, store: Store, path: str) -> bool:
         """A v2 node is at `path` when its `.zarray` or `.zgroup` exists."""
         return bool(store.exists(key(path, ZARRAY)) or store.exists(key(path, ZGROUP)))

@@ -415,6 +415,14 @@ class DraftFormat(Format):
     def chunk_key(self, path: str, encoded: str) -> str:
         return data_prefix(path) + encoded
 
+    entry_keys: ClassVar[tuple[str, ...]] = (ENTRY_POINT_KEY,)
+
+    def holds_hierarchy(self, found: Mapping[str, bytes]) -> bool:
+        """A store holds a draft hierarchy when its root has the draft's entry point (a v3
+        root's `zarr.json` is no entry point)."""
+        raw = found.get(ENTRY_POINT_KEY)
+        return raw is not None and draft_entry.looks_like_draft(raw)
+
     def probe(self, store: Store, path: str) -> bool:
         """A draft node is at `path` when the store root holds the draft's entry point and the
         seed's existence check finds an array, an explicit group or an implicit group there."""

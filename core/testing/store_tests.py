@@ -501,6 +501,20 @@ class StoreTests(ReadableStoreTests):
         _fill(store, TREE)
         assert store.list_dir(prefix) == expected
 
+    def test_is_empty_answers_right_or_not_at_all(self, store: Store) -> None:
+        """A store may not tell cheaply (None); when it answers, the answer is right."""
+        assert store.is_empty("") in (True, None)
+        _fill(store, TREE)
+        for prefix, empty in (
+            ("", False),
+            ("a/", False),
+            ("a/b/c/", False),
+            ("x/y/", False),
+            ("missing/", True),
+            ("zarr.json/", True),  # a key is not a folder
+        ):
+            assert store.is_empty(prefix) in (empty, None), prefix
+
     # -- keys that could escape --------------------------------------------------------------
     @pytest.mark.parametrize("key", INVALID_KEYS)
     def test_invalid_key_refused(self, store: Store, key: str) -> None:

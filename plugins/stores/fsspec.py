@@ -461,6 +461,27 @@ class FsspecStore(Store):
             (prefixes if entry.get("type") == "directory" else keys).add(key[len(prefix) :])
         return sorted(keys), sorted(prefixes)
 
+    def is_empty(self, prefix: str) -> bool | None:
+        """On S3, one ListObjectsV2 asking for one key (fsspec's own listing of an empty folder
+        lists its parent too); elsewhere None."""
+        if not self.listable or not s3_updates.supported(self.fs):
+            return None
+        base = self._dir(check_prefix(prefix))
+        bucket, path, _ = self.fs.split_path(base)
+        if not bucket:
+            return None
+
+        async def first() -> bool:
+            answer = await self.fs._call_s3(
+                "list_objects_v2", Bucket=bucket, Prefix=f"{path}/" if path else "", MaxKeys=1
+            )
+            return not answer.get("Contents")
+
+        try:
+            return self._run(first)
+        except Exception:  # (then the caller reads its keys, which say what is wrong)
+            return None
+
     def diagnose(self, prefix: str = "") -> Absence | None:
         """No such bucket (an object store's first path segment), nothing under the root,
         a file where the root's folder should be, or access refused."""

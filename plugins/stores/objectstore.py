@@ -327,6 +327,24 @@ class ObstoreStore(Store):
 
         return iter(sorted(k for k in _run(find) if k.startswith(prefix) and _valid(k)))
 
+    def is_empty(self, prefix: str) -> bool | None:
+        """One listing request: the first page of keys under `prefix`, stopped at its first key."""
+        if not self.listable:
+            return None
+        check_prefix(prefix)
+
+        async def first() -> bool:
+            stream = _obstore().list(self.backend, prefix.rstrip("/") or None, chunk_size=1)
+            async for batch in stream:
+                if batch:
+                    return False
+            return True
+
+        try:
+            return _run(first)
+        except Exception:  # (then the caller reads its keys, which say what is wrong)
+            return None
+
     #: whether `list_dir` may trust a delimited listing: not over a local filesystem, where it
     #: shows the folders an erase left empty
     _delimited = True

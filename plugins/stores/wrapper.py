@@ -131,6 +131,9 @@ class StoreWrapper(Store):
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         return self.inner.list_dir(prefix)
 
+    def is_empty(self, prefix: str) -> bool | None:
+        return self.inner.is_empty(prefix)
+
     def close(self) -> None:
         self.inner.close()
 
