@@ -5,7 +5,9 @@ a share of a batch, fetches it (whole values a group at a time through the store
 `reading()`; chunks read in part, e.g. inside shards, as partial decodes run in lockstep),
 decodes it and copies each chunk's part into the output. A write is the reverse, reading back
 only chunks the selection covers partly (read-modify-write under per-key locks); a chunk left
-equal to the fill value is erased rather than stored (unless `write_empty_chunks`).
+equal to the fill value is erased rather than stored (unless `write_empty_chunks`). On a store
+whose calls are round trips, fetching and storing run beside decoding and encoding
+(`_Read.read_ahead`, `ChunkEngine._write_uploading`; see `pipeline`).
 
 Each read or write is one job object (`_Read`, `_Write`) holding what its threads' shares
 need, fixed before the first share runs.
@@ -325,24 +327,24 @@ class _Read:
     def read_ahead(self, batches: Iterator[list[ChunkProjection]], threaded: bool) -> None:
         """Read batches from a store whose calls are round trips, each batch's next one
         fetched while it decodes, so that the network and the CPU work at once: a batch's
-        whole chunks are fetched in one `read_many` on the transfer pool, issued before the
-        batch before it decodes (at most two batches of stored values are held), and decoded
-        on the engine's threads. A read of one batch has nothing to overlap: it goes as
-        `share`s, as on any store."""
+        whole chunks are fetched in one `read_many` on the transfer pool; once they are in,
+        the next batch's fetch starts and they decode on the engine's threads (at most two
+        batches of stored values are held; a fetch started while the one before is still on
+        its way would only share the link with it). A read of one batch has nothing to
+        overlap: it goes as `share`s, as on any store."""
         first = next(batches, None)
         second = next(batches, None) if first is not None else None
         if first is None or second is None:
             if first is not None:
                 executor.run_batched(self.share, first, parallel=threaded)
             return
-        ahead: deque[_Ahead] = deque()
+        ahead: deque[_Ahead] = deque([self._fetch(first)])
         try:
-            for batch in itertools.chain((first, second), batches):
+            for batch in itertools.chain((second,), batches):
+                _arrived(ahead[0])
                 ahead.append(self._fetch(batch))
-                if len(ahead) > 1:
-                    self._decode(ahead.popleft(), threaded)
-            while ahead:
                 self._decode(ahead.popleft(), threaded)
+            self._decode(ahead.popleft(), threaded)
         finally:
             settle(future for _, _, future in ahead if future is not None)
 
@@ -537,6 +539,13 @@ class _Write:
             parallel=threaded,
         )
         return new
+
+
+def _arrived(batch: _Ahead) -> None:
+    """Wait until a batch's fetch has ended; raise its failure (no next fetch is started)."""
+    future = batch[2]
+    if future is not None:
+        future.result()
 
 
 def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
