@@ -11,11 +11,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
-
-pytest.importorskip("s3fs")
-pytest.importorskip("moto.server")
-
 from store_servers import NetBed
 
 import zarrkit as zk
@@ -24,9 +21,8 @@ from zarrkit.abc import BytesBytesCodec, ChunkSpec
 from zarrkit.engine import batch_size
 from zarrkit.errors import StoreError
 from zarrkit.names import names
+from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.store_opening import open_store
-
-pytestmark = pytest.mark.network
 
 #: seconds a gate waits before giving up (a hang guard: the awaited event comes at once)
 HANG = 30.0
@@ -71,6 +67,8 @@ class GateCodec(BytesBytesCodec):
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetBed]:
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto.server")
     with NetBed(tmp_path_factory.mktemp("served")) as server:
         yield server
 
@@ -115,6 +113,7 @@ def _path_of(bed: NetBed, number: int) -> tuple[str, str]:
     return method, path.split("?", 1)[0]
 
 
+@pytest.mark.network
 def test_a_whole_read_fetches_the_next_batch_while_one_decodes(net: NetBed) -> None:
     """The first chunk's decode waits until the proxy has seen the request for the last
     chunk, which is in the next batch: read one batch after another, it never would."""
@@ -138,6 +137,7 @@ def test_a_whole_read_fetches_the_next_batch_while_one_decodes(net: NetBed) -> N
     assert len(net.s3_proxy.traffic.gets("/c/")) == chunks  # one request per chunk still
 
 
+@pytest.mark.network
 def test_a_whole_write_encodes_the_next_chunks_while_one_is_stored(net: NetBed) -> None:
     """The proxy holds the first chunk's upload until every chunk has been encoded: stored
     one batch after another, the next batch would wait for it."""
@@ -162,6 +162,7 @@ def test_a_whole_write_encodes_the_next_chunks_while_one_is_stored(net: NetBed) 
     assert bool((values == 2.0).all())
 
 
+@pytest.mark.network
 def test_a_failed_upload_is_the_writes_store_error(net: NetBed) -> None:
     """A store error from an upload running beside the encoding is the write's error, as the
     store raised it (naming the key and the operation)."""
@@ -178,6 +179,7 @@ def test_a_failed_upload_is_the_writes_store_error(net: NetBed) -> None:
     assert caught.value.operation == "write" and "'c/" in str(caught.value)
 
 
+@pytest.mark.network
 def test_a_failed_fetch_ahead_is_the_reads_store_error(net: NetBed) -> None:
     chunks = _two_batches(net)
     url, a = _array(net, chunks)
@@ -187,3 +189,41 @@ def test_a_failed_fetch_ahead_is_the_reads_store_error(net: NetBed) -> None:
     with pytest.raises(StoreError) as caught:
         reader[...]
     assert caught.value.operation == "read" and "'c/" in str(caught.value)
+
+
+# -- the same paths without a network: values round trip ---------------------------------------------
+class RoundTripStore(MemoryStore):
+    """A memory store that asks for what a remote store asks for, so the engine reads ahead
+    and uploads beside encoding."""
+
+    preferred_fetch_bytes = preferred_store_bytes = 1 << 10
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_reads_and_writes_over_several_batches_round_trip(threads: int) -> None:
+    """Whole and partly covered chunks over several batches, chunks left all fill erased."""
+    store = RoundTripStore()
+    with config.override(threads=threads):
+        a = zk.create_array(store, shape=(70, 70), chunks=(4, 4), dtype="int32", fill_value=0)
+        assert batch_size(4 * 4 * 4, store) < 18 * 18  # several batches
+        data = np.arange(70 * 70, dtype="int32").reshape(70, 70) + 1
+        a[...] = data
+        np.testing.assert_array_equal(a[...], data)
+        data[3:57, 5:50] = -data[3:57, 5:50]
+        a[3:57, 5:50] = data[3:57, 5:50]
+        data[8:64, 8:64] = 0  # whole chunks all fill: erased
+        a[8:64, 8:64] = 0
+        np.testing.assert_array_equal(a[...], data)
+        np.testing.assert_array_equal(a[1:69, 2:67], data[1:69, 2:67])
+    assert "c/5/5" not in set(store.list())
+
+
+def test_a_sharded_read_of_several_batches_decodes_shards_in_part() -> None:
+    store = RoundTripStore()
+    a = zk.create_array(
+        store, shape=(120, 120), chunks=(4, 4), shards=(8, 8), dtype="uint16", fill_value=0
+    )
+    data = np.arange(120 * 120, dtype="uint16").reshape(120, 120)
+    a[...] = data
+    np.testing.assert_array_equal(a[1:119, 2:117], data[1:119, 2:117])
+    np.testing.assert_array_equal(a[...], data)
