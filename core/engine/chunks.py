@@ -327,11 +327,11 @@ class _Read:
     def read_ahead(self, batches: Iterator[list[ChunkProjection]], threaded: bool) -> None:
         """Read batches from a store whose calls are round trips, each batch's next one
         fetched while it decodes, so that the network and the CPU work at once: a batch's
-        whole chunks are fetched in one `read_many` on the transfer pool; once they are in,
-        the next batch's fetch starts and they decode on the engine's threads (at most two
-        batches of stored values are held; a fetch started while the one before is still on
-        its way would only share the link with it). A read of one batch has nothing to
-        overlap: it goes as `share`s, as on any store."""
+        whole chunks are fetched in one `read_many` on the transfer pool, started before the
+        batch before it decodes, and decode on the engine's threads once they are in. At
+        most two batches of stored values are held (the one decoding and the one on its way),
+        and the link always has a batch's requests to serve. A read of one batch has nothing
+        to overlap: it goes as `share`s, as on any store."""
         first = next(batches, None)
         second = next(batches, None) if first is not None else None
         if first is None or second is None:
@@ -341,7 +341,6 @@ class _Read:
         ahead: deque[_Ahead] = deque([self._fetch(first)])
         try:
             for batch in itertools.chain((second,), batches):
-                _arrived(ahead[0])
                 ahead.append(self._fetch(batch))
                 self._decode(ahead.popleft(), threaded)
             self._decode(ahead.popleft(), threaded)
@@ -539,13 +538,6 @@ class _Write:
             parallel=threaded,
         )
         return new
-
-
-def _arrived(batch: _Ahead) -> None:
-    """Wait until a batch's fetch has ended; raise its failure (no next fetch is started)."""
-    future = batch[2]
-    if future is not None:
-        future.result()
 
 
 def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
