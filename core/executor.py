@@ -50,9 +50,11 @@ class _Pool:
         self._pool, self._size = None, 0
 
 
-#: chunk work (`run_batched`), and whole reads and writes at once (`io_pool`)
+#: chunk work (`run_batched`), whole reads and writes at once (`io_pool`), and store calls
+#: the engine waits on beside its chunk work (`transfer_pool`)
 _chunk_pool = _Pool("zarrkit")
 _io = _Pool("zarrkit-io")
+_transfer = _Pool("zarrkit-transfer")
 
 
 def _forget_pool() -> None:
@@ -60,6 +62,7 @@ def _forget_pool() -> None:
     global _local
     _chunk_pool.forget()
     _io.forget()
+    _transfer.forget()
     _local = threading.local()
 
 
@@ -112,3 +115,13 @@ def io_pool() -> ThreadPoolExecutor:
     flight. Each runs its chunk work inline (as a pool worker does), since handing it to the
     CPU-sized pool would queue one selection's round trips behind another's."""
     return _io.get(max(1, config.get().io_concurrency))
+
+
+def transfer_pool() -> ThreadPoolExecutor:
+    """Threads that wait on a remote store while the engine's threads decode or encode: a
+    whole read's next batch fetched while the current one decodes, a write's uploads while
+    its next chunks encode. A task here only calls the store (never waits on another task
+    or on the other pools), so a full pool delays transfers but cannot deadlock; it has
+    `io_concurrency` threads, as many as whole reads and writes may run at once. Its
+    threads run nested chunk work inline, as pool workers do."""
+    return _transfer.get(max(1, config.get().io_concurrency))

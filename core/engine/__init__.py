@@ -3,11 +3,15 @@
 `ChunkEngine` (`chunks.py`) is built once per array handle from its metadata, codec chain and
 store, and is what `Array` hands each checked selection to. The modules beside it hold what is
 not about one array: how work is divided (`sizing`), per-key locks for read-modify-write
-(`locks`), and byte ranges for partial decodes (`ranges`).
+(`locks`), byte ranges for partial decodes (`ranges`), and keeping a remote store busy while
+the CPU works (`pipeline`).
 
 Each thread of the pool takes a share of a batch and does its own store calls for it (one
 `read_many` / `read_ranges` / `set_many` per share and round), so I/O of a local store overlaps
-across threads as decoding does, and a remote store still sees whole batches.
+across threads as decoding does, and a remote store still sees whole batches. On a store whose
+calls are round trips (`preferred_fetch_bytes`, `preferred_store_bytes`), a whole read's next
+batch is fetched while one decodes and a write's encoded groups are stored while the next
+ones encode, both on the transfer pool (`executor.transfer_pool`).
 """
 
 from __future__ import annotations

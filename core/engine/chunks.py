@@ -5,7 +5,9 @@ a share of a batch, fetches it (whole values a group at a time through the store
 `reading()`; chunks read in part, e.g. inside shards, as partial decodes run in lockstep),
 decodes it and copies each chunk's part into the output. A write is the reverse, reading back
 only chunks the selection covers partly (read-modify-write under per-key locks); a chunk left
-equal to the fill value is erased rather than stored (unless `write_empty_chunks`).
+equal to the fill value is erased rather than stored (unless `write_empty_chunks`). On a store
+whose calls are round trips, fetching and storing run beside decoding and encoding
+(`_Read.read_ahead`, `ChunkEngine._write_uploading`; see `pipeline`).
 
 Each read or write is one job object (`_Read`, `_Write`) holding what its threads' shares
 need, fixed before the first share runs.
@@ -15,10 +17,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, wait
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -30,6 +33,7 @@ from ..indexing import ChunkProjection, Indexer
 from ..metadata import ArrayMetadata
 from ..store import Store, limiting_values, unguarded_update
 from .locks import locked
+from .pipeline import Uploads, fetch, settle
 from .ranges import drive, range_cache
 from .sizing import batch_size, fetch_size, parallel, parallel_writes, stream_size, value_limit
 
@@ -39,6 +43,16 @@ _Whole = tuple[ChunkProjection, str, BoundChain]
 _Partial = tuple[ChunkProjection, str, RangeReads[np.ndarray | None], list[int]]
 #: a chunk written: its projection and key
 _Item = tuple[ChunkProjection, str]
+#: a batch being read ahead: its chunks read whole (their values on the way), and in part
+_Ahead = tuple[list[_Whole], list[_Partial], Future[dict[str, Any]] | None]
+
+
+class _Target(Protocol):
+    """Where encoded chunks go: a store, or a write's `Uploads` to one."""
+
+    def set_many(self, items: Mapping[str, Any]) -> None: ...
+
+    def erase_many(self, keys: Iterable[str]) -> None: ...
 
 
 class ChunkEngine:
@@ -113,9 +127,13 @@ class ChunkEngine:
             return out
         job = _Read(self, indexer, out)
         threaded = parallel(self.chunk_nbytes)
+        batches = _batches(indexer, batch_size(self.chunk_nbytes, self.store))
         try:
-            for batch in _batches(indexer, batch_size(self.chunk_nbytes, self.store)):
-                executor.run_batched(job.share, batch, parallel=threaded)
+            if self.store.preferred_fetch_bytes:
+                job.read_ahead(batches, threaded)
+            else:
+                for batch in batches:
+                    executor.run_batched(job.share, batch, parallel=threaded)
         except MemoryError:
             raise self._unallocatable() from None
         return out[()] if out.shape == () and not given else out
@@ -142,11 +160,37 @@ class ChunkEngine:
         chunk that fails to decode leaves the batch unwritten."""
         job = _Write(self, indexer, value)
         threaded = parallel_writes(self.chunk_nbytes, self.store)
+        batches = _batches(indexer, batch_size(self.chunk_nbytes, self.store))
         try:
-            for batch in _batches(indexer, batch_size(self.chunk_nbytes, self.store)):
-                self._write_batch(job, batch, threaded)
+            if self.store.preferred_store_bytes:
+                self._write_uploading(job, batches, threaded)
+            else:
+                for batch in batches:
+                    self._write_batch(job, batch, threaded)
         except MemoryError:
             raise self._unallocatable() from None
+
+    def _write_uploading(
+        self, job: _Write, batches: Iterator[list[ChunkProjection]], threaded: bool
+    ) -> None:
+        """`write` to a store whose calls are round trips: wholly written chunks are stored
+        on the transfer pool while the next ones encode (`Uploads`: at most two groups in
+        flight, each stored under its keys' locks); a batch covering chunks partly goes
+        through `_write_batch`. Returns once every group is stored; the first store error is
+        raised as it is."""
+        uploads = Uploads(self.store, self.forget_lasting)
+        key_of, path, encode = self.key_parts
+        try:
+            for batch in batches:
+                if all(proj.is_complete for proj in batch):
+                    items = [(proj, key_of(path, encode(proj.coords))) for proj in batch]
+                    executor.run_batched(partial(job.encode_to, uploads), items, parallel=threaded)
+                else:
+                    self._write_batch(job, batch, threaded)
+        except BaseException:
+            uploads.wait()
+            raise
+        uploads.finish()
 
     def _write_batch(self, job: _Write, batch: list[ChunkProjection], threaded: bool) -> None:
         key_of, path, encode = self.key_parts
@@ -249,33 +293,83 @@ class _Read:
 
     def _read_whole(self, whole: list[_Whole], source: Store) -> None:
         """Chunks read whole, from `source` a group at a time."""
-        out, plain, whole_selection = self.out, self.plain, self.whole_selection
-        fill = self.engine.metadata.fill_value
         for group in _groups(whole, self.fetch):
             blobs = source.read_many([key for _, key, _ in group])
-            for proj, key, chain in group:
-                blob = blobs.get(key)
-                if blob is None:
-                    out[proj.out_selection] = fill
-                elif (
-                    plain
-                    and chain.into
-                    and proj.is_complete
-                    and (
-                        proj.chunk_selection == whole_selection
-                        or _whole_chunk(proj.chunk_selection, chain.spec.shape)
-                    )
-                ):
-                    chain.decode_into(blob, out[proj.out_selection], key)
-                elif proj.is_complete:
-                    _place(out, proj, chain.decode_scratch(blob, key))
-                else:
-                    _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
+            self._decode_whole(blobs, group)
             # nothing may hold this group's values while the next group is read, so a
             # store's reused read buffer (`buffers.reusable`) is free again for it
-            del blobs, blob
+            del blobs
 
-    def _read_partial(self, partial: list[_Partial]) -> None:
+    def _decode_whole(self, blobs: Mapping[str, Any], group: Sequence[_Whole]) -> None:
+        """Chunks read whole, their stored values in `blobs`, decoded into the output."""
+        out, plain, whole_selection = self.out, self.plain, self.whole_selection
+        fill = self.engine.metadata.fill_value
+        for proj, key, chain in group:
+            blob = blobs.get(key)
+            if blob is None:
+                out[proj.out_selection] = fill
+            elif (
+                plain
+                and chain.into
+                and proj.is_complete
+                and (
+                    proj.chunk_selection == whole_selection
+                    or _whole_chunk(proj.chunk_selection, chain.spec.shape)
+                )
+            ):
+                chain.decode_into(blob, out[proj.out_selection], key)
+            elif proj.is_complete:
+                _place(out, proj, chain.decode_scratch(blob, key))
+            else:
+                _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
+
+    # -- reading ahead (stores whose calls are round trips) -----------------------------------
+    def read_ahead(self, batches: Iterator[list[ChunkProjection]], threaded: bool) -> None:
+        """Read batches from a store whose calls are round trips, each batch's next one
+        fetched while it decodes, so that the network and the CPU work at once: a batch's
+        whole chunks are fetched in one `read_many` on the transfer pool, started before the
+        batch before it decodes, and decode on the engine's threads once they are in. At
+        most two batches of stored values are held (the one decoding and the one on its way),
+        and the link always has a batch's requests to serve. A read of one batch has nothing
+        to overlap: it goes as `share`s, as on any store."""
+        first = next(batches, None)
+        second = next(batches, None) if first is not None else None
+        if first is None or second is None:
+            if first is not None:
+                executor.run_batched(self.share, first, parallel=threaded)
+            return
+        ahead: deque[_Ahead] = deque([self._fetch(first)])
+        try:
+            for batch in itertools.chain((second,), batches):
+                ahead.append(self._fetch(batch))
+                self._decode(ahead.popleft(), threaded)
+            self._decode(ahead.popleft(), threaded)
+        finally:
+            settle(future for _, _, future in ahead if future is not None)
+
+    def _fetch(self, batch: Sequence[ChunkProjection]) -> _Ahead:
+        """A batch planned and its whole chunks' fetch started."""
+        whole, partial = self._plan(batch)
+        engine = self.engine
+        keys = [key for _, key, _ in whole]
+        return whole, partial, fetch(engine.store, keys, engine.value_limit) if keys else None
+
+    def _decode(self, batch: _Ahead, threaded: bool) -> None:
+        """A batch fetched ahead, decoded on the engine's threads; its chunks read in part
+        read now, as a `share` reads them."""
+        whole, parts, future = batch
+        if future is not None:
+            blobs = future.result()
+            executor.run_batched(partial(self._decode_whole, blobs), whole, parallel=threaded)
+            del blobs
+        if parts:
+            executor.run_batched(self._partial_share, parts, parallel=threaded)
+
+    def _partial_share(self, partial: Sequence[_Partial]) -> None:
+        with limiting_values(self.engine.value_limit):
+            self._read_partial(partial)
+
+    def _read_partial(self, partial: Sequence[_Partial]) -> None:
         """Chunks read in part: their partial decodes run in lockstep, one store call per
         round for the whole share."""
         engine = self.engine
@@ -331,8 +425,13 @@ class _Write:
         with self.engine.store.writing() as target:
             self.encode(batch, {}, target)
 
+    def encode_to(self, uploads: Uploads, batch: Sequence[_Item]) -> None:
+        """A thread's share of wholly written chunks, handed on to `uploads` as they are
+        encoded."""
+        self.encode(batch, {}, uploads)
+
     def encode(
-        self, batch: Sequence[_Item], existing: dict[str, Any], target: Store | None = None
+        self, batch: Sequence[_Item], existing: dict[str, Any], target: _Target | None = None
     ) -> dict[str, Any]:
         """Encode a share of a batch over the `existing` values of the chunks it covers
         partly; with a `target`, store it there as it goes. The new values by key (None: the
@@ -453,7 +552,7 @@ def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         ) from None
 
 
-def _store_results(store: Store, results: dict[str, Any]) -> None:
+def _store_results(store: _Target, results: dict[str, Any]) -> None:
     """Encoded chunks in one `set_many`; chunks now all fill (None) in one `erase_many`."""
     encoded = {k: v for k, v in results.items() if v is not None}
     if encoded:

@@ -103,6 +103,12 @@ def _with_retries(fs: Any, retries: int | None) -> Any:
     return fs
 
 
+def _as_bytes(value: Any) -> bytes:
+    """`value` as the `bytes` the clients send, copied only when it is some other buffer (an
+    encoded chunk mostly is `bytes` already)."""
+    return value if type(value) is bytes else memoryview(value).tobytes()
+
+
 def _fsspec() -> Any:
     try:
         import fsspec
@@ -353,7 +359,7 @@ class FsspecStore(Store):
     def set_many(self, items: Mapping[str, Any]) -> None:
         """Each value is one PUT (atomic per key on object stores); all keys checked first."""
         self.require("write", "set keys")
-        values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
+        values = [(check_key(k), _as_bytes(v)) for k, v in items.items()]
         self._gather([partial(self._write, *kv) for kv in values])
 
     # -- updates ---------------------------------------------------------------------------------
