@@ -30,16 +30,18 @@ from zarrkit.abc import (
     Range,
     Store,
     SuffixRange,
+    Update,
     check_key,
     check_mode,
     check_prefix,
     gather_limited,
     names,
+    optimistic_update,
     settings,
 )
 from zarrkit.errors import PluginLoadError, StoreError
 
-from . import ranges
+from . import obstore_updates, ranges
 
 T = TypeVar("T")
 
@@ -65,11 +67,21 @@ _loop: tuple[int, asyncio.AbstractEventLoop] | None = None
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:
-    """The loop every obstore store's requests run on, started on first use (and again in a
-    forked child, which inherits the loop but not its thread)."""
+    """The loop every obstore store's requests run on, started on first use.
+
+    Not in a process forked after this one made requests: obstore's runtime (tokio) does not
+    survive a fork, and its requests there would wait forever; a clear error instead."""
     global _loop
     with _loop_lock:
-        if _loop is None or _loop[0] != os.getpid():
+        if _loop is not None and _loop[0] != os.getpid():
+            raise StoreError(
+                "obstore cannot make requests in a process forked after its parent made "
+                "some (its runtime does not survive a fork): start processes with 'spawn' "
+                "or 'forkserver', or open the store with the fsspec backend (fsspec+s3://)",
+                store="obstore",
+                operation="request",
+            )
+        if _loop is None:
             loop = asyncio.new_event_loop()
             threading.Thread(target=loop.run_forever, name="zarrkit-obstore", daemon=True).start()
             _loop = (os.getpid(), loop)
@@ -240,6 +252,21 @@ class ObstoreStore(Store):
         self.require("write", "set keys")
         values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
         self._gather([partial(self._write, *kv) for kv in values])
+
+    # -- updates ---------------------------------------------------------------------------------
+    @property
+    def safe_updates(self) -> bool:  # type: ignore[override]  # depends on the backend
+        """Conditional puts (`obstore_updates`) where the backend has them (S3, GCS, Azure,
+        memory); obstore's `LocalStore` cannot update only an unchanged value: unguarded."""
+        return obstore_updates.supported(self.backend)
+
+    def update_many(self, keys: Sequence[str], compute: Update) -> None:
+        if not self.safe_updates:
+            super().update_many(keys, compute)
+            return
+        keys = [check_key(k) for k in keys]
+        writes = obstore_updates.ConditionalWrites(self)
+        optimistic_update(self, keys, compute, writes.read, writes.swap)
 
     def erase(self, key: str) -> None:
         self.erase_many([key])
