@@ -83,7 +83,9 @@ def _fsspec() -> Any:
 
 
 class FsspecStore(Store):
-    names = names("s3", aliases=list(SCHEMES[1:]))
+    #: (plain s3:// is `s3_routing`'s, which picks this store or obstore's; `matches_name`
+    #: answers for it when asked)
+    names = names("fsspec+s3", aliases=list(SCHEMES[2:]))
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = preferred_store_bytes = 16 << 20
     _fs: Any  # an fsspec filesystem (fsspec has no type hints)
