@@ -1,5 +1,6 @@
-"""A store over any fsspec filesystem: `s3://`, `gs://`, `gcs://`, `az://`, `abfs://`, and any
-other fsspec URL spelled `fsspec+<protocol>://` (`fsspec+https://`, `fsspec+memory://`, ...).
+"""A store over any fsspec filesystem: `gs://`, `gcs://`, `az://`, `abfs://`, `s3://` where
+obstore cannot take it (`s3_routing`), and any fsspec URL spelled `fsspec+<protocol>://`
+(`fsspec+s3://` always, `fsspec+https://`, `fsspec+memory://`, ...).
 
 `zarrkit.open("s3://bucket/data.zarr", storage_options={...})` hands `storage_options` to fsspec
 (for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `retries`, ...). Plain

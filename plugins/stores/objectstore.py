@@ -1,6 +1,8 @@
 """A store over obstore (Rust's `object_store`): `obstore+s3://`, `obstore+gs://`,
-`obstore+az://`, `obstore+http(s)://`, or plain `s3://` ... once the `store_schemes` setting
-routes them here (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`). Needs `pip install
+`obstore+az://`, `obstore+http(s)://`, and plain `s3://` when obstore is installed and the
+storage options mean the same to it as to s3fs (`s3_routing`, `s3_options`: s3fs's `key`,
+`secret`, `client_kwargs={"endpoint_url": ...}`, ... are translated). The `store_schemes`
+setting routes other schemes here (`ZARRKIT_STORE_SCHEMES="gs=obstore+gs"`). Needs `pip install
 'zarrkit[obstore]'`.
 
 `storage_options` go to `obstore.store.from_url`: the backend's configuration as keywords
@@ -8,6 +10,11 @@ routes them here (`ZARRKIT_STORE_SCHEMES="s3=obstore+s3"`). Needs `pip install
 (`allow_http`, `timeout`, ...) and `retry_config`. Requests run on one event loop thread
 per process, at most `concurrency` at a time per batch (default: the `io_concurrency`
 setting); nearby ranges of one key are merged first (`ranges.plan`), as in every network store.
+
+`update_many` is guarded by conditional puts where the backend has them (S3, GCS, Azure,
+memory: `obstore_updates`), so writers in other processes lose nothing; obstore's
+`LocalStore` updates unguarded. obstore's runtime does not survive `fork`: in a process
+forked after this one made requests, the store raises `StoreError` instead of hanging.
 
 Failures other than "no such key" raise `StoreError` naming the key, the operation and the
 store, after obstore's own retries (with backoff, on 5xx and throttling); never a missing key.
