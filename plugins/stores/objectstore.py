@@ -23,10 +23,12 @@ store, after obstore's own retries (with backoff, on 5xx and throttling); never 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import builtins
 import os
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
@@ -90,9 +92,49 @@ def _event_loop() -> asyncio.AbstractEventLoop:
             )
         if _loop is None:
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="zarrkit-obstore", daemon=True).start()
+            thread = threading.Thread(target=loop.run_forever, name="zarrkit-obstore", daemon=True)
+            thread.start()
+            atexit.register(_stop, loop, thread)
             _loop = (os.getpid(), loop)
         return _loop[1]
+
+
+def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+    """At exit: stop the loop, and let obstore's runtime threads finish what they still do
+    after a request's answer was delivered (they take the GIL to release its buffers); one
+    that takes it while the interpreter finalizes aborts the process (SIGABRT after all
+    work is done, about one exit in twenty with obstore 0.12)."""
+    if thread.is_alive():
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+    _wait_for_idle_runtime()
+
+
+def _wait_for_idle_runtime(limit: float = 2.0) -> None:
+    """Until no tokio thread of this process is running (Linux: its state in /proc) for a
+    few looks in a row, at most `limit` seconds; elsewhere a short pause."""
+    tasks = f"/proc/{os.getpid()}/task"
+    if not os.path.isdir(tasks):
+        time.sleep(0.1)
+        return
+    deadline = time.monotonic() + limit
+    quiet = 0
+    while quiet < 3 and time.monotonic() < deadline:
+        quiet = quiet + 1 if not _runtime_busy(tasks) else 0
+        time.sleep(0.005)
+
+
+def _runtime_busy(tasks: str) -> bool:
+    for tid in os.listdir(tasks):
+        try:
+            with open(f"{tasks}/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name, _, rest = stat.partition("(")[2].rpartition(")")
+        if name.startswith("tokio") and rest.split()[0] == "R":
+            return True
+    return False
 
 
 def _run(make: Callable[[], Awaitable[T]]) -> T:
