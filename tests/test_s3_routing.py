@@ -59,6 +59,10 @@ KEYS = {"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}
             {"endpoint": "https://a.example"},
         ),
         ({"concurrency": 4}, {"concurrency": 4}),
+        (  # None: s3fs's "not given"
+            {"key": None, "endpoint_url": None, "client_kwargs": {"region_name": "us-east-1"}},
+            {"region": "us-east-1"},
+        ),
     ],
 )
 def test_each_s3fs_option_is_translated(given: dict[str, Any], expected: dict[str, Any]) -> None:
@@ -77,6 +81,7 @@ def test_each_s3fs_option_is_translated(given: dict[str, Any], expected: dict[st
         {"use_ssl": False},
         {"anon": "yes"},
         {"client_kwargs": {"verify": False}},
+        {"client_kwargs": "http://h"},
         {"key": "a", "access_key_id": "b"},  # the same setting twice, differently
     ],
 )

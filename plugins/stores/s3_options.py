@@ -146,7 +146,8 @@ def obstore_s3_options(options: Mapping[str, Any], environ: Mapping[str, str]) -
         if name in STORE_KEYS or name in OBSTORE_S3_KEYS:
             _put(out, name, value, name)
         elif name in _RENAMED:
-            _put(out, _RENAMED[name], value, name)
+            if value is not None:  # (s3fs's default: not given)
+                _put(out, _RENAMED[name], value, name)
         elif name in _FLAGS:
             default, spelled = _FLAGS[name]
             if not isinstance(value, bool):
@@ -156,6 +157,8 @@ def obstore_s3_options(options: Mapping[str, Any], environ: Mapping[str, str]) -
                     raise Untranslatable(f"{name}={value!r}")
                 _put(out, spelled, True, name)
         elif name == "client_kwargs":
+            if value is not None and not isinstance(value, Mapping):
+                raise Untranslatable(f"client_kwargs={value!r} is not a mapping")
             client = dict(value or {})
         else:
             raise Untranslatable(f"obstore has no option {name!r}")
@@ -163,7 +166,7 @@ def obstore_s3_options(options: Mapping[str, Any], environ: Mapping[str, str]) -
         target = {"endpoint_url": "endpoint", "region_name": "region"}.get(name)
         if target is None:
             raise Untranslatable(f"obstore has no option client_kwargs[{name!r}]")
-        if not (target == "endpoint" and "endpoint_url" in options):  # (s3fs: that one wins)
+        if value is not None and not (target == "endpoint" and options.get("endpoint_url")):
             _put(out, target, value, f"client_kwargs[{name!r}]")
     _check_environment(out, options, environ)
     if set(options) - OBSTORE_S3_KEYS - STORE_KEYS:  # (some spelled for s3fs)
