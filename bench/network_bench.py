@@ -154,7 +154,7 @@ def obstore_options(endpoint: str) -> dict[str, Any]:
 # -- the implementations ---------------------------------------------------------------------------
 class Zarrkit:
     def __init__(self, endpoint: str, prefix: str, backend: str) -> None:
-        self.scheme = "s3" if backend == "fsspec" else "obstore+s3"
+        self.scheme = "fsspec+s3" if backend == "fsspec" else "obstore+s3"
         self.options = (
             fsspec_options(endpoint) if backend == "fsspec" else obstore_options(endpoint)
         )

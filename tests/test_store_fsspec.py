@@ -74,7 +74,7 @@ class TestS3Store(StoreTests):
 
 # -- URLs and arrays ------------------------------------------------------------------------------
 def test_open_s3_url_with_storage_options(moto: Moto) -> None:
-    url = _url()
+    url = "fsspec+" + _url()
     options = s3_options(moto.endpoint)
     data = np.arange(1000, dtype="i4").reshape(20, 50)
     group = zk.open_group(url, mode="w", storage_options=options)
@@ -169,7 +169,7 @@ def test_get_many_reads_concurrently(proxy: Proxy, traffic: Any) -> None:
 
 # -- faults -----------------------------------------------------------------------------------------
 def _array_through(proxy: Proxy) -> tuple[str, dict[str, Any], np.ndarray]:
-    url = _url()
+    url = "fsspec+" + _url()  # (s3fs's retries and faults)
     options = _through_proxy(proxy)
     data = np.arange(64, dtype="f4").reshape(8, 8) + 1
     array = zk.create_array(
@@ -216,7 +216,7 @@ def test_server_stopped_mid_read_never_gives_fill_values() -> None:
     stopper = None
     try:
         server.create_bucket(BUCKET)
-        url = _url()
+        url = "fsspec+" + _url()
         options = s3_options(server.endpoint, attempts=1)
         data = np.arange(40 * 40, dtype="i8").reshape(40, 40) + 1
         array = zk.create_array(

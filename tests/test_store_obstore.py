@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("obstore")
 pytest.importorskip("moto.server")
 
-from store_servers import NetBed
+from store_servers import Moto, NetBed
 
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.plugins.stores.objectstore import ObstoreStore
-from zarrkit.store import ByteRange
+from zarrkit.store import ByteRange, Store
 from zarrkit.store_opening import open_store
 from zarrkit.testing.store_tests import StoreTests
 
@@ -44,10 +44,10 @@ def net(bed: NetBed) -> Iterator[NetBed]:
         proxy.traffic.reset()
 
 
-def options(bed: NetBed, **extra: Any) -> dict[str, Any]:
-    """obstore's S3 options for the proxied moto server: few, quick retries."""
+def options(bed: NetBed | Moto, **extra: Any) -> dict[str, Any]:
+    """obstore's S3 options for the proxied moto server (or a plain one): few, quick retries."""
     return {
-        "endpoint": bed.s3_endpoint,
+        "endpoint": bed.s3_endpoint if isinstance(bed, NetBed) else bed.endpoint,
         "access_key_id": "testing",
         "secret_access_key": "testing",
         "region": "us-east-1",
@@ -79,6 +79,19 @@ class TestObstoreS3(StoreTests):
 
     def store_reopen(self, store: ObstoreStore) -> ObstoreStore:
         return ObstoreStore(store.backend, mode="r", url=store.url)
+
+    def test_concurrent_updates_lose_nothing(self, store: Store) -> None:  # type: ignore[override]
+        """On a moto server that decides conditional writes atomically, as S3 does (see
+        `Moto`); the shared one may let two racing conditional PUTs both through."""
+        server = Moto(atomic=True)
+        try:
+            server.create_bucket("atomic")
+            url = f"obstore+s3://atomic/{uuid.uuid4().hex}"
+            atomic = ObstoreStore.from_url(url, mode="w", **options(server))  # type: ignore[arg-type]
+            assert atomic.safe_updates
+            super().test_concurrent_updates_lose_nothing(atomic)
+        finally:
+            server.stop()
 
 
 def test_arrays_round_trip_and_zarr_python_reads_them(net: NetBed) -> None:
@@ -186,3 +199,84 @@ def test_a_cut_answer_is_retried_or_a_store_error(net: NetBed, fault: str) -> No
     with pytest.raises(StoreError) as info:
         array[...]
     assert info.value.key is not None
+
+
+# -- guarded updates ------------------------------------------------------------------------------
+def test_updates_are_conditional_puts_and_a_stale_one_is_computed_again(net: NetBed) -> None:
+    """Another writer changes the key between this update's read and its write: the put is
+    refused (If-Match), and compute runs again on the new value; nothing is lost."""
+    store = ObstoreStore.from_url(_url(net), mode="w", **options(net))
+    store.set("k", b"a")
+    seen: list[bytes] = []
+
+    def compute(keys: Any, old: Any) -> dict[str, bytes]:
+        seen.append(bytes(old["k"]))
+        if len(seen) == 1:  # another process writes in between
+            ObstoreStore(store.backend, mode="a").set("k", b"ab")
+        return {"k": bytes(old["k"]) + b"+"}
+
+    net.s3_proxy.traffic.reset()
+    store.update_many(["k"], compute)
+    assert seen == [b"a", b"ab"]
+    # the other writer's PUT, the refused conditional one, the one that went through
+    assert [r[0] for r in net.s3_proxy.traffic.requests if r[0] == "PUT"] == ["PUT"] * 3
+    assert store.get("k") == b"ab+"
+
+
+def test_an_update_to_fill_erases_only_an_unchanged_key(net: NetBed) -> None:
+    store = ObstoreStore.from_url(_url(net), mode="w", **options(net))
+    store.set("k", b"a")
+    calls: list[Any] = []
+
+    def compute(keys: Any, old: Any) -> dict[str, bytes | None]:
+        calls.append(old.get("k"))
+        if len(calls) == 1:
+            ObstoreStore(store.backend, mode="a").set("k", b"b")
+            return {"k": None}  # erase what was read: refused, the key changed
+        return {"k": bytes(old["k"]) + b"!"}
+
+    store.update_many(["k"], compute)
+    assert [bytes(c) for c in calls] == [b"a", b"b"] and store.get("k") == b"b!"
+    store.update_many(["k"], lambda keys, old: {"k": None})
+    assert not store.exists("k")
+
+
+def test_which_backends_guard_updates(tmp_path: Path) -> None:
+    import obstore.store
+
+    memory = open_store(obstore.store.MemoryStore(), mode="w")
+    local = open_store(obstore.store.LocalStore(tmp_path, mkdir=True), mode="w")
+    assert isinstance(memory, ObstoreStore) and memory.safe_updates
+    assert isinstance(local, ObstoreStore) and not local.safe_updates  # (no update mode)
+    for store in (memory, local):
+        store.set("k", b"1")
+        store.update_many(["k"], lambda keys, old: {"k": bytes(old["k"]) + b"2"})
+        assert store.get("k") == b"12"
+
+
+def _request_in_child(url: str, opts: dict[str, Any], answers: Any) -> None:
+    try:
+        ObstoreStore.from_url(url, **opts).get("k")
+        answers.put("no error")
+    except StoreError as exc:
+        answers.put(str(exc))
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_gets_an_error_not_a_hang(net: NetBed) -> None:
+    """obstore's runtime does not survive a fork: its requests there would never end."""
+    import multiprocessing
+
+    url = _url(net)
+    ObstoreStore.from_url(url, mode="w", **options(net)).set("k", b"1")
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    child = context.Process(target=_request_in_child, args=(url, options(net), answers))
+    child.start()
+    try:
+        answer = answers.get(timeout=60)  # (a hang guard only)
+    finally:
+        child.join(60)
+        if child.is_alive():
+            child.kill()
+    assert "forked" in answer and "spawn" in answer

@@ -561,7 +561,9 @@ def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
         ("lmdb", "lmdb", "LmdbStore"),
         ("http", "http", "HttpStore"),
         ("https", "http", "HttpStore"),
-        ("s3", "fsspec", "FsspecStore"),
+        ("s3", "s3_routing", "S3Backends"),  # obstore's store or fsspec's, by the options
+        ("fsspec+s3", "fsspec", "FsspecStore"),
+        ("obstore+s3", "objectstore", "ObstoreStore"),
         ("gs", "fsspec", "FsspecStore"),
         ("gcs", "fsspec", "FsspecStore"),
         ("fsspec+https", "fsspec", "FsspecStore"),

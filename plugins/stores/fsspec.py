@@ -1,5 +1,6 @@
-"""A store over any fsspec filesystem: `s3://`, `gs://`, `gcs://`, `az://`, `abfs://`, and any
-other fsspec URL spelled `fsspec+<protocol>://` (`fsspec+https://`, `fsspec+memory://`, ...).
+"""A store over any fsspec filesystem: `gs://`, `gcs://`, `az://`, `abfs://`, `s3://` where
+obstore cannot take it (`s3_routing`), and any fsspec URL spelled `fsspec+<protocol>://`
+(`fsspec+s3://` always, `fsspec+https://`, `fsspec+memory://`, ...).
 
 `zarrkit.open("s3://bucket/data.zarr", storage_options={...})` hands `storage_options` to fsspec
 (for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `config_kwargs`, ...). Plain
@@ -122,7 +123,9 @@ def _fsspec() -> Any:
 
 
 class FsspecStore(Store):
-    names = names("s3", aliases=list(SCHEMES[1:]))
+    #: (plain s3:// is `s3_routing`'s, which picks this store or obstore's; `matches_name`
+    #: answers for it when asked)
+    names = names("fsspec+s3", aliases=list(SCHEMES[2:]))
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = preferred_store_bytes = 16 << 20
     _fs: Any  # an fsspec filesystem (fsspec has no type hints)
