@@ -5,6 +5,7 @@ translation is checked option by option, and the stores it opens against moto's 
 
 from __future__ import annotations
 
+import pickle
 import sys
 import uuid
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ import pytest
 pytest.importorskip("obstore")
 pytest.importorskip("moto.server")
 
+from process_cases import in_fork
 from store_servers import Moto, s3_options
 
 import zarrkit as zk
@@ -229,3 +231,50 @@ def test_a_session_token_in_the_environment_never_joins_given_keys(
     monkeypatch.setenv("AWS_SESSION_TOKEN", "belongs-to-another-account")
     store = open_store(_url(), mode="w", storage_options=_s3fs(moto))
     assert isinstance(store, FsspecStore)
+
+
+# -- fork: obstore's runtime does not survive it, so a forked child chooses fsspec ------------
+def _opened_in_parent(moto: Moto) -> tuple[str, Any, np.ndarray]:
+    """An array written through plain s3:// (obstore), so this process has used obstore."""
+    url = _url()
+    data = np.arange(12 * 10, dtype="f8").reshape(12, 10)
+    array = zk.create_array(
+        url, shape=data.shape, chunks=(5, 5), dtype="f8", storage_options=_s3fs(moto)
+    )
+    array[...] = data
+    assert isinstance(array.store, ObstoreStore)
+    return url, array, data
+
+
+@pytest.mark.network
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_a_forked_child_opens_plain_s3_through_fsspec(moto: Moto, clean_environment: None) -> None:
+    url, _, data = _opened_in_parent(moto)
+
+    def child() -> tuple[str, list[float]]:
+        array = zk.open_array(url, storage_options=_s3fs(moto))
+        return type(array.store).__name__, array[...].ravel().tolist()
+
+    kind, values = in_fork(child)
+    assert kind == "FsspecStore" and values == data.ravel().tolist()
+
+
+@pytest.mark.network
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_an_array_pickled_into_a_forked_child_reads_there(
+    moto: Moto, clean_environment: None
+) -> None:
+    """As a fork-based process pool hands an array to its workers: pickled, then unpickled in
+    the child, where the store is chosen again."""
+    _, array, data = _opened_in_parent(moto)
+    pickled = pickle.dumps(array)
+    again = pickle.loads(pickled)  # here obstore still works: obstore again
+    assert isinstance(again.store, ObstoreStore)
+    np.testing.assert_array_equal(again[...], data)
+
+    def child() -> tuple[str, list[float]]:
+        theirs = pickle.loads(pickled)
+        return type(theirs.store).__name__, theirs[2:7, 3:9].ravel().tolist()
+
+    kind, values = in_fork(child)
+    assert kind == "FsspecStore" and values == data[2:7, 3:9].ravel().tolist()

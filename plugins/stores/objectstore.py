@@ -77,6 +77,11 @@ def _obstore() -> Any:
     return obstore
 
 
+def _call(make: Callable[[], Store]) -> Store:
+    """(unpickling a store that `reopen` makes)"""
+    return make()
+
+
 # -- one event loop per process ---------------------------------------------------------------------
 _loop_lock = threading.Lock()
 _loop: tuple[int, asyncio.AbstractEventLoop] | None = None
@@ -104,6 +109,13 @@ def _event_loop() -> asyncio.AbstractEventLoop:
             atexit.register(_stop, loop, thread)
             _loop = (os.getpid(), loop)
         return _loop[1]
+
+
+def usable_here() -> bool:
+    """Whether this process can make obstore requests: not if it was forked after its parent
+    made some (see `_event_loop`). Plain `s3://` goes to fsspec where this is False."""
+    with _loop_lock:
+        return _loop is None or _loop[0] == os.getpid()
 
 
 def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
@@ -190,9 +202,19 @@ class ObstoreStore(Store):
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         self._url = url
         self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
+        #: how the process that unpickles this store opens it again, when a choice of backend
+        #: made it (plain `s3://`: `s3_routing`), so a forked child can choose again
+        self.reopen: Callable[[], Store] | None = None
         if url.split("://", 1)[0].removeprefix(_PREFIX) in ("http", "https"):
             self.writeable = False  # plain HTTP servers: no PUT, no listing
             self.listable = False
+
+    def __reduce_ex__(self, protocol: Any) -> str | tuple[Any, ...]:
+        """A store that a choice of backend made is unpickled by choosing again (in a child
+        forked after its parent used obstore, that is fsspec); any other, as it is."""
+        if self.reopen is not None:
+            return (_call, (self.reopen,))
+        return super().__reduce_ex__(protocol)
 
     @classmethod
     def matches_name(cls, name: str, format: str) -> bool:

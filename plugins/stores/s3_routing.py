@@ -9,6 +9,11 @@ that nothing a user wrote for s3fs changes meaning. `fsspec+s3://` and `obstore+
 one backend whatever the options; the `store_schemes` setting
 (`ZARRKIT_STORE_SCHEMES="s3=fsspec+s3"`) sends every `s3://` URL to one.
 
+A process forked after its parent made obstore requests cannot make any (obstore's runtime
+does not survive a fork), so there plain `s3://` opens fsspec; a store this module opened with
+obstore is unpickled by choosing again, so an array handed to a forked worker (a fork-based
+process pool pickles it) reads through fsspec there and through obstore in a spawned one.
+
 `gs://` and `az://` stay with fsspec: gcsfs's and adlfs's options and URL forms (an Azure
 account in the options or in the URL) are not translated here.
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from functools import partial
 from typing import Any
 
 from zarrkit.abc import Store, names
@@ -35,7 +41,9 @@ class S3Backends(Store):
         if translated is not None:
             from .objectstore import ObstoreStore
 
-            return ObstoreStore.from_url(url, mode=mode, **translated)
+            store = ObstoreStore.from_url(url, mode=mode, **translated)
+            store.reopen = partial(cls.from_url, url, mode=mode, **options)
+            return store
         from .fsspec import FsspecStore
 
         return FsspecStore.from_url(url, mode=mode, **options)
@@ -45,6 +53,10 @@ def choose(options: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """`options` for the obstore store (None when `s3://` goes to fsspec), and why."""
     if not _obstore_installed():
         return None, "obstore is not installed"
+    from . import objectstore
+
+    if not objectstore.usable_here():
+        return None, "obstore cannot make requests here: forked after its parent used it"
     try:
         return s3_options.obstore_s3_options(options, os.environ), "obstore"
     except s3_options.Untranslatable as exc:
