@@ -66,9 +66,23 @@ def _serve(conn: Any) -> None:
                 conn.send(None)
             elif command == "count":
                 conn.send((bed.requests(), bed.sent_bytes()))
+            elif command == "clear":
+                _clear(bed.s3_endpoint, arg)
+                conn.send(None)
             else:
                 conn.send(None)
                 return
+
+
+def _clear(endpoint: str, prefix: str) -> None:
+    """Delete what the writes left under `prefix` (not timed): moto's listing walks every key
+    of a bucket, so a bucket that grew with each write would slow the later workloads."""
+    import fsspec
+
+    fs = fsspec.filesystem("s3", skip_instance_cache=True, **fsspec_options(endpoint))
+    found = fs.find(f"{BUCKET}/{prefix.rsplit('/', 1)[0]}/", prefix=prefix.rsplit("/", 1)[1])
+    if found:
+        fs.rm(found)
 
 
 class Servers:
@@ -384,6 +398,8 @@ def measure(
                 times[name].append(time.perf_counter() - start)
                 counts[name] = servers.ask("count")
                 check(workload, result, dense)
+                if workload == "write":
+                    servers.ask("clear", f"{prefix}/w-")
             except Exception as exc:  # one implementation failing does not stop the rest
                 failed[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
     for name in names:
