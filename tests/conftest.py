@@ -72,6 +72,16 @@ def zarr2() -> Any:
 
 
 @pytest.fixture(scope="module")
+def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The latency test bed (`store_servers.NetBed`: moto and a file server behind delaying
+    proxies) for one test module; a module that wants other settings defines its own."""
+    from store_servers import NetBed
+
+    with NetBed(tmp_path_factory.mktemp("served")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def moto(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A moto S3 server on 127.0.0.1 for one test module, with the module's `BUCKET` made."""
     from store_servers import Moto

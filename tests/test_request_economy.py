@@ -25,12 +25,6 @@ from zarrkit.store_opening import open_store
 pytestmark = pytest.mark.network
 
 
-@pytest.fixture(scope="module")
-def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetBed]:
-    with NetBed(tmp_path_factory.mktemp("served")) as server:
-        yield server
-
-
 @pytest.fixture
 def net(bed: NetBed) -> Iterator[NetBed]:
     bed.reset()

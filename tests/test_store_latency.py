@@ -29,12 +29,6 @@ pytestmark = pytest.mark.network
 DELAY = 0.05
 
 
-@pytest.fixture(scope="module")
-def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetBed]:
-    with NetBed(tmp_path_factory.mktemp("served")) as server:
-        yield server
-
-
 @pytest.fixture
 def net(bed: NetBed) -> Iterator[NetBed]:
     """The bed with no delay while a test sets up, counts cleared; `slow()` adds the delay."""

@@ -29,12 +29,6 @@ from zarrkit.testing.store_tests import StoreTests
 pytestmark = pytest.mark.network
 
 
-@pytest.fixture(scope="module")
-def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetBed]:
-    with NetBed(tmp_path_factory.mktemp("served")) as server:
-        yield server
-
-
 @pytest.fixture
 def net(bed: NetBed) -> Iterator[NetBed]:
     for proxy in (bed.s3_proxy, bed.http_proxy):
