@@ -401,6 +401,18 @@ def s3_options(endpoint: str, *, attempts: int = 2, **extra: Any) -> dict[str, A
     }
 
 
+def obstore_s3_options(endpoint: str, **extra: Any) -> dict[str, Any]:
+    """The same for obstore (`obstore+s3://`): its spelling of endpoint and credentials."""
+    return {
+        "endpoint": endpoint,
+        "access_key_id": "testing",
+        "secret_access_key": "testing",
+        "region": "us-east-1",
+        "client_options": {"allow_http": True},
+        **extra,
+    }
+
+
 # -- the latency test bed ---------------------------------------------------------------------------
 class NetBed:
     """moto's S3 server and a file server, each behind a proxy adding `delay` seconds to every

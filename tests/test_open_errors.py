@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_servers import Moto, s3_options
+from store_servers import Moto, obstore_s3_options, s3_options
 
 import zarrkit as zk
 from zarrkit.errors import (
@@ -78,13 +78,7 @@ def test_missing_bucket_and_missing_prefix_on_s3(moto: Moto) -> None:
 
 def test_missing_bucket_through_obstore(moto: Moto) -> None:
     pytest.importorskip("obstore")
-    options: dict[str, Any] = {
-        "endpoint": moto.endpoint,
-        "access_key_id": "testing",
-        "secret_access_key": "testing",
-        "region": "us-east-1",
-        "client_options": {"allow_http": True},
-    }
+    options: dict[str, Any] = obstore_s3_options(moto.endpoint)
     with pytest.raises(StoreNotFoundError, match="bucket .* does not exist"):
         zk.open("obstore+s3://no-such-bucket/data.zarr", storage_options=options)
 

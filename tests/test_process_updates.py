@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from process_writers import ARRAYS, value, write_cells
-from store_servers import Moto, s3_options
+from store_servers import Moto, obstore_s3_options, s3_options
 
 import zarrkit as zk
 from zarrkit.store_opening import open_store
@@ -60,13 +60,7 @@ def _s3(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[str, dict]:
 def _obstore_s3(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[str, dict]:
     pytest.importorskip("obstore")
     server = request.getfixturevalue("moto")
-    options = {
-        "endpoint": server.endpoint,
-        "access_key_id": "testing",
-        "secret_access_key": "testing",
-        "region": "us-east-1",
-        "client_options": {"allow_http": True},
-    }
+    options = obstore_s3_options(server.endpoint)
     return f"obstore+s3://{BUCKET}/{uuid.uuid4().hex}/data.zarr", options
 
 

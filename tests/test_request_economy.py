@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-from store_servers import NetBed
+from store_servers import NetBed, obstore_s3_options
 
 import zarrkit as zk
 from zarrkit.errors import ContainsNodeError
@@ -34,16 +34,6 @@ def net(bed: NetBed) -> Iterator[NetBed]:
 
 def _url(bed: NetBed) -> str:
     return f"s3://{bed.bucket}/{uuid.uuid4().hex}/data.zarr"
-
-
-def _obstore_options(bed: NetBed) -> dict[str, object]:
-    return {
-        "endpoint": bed.s3_endpoint,
-        "access_key_id": "testing",
-        "secret_access_key": "testing",
-        "region": "us-east-1",
-        "client_options": {"allow_http": True},
-    }
 
 
 def _log(bed: NetBed) -> list[tuple[str, str]]:
@@ -81,7 +71,7 @@ def test_creating_an_array_at_a_new_url_costs_one_listing_and_one_put(
     if backend == "obstore+s3":
         pytest.importorskip("obstore")
     url = _url(net)
-    options = net.s3_options() if backend == "s3" else _obstore_options(net)
+    options = net.s3_options() if backend == "s3" else obstore_s3_options(net.s3_endpoint)
     url = url.replace("s3://", f"{backend}://", 1)
     net.reset()
     a = zk.create_array(url, shape=(4, 4), chunks=(2, 2), dtype="i4", storage_options=options)

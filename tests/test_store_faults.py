@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("moto.server")
 
-from store_servers import NetBed, Traffic
+from store_servers import NetBed, Traffic, obstore_s3_options
 
 import zarrkit as zk
 from zarrkit import config
@@ -109,13 +109,7 @@ def _s3(net: NetBed, backend: str) -> Remote:
             "client_kwargs": {"endpoint_url": net.s3_endpoint, "region_name": "us-east-1"},
         }
     else:
-        options = {
-            "endpoint": net.s3_endpoint,
-            "access_key_id": "testing",
-            "secret_access_key": "testing",
-            "region": "us-east-1",
-            "client_options": {"allow_http": True},
-        }
+        options = obstore_s3_options(net.s3_endpoint)
     _create(url, options)
     net.reset()
     path = f"/{url.split('://', 1)[1]}"
