@@ -1,7 +1,8 @@
 """The network workloads of issue 28: zarrkit beside zarr-python 3 and tensorstore on moto's S3
 server behind a proxy that adds a delay to every request (tests/store_servers.py `NetBed`).
 
-The servers run in a child process, so their CPU is not the client's; every implementation
+The proxy runs in a child process and moto in one of its own, so neither's Python is the
+client's nor waits on the other's interpreter lock; every implementation
 reads the same objects, written once by zarrkit. For each delay, workload and implementation
 it prints the median time of `--reps` runs and the requests and body bytes the proxy saw in
 the last run. Nothing is written to the repository.
@@ -54,7 +55,7 @@ BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 def _serve(conn: Any) -> None:
     from store_servers import NetBed
 
-    with NetBed(Path(tempfile.mkdtemp()), bucket=BUCKET) as bed:
+    with NetBed(Path(tempfile.mkdtemp()), bucket=BUCKET, apart=True) as bed:
         conn.send(bed.s3_endpoint)
         while True:
             command, arg = conn.recv()
@@ -88,7 +89,8 @@ def _clear(endpoint: str, prefix: str) -> None:
 class Servers:
     def __init__(self) -> None:
         self.conn, child = mp.Pipe()
-        self.process = mp.get_context("spawn").Process(target=_serve, args=(child,), daemon=True)
+        # (not a daemon: it starts moto's process; `close` ends both)
+        self.process = mp.get_context("spawn").Process(target=_serve, args=(child,))
         self.process.start()
         self.endpoint = self.conn.recv()
 

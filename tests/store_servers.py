@@ -54,6 +54,8 @@ class Traffic:
     """What a server saw; `faults` are applied to the next requests, first first."""
 
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
+    #: for each request, the access key id its signature names ("" when unsigned)
+    signers: list[str] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     always: Fault | None = None  # applied to every request while set
     delay: float = 0.0  # seconds each answer waits (to make concurrency visible)
@@ -72,9 +74,12 @@ class Traffic:
         """Hold a request until the traffic is reset (or `STALL_LIMIT` seconds pass)."""
         self.released.wait(STALL_LIMIT)
 
-    def begin(self, method: str, path: str, rng: str | None) -> Fault | None:
+    def begin(
+        self, method: str, path: str, rng: str | None, authorization: str | None = None
+    ) -> Fault | None:
         with self.lock:
             self.requests.append((method, path, rng))
+            self.signers.append(_signer(authorization))
             number = len(self.requests)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -106,6 +111,7 @@ class Traffic:
     def reset(self) -> None:
         with self.lock:
             self.requests.clear()
+            self.signers.clear()
             self.faults.clear()
             self.always = None
             self.delay = 0.0
@@ -117,9 +123,25 @@ class Traffic:
             self.released = threading.Event()
 
 
+def _signer(authorization: str | None) -> str:
+    """The access key id of an AWS signature (`Credential=<id>/<date>/...`), or ""."""
+    match = re.search(r"Credential=([^/,\s]+)/", authorization or "")
+    return match.group(1) if match else ""
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+    #: as servers do: headers and body leave as two writes, and the body must not wait (Nagle's
+    #: algorithm) for the client to acknowledge the headers
+    disable_nagle_algorithm = True
     server: _Server
+    #: a `Proxy`'s connection to its upstream, kept while the client's connection lasts
+    upstream: http.client.HTTPConnection | None = None
+
+    def finish(self) -> None:
+        super().finish()
+        if self.upstream is not None:
+            self.upstream.close()
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
@@ -141,7 +163,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, body: bool) -> None:
         traffic = self.server.traffic
-        fault = traffic.begin(self.command, self.path, self.headers.get("Range"))
+        fault = traffic.begin(
+            self.command, self.path, self.headers.get("Range"), self.headers.get("Authorization")
+        )
         try:
             if fault == "drop":
                 self.close_connection = True
@@ -190,7 +214,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     #: connections waiting to be accepted: a client opening 64 at once must not see its SYNs
     #: dropped (retried after seconds) as with socketserver's default of 5
-    request_queue_size = 256
+    request_queue_size = 1024
     traffic: Traffic
 
     def get_request(self) -> tuple[socket.socket, Any]:
@@ -269,34 +293,40 @@ class Proxy(_Server):
     def respond(self, handler: _Handler) -> tuple[int, bytes, dict[str, str]]:
         length = int(handler.headers.get("Content-Length") or 0)
         payload = handler.rfile.read(length) if length else None
-        conn = http.client.HTTPConnection(self.upstream, timeout=30)
-        try:
-            headers = {
-                k: v
-                for k, v in handler.headers.items()
-                if k.lower() not in ("connection", "keep-alive")
-            }
-            conn.request(handler.command, handler.path, body=payload, headers=headers)
-            answer = conn.getresponse()
-            data = answer.read()
+        headers = {
+            k: v
+            for k, v in handler.headers.items()
+            if k.lower() not in ("connection", "keep-alive")
+        }
+        # one upstream connection per client connection, kept alive as the client's is: a
+        # connection (and a server thread) per request made the bed, not the client, the cost
+        reused = handler.upstream is not None
+        for _ in range(2 if reused else 1):  # a kept connection the server closed: once anew
+            if handler.upstream is None:
+                handler.upstream = http.client.HTTPConnection(self.upstream, timeout=30)
+            conn = handler.upstream
+            try:
+                conn.request(handler.command, handler.path, body=payload, headers=headers)
+                answer = conn.getresponse()
+                data = answer.read()
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                handler.upstream = None
+                continue
+            if answer.will_close:
+                conn.close()
+                handler.upstream = None
             kept = {
-                k: v
-                for k, v in answer.getheaders()
-                if k.lower()
-                not in (
-                    "content-length",
-                    "transfer-encoding",
-                    "connection",
-                    "keep-alive",
-                    "server",
-                    "date",
-                )
+                k: v for k, v in answer.getheaders() if k.lower() not in _HOP_BY_HOP_AND_FRAMING
             }
             return answer.status, data, kept
-        except OSError:
-            return 502, b"upstream unreachable", {}
-        finally:
-            conn.close()
+        return 502, b"upstream unreachable", {}
+
+
+#: the headers a proxy answers with its own values, not the upstream's
+_HOP_BY_HOP_AND_FRAMING = frozenset(
+    ("content-length", "transfer-encoding", "connection", "keep-alive", "server", "date")
+)
 
 
 @contextmanager
@@ -321,18 +351,20 @@ def address(server: _Server) -> str:
 class Moto:
     """moto's S3 API server in this process, on a free port of 127.0.0.1.
 
+    It serves moto's S3 application alone: moto's own server first works out which of its
+    ~200 services a request is for, listing its package's folders on every request under one
+    lock (a quarter of the server's CPU, and requests queued one behind another: the bed, not
+    the client, set the pace). What S3 answers is moto's, unchanged.
+
     `atomic`: one request at a time. moto checks a conditional PUT's `If-Match` and then
     stores the object as two steps, so two conditional PUTs racing on one key can both pass
     (and a GET racing a PUT of its key can fail with a 500), where S3 decides each atomically.
     Tests of conditional writes use this, to test zarrkit against S3's behaviour."""
 
     def __init__(self, *, atomic: bool = False) -> None:
-        from moto.server import ThreadedMotoServer
-
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-        server_class = _AtomicMotoServer() if atomic else ThreadedMotoServer
-        self.server = server_class(ip_address="127.0.0.1", port=0, verbose=False)
+        self.server = _s3_server(atomic)(ip_address="127.0.0.1", port=0, verbose=False)
         self.server.start()
         host, port = self.server.get_host_and_port()
         self.address = f"{host}:{port}"
@@ -343,8 +375,7 @@ class Moto:
         return f"http://{self.address}"
 
     def create_bucket(self, name: str) -> None:
-        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
-        urllib.request.urlopen(request, timeout=10).read()
+        _create_bucket(self.endpoint, name)
 
     def stop(self) -> None:
         """Stop serving and close the listening socket, so new connections are refused."""
@@ -354,36 +385,77 @@ class Moto:
             self.server._server.server_close()  # type: ignore[union-attr]
 
 
-def _AtomicMotoServer() -> Any:
-    """moto's threaded server, its app called under one lock (see `Moto`)."""
-    from moto.moto_server.werkzeug_app import (
-        DomainDispatcherApplication,
-        MotoRequestHandler,
-        create_backend_app,
-    )
+class MotoProcess:
+    """`Moto` in a process of its own: the bench's, so that the server's Python and the
+    proxy's do not share one interpreter lock (tests keep `Moto`, which they can stop)."""
+
+    def __init__(self) -> None:
+        import multiprocessing as mp
+
+        self._conn, child = mp.Pipe()
+        self._process = mp.get_context("spawn").Process(
+            target=_moto_apart, args=(child,), daemon=True
+        )
+        self._process.start()
+        self.address: str = self._conn.recv()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.address}"
+
+    def create_bucket(self, name: str) -> None:
+        _create_bucket(self.endpoint, name)
+
+    def stop(self) -> None:
+        if self._process.is_alive():
+            self._conn.send("stop")
+            self._process.join(10)
+
+
+def _create_bucket(endpoint: str, name: str) -> None:
+    request = urllib.request.Request(f"{endpoint}/{name}", method="PUT")
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+def _moto_apart(conn: Any) -> None:
+    moto = Moto()
+    conn.send(moto.address)
+    conn.recv()
+    moto.stop()
+
+
+def _s3_server(atomic: bool) -> Any:
+    """moto's threaded server class, serving its S3 application (see `Moto`)."""
+    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
     from moto.server import ThreadedMotoServer
     from werkzeug.serving import make_server
 
-    class AtomicMotoServer(ThreadedMotoServer):
+    class _NoDelay(MotoRequestHandler):
+        disable_nagle_algorithm = True  # as `_Handler`'s
+
+    class S3Server(ThreadedMotoServer):
         def _server_entry(self) -> None:
-            app = DomainDispatcherApplication(create_backend_app)
-            lock = threading.Lock()
+            app = create_backend_app("s3")
+            if atomic:
+                lock = threading.Lock()
 
-            def one_at_a_time(environ: Any, start_response: Any) -> list[bytes]:
-                with lock:
-                    return list(app(environ, start_response))
+                def one_at_a_time(environ: Any, start_response: Any) -> list[bytes]:
+                    with lock:
+                        return list(app(environ, start_response))
 
+                serve: Any = one_at_a_time
+            else:
+                serve = app
             self._server = make_server(
-                self._ip_address,
-                self._port,
-                one_at_a_time,
-                True,
-                request_handler=MotoRequestHandler,
+                self._ip_address, self._port, serve, True, request_handler=_NoDelay
             )
+            # werkzeug listens with a backlog of 128: a proxy opening more connections at once
+            # would see the rest dropped, and retried by the kernel a second later
+            self._server.socket.listen(1024)
             self._server_ready_event.set()
             self._server.serve_forever()
 
-    return AtomicMotoServer
+    return S3Server
 
 
 def s3_options(endpoint: str, *, attempts: int = 2, **extra: Any) -> dict[str, Any]:
@@ -419,15 +491,21 @@ class NetBed:
     request (all requests wait at once, as on a real network) and optionally capping the
     bandwidth of answers; the proxies count requests and body bytes. For tests (the `netbed`
     fixtures) and `bench/network_bench.py`. `bucket` is created; `root` is what `http_url`
-    serves."""
+    serves. `apart`: moto in a process of its own (`MotoProcess`), as the bench runs it."""
 
     def __init__(
-        self, root: Path, *, delay: float = 0.0, bandwidth: float | None = None, bucket: str = "bed"
+        self,
+        root: Path,
+        *,
+        delay: float = 0.0,
+        bandwidth: float | None = None,
+        bucket: str = "bed",
+        apart: bool = False,
     ) -> None:
         from contextlib import ExitStack
 
         self._stack = ExitStack()
-        self.moto = Moto()
+        self.moto: Moto | MotoProcess = MotoProcess() if apart else Moto()
         self._stack.callback(self.moto.stop)
         self.bucket = bucket
         self.moto.create_bucket(bucket)
@@ -458,6 +536,7 @@ class NetBed:
         for proxy in (self.s3_proxy, self.http_proxy):
             with proxy.traffic.lock:
                 proxy.traffic.requests.clear()
+                proxy.traffic.signers.clear()
                 proxy.traffic.sent_bytes = 0
                 proxy.traffic.max_in_flight = 0
 

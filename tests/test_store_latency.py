@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-from store_servers import NetBed
+from store_servers import NetBed, obstore_s3_options
 
 import zarrkit as zk
 from zarrkit import config
@@ -76,6 +76,24 @@ def test_bed_caps_bandwidth_shared_by_all_answers(net: NetBed) -> None:
     store.get_many(["a", "b"])
     assert time.monotonic() - start >= 0.4  # 400 kB at 1 MB/s, both on one link
     assert net.sent_bytes() == 400_000
+
+
+def test_bed_with_its_server_apart_serves_many_connections_at_once(tmp_path: Path) -> None:
+    """The bench's bed: moto in a process of its own, 200 connections opened at once (more
+    than werkzeug's default backlog of 128), each kept alive through the proxy."""
+    pytest.importorskip("obstore")
+    with NetBed(tmp_path, apart=True) as bed:
+        url = f"obstore+s3://{bed.bucket}/{uuid.uuid4().hex}/data.zarr"
+        with config.override(io_concurrency=200):
+            store = open_store(url, mode="w", storage_options=obstore_s3_options(bed.s3_endpoint))
+            values = {f"k{i}": bytes([i]) * 100 for i in range(200)}
+            store.set_many(values)
+            bed.set_delay(0.05)
+            bed.reset()
+            assert store.get_many(list(values)) == values
+            assert store.get_many(list(values)) == values
+        assert bed.requests() == 400
+        assert bed.s3_proxy.traffic.max_in_flight > 100
 
 
 # -- hierarchies -------------------------------------------------------------------------------------
