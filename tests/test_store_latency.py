@@ -285,6 +285,37 @@ def test_io_concurrency_bounds_requests_in_flight(net: NetBed) -> None:
     assert net.s3_proxy.traffic.max_in_flight == 3
 
 
+@pytest.mark.parametrize("backend", ["obstore+s3", "fsspec+http"])
+def test_io_concurrency_bounds_a_stores_requests_across_calls_at_once(
+    net: NetBed, backend: str
+) -> None:
+    """A whole read fetches its next batch while the one before is still being answered,
+    and threads of a program read at once: the store's limit holds for all of them together,
+    not for each call. (s3fs's connection pool bounds fsspec+s3 by itself; HTTP's does not.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = [f"k{i}" for i in range(24)]
+    if backend == "obstore+s3":
+        pytest.importorskip("obstore")
+        url = "obstore+" + _url(net)
+        options: dict[str, Any] | None = obstore_s3_options(net.s3_endpoint)
+        proxy = net.s3_proxy
+        open_store(url, mode="w", storage_options=options).set_many(dict.fromkeys(keys, b"x"))
+    else:
+        folder = uuid.uuid4().hex
+        (Path(net.files.root) / folder).mkdir()
+        for k in keys:
+            (Path(net.files.root) / folder / k).write_bytes(b"x")
+        url, options, proxy = f"fsspec+{net.http_url}/{folder}", None, net.http_proxy
+    with config.override(io_concurrency=4):
+        store = open_store(url, storage_options=options)
+        _measured(net, 0.05)
+        with ThreadPoolExecutor(3) as pool:
+            calls = [pool.submit(store.get_many, keys[j::3]) for j in range(3)]
+            assert sum(len(c.result()) for c in calls) == 24
+    assert proxy.traffic.max_in_flight == 4
+
+
 def test_io_concurrency_is_read_from_the_environment(monkeypatch: Any) -> None:
     monkeypatch.setenv("ZARRKIT_IO_CONCURRENCY", "7")
     assert config.Settings().io_concurrency == 7

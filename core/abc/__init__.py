@@ -82,6 +82,7 @@ from .hooks import hookimpl
 from .memory_layout import MemoryLayout
 from .metadata_field import FieldSite, MetadataField
 from .runtime import (
+    Gate,
     Settings,
     after_fork_in_child,
     at_fork,
@@ -142,6 +143,7 @@ __all__ = [
     "DataType",
     "Extension",
     "FieldSite",
+    "Gate",
     "Lasting",
     "MemoryLayout",
     "MetadataField",

@@ -2,7 +2,7 @@
 `write_empty_chunks`, `io_concurrency`, ...), the shared thread pool (`run_batched`), locks
 that a forked child gets fresh (`lock`, `rlock`) with hooks to reset state after a fork
 (`at_fork`, `after_fork_in_child`) and a lock a fork waits for (`fork_waits_for`), many awaitables at most so many at a time
-(`gather_limited`, for stores over async clients), and buffers a thread keeps between chunks (`scratch` for
+(`gather_limited`, for stores over async clients; a `Gate` shares one limit between batches), and buffers a thread keeps between chunks (`scratch` for
 work done at once, `reusable` for values handed on), so that a plugin's per-chunk work costs
 no fresh memory and runs on the same threads as the engine's."""
 
@@ -13,9 +13,10 @@ from ..config import Settings
 from ..config import get as settings
 from ..executor import run_batched
 from ..forksafe import after_fork_in_child, at_fork, fork_waits_for, lock, rlock
-from ..gathering import gather_limited
+from ..gathering import Gate, gather_limited
 
 __all__ = [
+    "Gate",
     "Settings",
     "after_fork_in_child",
     "at_fork",

@@ -51,6 +51,7 @@ from typing import Any, TypeVar
 from zarrkit.abc import (
     Absence,
     ByteRange,
+    Gate,
     Range,
     Store,
     SuffixRange,
@@ -156,6 +157,7 @@ class FsspecStore(Store):
         self._fs_pid = os.getpid()
         self.root = path.rstrip("/")
         self.concurrency = concurrency
+        self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         #: retries of reads whose body was cut or stalled (the clients retry the rest)
         self._policy = RetryPolicy.current()
@@ -269,7 +271,7 @@ class FsspecStore(Store):
             return []
 
         async def run() -> list[T]:
-            return await gather_limited(calls, self.concurrency)
+            return await gather_limited(calls, self.concurrency, gate=self._gate)
 
         return self._run(run)
 

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 from zarrkit.abc import (
     Absence,
     ByteRange,
+    Gate,
     Range,
     Store,
     SuffixRange,
@@ -200,6 +201,7 @@ class ObstoreStore(Store):
         self.concurrency = concurrency or settings().io_concurrency
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
         #: how the process that unpickles this store opens it again, when a choice of backend
@@ -264,7 +266,7 @@ class ObstoreStore(Store):
             return []
 
         async def run() -> list[T]:
-            return await gather_limited(calls, self.concurrency)
+            return await gather_limited(calls, self.concurrency, gate=self._gate)
 
         return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
 
