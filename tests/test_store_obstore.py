@@ -274,3 +274,42 @@ def test_a_forked_child_gets_an_error_not_a_hang(net: NetBed) -> None:
         if child.is_alive():
             child.kill()
     assert "forked" in answer and "spawn" in answer
+
+
+# -- one HTTP client per configuration ---------------------------------------------------------------
+def test_opening_again_reuses_the_client_and_other_credentials_get_their_own(
+    net: NetBed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening the same data again (each member of a group, an array at every step of a loop)
+    reuses the HTTP client (building one costs ~10 ms of GIL); a client is never shared with
+    other credentials, so every request is signed with the key it was opened with."""
+    url = _url(net)
+    data = np.arange(60, dtype="i4")
+    zk.create_array(url, shape=(60,), chunks=(10,), dtype="i4", storage_options=options(net))[
+        ...
+    ] = data
+    first = zk.open_array(url, storage_options=options(net))
+    again = zk.open_array(url, storage_options=options(net))
+    assert again.store.backend is first.store.backend  # type: ignore[attr-defined]
+    net.s3_proxy.traffic.reset()
+    other = zk.open_array(url, storage_options=options(net, access_key_id="someone-else"))
+    np.testing.assert_array_equal(other[...], data)
+    theirs = list(net.s3_proxy.traffic.signers)
+    np.testing.assert_array_equal(first[...], data)
+    ours = net.s3_proxy.traffic.signers[len(theirs) :]
+    assert theirs == ["someone-else"] * 7  # its metadata and 6 chunks
+    assert ours == ["testing"] * 6
+    # obstore reads credentials from the environment too: a changed one is another client
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "a-new-session")
+    renewed = zk.open_array(url, storage_options=options(net))
+    assert renewed.store.backend is not first.store.backend  # type: ignore[attr-defined]
+    # a configuration it cannot compare (here a credential provider) is never shared
+    provided = options(net)
+    del provided["access_key_id"], provided["secret_access_key"]
+
+    def provider() -> dict[str, Any]:
+        return {"access_key_id": "testing", "secret_access_key": "testing", "token": None}
+
+    one = ObstoreStore.from_url(url, credential_provider=provider, **provided)
+    two = ObstoreStore.from_url(url, credential_provider=provider, **provided)
+    assert one.backend is not two.backend

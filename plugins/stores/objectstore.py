@@ -7,9 +7,11 @@ setting routes other schemes here (`ZARRKIT_STORE_SCHEMES="gs=obstore+gs"`). Nee
 
 `storage_options` go to `obstore.store.from_url`: the backend's configuration as keywords
 (S3: `endpoint`, `access_key_id`, `secret_access_key`, `region`, ...), `client_options`
-(`allow_http`, `timeout`, ...) and `retry_config`. Requests run on one event loop thread
-per process, at most `concurrency` at a time per batch (default: the `io_concurrency`
-setting); nearby ranges of one key are merged first (`ranges.plan`), as in every network store.
+(`allow_http`, `timeout`, ...) and `retry_config`; stores opened with the same URL, options
+and credential variables of the environment share one HTTP client (`_Clients`). Requests run
+on one event loop thread per process (uvloop's where installed), at most `concurrency` at a
+time for all of a store's calls together (default: the `io_concurrency` setting); nearby
+ranges of one key are merged first (`ranges.plan`), as in every network store.
 
 Timeouts and retries follow the `io_timeout` and `io_retries` settings (read when the store
 is opened): `client_options` `connect_timeout` and `read_timeout`, and a `retry_config` (5xx
@@ -104,12 +106,24 @@ def _event_loop() -> asyncio.AbstractEventLoop:
                 operation="request",
             )
         if _loop is None:
-            loop = asyncio.new_event_loop()
+            loop = _new_loop()
             thread = threading.Thread(target=loop.run_forever, name="zarrkit-obstore", daemon=True)
             thread.start()
             atexit.register(_stop, loop, thread)
             _loop = (os.getpid(), loop)
         return _loop[1]
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's loop where it is installed (the `obstore` extra brings it, but on Windows):
+    each request's answer reaches Python as a callback from obstore's runtime thread, and
+    uvloop takes about a third less of the client's CPU for that than asyncio's own loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    return loop
 
 
 def usable_here() -> bool:
@@ -164,6 +178,73 @@ def _run(make: Callable[[], Awaitable[T]]) -> T:
     return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
 
 
+class _Clients:
+    """obstore stores already made, by URL and configuration, so that opening the same data
+    again (an array at each step of a loop, each member of a group) does not build another
+    HTTP client: building one loads the system's root certificates, about 10 ms while
+    holding the GIL, more than a request's answer costs. A store is shared only with an
+    identical configuration: the same options and the same credential variables of the
+    environment, which obstore reads when it builds one; options it cannot compare (a
+    credential provider) build a new one each time. Per process: obstore's runtime does not
+    survive `fork`."""
+
+    #: the environment variables obstore's stores read their configuration from
+    _ENVIRONMENT = ("AWS_", "GOOGLE_", "AZURE_", "OBJECT_STORE_")
+    _LIMIT = 32
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._made: dict[tuple[Any, ...], Any] = {}
+        self._pid = os.getpid()
+
+    def get(self, obstore: Any, target: str, options: dict[str, Any]) -> Any:
+        key = self._key(target, options)
+        if key is None:
+            return obstore.store.from_url(target, **options)
+        with self._lock:
+            if self._pid != os.getpid():
+                self._made.clear()
+                self._pid = os.getpid()
+            made = self._made.pop(key, None)
+            if made is None:
+                made = obstore.store.from_url(target, **options)
+            self._made[key] = made  # (last used last: the first is the one to forget)
+            while len(self._made) > self._LIMIT:
+                del self._made[next(iter(self._made))]
+            return made
+
+    def _key(self, target: str, options: dict[str, Any]) -> tuple[Any, ...] | None:
+        plain = _plain(options)
+        if plain is None:
+            return None
+        environment = tuple(
+            sorted((k, v) for k, v in os.environ.items() if k.startswith(self._ENVIRONMENT))
+        )
+        return (target, plain, environment)
+
+
+def _plain(value: Any) -> Any:
+    """`value` as a hashable of plain values, or None when it holds anything else."""
+    from datetime import timedelta
+
+    if isinstance(value, Mapping):
+        items = [(k, _plain(v)) for k, v in value.items()]
+        if any(v is None and value[k] is not None for k, v in items):
+            return None
+        return ("dict", tuple(sorted(items, key=lambda kv: str(kv[0]))))
+    if isinstance(value, list | tuple):
+        parts = [_plain(v) for v in value]
+        if any(p is None and v is not None for p, v in zip(parts, value)):
+            return None
+        return ("seq", tuple(parts))
+    if value is None or isinstance(value, str | int | float | bool | timedelta):
+        return (type(value).__name__, value)
+    return None
+
+
+_clients = _Clients()
+
+
 def _client_options(options: dict[str, Any], policy: RetryPolicy) -> dict[str, Any]:
     """obstore's options with zarrkit's timeout and retries where `options` leaves them unset:
     `client_options` `connect_timeout` and `read_timeout` (no bytes for that long: a stall,
@@ -204,6 +285,9 @@ class ObstoreStore(Store):
         self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
+        #: bounded ranges in one call (`get_range_async`); not over HTTP, whose cut bodies the
+        #: store retries itself (`_fetch`)
+        self._ranged = type(backend).__name__ != "HTTPStore"
         #: how the process that unpickles this store opens it again, when a choice of backend
         #: made it (plain `s3://`: `s3_routing`), so a forked child can choose again
         self.reopen: Callable[[], Store] | None = None
@@ -246,7 +330,7 @@ class ObstoreStore(Store):
         target = "s3" + target[3:] if target.startswith("s3a://") else target
         options = _client_options(options, RetryPolicy.current())
         try:
-            backend = obstore.store.from_url(target.rstrip("/"), **options)
+            backend = _clients.get(obstore, target.rstrip("/"), options)
         except Exception as exc:  # obstore's configuration errors
             raise StoreError(f"obstore: {exc}", key=None, store=target, operation="open") from exc
         return cls(backend, mode=mode, url=url, concurrency=concurrency)
@@ -285,6 +369,11 @@ class ObstoreStore(Store):
                 else (rng.offset, rng.offset + rng.length)
             )
         try:
+            if isinstance(rng, ByteRange) and rng.length is not None and self._ranged:
+                # one answer to wait for, where `get_async` and then its body are two
+                return await obstore.get_range_async(
+                    self.backend, key, start=rng.offset, length=rng.length
+                )
             return await self._fetch(key, options or None)
         except FileNotFoundError:
             return None
