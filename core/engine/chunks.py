@@ -174,7 +174,7 @@ class ChunkEngine:
         self, job: _Write, batches: Iterator[list[ChunkProjection]], threaded: bool
     ) -> None:
         """`write` to a store whose calls are round trips: wholly written chunks are stored
-        on the transfer pool while the next ones encode (`Uploads`: at most two groups in
+        on the transfer pool while the next ones encode (`Uploads`: at most eight groups in
         flight, each stored under its keys' locks); a batch covering chunks partly goes
         through `_write_batch`. Returns once every group is stored; the first store error is
         raised as it is."""

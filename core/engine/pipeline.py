@@ -4,8 +4,8 @@ A store whose calls are round trips (`Store.preferred_fetch_bytes`, `preferred_s
 idles while the CPU works on what it answered, and the CPU idles while the next answer is on
 its way, unless the two overlap: a whole read fetches its next batch while the current one
 decodes (`fetch`, used by the engine's read), a write stores what it has encoded while it
-encodes what comes next (`Uploads`). Both hold at most two batches or groups of stored values
-beyond the array itself, and both leave nothing running when the read or write returns.
+encodes what comes next (`Uploads`). A read holds at most two batches of stored values beyond
+the array itself, a write at most `_AHEAD` groups; both leave nothing running when they return.
 """
 
 from __future__ import annotations
@@ -19,8 +19,11 @@ from .. import executor
 from ..store import Store, limiting_values
 from .locks import locked
 
-#: groups a write may have being stored at once (an encoder handing on another waits)
-_AHEAD = 2
+#: groups a write may have being stored at once (an encoder handing on another waits):
+#: with a network store's groups of `preferred_store_bytes` (4 MiB), as many bytes as two
+#: groups of 16 MiB held, yet uploads start after 4 MiB are encoded, not 16, and requests
+#: in flight do not fall to half each time a group's last answers are awaited
+_AHEAD = 8
 
 
 def fetch(store: Store, keys: Sequence[str], value_limit: int) -> Future[dict[str, Any]]:

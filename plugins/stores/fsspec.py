@@ -128,7 +128,8 @@ class FsspecStore(Store):
     #: answers for it when asked)
     names = names("fsspec+s3", aliases=list(SCHEMES[2:]))
     #: a batch's requests run concurrently: the more of it per call, the more overlap
-    preferred_fetch_bytes = preferred_store_bytes = 16 << 20
+    preferred_fetch_bytes = 16 << 20
+    preferred_store_bytes = 4 << 20  # (groups handed on to upload while more encode)
     _fs: Any  # an fsspec filesystem (fsspec has no type hints)
 
     def __init__(

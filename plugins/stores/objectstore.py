@@ -271,7 +271,8 @@ def _client_options(options: dict[str, Any], policy: RetryPolicy) -> dict[str, A
 class ObstoreStore(Store):
     names = names("obstore+s3", aliases=[_PREFIX + s for s in _SCHEMES[1:]])
     #: a batch's requests run concurrently: the more of it per call, the more overlap
-    preferred_fetch_bytes = preferred_store_bytes = 16 << 20
+    preferred_fetch_bytes = 16 << 20
+    preferred_store_bytes = 4 << 20  # (groups handed on to upload while more encode)
 
     def __init__(
         self, backend: Any, *, mode: str = "r", url: str = "", concurrency: int | None = None

@@ -73,7 +73,8 @@ class ZarrPythonStore(Store):
 
     names = names("zarr-python")
     #: a batch's requests run concurrently: the more of it per call, the more overlap
-    preferred_fetch_bytes = preferred_store_bytes = 16 << 20
+    preferred_fetch_bytes = 16 << 20
+    preferred_store_bytes = 4 << 20  # (groups handed on to upload while more encode)
 
     def __init__(self, inner: Any, *, mode: str = "a", concurrency: int | None = None) -> None:
         if not _is_zarr_store(inner, _zarr().abc.store.Store):
