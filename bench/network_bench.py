@@ -2,10 +2,10 @@
 server behind a proxy that adds a delay to every request (tests/store_servers.py `NetBed`).
 
 The proxy runs in a child process and moto in one of its own, so neither's Python is the
-client's nor waits on the other's interpreter lock; every implementation
-reads the same objects, written once by zarrkit. For each delay, workload and implementation
-it prints the median time of `--reps` runs and the requests and body bytes the proxy saw in
-the last run. Nothing is written to the repository.
+client's nor waits on the other's interpreter lock; every implementation reads the same
+objects, written once by zarrkit. For each delay, workload and implementation it prints the
+median time of `--reps` runs and the requests and body bytes the proxy saw in the last run.
+Nothing is written to the repository.
 
     .venv/bin/python bench/network_bench.py --delay 0.02 --reps 3
     .venv/bin/python bench/network_bench.py --delay 0 0.02 0.05 --only zarrkit-fsspec tensorstore
