@@ -348,7 +348,21 @@ def address(server: _Server) -> str:
 
 
 # -- moto's S3 server -------------------------------------------------------------------------------
-class Moto:
+class _S3Server:
+    """What a test or the bench needs of an S3 server: where it is, and a bucket made."""
+
+    address: str  # host:port
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.address}"
+
+    def create_bucket(self, name: str) -> None:
+        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        urllib.request.urlopen(request, timeout=10).read()
+
+
+class Moto(_S3Server):
     """moto's S3 API server in this process, on a free port of 127.0.0.1.
 
     It serves moto's S3 application alone: moto's own server first works out which of its
@@ -370,13 +384,6 @@ class Moto:
         self.address = f"{host}:{port}"
         self.running = True
 
-    @property
-    def endpoint(self) -> str:
-        return f"http://{self.address}"
-
-    def create_bucket(self, name: str) -> None:
-        _create_bucket(self.endpoint, name)
-
     def stop(self) -> None:
         """Stop serving and close the listening socket, so new connections are refused."""
         if self.running:
@@ -385,7 +392,7 @@ class Moto:
             self.server._server.server_close()  # type: ignore[union-attr]
 
 
-class MotoProcess:
+class MotoProcess(_S3Server):
     """`Moto` in a process of its own: the bench's, so that the server's Python and the
     proxy's do not share one interpreter lock (tests keep `Moto`, which they can stop)."""
 
@@ -397,24 +404,12 @@ class MotoProcess:
             target=_moto_apart, args=(child,), daemon=True
         )
         self._process.start()
-        self.address: str = self._conn.recv()
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://{self.address}"
-
-    def create_bucket(self, name: str) -> None:
-        _create_bucket(self.endpoint, name)
+        self.address = self._conn.recv()
 
     def stop(self) -> None:
         if self._process.is_alive():
             self._conn.send("stop")
             self._process.join(10)
-
-
-def _create_bucket(endpoint: str, name: str) -> None:
-    request = urllib.request.Request(f"{endpoint}/{name}", method="PUT")
-    urllib.request.urlopen(request, timeout=10).read()
 
 
 def _moto_apart(conn: Any) -> None:
