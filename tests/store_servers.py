@@ -367,8 +367,8 @@ class Moto(_S3Server):
 
     It serves moto's S3 application alone: moto's own server first works out which of its
     ~200 services a request is for, listing its package's folders on every request under one
-    lock (a quarter of the server's CPU, and requests queued one behind another: the bed, not
-    the client, set the pace). What S3 answers is moto's, unchanged.
+    lock (much of the server's CPU, and requests queued one behind another: the bed, not the
+    client, set the pace). What S3 answers is moto's, unchanged.
 
     `atomic`: one request at a time. moto checks a conditional PUT's `If-Match` and then
     stores the object as two steps, so two conditional PUTs racing on one key can both pass

@@ -281,8 +281,8 @@ def test_opening_again_reuses_the_client_and_other_credentials_get_their_own(
     net: NetBed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Opening the same data again (each member of a group, an array at every step of a loop)
-    reuses the HTTP client (building one costs ~10 ms of GIL); a client is never shared with
-    other credentials, so every request is signed with the key it was opened with."""
+    reuses the HTTP client (building one holds the GIL a while); a client is never shared
+    with other credentials, so every request is signed with the key it was opened with."""
     url = _url(net)
     data = np.arange(60, dtype="i4")
     zk.create_array(url, shape=(60,), chunks=(10,), dtype="i4", storage_options=options(net))[

@@ -117,7 +117,7 @@ def _event_loop() -> asyncio.AbstractEventLoop:
 def _new_loop() -> asyncio.AbstractEventLoop:
     """uvloop's loop where it is installed (the `obstore` extra brings it, but on Windows):
     each request's answer reaches Python as a callback from obstore's runtime thread, and
-    uvloop takes about a third less of the client's CPU for that than asyncio's own loop."""
+    uvloop spends less of the client's CPU on that than asyncio's own loop."""
     try:
         import uvloop
     except ImportError:
@@ -181,8 +181,8 @@ def _run(make: Callable[[], Awaitable[T]]) -> T:
 class _Clients:
     """obstore stores already made, by URL and configuration, so that opening the same data
     again (an array at each step of a loop, each member of a group) does not build another
-    HTTP client: building one loads the system's root certificates, about 10 ms while
-    holding the GIL, more than a request's answer costs. A store is shared only with an
+    HTTP client: building one loads the system's root certificates while holding the GIL,
+    which costs more than many requests' answers. A store is shared only with an
     identical configuration: the same options and the same credential variables of the
     environment, which obstore reads when it builds one; options it cannot compare (a
     credential provider) build a new one each time. Per process: obstore's runtime does not
