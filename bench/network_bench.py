@@ -39,6 +39,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+from store_servers import obstore_s3_options  # noqa: E402  (the test bed's spelling)
+
 BUCKET = "bench"
 CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -157,22 +159,12 @@ def fsspec_options(endpoint: str) -> dict[str, Any]:
     }
 
 
-def obstore_options(endpoint: str) -> dict[str, Any]:
-    return {
-        "endpoint": endpoint,
-        "access_key_id": "testing",
-        "secret_access_key": "testing",
-        "region": "us-east-1",
-        "client_options": {"allow_http": True},
-    }
-
-
 # -- the implementations ---------------------------------------------------------------------------
 class Zarrkit:
     def __init__(self, endpoint: str, prefix: str, backend: str) -> None:
         self.scheme = "fsspec+s3" if backend == "fsspec" else "obstore+s3"
         self.options = (
-            fsspec_options(endpoint) if backend == "fsspec" else obstore_options(endpoint)
+            fsspec_options(endpoint) if backend == "fsspec" else obstore_s3_options(endpoint)
         )
         self.root = f"{self.scheme}://{BUCKET}/{prefix}"
 
@@ -226,7 +218,7 @@ class ZarrPython:
         from obstore.store import S3Store
 
         return zarr.storage.ObjectStore(
-            S3Store(BUCKET, prefix=path, **obstore_options(self.endpoint)), read_only=read_only
+            S3Store(BUCKET, prefix=path, **obstore_s3_options(self.endpoint)), read_only=read_only
         )
 
     def list(self) -> Any:
