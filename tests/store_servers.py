@@ -1,5 +1,5 @@
-"""Real servers on 127.0.0.1 for the store tests: a file server with Range support, a proxy in
-front of another server, both able to inject faults, and moto's S3 server.
+"""Real servers on 127.0.0.1 for the store tests: a file server with Range support, and a proxy in
+front of another server (moto's S3 server, `s3_server`), both able to inject faults.
 
 Each server records the requests it saw and how many were in flight at once, so tests can
 check what a user would notice (fewer round trips, concurrent reads) without mocking a client.
@@ -8,19 +8,18 @@ check what a user would notice (fewer round trips, concurrent reads) without moc
 from __future__ import annotations
 
 import http.client
-import logging
-import os
 import re
 import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from s3_server import Moto, MotoProcess
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
@@ -345,112 +344,6 @@ def serving(server: _Server) -> Iterator[_Server]:
 def address(server: _Server) -> str:
     host, port = server.server_address[:2]
     return f"{host}:{port}"
-
-
-# -- moto's S3 server -------------------------------------------------------------------------------
-class _S3Server:
-    """What a test or the bench needs of an S3 server: where it is, and a bucket made."""
-
-    address: str  # host:port
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://{self.address}"
-
-    def create_bucket(self, name: str) -> None:
-        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
-        urllib.request.urlopen(request, timeout=10).read()
-
-
-class Moto(_S3Server):
-    """moto's S3 API server in this process, on a free port of 127.0.0.1.
-
-    It serves moto's S3 application alone: moto's own server first works out which of its
-    ~200 services a request is for, listing its package's folders on every request under one
-    lock (much of the server's CPU, and requests queued one behind another: the bed, not the
-    client, set the pace). What S3 answers is moto's, unchanged.
-
-    `atomic`: one request at a time. moto checks a conditional PUT's `If-Match` and then
-    stores the object as two steps, so two conditional PUTs racing on one key can both pass
-    (and a GET racing a PUT of its key can fail with a 500), where S3 decides each atomically.
-    Tests of conditional writes use this, to test zarrkit against S3's behaviour."""
-
-    def __init__(self, *, atomic: bool = False) -> None:
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-        self.server = _s3_server(atomic)(ip_address="127.0.0.1", port=0, verbose=False)
-        self.server.start()
-        host, port = self.server.get_host_and_port()
-        self.address = f"{host}:{port}"
-        self.running = True
-
-    def stop(self) -> None:
-        """Stop serving and close the listening socket, so new connections are refused."""
-        if self.running:
-            self.running = False
-            self.server.stop()
-            self.server._server.server_close()  # type: ignore[union-attr]
-
-
-class MotoProcess(_S3Server):
-    """`Moto` in a process of its own: the bench's, so that the server's Python and the
-    proxy's do not share one interpreter lock (tests keep `Moto`, which they can stop)."""
-
-    def __init__(self) -> None:
-        import multiprocessing as mp
-
-        self._conn, child = mp.Pipe()
-        self._process = mp.get_context("spawn").Process(
-            target=_moto_apart, args=(child,), daemon=True
-        )
-        self._process.start()
-        self.address = self._conn.recv()
-
-    def stop(self) -> None:
-        if self._process.is_alive():
-            self._conn.send("stop")
-            self._process.join(10)
-
-
-def _moto_apart(conn: Any) -> None:
-    moto = Moto()
-    conn.send(moto.address)
-    conn.recv()
-    moto.stop()
-
-
-def _s3_server(atomic: bool) -> Any:
-    """moto's threaded server class, serving its S3 application (see `Moto`)."""
-    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
-    from moto.server import ThreadedMotoServer
-    from werkzeug.serving import make_server
-
-    class _NoDelay(MotoRequestHandler):
-        disable_nagle_algorithm = True  # as `_Handler`'s
-
-    class S3Server(ThreadedMotoServer):
-        def _server_entry(self) -> None:
-            app = create_backend_app("s3")
-            if atomic:
-                lock = threading.Lock()
-
-                def one_at_a_time(environ: Any, start_response: Any) -> list[bytes]:
-                    with lock:
-                        return list(app(environ, start_response))
-
-                serve: Any = one_at_a_time
-            else:
-                serve = app
-            self._server = make_server(
-                self._ip_address, self._port, serve, True, request_handler=_NoDelay
-            )
-            # werkzeug listens with a backlog of 128: a proxy opening more connections at once
-            # would see the rest dropped, and retried by the kernel a second later
-            self._server.socket.listen(1024)
-            self._server_ready_event.set()
-            self._server.serve_forever()
-
-    return S3Server
 
 
 def s3_options(endpoint: str, *, attempts: int = 2, **extra: Any) -> dict[str, Any]:

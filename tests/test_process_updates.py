@@ -37,7 +37,7 @@ BUCKET = "zarrkit-process-tests"
 @pytest.fixture(scope="module")
 def moto() -> Iterator[Moto]:
     pytest.importorskip("moto.server")
-    server = Moto(atomic=True)  # conditional writes decided atomically, as on S3
+    server = Moto()
     server.create_bucket(BUCKET)
     yield server
     server.stop()

@@ -55,17 +55,6 @@ class TestS3Store(StoreTests):
     def store(self, moto: Moto) -> FsspecStore:
         return FsspecStore.from_url(_url(), mode="w", **s3_options(moto.endpoint))
 
-    def test_concurrent_updates_lose_nothing(self, store: Store) -> None:  # type: ignore[override]
-        """On a moto server that decides conditional writes atomically, as S3 does (see
-        `Moto`); the shared one may let two racing conditional PUTs both through."""
-        server = Moto(atomic=True)
-        try:
-            server.create_bucket(BUCKET)
-            atomic = FsspecStore.from_url(_url(), mode="w", **s3_options(server.endpoint))
-            super().test_concurrent_updates_lose_nothing(atomic)
-        finally:
-            server.stop()
-
     def store_reopen(self, store: Store) -> Store:
         assert isinstance(store, FsspecStore)
         endpoint = store.fs.client_kwargs["endpoint_url"]

@@ -80,7 +80,7 @@ def test_bed_caps_bandwidth_shared_by_all_answers(net: NetBed) -> None:
 
 def test_bed_with_its_server_apart_serves_many_connections_at_once(tmp_path: Path) -> None:
     """The bench's bed: moto in a process of its own, 200 connections opened at once (more
-    than werkzeug's default backlog of 128), each kept alive through the proxy."""
+    than a listen backlog of 128), each kept alive through the proxy."""
     pytest.importorskip("obstore")
     with NetBed(tmp_path, apart=True) as bed:
         url = f"obstore+s3://{bed.bucket}/{uuid.uuid4().hex}/data.zarr"
