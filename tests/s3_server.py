@@ -44,9 +44,9 @@ class _S3Server:
 
 class Moto(_S3Server):
     """moto's S3 application in this process, on a free port of 127.0.0.1, answering on an
-    event loop in a thread of its own (see the module's docstring). It serves S3 alone: moto's
-    own dispatch first works out which of its ~200 services a request is for, listing its
-    package's folders for every request. What S3 answers is moto's, unchanged."""
+    event loop in a thread of its own (see the module's docstring). It serves S3 alone, without
+    moto's own dispatch, which works out which of its ~200 services a request is for by listing
+    its package's folders for every request. What S3 answers is moto's, unchanged."""
 
     def __init__(self) -> None:
         from moto.moto_server.werkzeug_app import create_backend_app
@@ -58,7 +58,7 @@ class Moto(_S3Server):
         host, port = self._listening.getsockname()[:2]
         self.address = f"{host}:{port}"
         self._runner: Any = None
-        self._loop.run_until_complete(self._start())  # here: a failure to start is raised here
+        self._loop.run_until_complete(self._start())  # on this thread: a failure is raised here
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
         self.running = True
