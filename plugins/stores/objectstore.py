@@ -286,9 +286,9 @@ class ObstoreStore(Store):
         self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
-        #: bounded ranges in one call (`get_range_async`); not over HTTP, whose cut bodies the
-        #: store retries itself (`_fetch`)
-        self._ranged = type(backend).__name__ != "HTTPStore"
+        #: a plain HTTP server's: bodies cut short are retried here (`_fetch`), so bounded
+        #: ranges do not go through `get_range_async`, which answers without that retry
+        self._over_http = type(backend).__name__ == "HTTPStore"
         #: how the process that unpickles this store opens it again, when a choice of backend
         #: made it (plain `s3://`: `s3_routing`), so a forked child can choose again
         self.reopen: Callable[[], Store] | None = None
@@ -361,17 +361,19 @@ class ObstoreStore(Store):
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key) else None
         options: dict[str, Any] = {}
+        bounded = isinstance(rng, ByteRange) and rng.length is not None and not self._over_http
         if isinstance(rng, SuffixRange):
             options["range"] = {"suffix": rng.length}
-        elif isinstance(rng, ByteRange):
+        elif isinstance(rng, ByteRange) and not bounded:
             options["range"] = (
                 {"offset": rng.offset}
                 if rng.length is None
                 else (rng.offset, rng.offset + rng.length)
             )
         try:
-            if isinstance(rng, ByteRange) and rng.length is not None and self._ranged:
+            if bounded:
                 # one answer to wait for, where `get_async` and then its body are two
+                assert isinstance(rng, ByteRange) and rng.length is not None
                 return await obstore.get_range_async(
                     self.backend, key, start=rng.offset, length=rng.length
                 )
@@ -395,7 +397,7 @@ class ObstoreStore(Store):
             result = await obstore.get_async(self.backend, key, options=options)
             return await result.bytes_async()
 
-        if type(self.backend).__name__ != "HTTPStore":
+        if not self._over_http:
             return await once()
         return await self._policy.run(once, _body_fault)
 
