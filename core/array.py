@@ -458,7 +458,11 @@ class Array(Node):
         return self._engine.write_async(indexer, self._prepare_value(value, indexer.shape))
 
     def get_many(self, selections: Iterable[Any]) -> list[Any]:
-        """`[self[s] for s in selections]`, read at once (see `read_async`)."""
+        """`[self[s] for s in selections]`, read together: every selection is checked first,
+        then they are read in a few groups (one per thread at least), each group asking the
+        store for all its chunks at once, so selections that share a chunk or a shard fetch
+        it once and 100 windows cost a couple of round trips and a few requests per shard.
+        `read_async` starts one read on its own."""
         return self._engine.read_many(self._indexer(s) for s in selections)
 
     def set_many(self, items: Iterable[tuple[Any, Any]]) -> None:

@@ -4,6 +4,7 @@ used by a codec that is not sharding (so the engine is seen to ask the chain, no
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 import textwrap
@@ -25,7 +26,7 @@ from zarrkit.abc import (
     ChunkSpec,
     Region,
 )
-from zarrkit.errors import CodecChainError
+from zarrkit.errors import ChunkDecodeError, CodecChainError
 from zarrkit.indexing import basic_indexer, chunk_region, orthogonal_indexer, vectorized_indexer
 from zarrkit.names import names
 from zarrkit.plugins.stores.memory import MemoryStore
@@ -371,6 +372,102 @@ def test_whole_read_memory_stays_bounded(tmp_path: Path) -> None:
         ).stdout
     )
     assert over < 48 << 20, f"{over / 2**20:.0f} MiB over the output"
+
+
+# -- many selections at once (`Array.get_many`) ------------------------------------------------------
+_SELECTIONS = [
+    np.s_[3:40, 5:70],
+    (7, 9),  # a scalar, as a[7, 9] gives it
+    np.s_[10:10, :],  # empty
+    np.s_[::7, 5],
+    np.s_[60:, 100:],
+    np.s_[5:9, 5:9],  # inside the first window: the same chunks again
+    Ellipsis,
+    np.s_[-3:, :4],
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("sharded", [False, True])
+def test_many_selections_read_together_give_what_each_read_gives(
+    threads: int, sharded: bool
+) -> None:
+    data = np.arange(64 * 128, dtype="int32").reshape(64, 128)
+    layout = {"chunks": (4, 8), "shards": (16, 32)} if sharded else {"chunks": (16, 32)}
+    a = zk.create_array(
+        MemoryStore(),
+        shape=data.shape,
+        dtype="int32",
+        fill_value=-1,
+        codecs=[BYTES, ZSTD],
+        **layout,
+    )
+    a[...] = data
+    a[32:48, 64:96] = -1  # a chunk (or a shard) left absent
+    data[32:48, 64:96] = -1
+    with config.override(threads=threads):
+        got = a.get_many(_SELECTIONS[::-1] + _SELECTIONS)
+    for selection, value in zip(_SELECTIONS[::-1] + _SELECTIONS, got):
+        expected = data[selection]
+        assert type(value) is type(a[selection])
+        np.testing.assert_array_equal(value, expected)
+
+
+def test_many_windows_fetch_each_chunk_once_in_one_call_per_round() -> None:
+    """Windows that share chunks: on one thread they are read as one, every chunk any of them
+    touches fetched once in one call (whole chunks) or one call per round (partial decodes
+    of shards: each index once, then the inner chunks, none twice)."""
+    data = np.arange(256 * 256, dtype="uint16").reshape(256, 256)
+    corners = np.random.default_rng(0).integers(0, 256 - 30, size=(40, 2))
+    windows = [np.s_[int(r) : int(r) + 30, int(c) : int(c) + 30] for r, c in corners]
+    for layout in ({"chunks": (64, 64)}, {"chunks": (16, 16), "shards": (128, 128)}):
+        store = Recording()
+        a = zk.create_array(store, shape=data.shape, dtype="uint16", codecs=[BYTES, ZSTD], **layout)
+        a[...] = data
+        store.calls.clear()
+        with config.override(threads=1):
+            got = a.get_many(windows)
+        for window, value in zip(windows, got):
+            np.testing.assert_array_equal(value, data[window])
+        if "shards" not in layout:
+            assert [name for name, _ in store.calls] == ["get_many"]
+            keys = store.calls[0][1]
+            assert len(keys) == len(set(keys)) == 16  # every chunk, each once
+        else:
+            assert [name for name, _ in store.calls] == ["get_ranges", "get_ranges"]
+            indexes, inner = (requests for _, requests in store.calls)
+            assert sorted(key for key, _ in indexes) == sorted(
+                a._chunk_key((i, j)) for i in range(2) for j in range(2)
+            )
+            spans = sorted((key, rng.offset, rng.offset + rng.length) for key, rng in inner)
+            for (key, _, end), (next_key, start, _) in itertools.pairwise(spans):
+                assert key != next_key or start >= end  # no inner chunk asked for twice
+
+
+def test_a_selection_too_big_to_share_a_group_is_read_as_a_read_reads_it(monkeypatch) -> None:
+    """The selections read together are bounded in size; one beyond it is read alone, in
+    the batches any read uses, and still comes back in its place."""
+    monkeypatch.setattr(engine.chunks, "_GROUP_BYTES", 64 << 10)
+    store = Recording()
+    data = np.random.default_rng(2).random((512, 512))
+    a = zk.create_array(store, shape=data.shape, chunks=(64, 64), dtype="f8", codecs=[BYTES, ZSTD])
+    a[...] = data
+    store.calls.clear()
+    with config.override(threads=1):
+        got = a.get_many([np.s_[0:2, 0:2], np.s_[...], np.s_[5:6, 7:9]])
+    np.testing.assert_array_equal(got[1], data)
+    np.testing.assert_array_equal(got[0], data[0:2, 0:2])
+    np.testing.assert_array_equal(got[2], data[5:6, 7:9])
+    assert sum(len(keys) for name, keys in store.calls if name == "get_many") == 1 + 64
+
+
+def test_an_error_in_one_selection_of_many_is_raised_after_the_others_end() -> None:
+    store = MemoryStore()
+    a = zk.create_array(store, shape=(64, 64), chunks=(8, 8), dtype="i4", codecs=[BYTES, ZSTD])
+    a[...] = 1
+    store.set(a._chunk_key((7, 7)), b"not zstd")
+    with config.override(threads=2), pytest.raises(ChunkDecodeError, match="c/7/7"):
+        a.get_many([np.s_[0:8, 0:8], np.s_[60:, 60:], np.s_[0:64, 0:8]])
 
 
 # -- locks -------------------------------------------------------------------------------------------

@@ -213,8 +213,24 @@ def test_many_windows_cost_about_one_round_trip(net: NetBed) -> None:
     assert elapsed < 25 * 0.2  # one after another: at least 100 round trips
     index_reads = [r for r in _gets(net, "/c/") if r[2] is not None and r[2].startswith("bytes=-")]
     assert len(index_reads) == len({path for _, path, _ in index_reads}) <= 4
-    # each window: its inner chunks, one request per shard it touches (at most 4)
-    assert net.requests() <= len(index_reads) + 4 * len(windows)
+    # the windows go in a group per thread, each asking for its inner chunks of a shard at
+    # once: not a request per window
+    assert net.requests() <= len(index_reads) + 4 * config.get().threads
+
+
+def test_windows_read_together_fetch_each_stored_byte_once(net: NetBed) -> None:
+    url, data = _sharded(net)
+    store = open_store(url, storage_options=net.s3_options())
+    stored = sum(len(store.get(f"c/{i}/{j}")) for i in range(2) for j in range(2))
+    a = zk.open_array(url, storage_options=net.s3_options())
+    windows = _windows(100)
+    _measured(net, 0.0)
+    with config.override(threads=1):  # one group: every window's reads merge
+        got = a.get_many(windows)
+    for window, value in zip(windows, got):
+        np.testing.assert_array_equal(value, data[window])
+    assert net.requests() <= 4 + 4  # the indexes, then a range of each shard
+    assert net.sent_bytes() <= stored  # overlapping windows: shared inner chunks fetched once
 
 
 def test_read_async_returns_futures_of_the_selections(net: NetBed) -> None:

@@ -35,7 +35,15 @@ from ..store import Store, limiting_values, unguarded_update
 from .locks import locked
 from .pipeline import Uploads, fetch, settle
 from .ranges import drive, range_cache
-from .sizing import batch_size, fetch_size, parallel, parallel_writes, stream_size, value_limit
+from .sizing import (
+    batch_size,
+    fetch_size,
+    parallel,
+    parallel_writes,
+    selection_groups,
+    stream_size,
+    value_limit,
+)
 
 #: a chunk read whole: its projection, key and bound chain
 _Whole = tuple[ChunkProjection, str, BoundChain]
@@ -45,6 +53,12 @@ _Partial = tuple[ChunkProjection, str, RangeReads[np.ndarray | None], list[int]]
 _Item = tuple[ChunkProjection, str]
 #: a batch being read ahead: its chunks read whole (their values on the way), and in part
 _Ahead = tuple[list[_Whole], list[_Partial], Future[dict[str, Any]] | None]
+
+
+#: decoded bytes the selections `read_many` reads as one may touch: what they hold at once
+_GROUP_BYTES = 64 << 20
+#: a partial decode reads the inner chunks around a selection: counted as this many times it
+_PARTIAL_FACTOR = 4
 
 
 class _Target(Protocol):
@@ -144,10 +158,69 @@ class ChunkEngine:
         return executor.io_pool().submit(self.read, indexer, out)
 
     def read_many(self, indexers: Iterable[Indexer]) -> list[Any]:
-        """`read` of each selection, all started before any is waited for; a selection is
-        started as soon as the iterable gives it."""
-        futures = [self.read_async(indexer) for indexer in indexers]
-        return [future.result() for future in futures]
+        """`read` of each selection, read together: in groups (`sizing.selection_groups`: at least one
+        per thread, each touching at most `_GROUP_BYTES` of chunks), each read as one
+        (`_read_together`) on the io pool. Selections are grouped in the order of the first
+        chunk they touch, so a group's selections share chunks and each group reads its own
+        part of the array. A selection too big for a group is read alone, as `read` reads
+        it. Every selection is resolved before any is read."""
+        indexers = list(indexers)
+        order = sorted(range(len(indexers)), key=lambda i: _first_chunk(indexers[i]))
+        costs = [self._group_cost(indexers[i]) for i in order]
+        pool = executor.io_pool()
+        futures = [
+            (g, pool.submit(self._read_together, [indexers[order[i]] for i in g]))
+            for g in selection_groups(costs, _GROUP_BYTES, executor.threads())
+        ]
+        results: list[Any] = [None] * len(indexers)
+        try:
+            for g, future in futures:
+                for i, value in zip(g, future.result()):
+                    results[order[i]] = value
+        finally:
+            settle(future for _, future in futures)
+        return results
+
+    def _group_cost(self, indexer: Indexer) -> int:
+        """The decoded bytes a read of the selection may touch at once: its chunks, or, with a
+        chain that decodes part of a chunk, a few times the selection (the inner chunks around
+        it) when that is less."""
+        whole = indexer.n_chunks * self.chunk_nbytes
+        single = self.single
+        if single is None or not single.can_decode_partial:
+            return whole
+        return min(whole, _PARTIAL_FACTOR * math.prod(indexer.shape) * self.dtype.itemsize)
+
+    def _read_together(self, indexers: Sequence[Indexer]) -> list[Any]:
+        """Selections read as one: every chunk any of them reads whole is fetched once, in
+        one `read_many`, and the partial decodes of all of them run in lockstep (`drive`),
+        so each round is one store call whose byte ranges merge across the selections (100
+        windows of a sharded array: a request or two per shard, not one per window and
+        shard; an inner chunk several windows share is fetched once)."""
+        if len(indexers) == 1:
+            return [self.read(indexers[0])]
+        try:
+            jobs = [_Read(self, ix, _result(ix.shape, self.dtype)) for ix in indexers]
+            whole: dict[_Read, list[_Whole]] = {}
+            parts: list[tuple[_Read, _Partial]] = []
+            for job, indexer in zip(jobs, indexers):
+                chunks, partial = job.plan(list(indexer))
+                whole[job] = chunks
+                parts.extend((job, item) for item in partial)
+            with limiting_values(self.value_limit), self.store.reading() as source:
+                keys = list(dict.fromkeys(key for chunks in whole.values() for _, key, _ in chunks))
+                if keys:
+                    blobs = source.read_many(keys)
+                    for job, chunks in whole.items():
+                        job.decode_whole(blobs, chunks)
+                    del blobs
+                if parts:
+                    boxes = drive(self.store, [(p[1], p[2]) for _, p in parts], self.lasting)
+                    for (job, item), box in zip(parts, boxes):
+                        job.place(item, box)
+        except MemoryError:
+            raise self._unallocatable() from None
+        return [job.out[()] if job.out.shape == () else job.out for job in jobs]
 
     # -- writes ------------------------------------------------------------------------------
     def write(self, indexer: Indexer, value: np.ndarray) -> None:
@@ -262,14 +335,14 @@ class _Read:
 
     def share(self, batch: Sequence[ChunkProjection]) -> None:
         """A thread's share of a batch: fetched, decoded and copied into the output."""
-        whole, partial = self._plan(batch)
+        whole, partial = self.plan(batch)
         engine = self.engine
         with limiting_values(engine.value_limit), engine.store.reading() as source:
             self._read_whole(whole, source)
             if partial:
                 self._read_partial(partial)
 
-    def _plan(self, batch: Sequence[ChunkProjection]) -> tuple[list[_Whole], list[_Partial]]:
+    def plan(self, batch: Sequence[ChunkProjection]) -> tuple[list[_Whole], list[_Partial]]:
         """Which chunks are read whole and which in part (a chain that can decode part of a
         chunk, for a chunk the selection covers partly)."""
         engine = self.engine
@@ -295,12 +368,12 @@ class _Read:
         """Chunks read whole, from `source` a group at a time."""
         for group in _groups(whole, self.fetch):
             blobs = source.read_many([key for _, key, _ in group])
-            self._decode_whole(blobs, group)
+            self.decode_whole(blobs, group)
             # nothing may hold this group's values while the next group is read, so a
             # store's reused read buffer (`buffers.reusable`) is free again for it
             del blobs
 
-    def _decode_whole(self, blobs: Mapping[str, Any], group: Sequence[_Whole]) -> None:
+    def decode_whole(self, blobs: Mapping[str, Any], group: Sequence[_Whole]) -> None:
         """Chunks read whole, their stored values in `blobs`, decoded into the output."""
         out, plain, whole_selection = self.out, self.plain, self.whole_selection
         fill = self.engine.metadata.fill_value
@@ -349,7 +422,7 @@ class _Read:
 
     def _fetch(self, batch: Sequence[ChunkProjection]) -> _Ahead:
         """A batch planned and its whole chunks' fetch started."""
-        whole, partial = self._plan(batch)
+        whole, partial = self.plan(batch)
         engine = self.engine
         keys = [key for _, key, _ in whole]
         return whole, partial, fetch(engine.store, keys, engine.value_limit) if keys else None
@@ -360,7 +433,7 @@ class _Read:
         whole, parts, future = batch
         if future is not None:
             blobs = future.result()
-            executor.run_batched(partial(self._decode_whole, blobs), whole, parallel=threaded)
+            executor.run_batched(partial(self.decode_whole, blobs), whole, parallel=threaded)
             del blobs
         if parts:
             executor.run_batched(self._partial_share, parts, parallel=threaded)
@@ -373,13 +446,17 @@ class _Read:
         """Chunks read in part: their partial decodes run in lockstep, one store call per
         round for the whole share."""
         engine = self.engine
-        out, fill = self.out, engine.metadata.fill_value
         boxes = drive(engine.store, [(key, gen) for _, key, gen, _ in partial], engine.lasting)
-        for (proj, _, _, origin), box in zip(partial, boxes):
-            if box is None:
-                out[proj.out_selection] = fill
-            else:
-                out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection, origin)]
+        for item, box in zip(partial, boxes):
+            self.place(item, box)
+
+    def place(self, item: _Partial, box: np.ndarray | None) -> None:
+        """A partial decode's box (None: the chunk is absent) copied into the output."""
+        proj, _, _, origin = item
+        if box is None:
+            self.out[proj.out_selection] = self.engine.metadata.fill_value
+        else:
+            self.out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection, origin)]
 
 
 class _Write:
@@ -550,6 +627,12 @@ def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
             f"the selection has shape {shape} ({nbytes} bytes): too large "
             f"to hold in memory; read it in parts"
         ) from None
+
+
+def _first_chunk(indexer: Indexer) -> tuple[int, ...]:
+    """The grid coordinates of the first chunk a selection touches (() for none)."""
+    first = next(iter(indexer), None)
+    return () if first is None else tuple(first.coords)
 
 
 def _store_results(store: _Target, results: dict[str, Any]) -> None:

@@ -200,16 +200,21 @@ def coalesce(
     requests: Sequence[tuple[str, Range | None]],
 ) -> tuple[list[tuple[str, Range | None]], list[tuple[int, int, int | None]]]:
     """Merged requests, and for each original request (index into merged, start inside the
-    merged answer, length; length None: the whole answer)."""
+    merged answer, length; length None: the whole answer). Requests for a value's end or a
+    whole value are merged only with the same request (many selections read together ask for
+    one shard's index each)."""
     merged: list[tuple[str, Range | None]] = []
     parts: list[tuple[int, int, int | None]] = [(0, 0, None)] * len(requests)
     bounded = []
+    unbounded: dict[tuple[str, Range | None], int] = {}
     for i, (key, rng) in enumerate(requests):
         if isinstance(rng, ByteRange) and rng.length is not None:
             bounded.append((key, rng.offset, rng.offset + rng.length, i))
         else:
-            parts[i] = (len(merged), 0, None)
-            merged.append((key, rng))
+            which = unbounded.setdefault((key, rng), len(merged))
+            if which == len(merged):
+                merged.append((key, rng))
+            parts[i] = (which, 0, None)
     bounded.sort()
     run: list[tuple[str, int, int, int]] = []
     end = 0

@@ -3,6 +3,8 @@ threads help at all, and how many bytes one stored chunk may hold."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import executor
 from ..store import DEFAULT_VALUE_LIMIT, Store
 
@@ -106,3 +108,26 @@ def fetch_size(store: Store, chunk_nbytes: int) -> int:
     latency) sets `preferred_fetch_bytes` higher to get whole shares at once."""
     want = store.preferred_fetch_bytes or _FETCH_BYTES
     return max(1, int(want) // max(1, chunk_nbytes))
+
+
+def selection_groups(costs: Sequence[int], budget: int, at_least: int) -> list[list[int]]:
+    """Groups of items (selections of `read_many`, each with its cost), each group read as
+    one on one thread: an item costing more than `budget` alone, the others in runs of
+    consecutive items (neighbouring selections often share chunks, whose reads then merge)
+    of at most `budget` each, and at least `at_least` runs where there are that many items
+    (one per thread)."""
+    alone = [[i] for i, cost in enumerate(costs) if cost > budget]
+    rest = [i for i, cost in enumerate(costs) if cost <= budget]
+    most = -(-len(rest) // max(1, at_least))  # items per run when there are `at_least` runs
+    runs: list[list[int]] = []
+    run: list[int] = []
+    total = 0
+    for i in rest:
+        if run and (len(run) >= most or total + costs[i] > budget):
+            runs.append(run)
+            run, total = [], 0
+        run.append(i)
+        total += costs[i]
+    if run:
+        runs.append(run)
+    return alone + runs
