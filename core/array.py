@@ -466,8 +466,12 @@ class Array(Node):
         return self._engine.read_many(self._indexer(s) for s in selections)
 
     def set_many(self, items: Iterable[tuple[Any, Any]]) -> None:
-        """`self[s] = v` for each (selection, value), written at once (see `write_async`);
-        every selection and value is checked before anything is written."""
+        """`self[s] = v` for each (selection, value) in turn, written as one: every selection
+        and value is checked before anything is written, then each chunk or shard any of
+        them touches is read back (when none covers it whole) and written once, holding
+        every selection's values in the order given. 100 windows in four shards of an
+        object store cost four reads and four writes, about two round trips.
+        `write_async` starts one write on its own."""
         prepared = []
         self._check_writeable()
         for selection, value in items:

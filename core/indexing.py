@@ -828,3 +828,24 @@ def chunk_region(chunk_selection: tuple, chunk_shape: Sequence[int], orthogonal:
             parts.append(positions)
     points = not orthogonal and sum(isinstance(i, np.ndarray) for i in chunk_selection) > 1
     return Region(tuple(parts), exact=not points)
+
+
+def union_region(regions: Sequence[Region]) -> Region:
+    """A region holding every one of `regions` (of one chunk): one as it is; several as the
+    product of each dimension's positions, a superset (not exact)."""
+    if len(regions) == 1:
+        return regions[0]
+    parts: list[slice | np.ndarray] = []
+    for d in range(len(regions[0].parts)):
+        positions = np.unique(np.concatenate([_positions(r.parts[d]) for r in regions]))
+        if positions.size and positions[-1] - positions[0] + 1 == positions.size:
+            parts.append(slice(int(positions[0]), int(positions[-1]) + 1))
+        else:
+            parts.append(positions)
+    return Region(tuple(parts), exact=False)
+
+
+def _positions(part: slice | np.ndarray) -> np.ndarray:
+    if isinstance(part, slice):
+        return np.arange(part.start, part.stop, dtype=np.int64)
+    return part

@@ -470,6 +470,78 @@ def test_an_error_in_one_selection_of_many_is_raised_after_the_others_end() -> N
         a.get_many([np.s_[0:8, 0:8], np.s_[60:, 60:], np.s_[0:64, 0:8]])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["chunks", "shards", "shards-edge"])
+def test_many_writes_land_in_the_order_given(threads: int, layout: str) -> None:
+    """Overlapping selections written at once: each chunk holds what writing them one after
+    another leaves, whatever covers a chunk whole, partly, by points or past the array's
+    edge; a chunk left all fill is erased."""
+    shape = (60, 120) if layout == "shards-edge" else (64, 128)
+    grid = {"chunks": (16, 32)} if layout == "chunks" else {"chunks": (4, 8), "shards": (16, 32)}
+    store = MemoryStore()
+    a = zk.create_array(
+        store, shape=shape, dtype="int32", fill_value=0, codecs=[BYTES, ZSTD], **grid
+    )
+    data = np.arange(np.prod(shape), dtype="int32").reshape(shape) + 1
+    a[...] = data
+    items = [
+        (np.s_[0:16, 0:32], 7),  # a whole chunk (or shard) ...
+        (np.s_[2:5, 3:40], 8),  # ... then part of it again, and of its neighbour
+        (np.s_[10:50, 30:33], np.arange(120).reshape(40, 3)),
+        (np.s_[::5, 100], -4),
+        (np.s_[3, :], 9),
+        (np.s_[1:3, 4:6], 10),
+        (np.s_[-4:, -5:], 11),
+        (np.s_[48:64, 96:128], 0),  # all fill over the two before: erased
+    ]
+    expected = data.copy()
+    for selection, value in items:
+        expected[selection] = value
+    with config.override(threads=threads):
+        a.set_many(items)
+    np.testing.assert_array_equal(a[...], expected)
+    np.testing.assert_array_equal(zk.open_array(store)[...], expected)
+    if layout != "shards-edge":
+        assert not store.exists(a._chunk_key((3, 3)))
+
+
+def test_many_writes_read_and_write_each_chunk_once() -> None:
+    store = Recording()
+    a = zk.create_array(
+        store,
+        shape=(256, 256),
+        dtype="uint16",
+        chunks=(16, 16),
+        shards=(128, 128),
+        codecs=[BYTES, ZSTD],
+    )
+    a[...] = 1
+    corners = np.random.default_rng(3).integers(0, 256 - 30, size=(40, 2))
+    items = [
+        (np.s_[int(r) : int(r) + 30, int(c) : int(c) + 30], i) for i, (r, c) in enumerate(corners)
+    ]
+    store.calls.clear()
+    with config.override(threads=1):
+        a.set_many(items)
+    written = [key for name, keys in store.calls if name == "set_many" for key in keys]
+    assert sorted(written) == sorted(a._chunk_key((i, j)) for i in range(2) for j in range(2))
+    expected = np.ones((256, 256), dtype="uint16")
+    for selection, value in items:
+        expected[selection] = value
+    np.testing.assert_array_equal(a[...], expected)
+
+
+def test_a_bad_chunk_among_many_writes_leaves_its_group_unwritten() -> None:
+    store = MemoryStore()
+    a = zk.create_array(store, shape=(32, 32), chunks=(8, 8), dtype="i4", codecs=[BYTES, ZSTD])
+    a[...] = 1
+    store.set(a._chunk_key((3, 3)), b"not zstd")
+    with config.override(threads=1), pytest.raises(ChunkDecodeError, match="c/3/3"):
+        a.set_many([(np.s_[0:2, 0:2], 5), (np.s_[30:32, 30:32], 5), (np.s_[0:8, 8:16], 6)])
+    assert store.get(a._chunk_key((3, 3))) == b"not zstd"
+    np.testing.assert_array_equal(a[0:8, 0:16], 1)  # one group: nothing of it stored
+
+
 # -- locks -------------------------------------------------------------------------------------------
 def test_threads_writing_parts_of_one_chunk_lose_nothing() -> None:
     a = zk.create_array(

@@ -282,6 +282,24 @@ def test_set_many_writes_every_selection(net: NetBed) -> None:
     assert elapsed < 8 * 0.2  # one after another: 16 reads and 16 writes, 32 round trips
 
 
+def test_many_windows_written_at_once_cost_a_read_and_a_write_per_shard(net: NetBed) -> None:
+    """100 windows in four shards: each shard read back once and written once, in about two
+    round trips, not a read-modify-write per window one after another."""
+    url, data = _sharded(net)
+    a = zk.open_array(url, mode="r+", storage_options=net.s3_options())
+    items = [(window, i) for i, window in enumerate(_windows(100))]
+    _measured(net, 0.2)
+    start = time.monotonic()
+    a.set_many(items)
+    elapsed = time.monotonic() - start
+    assert elapsed < 8 * 0.2  # one window after another: 50 round trips per shard
+    assert net.requests() <= 2 * 4
+    for selection, value in items:
+        data[selection] = value
+    net.set_delay(0.0)
+    np.testing.assert_array_equal(a[...], data)
+
+
 def test_set_many_checks_every_value_before_writing(net: NetBed) -> None:
     url, data = _sharded(net)
     a = zk.open_array(url, mode="r+", storage_options=net.s3_options())

@@ -19,7 +19,7 @@ import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from functools import partial
 from typing import Any, Protocol
 
@@ -59,6 +59,8 @@ _Ahead = tuple[list[_Whole], list[_Partial], Future[dict[str, Any]] | None]
 _GROUP_BYTES = 64 << 20
 #: a partial decode reads the inner chunks around a selection: counted as this many times it
 _PARTIAL_FACTOR = 4
+#: groups of chunks `write_many` writes at once (at least one per thread)
+_GROUPS_AT_ONCE = 8
 
 
 class _Target(Protocol):
@@ -284,11 +286,33 @@ class ChunkEngine:
         return executor.io_pool().submit(self.write, indexer, value)
 
     def write_many(self, items: Iterable[tuple[Indexer, np.ndarray]]) -> None:
-        """`write` of each (selection, value), all at once; every write has ended before the
-        first error is raised."""
-        futures = [self.write_async(indexer, value) for indexer, value in items]
-        wait(futures)
-        for future in futures:
+        """`write` of each (selection, value), written as one: each chunk any of them touches
+        is written once, with every selection's values in it in the order given (where
+        selections overlap, the later one's values stay), so 100 windows in four shards cost
+        a read and a write of each shard, not 100 of each. The chunks go in groups
+        (`batch_size` of them; a few groups at once on the io pool, each under its keys'
+        locks); a chunk that no selection covers whole is read back once, through
+        `store.update_many`. Every group has ended before the first error is raised."""
+        items = list(items)
+        if len(items) == 1:
+            self.write(*items[0])
+            return
+        many = _WriteMany(self, items)
+        groups = _groups(many.keys(), batch_size(self.chunk_nbytes, self.store))
+        pool, most = executor.io_pool(), max(_GROUPS_AT_ONCE, executor.threads())
+        running: set[Future[None]] = set()
+        done: list[Future[None]] = []
+        try:
+            for group in groups:
+                if len(running) >= most:
+                    finished, running = wait(running, return_when=FIRST_COMPLETED)
+                    done.extend(finished)
+                    if any(f.exception() is not None for f in finished):
+                        break
+                running.add(pool.submit(many.write, group))
+        finally:
+            wait(running)
+        for future in [*done, *running]:
             future.result()
 
     def erase(self, coords: Iterable[Sequence[int]]) -> None:
@@ -514,8 +538,6 @@ class _Write:
         partly; with a `target`, store it there as it goes. The new values by key (None: the
         chunk is all fill, to be erased)."""
         bound, streamed, value = self.engine.bound, self.streamed, self.value
-        write_empty, first_fill, fill = self.write_empty, self.first_fill, self.fill
-        equals_fill = self.data_type.chunk_equals_fill
         mine: dict[str, Any] = {}
         for proj, key in batch:
             chain = bound(proj.coords)
@@ -529,13 +551,8 @@ class _Write:
             ):
                 chunk = value[proj.out_selection]  # the chunk as it is: no copy
             else:
-                chunk = self._merged(proj, key, chain, existing.pop(key, None))
-            # a chunk all fill is erased rather than stored, unless fill chunks are kept (a
-            # cheap look at its first element before the data type's full check)
-            if not write_empty and _maybe_fill(chunk, first_fill) and equals_fill(chunk, fill):
-                mine[key] = None
-            else:
-                mine[key] = chain.encode(chunk)
+                chunk = self.merged(proj, key, chain, existing.pop(key, None))
+            mine[key] = self.encoded(chunk, chain)
             if target is not None and len(mine) >= streamed:
                 _store_results(target, mine)
                 mine = {}
@@ -543,12 +560,24 @@ class _Write:
             _store_results(target, mine)
         return mine
 
+    def encoded(self, chunk: np.ndarray, chain: BoundChain) -> Any:
+        """The chunk's new stored value; None for a chunk all fill, which is erased rather
+        than stored, unless fill chunks are kept (a cheap look at its first element before
+        the data type's full check)."""
+        if (
+            not self.write_empty
+            and _maybe_fill(chunk, self.first_fill)
+            and self.data_type.chunk_equals_fill(chunk, self.fill)
+        ):
+            return None
+        return chain.encode(chunk)
+
     def _encode_partial(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> Any:
         """The new value of a chunk the chain re-encodes from its old value itself."""
         region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape, self.orthogonal)
         return chain.encode_partial(old, region, _updater(proj, self.value), key)
 
-    def _merged(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> np.ndarray:
+    def merged(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> np.ndarray:
         """The chunk to encode: the written values over what it starts from, which is its old
         contents (`old`, decoded) where the write covers it partly."""
         dtype, shape = self.engine.dtype, chain.spec.shape
@@ -615,6 +644,77 @@ class _Write:
             parallel=threaded,
         )
         return new
+
+
+class _WriteMany:
+    """Many selections written as one (`ChunkEngine.write_many`): for each chunk, the writes
+    that touch it, in the order given."""
+
+    __slots__ = ("engine", "writes")
+
+    def __init__(self, engine: ChunkEngine, items: Sequence[tuple[Indexer, np.ndarray]]) -> None:
+        self.engine = engine
+        key_of, path, encode = engine.key_parts
+        self.writes: dict[str, list[tuple[_Write, ChunkProjection]]] = {}
+        for indexer, value in items:
+            job = _Write(engine, indexer, value)
+            for proj in indexer:
+                key = key_of(path, encode(proj.coords))
+                self.writes.setdefault(key, []).append((job, proj))
+
+    def keys(self) -> list[str]:
+        return sorted(self.writes)
+
+    def write(self, keys: Sequence[str]) -> None:
+        """One group of chunks, under their keys' locks: those some selection covers whole
+        are encoded first, then the others are read, merged and written in one
+        `store.update_many` (as `_Write.update` does), then the first ones are stored."""
+        engine = self.engine
+        store = engine.store
+        covered = [k for k in keys if any(p.is_complete for _, p in self.writes[k])]
+        parts = [k for k in keys if not any(p.is_complete for _, p in self.writes[k])]
+        with locked(keys):
+            try:
+                results = {key: self.encode(key, None) for key in covered}
+                if parts:
+                    with limiting_values(engine.value_limit):
+                        if config.get().safe_updates:
+                            store.update_many(parts, self.merge)
+                        else:
+                            unguarded_update(store, parts, self.merge)
+                _store_results(store, results)
+            finally:
+                engine.forget_lasting()
+
+    def merge(self, keys: Sequence[str], old: Mapping[str, Any]) -> dict[str, Any]:
+        """`store.update_many`'s compute."""
+        return {key: self.encode(key, old.get(key)) for key in keys}
+
+    def encode(self, key: str, old: Any) -> Any:
+        """The chunk's new value from its `old` one (not needed when a write covers it whole:
+        the chunk starts from the last such write)."""
+        writes = self.writes[key]
+        first, proj = writes[0]
+        chain = self.engine.bound(proj.coords)
+        whole = [i for i, (_, p) in enumerate(writes) if p.is_complete]
+        if not whole and chain.can_encode_partial:
+            shape = chain.spec.shape
+            region = indexing.union_region(
+                [indexing.chunk_region(p.chunk_selection, shape, j.orthogonal) for j, p in writes]
+            )
+            return chain.encode_partial(old, region, partial(_apply, writes), key)
+        if whole:
+            writes = writes[whole[-1] :]
+        job, proj = writes[0]
+        chunk = job.merged(proj, key, chain, old)
+        _apply(writes[1:], chunk)
+        return first.encoded(chunk, chain)
+
+
+def _apply(writes: Sequence[tuple[_Write, ChunkProjection]], chunk: np.ndarray) -> None:
+    """The writes' values placed in a chunk, in order."""
+    for job, proj in writes:
+        chunk[proj.chunk_selection] = job.value[proj.out_selection]
 
 
 def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
