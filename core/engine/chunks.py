@@ -538,6 +538,8 @@ class _Write:
         partly; with a `target`, store it there as it goes. The new values by key (None: the
         chunk is all fill, to be erased)."""
         bound, streamed, value = self.engine.bound, self.streamed, self.value
+        write_empty, first_fill, fill = self.write_empty, self.first_fill, self.fill
+        equals_fill = self.data_type.chunk_equals_fill
         mine: dict[str, Any] = {}
         for proj, key in batch:
             chain = bound(proj.coords)
@@ -552,7 +554,12 @@ class _Write:
                 chunk = value[proj.out_selection]  # the chunk as it is: no copy
             else:
                 chunk = self.merged(proj, key, chain, existing.pop(key, None))
-            mine[key] = self.encoded(chunk, chain)
+            # a chunk all fill is erased rather than stored (`encoded`, inlined: tiny chunks
+            # feel each call)
+            if not write_empty and _maybe_fill(chunk, first_fill) and equals_fill(chunk, fill):
+                mine[key] = None
+            else:
+                mine[key] = chain.encode(chunk)
             if target is not None and len(mine) >= streamed:
                 _store_results(target, mine)
                 mine = {}
