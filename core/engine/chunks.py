@@ -470,9 +470,13 @@ class _Read:
         """Chunks read in part: their partial decodes run in lockstep, one store call per
         round for the whole share."""
         engine = self.engine
+        out, fill = self.out, engine.metadata.fill_value
         boxes = drive(engine.store, [(key, gen) for _, key, gen, _ in partial], engine.lasting)
-        for item, box in zip(partial, boxes):
-            self.place(item, box)
+        for (proj, _, _, origin), box in zip(partial, boxes):  # (`place`, inlined)
+            if box is None:
+                out[proj.out_selection] = fill
+            else:
+                out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection, origin)]
 
     def place(self, item: _Partial, box: np.ndarray | None) -> None:
         """A partial decode's box (None: the chunk is absent) copied into the output."""
