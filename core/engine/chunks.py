@@ -160,9 +160,9 @@ class ChunkEngine:
         return executor.io_pool().submit(self.read, indexer, out)
 
     def read_many(self, indexers: Iterable[Indexer]) -> list[Any]:
-        """`read` of each selection, read together: in groups (`sizing.selection_groups`: at least one
-        per thread, each touching at most `_GROUP_BYTES` of chunks), each read as one
-        (`_read_together`) on the io pool. Selections are grouped in the order of the first
+        """`read` of each selection, read together: in groups (`sizing.selection_groups`: at
+        least one per thread, each touching at most `_GROUP_BYTES` of chunks), each read as
+        one (`_read_together`) on the io pool. Selections are grouped in the order of the first
         chunk they touch, so a group's selections share chunks and each group reads its own
         part of the array. A selection too big for a group is read alone, as `read` reads
         it. Every selection is resolved before any is read."""
@@ -683,7 +683,7 @@ class _WriteMany:
         engine = self.engine
         store = engine.store
         covered = [k for k in keys if any(p.is_complete for _, p in self.writes[k])]
-        parts = [k for k in keys if not any(p.is_complete for _, p in self.writes[k])]
+        parts = sorted(set(keys).difference(covered))
         with locked(keys):
             try:
                 results = {key: self.encode(key, None) for key in covered}
