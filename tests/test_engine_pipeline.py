@@ -1,6 +1,6 @@
 """Whole reads and writes on a store whose calls are round trips keep the network busy while
-the CPU works: a read fetches its next batch while one decodes, a write stores what it has
-encoded while it encodes what comes next. Checked by structure, not by timing: moto's S3
+the CPU works: a read fetches its next batch while one decodes, and decodes each chunk soon
+after its answer, a write stores what it has encoded while it encodes what comes next. Checked by structure, not by timing: moto's S3
 server behind the test bed's proxy (tests/store_servers.py), a test codec that waits inside
 decode or encode, and the proxy holding or watching requests."""
 
@@ -31,14 +31,15 @@ CHUNK = 1 << 19
 
 
 class GateCodec(BytesBytesCodec):
-    """The identity, whose decode waits for `decode_gate` and whose encode counts chunks; a
-    wait that times out is recorded in `stuck`."""
+    """The identity, whose decode waits for `decode_gate` (and sets `decoded`) and whose
+    encode counts chunks; a wait that times out is recorded in `stuck`."""
 
     names = names("test.gate")
     decode_gate: ClassVar[threading.Event | None] = None
     encoded: ClassVar[int] = 0
     encoded_enough: ClassVar[threading.Event] = threading.Event()
     enough: ClassVar[int] = 0
+    decoded: ClassVar[threading.Event] = threading.Event()
     stuck: ClassVar[list[str]] = []
     lock: ClassVar[threading.Lock] = threading.Lock()
 
@@ -48,6 +49,7 @@ class GateCodec(BytesBytesCodec):
         cls.encoded = 0
         cls.enough = enough
         cls.encoded_enough = threading.Event()
+        cls.decoded = threading.Event()
         cls.stuck = []
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
@@ -62,6 +64,7 @@ class GateCodec(BytesBytesCodec):
         gate = type(self).decode_gate
         if gate is not None and not gate.wait(HANG):
             type(self).stuck.append("decode waited for the next batch's requests")
+        type(self).decoded.set()
         return data
 
 
@@ -135,6 +138,30 @@ def test_a_whole_read_fetches_the_next_batch_while_one_decodes(net: NetBed) -> N
     assert GateCodec.stuck == []
     assert values.shape == (chunks * CHUNK,) and bool((values == 1.0).all())
     assert len(net.s3_proxy.traffic.gets("/c/")) == chunks  # one request per chunk still
+
+
+@pytest.mark.network
+def test_a_whole_read_decodes_chunks_while_later_ones_are_on_their_way(net: NetBed) -> None:
+    """The proxy holds the last chunk's request until a chunk has been decoded: a read that
+    decoded only once all of a batch's answers were in would wait for it (a network read then
+    ends with a whole batch's decoding after its last answer)."""
+    chunks = 3  # (one batch; each 4 MiB chunk a store call of its own)
+    url, a = _array(net, chunks)
+    a[...] = 5.0
+    last = f"/c/{chunks - 1}"
+    held: list[str] = []
+
+    def hold_last(number: int) -> None:
+        method, path = _path_of(net, number)
+        if method == "GET" and path.endswith(last) and not GateCodec.decoded.wait(HANG):
+            held.append("the last chunk's answer came before any chunk was decoded")
+
+    reader = zk.open_array(url, storage_options=net.s3_options())
+    GateCodec.reset()
+    net.s3_proxy.traffic.on_request = hold_last
+    values = reader[...]
+    assert held == []
+    assert bool((values == 5.0).all())
 
 
 @pytest.mark.network

@@ -10,8 +10,9 @@ Each thread of the pool takes a share of a batch and does its own store calls fo
 `read_many` / `read_ranges` / `set_many` per share and round), so I/O of a local store overlaps
 across threads as decoding does, and a remote store still sees whole batches. On a store whose
 calls are round trips (`preferred_fetch_bytes`, `preferred_store_bytes`), a whole read's next
-batch is fetched while one decodes and a write's encoded groups are stored while the next
-ones encode, both on the transfer pool (`executor.transfer_pool`).
+batch is fetched while one decodes (in units, each decoded once its answers are in) and a
+write's encoded groups are stored while the next ones encode, both on the transfer pool
+(`executor.transfer_pool`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from __future__ import annotations
 from .chunks import ChunkEngine
 from .locks import locked
 from .ranges import RangeCache, coalesce, drive, fetch_ranges, range_cache
-from .sizing import batch_size, fetch_size, parallel, parallel_writes, stream_size, value_limit
+from .sizing import (
+    batch_size,
+    fetch_size,
+    parallel,
+    parallel_writes,
+    stream_size,
+    unit_size,
+    value_limit,
+)
 
 __all__ = [
     "ChunkEngine",
@@ -34,5 +43,6 @@ __all__ = [
     "parallel_writes",
     "range_cache",
     "stream_size",
+    "unit_size",
     "value_limit",
 ]

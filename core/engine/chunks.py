@@ -42,6 +42,7 @@ from .sizing import (
     parallel_writes,
     selection_groups,
     stream_size,
+    unit_size,
     value_limit,
 )
 
@@ -51,8 +52,9 @@ _Whole = tuple[ChunkProjection, str, BoundChain]
 _Partial = tuple[ChunkProjection, str, RangeReads[np.ndarray | None], list[int]]
 #: a chunk written: its projection and key
 _Item = tuple[ChunkProjection, str]
-#: a batch being read ahead: its chunks read whole (their values on the way), and in part
-_Ahead = tuple[list[_Whole], list[_Partial], Future[dict[str, Any]] | None]
+#: a batch being read ahead: its chunks read whole, a unit at a time (each unit's values on
+#: the way), and its chunks read in part
+_Ahead = tuple[list[tuple[list[_Whole], Future[dict[str, Any]]]], list[_Partial]]
 
 
 #: decoded bytes the selections `read_many` reads as one may touch: what they hold at once
@@ -424,41 +426,47 @@ class _Read:
     def read_ahead(self, batches: Iterator[list[ChunkProjection]], threaded: bool) -> None:
         """Read batches from a store whose calls are round trips, each batch's next one
         fetched while it decodes, so that the network and the CPU work at once: a batch's
-        whole chunks are fetched in one `read_many` on the transfer pool, started before the
-        batch before it decodes, and decode on the engine's threads once they are in. At
-        most two batches of stored values are held (the one decoding and the one on its way),
-        and the link always has a batch's requests to serve. A read of one batch has nothing
-        to overlap: it goes as `share`s, as on any store."""
-        first = next(batches, None)
-        second = next(batches, None) if first is not None else None
-        if first is None or second is None:
-            if first is not None:
-                executor.run_batched(self.share, first, parallel=threaded)
-            return
-        ahead: deque[_Ahead] = deque([self._fetch(first)])
+        whole chunks are fetched in units (`unit_size`), each one `read_many` on the transfer
+        pool, all started before the batch before it decodes; each unit decodes on the
+        engine's threads once its values are in. At most two batches of stored values are
+        held (the one decoding and the one on its way), and the link always has a batch's
+        requests to serve."""
+        ahead: deque[_Ahead] = deque()
         try:
-            for batch in itertools.chain((second,), batches):
+            for batch in batches:
                 ahead.append(self._fetch(batch))
+                if len(ahead) > 1:
+                    self._decode(ahead.popleft(), threaded)
+            while ahead:
                 self._decode(ahead.popleft(), threaded)
-            self._decode(ahead.popleft(), threaded)
         finally:
-            settle(future for _, _, future in ahead if future is not None)
+            settle(future for units, _ in ahead for _, future in units)
 
     def _fetch(self, batch: Sequence[ChunkProjection]) -> _Ahead:
-        """A batch planned and its whole chunks' fetch started."""
+        """A batch planned and its whole chunks' fetch started, in units of `unit_size`
+        chunks: each unit decodes as soon as its values are in, so the last answers are
+        followed by one unit's decoding, not the whole batch's."""
         whole, partial = self.plan(batch)
         engine = self.engine
-        keys = [key for _, key, _ in whole]
-        return whole, partial, fetch(engine.store, keys, engine.value_limit) if keys else None
+        size = unit_size(engine.chunk_nbytes)
+        units = [whole[i : i + size] for i in range(0, len(whole), size)]
+        limit = engine.value_limit
+        return [
+            (unit, fetch(engine.store, [k for _, k, _ in unit], limit)) for unit in units
+        ], partial
 
     def _decode(self, batch: _Ahead, threaded: bool) -> None:
-        """A batch fetched ahead, decoded on the engine's threads; its chunks read in part
-        read now, as a `share` reads them."""
-        whole, parts, future = batch
-        if future is not None:
-            blobs = future.result()
-            executor.run_batched(partial(self.decode_whole, blobs), whole, parallel=threaded)
-            del blobs
+        """A batch fetched ahead, decoded on the engine's threads a unit at a time; its chunks
+        read in part read now, as a `share` reads them."""
+        units, parts = batch
+        try:
+            for unit, future in units:
+                blobs = future.result()
+                executor.run_batched(partial(self.decode_whole, blobs), unit, parallel=threaded)
+                del blobs
+        except BaseException:
+            settle(future for _, future in units)
+            raise
         if parts:
             executor.run_batched(self._partial_share, parts, parallel=threaded)
 
