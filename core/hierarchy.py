@@ -87,8 +87,10 @@ class MemberSource(Protocol):
         """The metadata of the member at `relative`, or None when there is none."""
         ...
 
-    def listing(self, group: Group) -> dict[str, NodeMetadata]:
-        """The members directly under the group with their metadata, by name, sorted."""
+    def listing(self, group: Group) -> Iterator[tuple[str, NodeMetadata]]:
+        """The members directly under the group with their metadata, sorted by name; lazily,
+        so a source reading them from a store yields the first while later ones are on their
+        way."""
         ...
 
     def below(self, group: Group, relative: str) -> MemberSource | None:
@@ -115,8 +117,8 @@ class StoreMembers:
     def find(self, group: Group, relative: str) -> NodeMetadata | None:
         return read_metadata(group.store, join(group.path, relative), group._format)
 
-    def listing(self, group: Group) -> dict[str, NodeMetadata]:
-        return dict(sorted(group._format.child_metadata(group.store, group.path).items()))
+    def listing(self, group: Group) -> Iterator[tuple[str, NodeMetadata]]:
+        return group._format.child_metadata(group.store, group.path)
 
     def below(self, group: Group, relative: str) -> MemberSource | None:
         return None
@@ -243,7 +245,7 @@ class Group(Node[GroupMetadata]):
     def _direct_members(self) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) for each child, sorted by name; the source reads the children's
         metadata together (a format may read them in its listing: one concurrent batch)."""
-        for name, metadata in self._members.listing(self).items():
+        for name, metadata in self._members.listing(self):
             yield name, self._member(name, metadata)
 
     def arrays(self) -> Iterator[tuple[str, Array]]:

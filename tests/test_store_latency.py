@@ -5,6 +5,7 @@ round trips of latency."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,6 +28,8 @@ from zarrkit.store_opening import open_store
 pytestmark = pytest.mark.network
 
 DELAY = 0.05
+#: seconds a held request waits before giving up (a hang guard: the awaited event comes at once)
+HANG = 30.0
 
 
 @pytest.fixture
@@ -124,6 +127,32 @@ def test_listing_a_consolidated_group_costs_one_request(net: NetBed) -> None:
     group = zk.open_group(url, storage_options=net.s3_options())
     assert sorted(n for n, _ in group.arrays()) == [f"a{i:03d}" for i in range(40)]
     assert net.requests() == 1
+
+
+def test_a_groups_first_members_come_while_later_ones_are_on_their_way(net: NetBed) -> None:
+    """The proxy holds the last member's zarr.json until the first member was handed out: a
+    listing that parsed only once every document was in would never hand it out."""
+    url = _group_of_arrays(net, 20)
+    group = zk.open_group(url, storage_options=net.s3_options())
+    first_out = threading.Event()
+    held: list[str] = []
+
+    def hold_last(number: int) -> None:
+        method, path, _ = net.s3_proxy.traffic.requests[number - 1]
+        if method == "GET" and "/a019/zarr.json" in path and not first_out.wait(HANG):
+            held.append("the last member's document was answered before any member came")
+
+    net.s3_proxy.traffic.on_request = hold_last
+    try:
+        found = {}
+        for name, a in group.arrays():
+            first_out.set()
+            found[name] = a.attrs["i"]
+    finally:
+        net.s3_proxy.traffic.on_request = None
+    assert held == []
+    assert found == {f"a{i:03d}": i for i in range(20)}  # all of them, in name order
+    assert list(found) == sorted(found)
 
 
 def test_a_member_of_a_v3_group_opens_with_one_request(net: NetBed) -> None:

@@ -26,7 +26,7 @@ consolidated documents too, as zarr-python does.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from ..errors import MetadataError
@@ -133,14 +133,12 @@ class ConsolidatedMembers:
     def find(self, group: GroupView, relative: str) -> NodeMetadata | None:
         return self._parse(group, relative, self._documents(group).get(relative))
 
-    def listing(self, group: GroupView) -> dict[str, NodeMetadata]:
+    def listing(self, group: GroupView) -> Iterator[tuple[str, NodeMetadata]]:
         docs = self._documents(group)
-        out = {}
         for name in sorted(k for k in docs if "/" not in k):
             metadata = self._parse(group, name, docs[name])
             if metadata is not None:
-                out[name] = metadata
-        return out
+                yield name, metadata
 
     def below(self, group: GroupView, relative: str) -> ConsolidatedMembers:
         """The source of the member group at `relative`: the same holder's documents."""

@@ -4,7 +4,7 @@ the node's prefix by the chunk key encoding. No implicit groups."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..chunk_grid import ChunkGrid
@@ -20,7 +20,7 @@ from ..store import Store
 from .documents import check_attributes as _attributes
 from .documents import check_chunk_size, load_document
 from .documents import check_shape as _shape
-from .format import Format
+from .format import Format, read_in_units
 
 NAME = V3
 METADATA_KEY = "zarr.json"
@@ -216,21 +216,19 @@ class V3Format(Format):
         found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
         return [p for p in prefixes if f"{prefix}{p}/{METADATA_KEY}" in found]
 
-    def child_metadata(self, store: Store, path: str) -> dict[str, NodeMetadata]:
-        """The nodes directly under `path` by name, from one listing and one batched read of
-        their `zarr.json` (what `children` reads anyway), so a group's members cost one
-        request each, all in flight together."""
+    def child_metadata(self, store: Store, path: str) -> Iterator[tuple[str, NodeMetadata]]:
+        """The nodes directly under `path` in name order, from one listing and one batched
+        read of their `zarr.json` (what `children` reads anyway), so a group's members cost
+        one request each, all in flight together; each is parsed once its document is in."""
         store.require("list", f"list the members of group {path or '/'!r}")
         prefix = node_prefix(path)
         _keys, prefixes = store.list_dir(prefix)
-        found = store.get_many([f"{prefix}{p}/{METADATA_KEY}" for p in prefixes])
-        out = {}
-        for name in prefixes:
-            key = f"{prefix}{name}/{METADATA_KEY}"
-            if key in found:
-                where = f"{key} in {store}"
-                out[name] = self.parse_node(load_document(found[key], where), where)
-        return out
+        names = {f"{prefix}{name}/{METADATA_KEY}": name for name in sorted(prefixes)}
+        for keys, found in read_in_units(store, list(names)):
+            for key in keys:
+                if key in found:
+                    where = f"{key} in {store}"
+                    yield names[key], self.parse_node(load_document(found[key], where), where)
 
     def erase_node(self, store: Store, path: str) -> None:
         """Remove a node and everything below it."""
