@@ -32,7 +32,8 @@ CHUNK = 1 << 19
 
 class GateCodec(BytesBytesCodec):
     """The identity, whose decode waits for `decode_gate` (and sets `decoded`) and whose
-    encode counts chunks; a wait that times out is recorded in `stuck`."""
+    encode counts chunks (and past `encode_gate_after` of them waits for `encode_gate`); a
+    wait that times out is recorded in `stuck`."""
 
     names = names("test.gate")
     decode_gate: ClassVar[threading.Event | None] = None
@@ -40,6 +41,8 @@ class GateCodec(BytesBytesCodec):
     encoded_enough: ClassVar[threading.Event] = threading.Event()
     enough: ClassVar[int] = 0
     decoded: ClassVar[threading.Event] = threading.Event()
+    encode_gate: ClassVar[threading.Event | None] = None
+    encode_gate_after: ClassVar[int] = 0
     stuck: ClassVar[list[str]] = []
     lock: ClassVar[threading.Lock] = threading.Lock()
 
@@ -50,14 +53,21 @@ class GateCodec(BytesBytesCodec):
         cls.enough = enough
         cls.encoded_enough = threading.Event()
         cls.decoded = threading.Event()
+        cls.encode_gate = None
+        cls.encode_gate_after = 0
         cls.stuck = []
 
     def encode(self, data: Any, spec: ChunkSpec) -> Any:
         cls = type(self)
         with cls.lock:
             cls.encoded += 1
+            number = cls.encoded
             if cls.enough and cls.encoded >= cls.enough:
                 cls.encoded_enough.set()
+        gate = cls.encode_gate
+        if gate is not None and number > cls.encode_gate_after and not gate.wait(HANG):
+            cls.stuck.append("encode waited for the first upload")
+            gate.set()  # (once is enough to fail)
         return data
 
     def decode(self, data: Any, spec: ChunkSpec) -> Any:
@@ -187,6 +197,36 @@ def test_a_whole_write_encodes_the_next_chunks_while_one_is_stored(net: NetBed) 
     assert len(puts) == chunks  # one request per chunk still
     values = zk.open_array(url, storage_options=net.s3_options())[...]
     assert bool((values == 2.0).all())
+
+
+@pytest.mark.network
+def test_a_whole_writes_first_upload_starts_after_its_first_chunk(net: NetBed) -> None:
+    """Encoding stops after two chunks until the proxy sees a chunk's upload: a write whose
+    first group held a full group's worth of chunks would upload nothing by then."""
+    url = f"s3://{net.bucket}/{uuid.uuid4().hex}/data.zarr"
+    small = 1 << 13  # float64: 64 KiB chunks, which go in groups of many
+    a = zk.create_array(
+        url,
+        shape=(40 * small,),
+        chunks=(small,),
+        dtype="float64",
+        codecs=[{"name": "bytes"}, {"name": "test.gate"}],
+        storage_options=net.s3_options(),
+    )
+    uploaded = threading.Event()
+
+    def watch(number: int) -> None:
+        method, path = _path_of(net, number)
+        if method == "PUT" and "/c/" in path:
+            uploaded.set()
+
+    GateCodec.reset()
+    GateCodec.encode_gate, GateCodec.encode_gate_after = uploaded, 2
+    net.s3_proxy.traffic.on_request = watch
+    a[...] = 6.0
+    net.s3_proxy.traffic.on_request = None
+    assert GateCodec.stuck == []
+    assert bool((zk.open_array(url, storage_options=net.s3_options())[...] == 6.0).all())
 
 
 @pytest.mark.network

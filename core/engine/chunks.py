@@ -540,16 +540,22 @@ class _Write:
 
     def encode_to(self, uploads: Uploads, batch: Sequence[_Item]) -> None:
         """A thread's share of wholly written chunks, handed on to `uploads` as they are
-        encoded."""
-        self.encode(batch, {}, uploads)
+        encoded, its first groups small (`Uploads.group_size`)."""
+        self.encode(batch, {}, uploads, uploads.group_size)
 
     def encode(
-        self, batch: Sequence[_Item], existing: dict[str, Any], target: _Target | None = None
+        self,
+        batch: Sequence[_Item],
+        existing: dict[str, Any],
+        target: _Target | None = None,
+        group_size: Callable[[int], int] | None = None,
     ) -> dict[str, Any]:
         """Encode a share of a batch over the `existing` values of the chunks it covers
-        partly; with a `target`, store it there as it goes. The new values by key (None: the
-        chunk is all fill, to be erased)."""
+        partly; with a `target`, store it there as it goes, in groups of `streamed` chunks
+        or of what `group_size` makes of that. The new values by key (None: the chunk is all
+        fill, to be erased)."""
         bound, streamed, value = self.engine.bound, self.streamed, self.value
+        group = streamed if group_size is None else group_size(streamed)
         write_empty, first_fill, fill = self.write_empty, self.first_fill, self.fill
         equals_fill = self.data_type.chunk_equals_fill
         mine: dict[str, Any] = {}
@@ -572,9 +578,11 @@ class _Write:
                 mine[key] = None
             else:
                 mine[key] = chain.encode(chunk)
-            if target is not None and len(mine) >= streamed:
+            if target is not None and len(mine) >= group:
                 _store_results(target, mine)
                 mine = {}
+                if group_size is not None:
+                    group = group_size(streamed)
         if target is not None:
             _store_results(target, mine)
         return mine
