@@ -72,7 +72,7 @@ class TestObstoreS3(StoreTests):
         return ObstoreStore.from_url(_url(bed), mode="w", **options(bed))
 
     def store_reopen(self, store: ObstoreStore) -> ObstoreStore:
-        return ObstoreStore(store.backend, mode="r", url=store.url)
+        return ObstoreStore(store.backend, mode="r", url=store.url, root=store.root)
 
     def test_concurrent_updates_lose_nothing(self, store: Store) -> None:  # type: ignore[override]
         assert isinstance(store, ObstoreStore) and store.safe_updates  # run, not skipped
@@ -197,7 +197,7 @@ def test_updates_are_conditional_puts_and_a_stale_one_is_computed_again(net: Net
     def compute(keys: Any, old: Any) -> dict[str, bytes]:
         seen.append(bytes(old["k"]))
         if len(seen) == 1:  # another process writes in between
-            ObstoreStore(store.backend, mode="a").set("k", b"ab")
+            ObstoreStore(store.backend, mode="a", root=store.root).set("k", b"ab")
         return {"k": bytes(old["k"]) + b"+"}
 
     net.s3_proxy.traffic.reset()
@@ -216,7 +216,7 @@ def test_an_update_to_fill_erases_only_an_unchanged_key(net: NetBed) -> None:
     def compute(keys: Any, old: Any) -> dict[str, bytes | None]:
         calls.append(old.get("k"))
         if len(calls) == 1:
-            ObstoreStore(store.backend, mode="a").set("k", b"b")
+            ObstoreStore(store.backend, mode="a", root=store.root).set("k", b"b")
             return {"k": None}  # erase what was read: refused, the key changed
         return {"k": bytes(old["k"]) + b"!"}
 
@@ -282,6 +282,13 @@ def test_opening_again_reuses_the_client_and_other_credentials_get_their_own(
     first = zk.open_array(url, storage_options=options(net))
     again = zk.open_array(url, storage_options=options(net))
     assert again.store.backend is first.store.backend  # type: ignore[attr-defined]
+    # another array in the bucket: the same client, its own keys
+    elsewhere = zk.create_array(_url(net), shape=(5,), dtype="i4", storage_options=options(net))
+    elsewhere[...] = -1
+    assert elsewhere.store.backend is first.store.backend  # type: ignore[attr-defined]
+    assert elsewhere.store != first.store
+    assert sorted(first.store.list()) == ["c/0", "c/1", "c/2", "c/3", "c/4", "c/5", "zarr.json"]
+    np.testing.assert_array_equal(first[...], data)
     net.s3_proxy.traffic.reset()
     other = zk.open_array(url, storage_options=options(net, access_key_id="someone-else"))
     np.testing.assert_array_equal(other[...], data)

@@ -7,8 +7,9 @@ setting routes other schemes here (`ZARRKIT_STORE_SCHEMES="gs=obstore+gs"`). Nee
 
 `storage_options` go to `obstore.store.from_url`: the backend's configuration as keywords
 (S3: `endpoint`, `access_key_id`, `secret_access_key`, `region`, ...), `client_options`
-(`allow_http`, `timeout`, ...) and `retry_config`; stores opened with the same URL, options
-and credential variables of the environment share one HTTP client (`_Clients`). Requests run
+(`allow_http`, `timeout`, ...) and `retry_config`; stores opened in the same bucket (S3, GCS)
+or at the same URL, with the same options and credential variables of the environment, share
+one HTTP client and its open connections (`_Clients`, `_client_target`). Requests run
 on one event loop thread per process (uvloop's where installed), at most `concurrency` at a
 time for all of a store's calls together (default: the `io_concurrency` setting); nearby
 ranges of one key are merged first (`ranges.plan`), as in every network store.
@@ -68,6 +69,11 @@ _PREFIX = "obstore+"
 _SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https")
 #: obstore's store classes, which `adapt` takes as they are
 _BACKENDS = ("S3Store", "GCSStore", "AzureStore", "HTTPStore", "LocalStore", "MemoryStore")
+#: schemes whose URLs are `scheme://bucket/path`: one client serves a whole bucket
+_BUCKET_SCHEMES = ("s3", "gs", "gcs")
+#: characters a path may hold to be joined to keys as it is (others: a client of its own,
+#: which obstore's URL parsing decodes as it does)
+_PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
 
 
 def _obstore() -> Any:
@@ -223,6 +229,22 @@ class _Clients:
         return (target, plain, environment)
 
 
+def _client_target(target: str) -> tuple[str, str]:
+    """The URL a client is made for and the root of the store's keys within it: the bucket
+    and the path in it (`s3://bucket/a/b` -> `s3://bucket`, `a/b/`), so that every array
+    and group in a bucket shares one client and its connections (a new client costs several
+    milliseconds of the GIL and starts with no connection open: a write to each of many new
+    arrays paid both). Other URLs are a client each, rooted where they point."""
+    scheme, _, rest = target.partition("://")
+    bucket, _, path = rest.partition("/")
+    path = path.strip("/")
+    parts = path.split("/") if path else []
+    plain = set(path) <= _PLAIN_PATH and not any(p in ("", ".", "..") for p in parts)
+    if scheme not in _BUCKET_SCHEMES or not bucket or not plain:
+        return target, ""
+    return f"{scheme}://{bucket}", f"{path}/" if path else ""
+
+
 def _plain(value: Any) -> Any:
     """`value` as a hashable of plain values, or None when it holds anything else."""
     from datetime import timedelta
@@ -275,11 +297,20 @@ class ObstoreStore(Store):
     preferred_store_bytes = 4 << 20  # (groups handed on to upload while more encode)
 
     def __init__(
-        self, backend: Any, *, mode: str = "r", url: str = "", concurrency: int | None = None
+        self,
+        backend: Any,
+        *,
+        mode: str = "r",
+        url: str = "",
+        concurrency: int | None = None,
+        root: str = "",
     ) -> None:
-        """`backend`: an obstore store (its prefix is the store's root)."""
+        """`backend`: an obstore store; `root`: where the store's keys are in it ("" or a
+        path ending in "/"), so that stores rooted at different paths of one bucket share
+        its client."""
         self.read_only = check_mode(mode) == "r"
         self.backend = backend
+        self.root = root
         self.concurrency = concurrency or settings().io_concurrency
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
@@ -330,15 +361,24 @@ class ObstoreStore(Store):
         target = url[len(_PREFIX) :] if url.startswith(_PREFIX) else url
         target = "s3" + target[3:] if target.startswith("s3a://") else target
         options = _client_options(options, RetryPolicy.current())
+        client, root = _client_target(target.rstrip("/"))
         try:
-            backend = _clients.get(obstore, target.rstrip("/"), options)
+            backend = _clients.get(obstore, client, options)
         except Exception as exc:  # obstore's configuration errors
             raise StoreError(f"obstore: {exc}", key=None, store=target, operation="open") from exc
-        return cls(backend, mode=mode, url=url, concurrency=concurrency)
+        return cls(backend, mode=mode, url=url, concurrency=concurrency, root=root)
 
     @property
     def url(self) -> str:
         return self._url
+
+    def location(self, key: str) -> str:
+        """Where `key` is in the backend (its path under the store's root)."""
+        return self.root + key
+
+    def _folder(self, prefix: str) -> str | None:
+        """The backend's listing prefix for `prefix` (a folder, or "" for the root)."""
+        return (self.root + prefix).rstrip("/") or None
 
     def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -375,7 +415,7 @@ class ObstoreStore(Store):
                 # one answer to wait for, where `get_async` and then its body are two
                 assert isinstance(rng, ByteRange) and rng.length is not None
                 return await obstore.get_range_async(
-                    self.backend, key, start=rng.offset, length=rng.length
+                    self.backend, self.root + key, start=rng.offset, length=rng.length
                 )
             return await self._fetch(key, options or None)
         except FileNotFoundError:
@@ -394,7 +434,7 @@ class ObstoreStore(Store):
         obstore = _obstore()
 
         async def once() -> Any:
-            result = await obstore.get_async(self.backend, key, options=options)
+            result = await obstore.get_async(self.backend, self.root + key, options=options)
             return await result.bytes_async()
 
         if not self._over_http:
@@ -403,7 +443,7 @@ class ObstoreStore(Store):
 
     async def _size_at_most(self, key: str, offset: int) -> bool:
         try:
-            meta = await _obstore().head_async(self.backend, key)
+            meta = await _obstore().head_async(self.backend, self.root + key)
         except Exception:
             return False
         return int(meta["size"]) <= offset
@@ -411,7 +451,7 @@ class ObstoreStore(Store):
     async def _is_file(self, key: str) -> bool:
         obstore = _obstore()
         try:
-            await obstore.head_async(self.backend, key)
+            await obstore.head_async(self.backend, self.root + key)
         except FileNotFoundError:
             return False
         except Exception as exc:
@@ -449,7 +489,7 @@ class ObstoreStore(Store):
     # -- writeable -------------------------------------------------------------------------------
     async def _write(self, key: str, value: Any) -> None:
         try:
-            await _obstore().put_async(self.backend, key, value)
+            await _obstore().put_async(self.backend, self.root + key, value)
         except Exception as exc:
             raise self._error(exc, key, "write") from exc
 
@@ -487,7 +527,7 @@ class ObstoreStore(Store):
         async def erase(key: str) -> None:
             obstore = _obstore()
             try:
-                await obstore.delete_async(self.backend, key)
+                await obstore.delete_async(self.backend, self.root + key)
             except FileNotFoundError:
                 pass
             except Exception as exc:
@@ -507,12 +547,13 @@ class ObstoreStore(Store):
     def list_prefix(self, prefix: str) -> Iterator[str]:
         self.require("list", f"list keys under {prefix!r}")
         folder = prefix[: prefix.rfind("/") + 1]
+        skip = len(self.root)
 
         async def find() -> builtins.list[str]:
             out: builtins.list[str] = []
             try:
-                async for batch in _obstore().list(self.backend, folder.rstrip("/") or None):
-                    out.extend(meta["path"] for meta in batch)
+                async for batch in _obstore().list(self.backend, self._folder(folder)):
+                    out.extend(meta["path"][skip:] for meta in batch)
             except Exception as exc:
                 raise self._error(exc, prefix or None, "list") from exc
             return out
@@ -526,7 +567,7 @@ class ObstoreStore(Store):
         check_prefix(prefix)
 
         async def first() -> bool:
-            stream = _obstore().list(self.backend, prefix.rstrip("/") or None, chunk_size=1)
+            stream = _obstore().list(self.backend, self._folder(prefix), chunk_size=1)
             async for batch in stream:
                 if batch:
                     return False
@@ -569,15 +610,16 @@ class ObstoreStore(Store):
         async def ls() -> Any:
             try:
                 return await _obstore().list_with_delimiter_async(
-                    self.backend, prefix.rstrip("/") or None
+                    self.backend, self._folder(prefix)
                 )
             except Exception as exc:
                 raise self._error(exc, prefix or None, "list") from exc
 
         found = _run(ls)
-        keys = {m["path"][len(prefix) :] for m in found["objects"] if m["path"].startswith(prefix)}
+        under = self.root + prefix
+        keys = {m["path"][len(under) :] for m in found["objects"] if m["path"].startswith(under)}
         prefixes = {
-            p.rstrip("/")[len(prefix) :] for p in found["common_prefixes"] if p.startswith(prefix)
+            p.rstrip("/")[len(under) :] for p in found["common_prefixes"] if p.startswith(under)
         }
         return (
             sorted(k for k in keys if k and "/" not in k),
@@ -588,7 +630,8 @@ class ObstoreStore(Store):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ObstoreStore):
             return NotImplemented
-        return self.backend is other.backend or (self._url == other._url and bool(self._url))
+        same_place = self.backend is other.backend and self.root == other.root
+        return same_place or (self._url == other._url and bool(self._url))
 
     def __hash__(self) -> int:
         return hash(self._url)

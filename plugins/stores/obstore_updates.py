@@ -60,7 +60,7 @@ class ConditionalWrites:
         import obstore
 
         try:
-            result = await obstore.get_async(self.backend, key)
+            result = await obstore.get_async(self.backend, self.store.location(key))
             data = await result.bytes_async()
         except FileNotFoundError:
             return None, None
@@ -72,7 +72,7 @@ class ConditionalWrites:
         import obstore
 
         try:
-            meta = await obstore.head_async(self.backend, key)
+            meta = await obstore.head_async(self.backend, self.store.location(key))
         except FileNotFoundError:
             return None
         except Exception as exc:
@@ -96,11 +96,13 @@ class ConditionalWrites:
                     mode = {"e_tag": etag} if etag is not None else {}
                     if version is not None:
                         mode["version"] = version
-                await obstore.put_async(self.backend, key, memoryview(value).tobytes(), mode=mode)
+                await obstore.put_async(
+                    self.backend, self.store.location(key), memoryview(value).tobytes(), mode=mode
+                )
             elif token is not None:  # no conditional delete: check, then delete
                 if await self._token(key) != token:
                     return False
-                await obstore.delete_async(self.backend, key)
+                await obstore.delete_async(self.backend, self.store.location(key))
             else:  # absent, and to stay absent: only if no one wrote it meanwhile
                 return await self._token(key) is None
         except Exception as exc:
