@@ -69,9 +69,8 @@ class Uploads:
     def group_size(self, full: int) -> int:
         """Chunks the next group handed on may hold, where a group would be `full`: the
         write's first groups are 1, 4, 16, ... chunks, so its first uploads start once a
-        chunk is encoded rather than a full group (16 chunks of 256 KiB zstd: 15-30 ms of
-        encoding before the first request, against one chunk's 1-2 ms), and the groups grow
-        fast enough that the first `_AHEAD` still keep many requests in flight."""
+        chunk is encoded rather than once a full group is, and the groups grow fast enough
+        that the first `_AHEAD` still keep many requests in flight."""
         return min(full, 1 << min(2 * self._handed, 30))
 
     def set_many(self, items: Mapping[str, Any]) -> None:

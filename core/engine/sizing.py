@@ -118,8 +118,7 @@ def unit_size(chunk_nbytes: int) -> int:
     """Chunks per store call of a read that reads ahead (a remote store): its batches are
     fetched in units of this many chunks, all at once, each unit decoded as soon as its
     values are in. The decoding then follows the answers closely; with whole batches, the
-    last batch was decoded only after its last answer (256 chunks of 256 KiB over 20 ms:
-    40-60 ms of decoding after the last answer, about a tenth of the read)."""
+    whole last batch was decoded only after its last answer."""
     return max(1, _UNIT_BYTES // max(1, chunk_nbytes))
 
 

@@ -42,7 +42,7 @@ def load_document(raw: Any, where: str) -> dict[str, Any]:
 def _shallow(raw: Any) -> bool:
     """Whether the text cannot nest `MAX_NESTING` deep: it opens fewer arrays and objects
     than that, counting brackets in strings too (a count at C speed, where walking the
-    parsed document was a fifth of parsing an array's metadata)."""
+    parsed document is Python, once per value)."""
     if isinstance(raw, str):
         return raw.count("[") + raw.count("{") < MAX_NESTING
     if isinstance(raw, bytes | bytearray):

@@ -232,9 +232,9 @@ class _Clients:
 def _client_target(target: str) -> tuple[str, str]:
     """The URL a client is made for and the root of the store's keys within it: the bucket
     and the path in it (`s3://bucket/a/b` -> `s3://bucket`, `a/b/`), so that every array
-    and group in a bucket shares one client and its connections (a new client costs several
-    milliseconds of the GIL and starts with no connection open: a write to each of many new
-    arrays paid both). Other URLs are a client each, rooted where they point."""
+    and group in a bucket shares one client and its connections (a new client holds the GIL
+    while it loads root certificates and starts with no connection open: a write to each of
+    many new arrays paid both). Other URLs are a client each, rooted where they point."""
     scheme, _, rest = target.partition("://")
     bucket, _, path = rest.partition("/")
     path = path.strip("/")
