@@ -175,6 +175,29 @@ def test_a_whole_read_decodes_chunks_while_later_ones_are_on_their_way(net: NetB
 
 
 @pytest.mark.network
+def test_a_whole_read_decodes_chunks_in_the_order_their_answers_come(net: NetBed) -> None:
+    """The proxy holds the first chunk's request until a chunk has been decoded: a read that
+    decoded its units in the order it asked for them would wait for it (the server answers
+    in its own order, and a late first answer would hold up every unit after it)."""
+    chunks = 3  # (one batch; each 4 MiB chunk a store call of its own)
+    url, a = _array(net, chunks)
+    a[...] = 7.0
+    held: list[str] = []
+
+    def hold_first(number: int) -> None:
+        method, path = _path_of(net, number)
+        if method == "GET" and path.endswith("/c/0") and not GateCodec.decoded.wait(HANG):
+            held.append("the first chunk's answer came before any chunk was decoded")
+
+    reader = zk.open_array(url, storage_options=net.s3_options())
+    GateCodec.reset()
+    net.s3_proxy.traffic.on_request = hold_first
+    values = reader[...]
+    assert held == []
+    assert bool((values == 7.0).all())
+
+
+@pytest.mark.network
 def test_a_whole_write_encodes_the_next_chunks_while_one_is_stored(net: NetBed) -> None:
     """The proxy holds the first chunk's upload until every chunk has been encoded: stored
     one batch after another, the next batch would wait for it."""

@@ -19,7 +19,7 @@ import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, as_completed, wait
 from functools import partial
 from typing import Any, Protocol
 
@@ -428,9 +428,10 @@ class _Read:
         fetched while it decodes, so that the network and the CPU work at once: a batch's
         whole chunks are fetched in units (`unit_size`), each one `read_many` on the transfer
         pool, all started before the batch before it decodes; each unit decodes on the
-        engine's threads once its values are in. At most two batches of stored values are
-        held (the one decoding and the one on its way), and the link always has a batch's
-        requests to serve."""
+        engine's threads once its values are in, in the order the units complete (a server
+        answers in its own order). At most two batches of stored values are held (the one
+        decoding and the one on its way), and the link always has a batch's requests to
+        serve."""
         ahead: deque[_Ahead] = deque()
         try:
             for batch in batches:
@@ -456,13 +457,17 @@ class _Read:
         ], partial
 
     def _decode(self, batch: _Ahead, threaded: bool) -> None:
-        """A batch fetched ahead, decoded on the engine's threads a unit at a time; its chunks
-        read in part read now, as a `share` reads them."""
+        """A batch fetched ahead, decoded on the engine's threads a unit at a time, each unit
+        as soon as its values are in; its chunks read in part read now, as a `share` reads
+        them."""
         units, parts = batch
         try:
-            for unit, future in units:
+            which = {future: unit for unit, future in units}
+            for future in as_completed(which):
                 blobs = future.result()
-                executor.run_batched(partial(self.decode_whole, blobs), unit, parallel=threaded)
+                executor.run_batched(
+                    partial(self.decode_whole, blobs), which.pop(future), parallel=threaded
+                )
                 del blobs
         except BaseException:
             settle(future for _, future in units)

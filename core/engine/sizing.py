@@ -117,8 +117,8 @@ _UNIT_BYTES = 2 << 20
 def unit_size(chunk_nbytes: int) -> int:
     """Chunks per store call of a read that reads ahead (a remote store): its batches are
     fetched in units of this many chunks, all at once, each unit decoded as soon as its
-    values are in. The decoding then follows the answers closely; with whole batches, the
-    whole last batch was decoded only after its last answer."""
+    values are in, whichever unit that is. The decoding then follows the answers closely;
+    with whole batches, the whole last batch was decoded only after its last answer."""
     return max(1, _UNIT_BYTES // max(1, chunk_nbytes))
 
 
