@@ -151,50 +151,29 @@ def test_a_whole_read_fetches_the_next_batch_while_one_decodes(net: NetBed) -> N
 
 
 @pytest.mark.network
-def test_a_whole_read_decodes_chunks_while_later_ones_are_on_their_way(net: NetBed) -> None:
-    """The proxy holds the last chunk's request until a chunk has been decoded: a read that
-    decoded only once all of a batch's answers were in would wait for it (a network read then
-    ends with a whole batch's decoding after its last answer)."""
+@pytest.mark.parametrize("held", [0, 2], ids=["first", "last"])
+def test_a_whole_read_decodes_a_chunk_while_another_is_on_its_way(net: NetBed, held: int) -> None:
+    """The proxy holds one chunk's request until a chunk has been decoded. Held last: a read
+    that decoded only once all of a batch's answers were in would wait for it (a network read
+    then ends with a whole batch's decoding after its last answer). Held first: a read that
+    decoded its units in the order it asked for them would wait too (the server answers in
+    its own order, and one late answer would hold up every unit after it)."""
     chunks = 3  # (one batch; each 4 MiB chunk a store call of its own)
     url, a = _array(net, chunks)
     a[...] = 5.0
-    last = f"/c/{chunks - 1}"
-    held: list[str] = []
+    late: list[str] = []
 
-    def hold_last(number: int) -> None:
+    def hold(number: int) -> None:
         method, path = _path_of(net, number)
-        if method == "GET" and path.endswith(last) and not GateCodec.decoded.wait(HANG):
-            held.append("the last chunk's answer came before any chunk was decoded")
+        if method == "GET" and path.endswith(f"/c/{held}") and not GateCodec.decoded.wait(HANG):
+            late.append(f"chunk {held}'s answer came before any chunk was decoded")
 
     reader = zk.open_array(url, storage_options=net.s3_options())
     GateCodec.reset()
-    net.s3_proxy.traffic.on_request = hold_last
+    net.s3_proxy.traffic.on_request = hold
     values = reader[...]
-    assert held == []
+    assert late == []
     assert bool((values == 5.0).all())
-
-
-@pytest.mark.network
-def test_a_whole_read_decodes_chunks_in_the_order_their_answers_come(net: NetBed) -> None:
-    """The proxy holds the first chunk's request until a chunk has been decoded: a read that
-    decoded its units in the order it asked for them would wait for it (the server answers
-    in its own order, and a late first answer would hold up every unit after it)."""
-    chunks = 3  # (one batch; each 4 MiB chunk a store call of its own)
-    url, a = _array(net, chunks)
-    a[...] = 7.0
-    held: list[str] = []
-
-    def hold_first(number: int) -> None:
-        method, path = _path_of(net, number)
-        if method == "GET" and path.endswith("/c/0") and not GateCodec.decoded.wait(HANG):
-            held.append("the first chunk's answer came before any chunk was decoded")
-
-    reader = zk.open_array(url, storage_options=net.s3_options())
-    GateCodec.reset()
-    net.s3_proxy.traffic.on_request = hold_first
-    values = reader[...]
-    assert held == []
-    assert bool((values == 7.0).all())
 
 
 @pytest.mark.network
