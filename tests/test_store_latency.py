@@ -62,11 +62,11 @@ def test_bed_delays_each_request_but_not_one_after_another(net: NetBed) -> None:
     start = time.monotonic()
     store.get("k0")
     one = time.monotonic() - start
-    start = time.monotonic()
     assert len(store.get_many([f"k{i}" for i in range(8)])) == 8
-    eight = time.monotonic() - start
     assert one >= 0.2
-    assert eight < 6 * 0.2  # eight at once cost about one delay; one after another, eight
+    # the eight were all in their delay at once, not delayed one after another (checked at
+    # the proxy rather than timed: a loaded machine can stall a batch for a second)
+    assert net.s3_proxy.traffic.max_in_flight == 8
     assert net.requests() == 9
 
 
