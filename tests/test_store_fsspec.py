@@ -149,11 +149,10 @@ def test_get_many_reads_concurrently(proxy: Proxy, traffic: Any) -> None:
     store.set_many(items)
     traffic.reset()
     traffic.delay = 0.1
-    start = time.monotonic()
     assert store.get_many(list(items)) == items
-    elapsed = time.monotonic() - start
-    assert traffic.max_in_flight > 1
-    assert elapsed < 16 * 0.1 / 2  # far less than one request after another
+    # at least half of them in their delay at once: far from one request after another
+    # (checked at the proxy rather than timed, which a loaded machine can stall)
+    assert traffic.max_in_flight >= 8
 
 
 # -- faults -----------------------------------------------------------------------------------------

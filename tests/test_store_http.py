@@ -3,7 +3,6 @@ read-only conformance, arrays and groups by path, listing refused, faults, merge
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -122,10 +121,10 @@ def test_get_many_runs_requests_concurrently(
     LocalStore(folder, mode="w").set_many(items)
     store = HttpStore(f"http://{address(server)}/{name}", max_workers=8)
     traffic.delay = 0.1
-    start = time.monotonic()
     assert store.get_many(list(items)) == items
-    assert traffic.max_in_flight > 1
-    assert time.monotonic() - start < 16 * 0.1 / 2
+    # as many in their delay at once as the store has workers (checked at the proxy rather
+    # than timed, which a loaded machine can stall)
+    assert traffic.max_in_flight == 8
 
 
 @pytest.mark.parametrize("backend", ["stdlib", "fsspec"])
