@@ -207,7 +207,8 @@ def read_in_units(
     store whose calls are round trips (`preferred_fetch_bytes`) every unit's `get_many`
     starts at once on the transfer pool, and each is yielded once it is in, so the caller
     parses the first documents while the server still answers the last, rather than all of
-    them after the last answer; elsewhere in one call. Units not yet consumed when the caller stops are cancelled or waited for."""
+    them after the last answer; elsewhere in one call. Units not yet consumed when the
+    caller stops are cancelled or waited for."""
     if not store.preferred_fetch_bytes or len(keys) <= _DOCUMENTS_PER_CALL:
         yield keys, store.get_many(keys)
         return
