@@ -36,6 +36,7 @@ _MARK_OF_FIXTURE = {
     "http_root": "network",
     "hostile": "network",
     "bed": "network",
+    "azurite": "network",
     "zarr2": "interop",
 }
 
@@ -79,6 +80,23 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     with NetBed(tmp_path_factory.mktemp("served")) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def azurite() -> Iterator[Any]:
+    """Azurite (Azure Blob Storage's emulator) on 127.0.0.1 for one test module, with a
+    container `bed` made (tests/azurite_server.py)."""
+    from azurite_server import Azurite, Unavailable, required_here
+
+    try:
+        server = Azurite()
+    except Unavailable as exc:
+        if required_here():
+            raise
+        pytest.skip(str(exc))
+    server.create_container("bed")
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -199,7 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
+        if not any(name.lower() == "content-length" for name in headers):  # (HEAD: the upstream's)
+            self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if body and self.command != "HEAD":
             self.server.traffic.transmit(len(data))
@@ -318,6 +319,8 @@ class Proxy(_Server):
             kept = {
                 k: v for k, v in answer.getheaders() if k.lower() not in _HOP_BY_HOP_AND_FRAMING
             }
+            if handler.command == "HEAD" and answer.getheader("Content-Length") is not None:
+                kept["Content-Length"] = answer.getheader("Content-Length")  # the object's size
             return answer.status, data, kept
         return 502, b"upstream unreachable", {}
 
