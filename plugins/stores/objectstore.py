@@ -1,9 +1,9 @@
 """A store over obstore (Rust's `object_store`): `obstore+s3://`, `obstore+gs://`,
 `obstore+az://`, `obstore+http(s)://`, and plain `s3://` when obstore is installed and the
 storage options mean the same to it as to s3fs (`s3_routing`, `s3_options`: s3fs's `key`,
-`secret`, `client_kwargs={"endpoint_url": ...}`, ... are translated). The `store_schemes`
-setting routes other schemes here (`ZARRKIT_STORE_SCHEMES="gs=obstore+gs"`). Needs `pip install
-'zarrkit[obstore]'`.
+`secret`, `client_kwargs={"endpoint_url": ...}`, ... are translated), plain `gs://` and `az://`
+when gcsfs or adlfs is not installed (`cloud_routing`). The `store_schemes` setting routes other
+schemes here (`ZARRKIT_STORE_SCHEMES="gs=obstore+gs"`). Needs `pip install 'zarrkit[obstore]'`.
 
 `storage_options` go to `obstore.store.from_url`: the backend's configuration as keywords
 (S3: `endpoint`, `access_key_id`, `secret_access_key`, `region`, ...), `client_options`
@@ -69,6 +69,13 @@ _PREFIX = "obstore+"
 _SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https")
 #: obstore's store classes, which `adapt` takes as they are
 _BACKENDS = ("S3Store", "GCSStore", "AzureStore", "HTTPStore", "LocalStore", "MemoryStore")
+#: schemes obstore knows by another name
+_SCHEME_ALIASES = {"s3a://": "s3://", "gcs://": "gs://"}
+#: obstore's store classes whose backends answer no suffix range (`bytes=-n`): Azure's API has
+#: none, and obstore refuses to ask
+_NO_SUFFIX_RANGES = frozenset({"AzureStore"})
+#: how often a suffix read by size starts again when the value changed between its two requests
+_SUFFIX_ATTEMPTS = 4
 #: schemes whose URLs are `scheme://bucket/path`: one client serves a whole bucket
 _BUCKET_SCHEMES = ("s3", "gs", "gcs")
 #: characters a path may hold to be joined to keys as it is (others: a client of its own,
@@ -320,6 +327,7 @@ class ObstoreStore(Store):
         #: a plain HTTP server's: bodies cut short are retried here (`_fetch`), so bounded
         #: ranges do not go through `get_range_async`, which answers without that retry
         self._over_http = type(backend).__name__ == "HTTPStore"
+        self._suffix_by_size = type(backend).__name__ in _NO_SUFFIX_RANGES
         #: how the process that unpickles this store opens it again, when a choice of backend
         #: made it (plain `s3://`: `s3_routing`), so a forked child can choose again
         self.reopen: Callable[[], Store] | None = None
@@ -359,7 +367,9 @@ class ObstoreStore(Store):
     ) -> ObstoreStore:
         obstore = _obstore()
         target = url[len(_PREFIX) :] if url.startswith(_PREFIX) else url
-        target = "s3" + target[3:] if target.startswith("s3a://") else target
+        for alias, scheme in _SCHEME_ALIASES.items():  # (spellings obstore's parser refuses)
+            if target.startswith(alias):
+                target = scheme + target[len(alias) :]
         options = _client_options(options, RetryPolicy.current())
         client, root = _client_target(target.rstrip("/"))
         try:
@@ -400,6 +410,8 @@ class ObstoreStore(Store):
         obstore = _obstore()
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key) else None
+        if isinstance(rng, SuffixRange) and self._suffix_by_size:
+            return await self._suffix_by_size_of(key, rng.length)
         options: dict[str, Any] = {}
         bounded = isinstance(rng, ByteRange) and rng.length is not None and not self._over_http
         if isinstance(rng, SuffixRange):
@@ -440,6 +452,41 @@ class ObstoreStore(Store):
         if not self._over_http:
             return await once()
         return await self._policy.run(once, _body_fault)
+
+    async def _suffix_by_size_of(self, key: str, length: int) -> Any:
+        """The last `length` bytes of `key` from a backend that answers no suffix range: its
+        size and ETag first, then the range it ends with, if the ETag still matches (else
+        again: a value replaced between the two requests must not be read half old, half
+        new). Two round trips where a suffix range is one, as zarr-python's store makes."""
+        obstore = _obstore()
+        for _ in range(_SUFFIX_ATTEMPTS):
+            try:
+                meta = await obstore.head_async(self.backend, self.root + key)
+            except Exception as exc:
+                if isinstance(exc, (FileNotFoundError, obstore.exceptions.NotFoundError)):
+                    return None
+                raise self._error(exc, key, "read") from exc
+            size = int(meta["size"])
+            if size == 0:
+                return b""
+            options: dict[str, Any] = {"range": (max(0, size - length), size)}
+            if meta.get("e_tag"):
+                options["if_match"] = meta["e_tag"]
+            try:
+                return await self._fetch(key, options)
+            except Exception as exc:
+                if isinstance(exc, obstore.exceptions.PreconditionError):
+                    continue  # replaced meanwhile: read its new size
+                if isinstance(exc, (FileNotFoundError, obstore.exceptions.NotFoundError)):
+                    return None
+                raise self._error(exc, key, "read") from exc
+        raise StoreError(
+            f"its end could not be read: it was replaced while being read, {_SUFFIX_ATTEMPTS} "
+            f"times",
+            key=key,
+            store=self,
+            operation="read",
+        )
 
     async def _size_at_most(self, key: str, offset: int) -> bool:
         try:

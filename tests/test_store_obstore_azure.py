@@ -1,0 +1,141 @@
+"""The obstore store against a real Azure Blob Storage API (Azurite, Microsoft's emulator, on
+127.0.0.1: tests/azurite_server.py): the store contract, sharded arrays (Azure answers no
+suffix ranges), and zarr-python reading what zarrkit wrote and the other way round."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("obstore")
+
+import zarrkit as zk
+from zarrkit.errors import StoreError
+from zarrkit.plugins.stores.objectstore import ObstoreStore
+from zarrkit.store import ByteRange, Store, SuffixRange
+from zarrkit.testing.store_tests import StoreTests
+
+pytestmark = pytest.mark.network
+
+CONTAINER = "bed"  # (made by the `azurite` fixture)
+
+
+def _url() -> str:
+    return f"obstore+az://{CONTAINER}/{uuid.uuid4().hex}/data.zarr"
+
+
+class TestObstoreAzure(StoreTests):
+    concurrent_writers = (4, 16)
+    overwrites = 6
+
+    @pytest.fixture
+    def store(self, azurite: Any) -> ObstoreStore:
+        return ObstoreStore.from_url(_url(), mode="w", **azurite.options())
+
+    def store_reopen(self, store: ObstoreStore) -> ObstoreStore:
+        return ObstoreStore(store.backend, mode="r", url=store.url, root=store.root)
+
+    def test_concurrent_updates_lose_nothing(self, store: Store) -> None:  # type: ignore[override]
+        assert isinstance(store, ObstoreStore) and store.safe_updates  # run, not skipped
+        super().test_concurrent_updates_lose_nothing(store)
+
+
+def test_suffix_ranges_are_read_though_azure_answers_none(azurite: Any) -> None:
+    """Azure's API has no suffix range (`bytes=-n`): the store asks for the object's size, then
+    for the range it ends with, as a suffix is answered elsewhere (the whole value when it is
+    shorter than the suffix)."""
+    store = ObstoreStore.from_url(_url(), mode="w", **azurite.options())
+    value = bytes(range(200))
+    store.set("k", value)
+    assert store.get("k", SuffixRange(16)) == value[-16:]
+    assert store.get("k", SuffixRange(500)) == value
+    assert store.get_ranges([("k", SuffixRange(4)), ("k", ByteRange(10, 5))]) == [
+        value[-4:],
+        value[10:15],
+    ]
+    assert store.get("absent", SuffixRange(4)) is None
+
+
+def test_a_suffix_read_by_size_never_mixes_two_values(azurite: Any) -> None:
+    """The value is replaced between the size's request and the range's: the range is asked
+    for only if the ETag read with the size still holds, so the read starts again and answers
+    the new value's end, not a slice of the new value cut at the old one's size."""
+    from store_servers import Proxy, address, serving
+
+    upstream = azurite.endpoint.split("//", 1)[1].split("/", 1)[0]
+    with serving(Proxy(upstream)) as proxy:
+        endpoint = f"http://{address(proxy)}/{azurite.endpoint.rsplit('/', 1)[1]}"
+        url = _url()
+        store = ObstoreStore.from_url(url, mode="w", **azurite.options(endpoint=endpoint))
+        direct = ObstoreStore.from_url(url, mode="w", **azurite.options())
+        store.set("k", bytes(100))
+        new = bytes(range(250))
+
+        def replace(number: int) -> None:
+            if number == 2:  # the range's request, the size's answered: another writer
+                direct.set("k", new)
+
+        proxy.traffic.requests.clear()
+        proxy.traffic.on_request = replace
+        assert store.get("k", SuffixRange(30)) == new[-30:]
+        methods = [method for method, _, _ in proxy.traffic.requests]
+        assert methods == ["HEAD", "GET", "HEAD", "GET"]  # the first range refused (If-Match)
+
+
+def test_sharded_arrays_round_trip_and_zarr_python_reads_them(azurite: Any) -> None:
+    url = _url()
+    data = np.arange(64 * 48, dtype="f8").reshape(64, 48)
+    a = zk.create_array(
+        url,
+        shape=data.shape,
+        chunks=(8, 8),
+        shards=(32, 24),
+        dtype="f8",
+        storage_options=azurite.options(),
+    )
+    a[...] = data
+    a[3:9, 40:47] = -1.0  # a partial write of a shard: its index is read back, then rewritten
+    data[3:9, 40:47] = -1.0
+    ours = zk.open_array(url, storage_options=azurite.options())
+    np.testing.assert_array_equal(ours[5:60, 7:45], data[5:60, 7:45])  # inner chunks by range
+    np.testing.assert_array_equal(ours[...], data)
+
+    zarr = pytest.importorskip("zarr")
+    from obstore.store import AzureStore
+
+    prefix = url.split(f"{CONTAINER}/", 1)[1]
+    theirs = zarr.open_array(
+        zarr.storage.ObjectStore(AzureStore(CONTAINER, prefix=prefix, **azurite.options())),
+        mode="r",
+    )
+    np.testing.assert_array_equal(theirs[...], data)
+
+
+def test_zarrkit_reads_what_zarr_python_writes(azurite: Any) -> None:
+    zarr = pytest.importorskip("zarr")
+    from obstore.store import AzureStore
+
+    prefix = f"{uuid.uuid4().hex}/theirs.zarr"
+    data = np.arange(30 * 20, dtype="i4").reshape(30, 20)
+    theirs = zarr.create_array(
+        zarr.storage.ObjectStore(AzureStore(CONTAINER, prefix=prefix, **azurite.options())),
+        shape=data.shape,
+        chunks=(5, 5),
+        shards=(10, 10),
+        dtype="i4",
+    )
+    theirs[...] = data
+    ours = zk.open_array(f"obstore+az://{CONTAINER}/{prefix}", storage_options=azurite.options())
+    np.testing.assert_array_equal(ours[2:29, 3:17], data[2:29, 3:17])
+
+
+def test_a_missing_container_is_a_store_error_naming_the_key(azurite: Any) -> None:
+    store = ObstoreStore.from_url(
+        f"obstore+az://no-such-{uuid.uuid4().hex[:8]}/x.zarr", mode="w", **azurite.options()
+    )
+    with pytest.raises(StoreError) as info:
+        store.set("zarr.json", b"{}")
+    assert info.value.key == "zarr.json" and info.value.operation == "write"
