@@ -1,9 +1,10 @@
 """The obstore store against a real Azure Blob Storage API (Azurite, Microsoft's emulator, on
 127.0.0.1: tests/azurite_server.py): the store contract, sharded arrays (Azure answers no
-suffix ranges), and zarr-python reading what zarrkit wrote and the other way round."""
+suffix ranges), zarr-python reading what zarrkit wrote, and plain `az://` URLs."""
 
 from __future__ import annotations
 
+import sys
 import uuid
 from typing import Any
 
@@ -16,6 +17,7 @@ import zarrkit as zk
 from zarrkit.errors import StoreError
 from zarrkit.plugins.stores.objectstore import ObstoreStore
 from zarrkit.store import ByteRange, Store, SuffixRange
+from zarrkit.store_opening import open_store
 from zarrkit.testing.store_tests import StoreTests
 
 pytestmark = pytest.mark.network
@@ -130,6 +132,22 @@ def test_zarrkit_reads_what_zarr_python_writes(azurite: Any) -> None:
     theirs[...] = data
     ours = zk.open_array(f"obstore+az://{CONTAINER}/{prefix}", storage_options=azurite.options())
     np.testing.assert_array_equal(ours[2:29, 3:17], data[2:29, 3:17])
+
+
+def test_plain_az_urls_open_obstore_without_adlfs(
+    azurite: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without adlfs, `az://` opens obstore's store rather than failing for want of fsspec's
+    filesystem."""
+    monkeypatch.setitem(sys.modules, "adlfs", None)  # (not installed, whatever this venv has)
+    url = _url().replace("obstore+", "")
+    store = open_store(url, mode="w", storage_options=azurite.options())
+    assert isinstance(store, ObstoreStore)
+    a = zk.create_array(
+        url, shape=(10,), chunks=(5,), dtype="i2", storage_options=azurite.options()
+    )
+    a[...] = np.arange(10, dtype="i2")
+    assert zk.open_array(url, storage_options=azurite.options())[3:8].tolist() == [3, 4, 5, 6, 7]
 
 
 def test_a_missing_container_is_a_store_error_naming_the_key(azurite: Any) -> None:

@@ -564,8 +564,10 @@ def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
         ("s3", "s3_routing", "S3Backends"),  # obstore's store or fsspec's, by the options
         ("fsspec+s3", "fsspec", "FsspecStore"),
         ("obstore+s3", "objectstore", "ObstoreStore"),
-        ("gs", "fsspec", "FsspecStore"),
-        ("gcs", "fsspec", "FsspecStore"),
+        ("gs", "cloud_routing", "CloudBackends"),  # fsspec's where gcsfs is, else obstore's
+        ("gcs", "cloud_routing", "CloudBackends"),
+        ("az", "cloud_routing", "CloudBackends"),
+        ("fsspec+gs", "fsspec", "FsspecStore"),
         ("fsspec+https", "fsspec", "FsspecStore"),
         ("fsspec+memory", "fsspec", "FsspecStore"),
         ("cache", "cache", "CachingStore"),

@@ -14,8 +14,8 @@ does not survive a fork), so there plain `s3://` opens fsspec; a store this modu
 obstore is unpickled by choosing again, so an array handed to a forked worker (a fork-based
 process pool pickles it) reads through fsspec there and through obstore in a spawned one.
 
-`gs://` and `az://` stay with fsspec: gcsfs's and adlfs's options and URL forms (an Azure
-account in the options or in the URL) are not translated here.
+`gs://` and `az://` are `cloud_routing`'s: fsspec's store where gcsfs or adlfs is installed, else
+obstore's, their options not translated.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class S3Backends(Store):
 
 def choose(options: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """`options` for the obstore store (None when `s3://` goes to fsspec), and why."""
-    if not _obstore_installed():
+    if not installed("obstore"):
         return None, "obstore is not installed"
     from . import objectstore
 
@@ -63,8 +63,9 @@ def choose(options: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         return None, str(exc)
 
 
-def _obstore_installed() -> bool:
+def installed(package: str) -> bool:
+    """Whether `package` can be imported, without importing it."""
     try:
-        return importlib.util.find_spec("obstore") is not None
+        return importlib.util.find_spec(package) is not None
     except (ImportError, ValueError):  # (blocked: `sys.modules["obstore"] = None`)
         return False
