@@ -150,6 +150,14 @@ def test_plain_az_urls_open_obstore_without_adlfs(
     assert zk.open_array(url, storage_options=azurite.options())[3:8].tolist() == [3, 4, 5, 6, 7]
 
 
+def test_stores_in_one_container_share_a_client_and_keep_their_keys(azurite: Any) -> None:
+    one = ObstoreStore.from_url(_url(), mode="w", **azurite.options())
+    two = ObstoreStore.from_url(_url(), mode="w", **azurite.options())
+    assert one.backend is two.backend and one.root != two.root
+    one.set("k", b"1")
+    assert two.get("k") is None and one.get("k") == b"1"
+
+
 def test_a_missing_container_is_a_store_error_naming_the_key(azurite: Any) -> None:
     store = ObstoreStore.from_url(
         f"obstore+az://no-such-{uuid.uuid4().hex[:8]}/x.zarr", mode="w", **azurite.options()

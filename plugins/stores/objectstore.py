@@ -7,12 +7,14 @@ schemes here (`ZARRKIT_STORE_SCHEMES="gs=obstore+gs"`). Needs `pip install 'zarr
 
 `storage_options` go to `obstore.store.from_url`: the backend's configuration as keywords
 (S3: `endpoint`, `access_key_id`, `secret_access_key`, `region`, ...), `client_options`
-(`allow_http`, `timeout`, ...) and `retry_config`; stores opened in the same bucket (S3, GCS)
-or at the same URL, with the same options and credential variables of the environment, share
-one HTTP client and its open connections (`_Clients`, `_client_target`). Requests run
-on one event loop thread per process (uvloop's where installed), at most `concurrency` at a
-time for all of a store's calls together (default: the `io_concurrency` setting); nearby
-ranges of one key are merged first (`ranges.plan`), as in every network store.
+(`allow_http`, `timeout`, ...) and `retry_config`; stores opened in the same bucket (S3, GCS),
+the same container (Azure) or at the same URL, with the same options and credential variables
+of the environment, share one HTTP client and its open connections (`_Clients`,
+`_client_target`). Requests run on one event loop thread per process (uvloop's where
+installed), at most `concurrency` at a time for all of a store's calls together (default: the
+`io_concurrency` setting); nearby ranges of one key are merged first (`ranges.plan`), as in
+every network store. Azure answers no suffix range: the end of a value (a shard's index) is
+read by its size, two requests.
 
 Timeouts and retries follow the `io_timeout` and `io_retries` settings (read when the store
 is opened): `client_options` `connect_timeout` and `read_timeout`, and a `retry_config` (5xx
@@ -76,8 +78,8 @@ _SCHEME_ALIASES = {"s3a://": "s3://", "gcs://": "gs://"}
 _NO_SUFFIX_RANGES = frozenset({"AzureStore"})
 #: how often a suffix read by size starts again when the value changed between its two requests
 _SUFFIX_ATTEMPTS = 4
-#: schemes whose URLs are `scheme://bucket/path`: one client serves a whole bucket
-_BUCKET_SCHEMES = ("s3", "gs", "gcs")
+#: schemes whose URLs are `scheme://bucket/path` (Azure: a container): one client serves it all
+_BUCKET_SCHEMES = ("s3", "gs", "az")
 #: characters a path may hold to be joined to keys as it is (others: a client of its own,
 #: which obstore's URL parsing decodes as it does)
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
