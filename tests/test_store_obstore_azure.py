@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 import uuid
+from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -61,30 +63,91 @@ def test_suffix_ranges_are_read_though_azure_answers_none(azurite: Any) -> None:
     assert store.get("absent", SuffixRange(4)) is None
 
 
-def test_a_suffix_read_by_size_never_mixes_two_values(azurite: Any) -> None:
-    """The value is replaced between the size's request and the range's: the range is asked
-    for only if the ETag read with the size still holds, so the read starts again and answers
-    the new value's end, not a slice of the new value cut at the old one's size."""
+@pytest.fixture
+def proxied(azurite: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A proxy in front of Azurite (tests/store_servers.py `Proxy`: it counts requests and
+    injects faults), and obstore's options through it, with few and quick retries."""
     from store_servers import Proxy, address, serving
 
     upstream = azurite.endpoint.split("//", 1)[1].split("/", 1)[0]
     with serving(Proxy(upstream)) as proxy:
         endpoint = f"http://{address(proxy)}/{azurite.endpoint.rsplit('/', 1)[1]}"
-        url = _url()
-        store = ObstoreStore.from_url(url, mode="w", **azurite.options(endpoint=endpoint))
-        direct = ObstoreStore.from_url(url, mode="w", **azurite.options())
-        store.set("k", bytes(100))
-        new = bytes(range(250))
+        quick = {
+            "max_retries": 2,
+            "retry_timeout": timedelta(seconds=5),
+            "backoff": {
+                "init_backoff": timedelta(milliseconds=10),
+                "max_backoff": timedelta(milliseconds=100),
+                "base": 2,
+            },
+        }
+        yield proxy, azurite.options(endpoint=endpoint, retry_config=quick)
 
-        def replace(number: int) -> None:
-            if number == 2:  # the range's request, the size's answered: another writer
-                direct.set("k", new)
 
-        proxy.traffic.requests.clear()
-        proxy.traffic.on_request = replace
-        assert store.get("k", SuffixRange(30)) == new[-30:]
-        methods = [method for method, _, _ in proxy.traffic.requests]
-        assert methods == ["HEAD", "GET", "HEAD", "GET"]  # the first range refused (If-Match)
+def test_a_suffix_read_by_size_never_mixes_two_values(
+    azurite: Any, proxied: tuple[Any, dict[str, Any]]
+) -> None:
+    """The value is replaced between the size's request and the range's: the range is asked
+    for only if the ETag read with the size still holds, so the read starts again and answers
+    the new value's end, not a slice of the new value cut at the old one's size."""
+    proxy, options = proxied
+    url = _url()
+    store = ObstoreStore.from_url(url, mode="w", **options)
+    direct = ObstoreStore.from_url(url, mode="w", **azurite.options())
+    store.set("k", bytes(100))
+    new = bytes(range(250))
+
+    def replace(number: int) -> None:
+        if number == 2:  # the range's request, the size's answered: another writer
+            direct.set("k", new)
+
+    proxy.traffic.requests.clear()
+    proxy.traffic.on_request = replace
+    assert store.get("k", SuffixRange(30)) == new[-30:]
+    methods = [method for method, _, _ in proxy.traffic.requests]
+    assert methods == ["HEAD", "GET", "HEAD", "GET"]  # the first range refused (If-Match)
+
+
+def _sharded(options: dict[str, Any]) -> tuple[str, np.ndarray]:
+    url = _url()
+    data = np.arange(32 * 32, dtype="i4").reshape(32, 32)
+    zk.create_array(
+        url, shape=data.shape, chunks=(8, 8), shards=(16, 16), dtype="i4", storage_options=options
+    )[...] = data
+    return url, data
+
+
+def test_throttling_and_5xx_are_retried_then_a_store_error(
+    proxied: tuple[Any, dict[str, Any]],
+) -> None:
+    """Azure throttles with 503 (ServerBusy): retried, the data comes back whole. A server that
+    keeps failing ends in a StoreError naming the key and the operation, after retries."""
+    proxy, options = proxied
+    url, data = _sharded(options)
+    array = zk.open_array(url, storage_options=options)
+    proxy.traffic.faults = [503, 503]
+    np.testing.assert_array_equal(array[2:30, 3:29], data[2:30, 3:29])
+    proxy.traffic.always = 500
+    with pytest.raises(StoreError) as info:
+        array[...]
+    assert info.value.key is not None and info.value.operation == "read"
+    proxy.traffic.always = None
+
+
+@pytest.mark.parametrize("fault", ["truncate", "drop"])
+def test_a_cut_answer_is_retried_or_a_store_error(
+    proxied: tuple[Any, dict[str, Any]], fault: str
+) -> None:
+    proxy, options = proxied
+    url, data = _sharded(options)
+    array = zk.open_array(url, storage_options=options)
+    proxy.traffic.faults = [fault]
+    np.testing.assert_array_equal(array[...], data)  # once: obstore asks again
+    proxy.traffic.always = fault
+    with pytest.raises(StoreError) as info:
+        array[...]
+    assert info.value.key is not None
+    proxy.traffic.always = None
 
 
 def test_sharded_arrays_round_trip_and_zarr_python_reads_them(azurite: Any) -> None:
