@@ -338,6 +338,38 @@ def test_chunks_give_dask_arrays_along_the_stored_chunks(tmp_path: Path, fmt: in
     assert float(ds["temp"].mean()) == pytest.approx(float(dataset()["temp"].mean()))
 
 
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunks", "shards"])
+def test_irregular_chunks_give_the_encoding_and_dask_blocks_zarr_python_does(
+    tmp_path: Path, sharded: bool
+) -> None:
+    """A rectilinear grid (irregular chunks, or irregular shards of regular inner chunks):
+    each irregular dimension's lengths in `encoding`, as xarray's zarr backend reads them, so
+    `chunks={}` makes one dask block per stored chunk rather than blocks cut across them."""
+    path = tmp_path / "r.zarr"
+    group = zarrkit.open_group(str(path), mode="w")
+    grid: dict[str, Any] = (
+        {"chunks": (5, 3), "shards": [[10, 20, 5], 9]} if sharded else {"chunks": [[10, 20, 5], 4]}
+    )
+    values = np.arange(35 * 9, dtype="f4").reshape(35, 9)
+    group.create_array("t", shape=(35, 9), dtype="f4", dimension_names=("y", "x"), **grid)[...] = (
+        values
+    )
+    group.create_array("y", shape=(35,), dtype="i8", chunks=(35,), dimension_names=("y",))[...] = (
+        np.arange(35)
+    )
+    with zarr.config.set({"array.rectilinear_chunks": True}):
+        expected = xr.open_dataset(path, engine="zarr", chunks={}, consolidated=False)
+        actual = xr.open_dataset(path, engine="zarrkit", chunks={})
+        for key in ("chunks", "preferred_chunks", "shards"):
+            assert actual["t"].encoding[key] == expected["t"].encoding[key], key
+        assert actual["t"].chunks == expected["t"].chunks
+        assert actual["t"].chunks == (
+            ((5,) * 7, (3, 3, 3)) if sharded else ((10, 20, 5), (4, 4, 1))
+        )
+        xr.testing.assert_identical(actual.compute(), expected.compute())
+    np.testing.assert_array_equal(actual["t"].values, values)
+
+
 def test_open_mfdataset(tmp_path: Path) -> None:
     ds = dataset()
     paths = [tmp_path / "a.zarr", tmp_path / "b.zarr"]

@@ -173,11 +173,11 @@ class ZarrkitStore(AbstractWritableDataStore):
         dimensions, attributes = dims_and_attrs(array)
         wrapper = ZarrkitBackendArray(array)
         data = indexing.LazilyIndexedArray(wrapper)
-        chunks = array.chunks or array.metadata.chunk_grid.chunk_shape((0,) * array.ndim)
+        chunks, shards = _chunk_encoding(array)
         encoding: dict[str, Any] = {
-            "chunks": tuple(chunks),
+            "chunks": chunks,
             "preferred_chunks": dict(zip(dimensions, chunks, strict=True)),
-            "shards": array.shards,
+            "shards": shards,
             **read_encoding(array),
         }
         fill = stored_fill_value(array)
@@ -542,6 +542,38 @@ def write_empty_setting(write_empty: bool | None) -> Any:
     if write_empty is None:
         return contextlib.nullcontext()
     return config.override(write_empty_chunks=write_empty)
+
+
+#: a dimension's chunks in an encoding: one length (a regular grid) or each chunk's (irregular)
+ChunkLengths = int | tuple[int, ...]
+
+
+def _chunk_encoding(array: Any) -> tuple[tuple[ChunkLengths, ...], Any]:
+    """`chunks` and `shards` of a variable's encoding, as xarray's zarr backend reads them: on a
+    rectilinear grid, where `Array.chunks` or `Array.shards` is None, each chunk's length along
+    an irregular dimension, so that `chunks={}` makes one dask block per stored chunk (a
+    regular length would cut blocks across stored chunks, each then read twice)."""
+    chunks = array.chunks
+    shards = array.shards
+    if chunks is None:  # irregular chunks, unsharded
+        return _compact(array.write_chunk_sizes), None
+    if shards is None and array.read_chunk_sizes != array.write_chunk_sizes:  # irregular shards
+        shards = _compact(array.write_chunk_sizes)
+    return tuple(chunks), shards
+
+
+def _compact(sizes: tuple[tuple[int, ...], ...]) -> tuple[ChunkLengths, ...]:
+    """Each dimension's chunk lengths as one length where they are a regular grid's (equal,
+    the last no longer), else as they are; (0,) for an empty dimension, which dask accepts."""
+    out: list[ChunkLengths] = []
+    for lengths in sizes:
+        if not lengths:
+            out.append((0,))
+        elif len(set(lengths[:-1])) <= 1 and lengths[-1] <= lengths[0]:
+            out.append(lengths[0])
+        else:
+            out.append(tuple(lengths))
+    return tuple(out)
 
 
 def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
