@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,15 @@ import pytest
 pytest.importorskip("obstore")
 pytest.importorskip("moto.server")
 
+from obstore_cases import QUICK_RETRIES, ObstoreStoreTests
 from store_servers import Moto, NetBed
 
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.plugins.stores.objectstore import ObstoreStore
-from zarrkit.store import ByteRange, Store
+from zarrkit.store import ByteRange
 from zarrkit.store_opening import open_store
-from zarrkit.testing.store_tests import StoreTests
 
 pytestmark = pytest.mark.network
 
@@ -46,15 +45,7 @@ def options(bed: NetBed | Moto, **extra: Any) -> dict[str, Any]:
         "secret_access_key": "testing",
         "region": "us-east-1",
         "client_options": {"allow_http": True, "timeout": "10s"},
-        "retry_config": {
-            "max_retries": 2,
-            "retry_timeout": timedelta(seconds=5),
-            "backoff": {
-                "init_backoff": timedelta(milliseconds=10),
-                "max_backoff": timedelta(milliseconds=100),
-                "base": 2,
-            },
-        },
+        "retry_config": QUICK_RETRIES,
         **extra,
     }
 
@@ -63,20 +54,10 @@ def _url(bed: NetBed) -> str:
     return f"obstore+s3://{bed.bucket}/{uuid.uuid4().hex}/data.zarr"
 
 
-class TestObstoreS3(StoreTests):
-    concurrent_writers = (4, 16)
-    overwrites = 6
-
+class TestObstoreS3(ObstoreStoreTests):
     @pytest.fixture
     def store(self, bed: NetBed) -> ObstoreStore:
         return ObstoreStore.from_url(_url(bed), mode="w", **options(bed))
-
-    def store_reopen(self, store: ObstoreStore) -> ObstoreStore:
-        return ObstoreStore(store.backend, mode="r", url=store.url, root=store.root)
-
-    def test_concurrent_updates_lose_nothing(self, store: Store) -> None:  # type: ignore[override]
-        assert isinstance(store, ObstoreStore) and store.safe_updates  # run, not skipped
-        super().test_concurrent_updates_lose_nothing(store)
 
 
 def test_arrays_round_trip_and_zarr_python_reads_them(net: NetBed) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -15,12 +14,13 @@ import pytest
 
 pytest.importorskip("obstore")
 
+from obstore_cases import QUICK_RETRIES, ObstoreStoreTests
+
 import zarrkit as zk
 from zarrkit.errors import StoreError
 from zarrkit.plugins.stores.objectstore import ObstoreStore
-from zarrkit.store import ByteRange, Store, SuffixRange
+from zarrkit.store import ByteRange, SuffixRange
 from zarrkit.store_opening import open_store
-from zarrkit.testing.store_tests import StoreTests
 
 pytestmark = pytest.mark.network
 
@@ -31,20 +31,10 @@ def _url() -> str:
     return f"obstore+az://{CONTAINER}/{uuid.uuid4().hex}/data.zarr"
 
 
-class TestObstoreAzure(StoreTests):
-    concurrent_writers = (4, 16)
-    overwrites = 6
-
+class TestObstoreAzure(ObstoreStoreTests):
     @pytest.fixture
     def store(self, azurite: Any) -> ObstoreStore:
         return ObstoreStore.from_url(_url(), mode="w", **azurite.options())
-
-    def store_reopen(self, store: ObstoreStore) -> ObstoreStore:
-        return ObstoreStore(store.backend, mode="r", url=store.url, root=store.root)
-
-    def test_concurrent_updates_lose_nothing(self, store: Store) -> None:  # type: ignore[override]
-        assert isinstance(store, ObstoreStore) and store.safe_updates  # run, not skipped
-        super().test_concurrent_updates_lose_nothing(store)
 
 
 def test_suffix_ranges_are_read_though_azure_answers_none(azurite: Any) -> None:
@@ -72,16 +62,7 @@ def proxied(azurite: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
     upstream = azurite.endpoint.split("//", 1)[1].split("/", 1)[0]
     with serving(Proxy(upstream)) as proxy:
         endpoint = f"http://{address(proxy)}/{azurite.endpoint.rsplit('/', 1)[1]}"
-        quick = {
-            "max_retries": 2,
-            "retry_timeout": timedelta(seconds=5),
-            "backoff": {
-                "init_backoff": timedelta(milliseconds=10),
-                "max_backoff": timedelta(milliseconds=100),
-                "base": 2,
-            },
-        }
-        yield proxy, azurite.options(endpoint=endpoint, retry_config=quick)
+        yield proxy, azurite.options(endpoint=endpoint, retry_config=QUICK_RETRIES)
 
 
 def test_a_suffix_read_by_size_never_mixes_two_values(
