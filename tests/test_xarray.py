@@ -3,6 +3,7 @@ the same data, `to_zarrkit` against `Dataset.to_zarr`, both ways, v2 and v3."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
@@ -368,6 +369,25 @@ def test_irregular_chunks_give_the_encoding_and_dask_blocks_zarr_python_does(
         )
         xr.testing.assert_identical(actual.compute(), expected.compute())
     np.testing.assert_array_equal(actual["t"].values, values)
+
+
+def test_an_irregular_grid_of_a_million_chunks_is_not_listed(tmp_path: Path) -> None:
+    """A rectilinear grid of 2**21 + 1 chunks, said in two runs: the encoding gives the first
+    chunk's shape, as a regular grid's, rather than a tuple of two million lengths."""
+    path = tmp_path / "h.zarr"
+    many = 1 << 21
+    group = zarrkit.open_group(str(path), mode="w")
+    group.create_array("t", shape=(many + 2, 3), dtype="u1", dimension_names=("y", "x"))
+    document = path / "t" / "zarr.json"
+    metadata = json.loads(document.read_text())
+    metadata["chunk_grid"] = {
+        "name": "rectilinear",
+        "configuration": {"kind": "inline", "chunk_shapes": [[[1, many], 2], 3]},
+    }
+    document.write_text(json.dumps(metadata))
+    ds = xr.open_dataset(path, engine="zarrkit")
+    assert ds["t"].encoding["chunks"] == (1, 3)
+    assert int(ds["t"][many, 0]) == 0
 
 
 def test_open_mfdataset(tmp_path: Path) -> None:

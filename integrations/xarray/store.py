@@ -546,20 +546,28 @@ def write_empty_setting(write_empty: bool | None) -> Any:
 
 #: a dimension's chunks in an encoding: one length (a regular grid) or each chunk's (irregular)
 ChunkLengths = int | tuple[int, ...]
+#: the most chunks along a dimension whose lengths an encoding lists (an irregular grid's
+#: metadata can say "a billion chunks of 1" in a few bytes)
+_MOST_LISTED = 1 << 20
 
 
 def _chunk_encoding(array: Any) -> tuple[tuple[ChunkLengths, ...], Any]:
-    """`chunks` and `shards` of a variable's encoding, as xarray's zarr backend reads them: on a
-    rectilinear grid, where `Array.chunks` or `Array.shards` is None, each chunk's length along
-    an irregular dimension, so that `chunks={}` makes one dask block per stored chunk (a
-    regular length would cut blocks across stored chunks, each then read twice)."""
-    chunks = array.chunks
-    shards = array.shards
-    if chunks is None:  # irregular chunks, unsharded
-        return _compact(array.write_chunk_sizes), None
-    if shards is None and array.read_chunk_sizes != array.write_chunk_sizes:  # irregular shards
-        shards = _compact(array.write_chunk_sizes)
-    return tuple(chunks), shards
+    """`chunks` and `shards` of a variable's encoding, as xarray's zarr backend reads them: on
+    an irregular grid (rectilinear), each chunk's length along an irregular dimension, so that
+    `chunks={}` makes one dask block per stored chunk (one length would cut blocks across
+    stored chunks, each then read twice). A grid with more than `_MOST_LISTED` chunks along a
+    dimension gives its first chunk's shape instead, as a regular grid would."""
+    grid = array.metadata.chunk_grid
+    listed = grid.uniform_chunk_shape is None and all(
+        n <= _MOST_LISTED for n in grid.grid_shape(array.shape)
+    )
+    if not listed:
+        chunks = array.chunks or grid.chunk_shape((0,) * array.ndim)
+        return tuple(chunks), array.shards
+    lengths = _compact(array.write_chunk_sizes)
+    if array.chunks is None:  # unsharded: the grid's chunks are the chunks
+        return lengths, None
+    return tuple(array.chunks), lengths  # regular chunks inside irregular shards
 
 
 def _compact(sizes: tuple[tuple[int, ...], ...]) -> tuple[ChunkLengths, ...]:
