@@ -5,7 +5,7 @@ requests are counted and faults injected."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,11 @@ from store_servers import Moto, NetBed
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import ReadOnlyError, StoreError
+from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.objectstore import ObstoreStore
-from zarrkit.store import ByteRange
+from zarrkit.store import ByteRange, Store
 from zarrkit.store_opening import open_store
+from zarrkit.testing.store_tests import ReadableStoreTests
 
 pytestmark = pytest.mark.network
 
@@ -58,6 +60,20 @@ class TestObstoreS3(ObstoreStoreTests):
     @pytest.fixture
     def store(self, bed: NetBed) -> ObstoreStore:
         return ObstoreStore.from_url(_url(bed), mode="w", **options(bed))
+
+
+class TestObstoreHttp(ReadableStoreTests):
+    """obstore's HTTP backend over the bed's plain file server: read-only, not listable."""
+
+    @pytest.fixture
+    def store_with(self, bed: NetBed) -> Any:
+        def fill(items: Mapping[str, bytes]) -> Store:
+            name = uuid.uuid4().hex
+            LocalStore(Path(bed.files.root) / name, mode="w").set_many(items)
+            url = f"obstore+{bed.http_url}/{name}"
+            return ObstoreStore.from_url(url, client_options={"allow_http": True})
+
+        return fill
 
 
 def test_arrays_round_trip_and_zarr_python_reads_them(net: NetBed) -> None:
