@@ -17,7 +17,7 @@ pytest.importorskip("obstore")
 from obstore_cases import QUICK_RETRIES, ObstoreStoreTests
 
 import zarrkit as zk
-from zarrkit.errors import StoreError
+from zarrkit.errors import PluginLoadError, StoreError
 from zarrkit.plugins.stores.objectstore import ObstoreStore
 from zarrkit.store import ByteRange, SuffixRange
 from zarrkit.store_opening import open_store
@@ -192,6 +192,30 @@ def test_plain_az_urls_open_obstore_without_adlfs(
     )
     a[...] = np.arange(10, dtype="i2")
     assert zk.open_array(url, storage_options=azurite.options())[3:8].tolist() == [3, 4, 5, 6, 7]
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_a_forked_child_is_told_how_to_open_az_urls(
+    azurite: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """obstore's runtime does not survive a fork, and without adlfs `az://` has no other
+    backend: a child forked after its parent used obstore gets an error saying what to do,
+    not a hang."""
+    from process_cases import in_fork
+
+    monkeypatch.setitem(sys.modules, "adlfs", None)
+    url = _url().replace("obstore+", "")
+    zk.create_array(url, shape=(4,), dtype="i1", storage_options=azurite.options())[...] = 1
+
+    def child() -> str:
+        try:
+            zk.open_array(url, storage_options=azurite.options())
+        except PluginLoadError as exc:
+            return str(exc)
+        return "opened"
+
+    said = in_fork(child)
+    assert "forked" in said and "spawn" in said and "adlfs" in said
 
 
 def test_stores_in_one_container_share_a_client_and_keep_their_keys(azurite: Any) -> None:

@@ -53,7 +53,8 @@ class CloudBackends(Store):
         if not objectstore.usable_here():
             raise PluginLoadError(
                 f"{scheme}:// opens obstore's store here ({package} is not installed), and "
-                f"obstore cannot make requests in a process forked after its parent used it"
+                f"obstore cannot make requests in a process forked after its parent used it: "
+                f"start workers with 'spawn' or 'forkserver', or install {package}"
             )
         store = objectstore.ObstoreStore.from_url(url, mode=mode, **options)
         store.reopen = partial(cls.from_url, url, mode=mode, **options)
