@@ -4,8 +4,9 @@ Azurite is a Node.js package: it is installed once with npm into the tests' cach
 ``$ZARRKIT_TEST_CACHE`` or ``~/.cache/zarrkit-tests``, as zarr 2's venv is) and started per
 test module with its data in memory. Requests are signed with the emulator's well-known account
 (`ACCOUNT`, `KEY`), so the clients run their real Azure code: Shared Key signatures, Azure's
-conditional headers, its listing. Where Node.js is missing the tests that need it are skipped,
-except under CI (`CI=true`), where a missing server fails them: CI must run them.
+conditional headers, its listing. Where Node.js is missing, or npm cannot install Azurite
+(offline), the tests that need it are skipped, except under CI (`CI=true`), where a missing
+server fails them: CI must run them.
 """
 
 from __future__ import annotations
@@ -48,20 +49,12 @@ def installed() -> Path:
         raise Unavailable("Azurite needs Node.js and npm, which are not on PATH")
     where.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f"azurite-{VERSION}-", dir=where.parent))
-    subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(partial),
-            "--no-audit",
-            "--no-fund",
-            "--silent",
-            f"azurite@{VERSION}",
-        ],
-        check=True,
-        timeout=600,
-    )
+    command = [npm, "install", "--prefix", str(partial), "--no-audit", "--no-fund", "--silent"]
+    try:
+        subprocess.run([*command, f"azurite@{VERSION}"], check=True, timeout=600)
+    except (subprocess.SubprocessError, OSError) as exc:  # offline, no registry, ...
+        shutil.rmtree(partial, ignore_errors=True)
+        raise Unavailable(f"npm could not install azurite@{VERSION}: {exc}") from exc
     try:
         partial.rename(where)
     except OSError:  # another run finished first
