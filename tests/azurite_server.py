@@ -134,6 +134,15 @@ class Azurite:
             **extra,
         }
 
+    def fsspec_options(self) -> dict[str, Any]:
+        """adlfs's options for this server: a connection string with the account's key."""
+        return {
+            "connection_string": (
+                f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};"
+                f"BlobEndpoint={self.endpoint};"
+            )
+        }
+
     def stop(self) -> None:
         if self._process.poll() is None:
             self._process.terminate()

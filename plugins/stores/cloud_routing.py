@@ -20,12 +20,12 @@ from zarrkit.errors import PluginLoadError
 from .s3_routing import installed
 
 #: the fsspec filesystem package each scheme needs, and zarrkit's extra that installs it
-_FSSPEC_PACKAGES = {
+_FSSPEC_PACKAGES: dict[str, tuple[str, str]] = {
     "gs": ("gcsfs", "gcs"),
     "gcs": ("gcsfs", "gcs"),
-    "az": ("adlfs", None),
-    "abfs": ("adlfs", None),
-    "abfss": ("adlfs", None),
+    "az": ("adlfs", "azure"),
+    "abfs": ("adlfs", "azure"),
+    "abfss": ("adlfs", "azure"),
 }
 
 
@@ -40,10 +40,10 @@ class CloudBackends(Store):
         package, extra = _FSSPEC_PACKAGES[scheme]
         if installed(package) or not installed("obstore"):
             if not installed(package):
-                hint = f"pip install 'zarrkit[{extra}]'" if extra else f"pip install {package}"
                 raise PluginLoadError(
-                    f"{scheme}:// URLs need fsspec's {package} ({hint}) or obstore "
-                    f"(pip install 'zarrkit[obstore]'); neither is installed"
+                    f"{scheme}:// URLs need fsspec's {package} (pip install "
+                    f"'zarrkit[{extra}]') or obstore (pip install 'zarrkit[obstore]'); neither "
+                    f"is installed"
                 )
             from .fsspec import FsspecStore
 

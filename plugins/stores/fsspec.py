@@ -1,6 +1,8 @@
-"""A store over any fsspec filesystem: `gs://`, `gcs://`, `az://`, `abfs://`, `s3://` where
-obstore cannot take it (`s3_routing`), and any fsspec URL spelled `fsspec+<protocol>://`
-(`fsspec+s3://` always, `fsspec+https://`, `fsspec+memory://`, ...).
+"""A store over any fsspec filesystem: `gs://`, `gcs://`, `az://`, `abfs://` where gcsfs or
+adlfs is installed (`cloud_routing`), `s3://` where obstore cannot take it (`s3_routing`), and
+any fsspec URL spelled `fsspec+<protocol>://` (`fsspec+s3://` always, `fsspec+https://`,
+`fsspec+memory://`, ...). On Azure, which answers no suffix range, the end of a value (a
+shard's index) is read by its size, and its ETag is checked again after the range is read.
 
 `zarrkit.open("s3://bucket/data.zarr", storage_options={...})` hands `storage_options` to fsspec
 (for s3fs: `key`, `secret`, `client_kwargs={"endpoint_url": ...}`, `config_kwargs`, ...). Plain
@@ -78,6 +80,11 @@ SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
 _PREFIX = "fsspec+"
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+#: fsspec protocols whose filesystems cannot read a suffix range (adlfs: Azure has none), read
+#: by size instead (`_suffix_read_by_size`)
+_NO_SUFFIX_RANGES = frozenset({"az", "abfs", "abfss", "adl"})
+#: how often a suffix read by size starts again when the value changed while it was read
+_SUFFIX_ATTEMPTS = 4
 #: fsspec protocols whose paths start with a bucket (or container)
 _BUCKETED = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "r2"})
 
@@ -163,6 +170,7 @@ class FsspecStore(Store):
         #: retries of reads whose body was cut or stalled (the clients retry the rest)
         self._policy = RetryPolicy.current()
         protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+        self._suffix_by_size = bool(_NO_SUFFIX_RANGES & set(protocols))
         if {"http", "https"} & set(protocols):  # fsspec's HTTP can neither write nor list keys
             self.writeable = False
             self.listable = False
@@ -309,12 +317,31 @@ class FsspecStore(Store):
         value: bytes
         if rng is None:
             value = await self.fs._cat_file(path, **self._whole)
+        elif isinstance(rng, SuffixRange) and self._suffix_by_size:
+            value = await self._suffix_read_by_size(path, rng.length)
         elif isinstance(rng, SuffixRange):
             value = await self.fs._cat_file(path, start=-rng.length)
         else:
             end = None if rng.length is None else rng.offset + rng.length
             value = await self.fs._cat_file(path, start=rng.offset, end=end)
         return value
+
+    async def _suffix_read_by_size(self, path: str, length: int) -> bytes:
+        """The last `length` bytes of `path` where the filesystem reads no suffix range: its
+        size, then the range it ends with, then its ETag again. The filesystem cannot make a
+        read conditional, so a value replaced meanwhile is caught afterwards (the ETags
+        differ) and read again: a shard's index must not be read half from each."""
+        for _ in range(_SUFFIX_ATTEMPTS):
+            before: dict[str, Any] = await self.fs._info(path, refresh=True)
+            size = int(before["size"])
+            start = max(0, size - length)
+            value: bytes = (
+                await self.fs._cat_file(path, start=start, end=size) if start < size else b""
+            )
+            tag = before.get("etag")
+            if tag is None or (await self.fs._info(path, refresh=True)).get("etag") == tag:
+                return value
+        raise RuntimeError(f"it was replaced while its end was read, {_SUFFIX_ATTEMPTS} times")
 
     async def _size_at_most(self, path: str, offset: int) -> bool:
         try:
