@@ -22,10 +22,14 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from zarr2_env import cache_root
+
+from zarrkit.store import SuffixRange
 
 VERSION = "3.37.0"
 #: the emulator's one account and its key, published with Azurite
@@ -143,6 +147,16 @@ class Azurite:
             )
         }
 
+    @contextmanager
+    def proxied(self) -> Iterator[tuple[Any, str]]:
+        """A proxy in front of this server (tests/store_servers.py `Proxy`: it counts requests
+        and injects faults) and the account's endpoint through it."""
+        from store_servers import Proxy, address, serving
+
+        upstream = self.endpoint.split("//", 1)[1].split("/", 1)[0]
+        with serving(Proxy(upstream)) as proxy:
+            yield proxy, f"http://{address(proxy)}/{ACCOUNT}"
+
     def stop(self) -> None:
         if self._process.poll() is None:
             self._process.terminate()
@@ -157,3 +171,20 @@ class Azurite:
 def required_here() -> bool:
     """Whether a missing Azurite fails the tests (under CI) rather than skipping them."""
     return os.environ.get("CI", "").lower() == "true"
+
+
+def read_end_while_replaced(store: Any, other: Any, traffic: Any) -> list[str]:
+    """Read the last 30 bytes of a value through `store` while `other` (a store of the same
+    place, not behind the proxy) replaces it as the second request reaches the proxy: check
+    that the new value's end comes back, and return the methods the proxy saw."""
+    store.set("k", bytes(100))
+    new = bytes(range(250))
+
+    def replace(number: int) -> None:
+        if number == 2:  # the range's request, the size's answered: another writer
+            other.set("k", new)
+
+    traffic.requests.clear()
+    traffic.on_request = replace
+    assert store.get("k", SuffixRange(30)) == new[-30:]
+    return [method for method, _, _ in traffic.requests]

@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip("adlfs")
 
+from azurite_server import read_end_while_replaced
+
 import zarrkit as zk
 from zarrkit.plugins.stores.fsspec import FsspecStore
 from zarrkit.store import Store, SuffixRange
@@ -51,30 +53,16 @@ def test_a_suffix_read_by_size_never_mixes_two_values(azurite: Any) -> None:
     """The value is replaced between the size's request and the range's. adlfs cannot make
     the range conditional, so the ETag is asked again after it: it changed, and the read
     starts again, answering the new value's end."""
-    from store_servers import Proxy, address, serving
-
-    upstream = azurite.endpoint.split("//", 1)[1].split("/", 1)[0]
-    with serving(Proxy(upstream)) as proxy:
-        endpoint = f"http://{address(proxy)}/{azurite.endpoint.rsplit('/', 1)[1]}"
+    with azurite.proxied() as (proxy, endpoint):
         through = azurite.fsspec_options()
         through["connection_string"] = through["connection_string"].replace(
             azurite.endpoint, endpoint
         )
         url = _url()
         store = FsspecStore.from_url(url, mode="w", **through)
-        direct = FsspecStore.from_url(url, mode="w", **azurite.fsspec_options())
-        store.set("k", bytes(100))
-        new = bytes(range(250))
-
-        def replace(number: int) -> None:
-            if number == 2:  # the range's request, the size's answered: another writer
-                direct.set("k", new)
-
-        proxy.traffic.requests.clear()
-        proxy.traffic.on_request = replace
-        assert store.get("k", SuffixRange(30)) == new[-30:]
-        methods = [method for method, _, _ in proxy.traffic.requests]
-        assert methods == ["HEAD", "GET", "HEAD"] * 2  # the first ETags differ: again
+        other = FsspecStore.from_url(url, mode="w", **azurite.fsspec_options())
+        methods = read_end_while_replaced(store, other, proxy.traffic)
+    assert methods == ["HEAD", "GET", "HEAD"] * 2  # the first ETags differ: again
 
 
 def test_sharded_arrays_round_trip_and_zarr_python_reads_them(azurite: Any) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("obstore")
 
+from azurite_server import read_end_while_replaced
 from obstore_cases import QUICK_RETRIES, ObstoreStoreTests
 
 import zarrkit as zk
@@ -55,13 +56,8 @@ def test_suffix_ranges_are_read_though_azure_answers_none(azurite: Any) -> None:
 
 @pytest.fixture
 def proxied(azurite: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """A proxy in front of Azurite (tests/store_servers.py `Proxy`: it counts requests and
-    injects faults), and obstore's options through it, with few and quick retries."""
-    from store_servers import Proxy, address, serving
-
-    upstream = azurite.endpoint.split("//", 1)[1].split("/", 1)[0]
-    with serving(Proxy(upstream)) as proxy:
-        endpoint = f"http://{address(proxy)}/{azurite.endpoint.rsplit('/', 1)[1]}"
+    """A proxy in front of Azurite, and obstore's options through it, with quick retries."""
+    with azurite.proxied() as (proxy, endpoint):
         yield proxy, azurite.options(endpoint=endpoint, retry_config=QUICK_RETRIES)
 
 
@@ -74,18 +70,8 @@ def test_a_suffix_read_by_size_never_mixes_two_values(
     proxy, options = proxied
     url = _url()
     store = ObstoreStore.from_url(url, mode="w", **options)
-    direct = ObstoreStore.from_url(url, mode="w", **azurite.options())
-    store.set("k", bytes(100))
-    new = bytes(range(250))
-
-    def replace(number: int) -> None:
-        if number == 2:  # the range's request, the size's answered: another writer
-            direct.set("k", new)
-
-    proxy.traffic.requests.clear()
-    proxy.traffic.on_request = replace
-    assert store.get("k", SuffixRange(30)) == new[-30:]
-    methods = [method for method, _, _ in proxy.traffic.requests]
+    other = ObstoreStore.from_url(url, mode="w", **azurite.options())
+    methods = read_end_while_replaced(store, other, proxy.traffic)
     assert methods == ["HEAD", "GET", "HEAD", "GET"]  # the first range refused (If-Match)
 
 
