@@ -1,8 +1,8 @@
 """Azurite, Microsoft's Azure Blob Storage emulator, served on 127.0.0.1 for the tests.
 
 Azurite is a Node.js package: it is installed once with npm into the tests' cache (under
-``$ZARRKIT_TEST_CACHE`` or ``~/.cache/zarrkit-tests``, as zarr 2's venv is) and started per
-test module with its data in memory. Requests are signed with the emulator's well-known account
+``$ZARRKIT_TEST_CACHE`` or ``~/.cache/zarrkit-tests``, as zarr 2's venv is) and started once
+per test session with its data in memory. Requests are signed with the emulator's well-known account
 (`ACCOUNT`, `KEY`), so the clients run their real Azure code: Shared Key signatures, Azure's
 conditional headers, its listing. Where Node.js is missing, or npm cannot install Azurite
 (offline), the tests that need it are skipped, except under CI (`CI=true`), where a missing
@@ -158,13 +158,11 @@ class Azurite:
             yield proxy, f"http://{address(proxy)}/{ACCOUNT}"
 
     def stop(self) -> None:
+        """Kill it: its data is in memory, nothing to keep, and on SIGTERM it takes seconds
+        to close connections clients keep open."""
         if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+            self._process.kill()
+            self._process.wait()
         self._errors.close()
 
 

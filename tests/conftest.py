@@ -82,10 +82,10 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def azurite() -> Iterator[Any]:
-    """Azurite (Azure Blob Storage's emulator) on 127.0.0.1 for one test module, with a
-    container `bed` made (tests/azurite_server.py)."""
+    """Azurite (Azure Blob Storage's emulator) on 127.0.0.1 for the session, with a container
+    `bed` made (tests/azurite_server.py); each test writes under a prefix of its own."""
     from azurite_server import Azurite, Unavailable, required_here
 
     try:
