@@ -98,7 +98,6 @@ def test_throttling_and_5xx_are_retried_then_a_store_error(
     with pytest.raises(StoreError) as info:
         array[...]
     assert info.value.key is not None and info.value.operation == "read"
-    proxy.traffic.always = None
 
 
 @pytest.mark.parametrize("fault", ["truncate", "drop"])
@@ -114,7 +113,6 @@ def test_a_cut_answer_is_retried_or_a_store_error(
     with pytest.raises(StoreError) as info:
         array[...]
     assert info.value.key is not None
-    proxy.traffic.always = None
 
 
 def test_sharded_arrays_round_trip_and_zarr_python_reads_them(azurite: Any) -> None:
