@@ -78,7 +78,16 @@ T = TypeVar("T")
 #: URL schemes given to fsspec as they are; any other fsspec protocol is `fsspec+<protocol>`
 SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
 _PREFIX = "fsspec+"
-_EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
+#: the extra that installs each scheme's fsspec filesystem
+_EXTRAS = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gcs",
+    "gcs": "gcs",
+    "az": "azure",
+    "abfs": "azure",
+    "abfss": "azure",
+}
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 #: fsspec protocols whose filesystems cannot read a suffix range (adlfs: Azure has none), read
 #: by size instead (`_suffix_read_by_size`)
