@@ -7,6 +7,7 @@ store and fsspec's."""
 from __future__ import annotations
 
 import base64
+import os
 import struct
 import time
 import tracemalloc
@@ -312,6 +313,43 @@ def test_a_range_of_an_endless_body_is_read_and_the_rest_left(
     assert store.get("endless", ByteRange(10, 20)) == bytes(20)
     assert store.get("k") == b"fine"
     assert time.monotonic() - start < 5
+
+
+def _sockets_to(port: int) -> int:
+    """How many of this process's sockets are the client's end of a connection to `port`
+    (the server, in this process too, holds the other ends)."""
+    to_port = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[2].rpartition(":")[2], 16) == port:
+            to_port.add(f"socket:[{fields[9]}]")
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            count += os.readlink(fd) in to_port
+        except OSError:  # (closed while listed)
+            pass
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="counts sockets in /proc")
+@pytest.mark.parametrize("framing", ["chunked", "close", "declared"])
+def test_a_refused_body_leaves_no_socket_open(
+    www: Path, hostile: HostileServer, framing: str
+) -> None:
+    """The connection a body too long was refused on is closed then, not when the error and
+    its traceback are let go: a caller that keeps its errors (a future, a log, dask) must not
+    run out of file descriptors."""
+    hostile.endless["/endless"] = Endless(framing)
+    store = HttpStore(hostile.origin)
+    kept = []
+    for _ in range(5):
+        with pytest.raises(ValueTooLargeError) as info, limiting_values(1 << 20):
+            store.get_many([f"endless/{i}" for i in range(4)])
+        kept.append(info.value)
+    store.close()  # (its kept connections: none should be left to close)
+    left = _sockets_to(hostile.server_address[1])
+    assert left == 0, f"{left} sockets still open after 5 refused reads"
 
 
 @pytest.mark.parametrize("backend", ["stdlib", "fsspec"])

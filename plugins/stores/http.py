@@ -181,7 +181,15 @@ class HttpStore(Store):
             conn = connections[where] = cls(host, port, timeout=self.timeout)
         return conn
 
-    def _drop_connection(self, where: Origin) -> None:
+    def _drop_connection(
+        self, where: Origin, response: http.client.HTTPResponse | None = None
+    ) -> None:
+        """Close this thread's connection to an origin, and the answer being read on it: an
+        answer that ends with its connection (no length, or `Connection: close`) holds the
+        socket itself, which would otherwise stay open for as long as anything (a kept
+        error's traceback) refers to the answer."""
+        if response is not None:
+            response.close()
         conn = self._local.__dict__.get("connections", {}).pop(where, None)
         if conn is not None:
             conn.close()
@@ -258,19 +266,20 @@ class HttpStore(Store):
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         where = origin(url)
         conn = self._connection(where)
+        response: http.client.HTTPResponse | None = None
         try:
             conn.request(method, target or "/", headers=headers)
             response = conn.getresponse()
             data, whole = _read_body(response, *body.bound(response.status))
         except _TooLong:
-            self._drop_connection(where)
+            self._drop_connection(where, response)
             raise
         except (OSError, http.client.HTTPException) as exc:
-            self._drop_connection(where)
+            self._drop_connection(where, response)
             raise _Retry(f"{type(exc).__name__}: {exc}") from exc
         answer = {k.lower(): v for k, v in response.getheaders()}
         if response.will_close or not whole:
-            self._drop_connection(where)
+            self._drop_connection(where, response)
         return response.status, data, answer
 
     # -- readable --------------------------------------------------------------------------------
