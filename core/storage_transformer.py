@@ -11,7 +11,7 @@ class StorageTransformer(Extension):
     """A v3 `storage_transformers` entry: named and configured in metadata like any extension
     (`from_json` / `to_json`; a bad configuration is a `MetadataError` naming the field).
 
-    What the array relies on, and `zarrkit.testing.StorageTransformerTests` checks:
+    What the array relies on, and `zarrkit_testing.StorageTransformerTests` checks:
 
     - The wrapped store is given whole store keys, node path included: for the array at
       `"group/temp"`, chunk (0, 1) arrives as `"group/temp/c/0/1"`, never `"c/0/1"`. Several

@@ -3,7 +3,7 @@
 The distribution maps folders onto one import package (`core/` is `zarrkit`, `plugins/` is
 `zarrkit.plugins`, `integrations/dask` is `zarrkit.dask`, ...), which mypy cannot follow through
 setuptools' editable-install finder. This script mirrors that mapping as a tree of symlinks under
-`build/typecheck/`, runs `mypy -p zarrkit` on it, and prints errors under the real file paths.
+`build/typecheck/`, runs `mypy -p zarrkit` (and the repository's other packages) on it, and prints errors under the real file paths.
 Exit status is mypy's.
 """
 
@@ -20,11 +20,15 @@ TREE = ROOT / "build" / "typecheck"
 CACHE = ROOT / "build" / "mypy_cache"
 
 
+#: distributions of this repository besides zarrkit, checked with it: import name -> folder
+SIDE_PACKAGES = {"zarrkit_testing": ROOT / "testing" / "zarrkit_testing"}
+
+
 def package_dirs() -> dict[str, Path]:
-    """The `package-dir` table of pyproject, as import name -> folder."""
+    """The `package-dir` table of pyproject, as import name -> folder, and the side packages."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     mapping = config["tool"]["setuptools"]["package-dir"]
-    return {name: ROOT / folder for name, folder in mapping.items()}
+    return {**{name: ROOT / folder for name, folder in mapping.items()}, **SIDE_PACKAGES}
 
 
 def build_tree() -> None:
@@ -56,6 +60,7 @@ def main(argv: list[str]) -> int:
             str(CACHE),
             "-p",
             "zarrkit",
+            *(arg for name in SIDE_PACKAGES for arg in ("-p", name)),
             *argv,
         ],
         cwd=TREE,

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from zarrkit_testing.store_tests import StoreTests
+
 from zarrkit.plugins.stores.objectstore import ObstoreStore
 from zarrkit.store import Store
-from zarrkit.testing.store_tests import StoreTests
 
 #: obstore's `retry_config` for a test server: two retries, backoff of milliseconds
 QUICK_RETRIES: dict[str, Any] = {

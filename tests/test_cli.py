@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zarrkit_testing.fake_dist import make_distribution
 
 import zarrkit as zk
-from zarrkit.testing.fake_dist import make_distribution
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("zarrkit")
 KEY_GROUP = "zarrkit.chunk_key_encodings"

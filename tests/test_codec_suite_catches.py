@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zarrkit_testing import CodecTests
 
 from zarrkit.abc import (
     V3,
@@ -21,7 +22,6 @@ from zarrkit.abc import (
     as_bytes_view,
     names,
 )
-from zarrkit.testing import CodecTests
 
 Failed = pytest.fail.Exception
 

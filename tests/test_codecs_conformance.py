@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from zarrkit_testing import CodecTests
 
 from zarrkit import registry
 from zarrkit.names import V2, V3
-from zarrkit.testing import CodecTests
 
 
 def codec(name: str, configuration: dict | None = None, fmt: str = V3):

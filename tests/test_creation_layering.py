@@ -11,13 +11,24 @@ CORE = Path(__file__).resolve().parents[1] / "core"
 
 
 def imported(module: str) -> set[str]:
-    """The kernel modules `core/<module>.py` imports anywhere in its body, relative or not."""
-    tree = ast.parse((CORE / f"{module}.py").read_text(encoding="utf-8"))
+    """The kernel modules `core/<module>.py` (or every file of the package `core/<module>/`)
+    imports anywhere in its body, relative or not; a package's imports of its own modules are
+    not counted."""
+    package = CORE / module
+    paths = sorted(package.glob("*.py")) if package.is_dir() else [CORE / f"{module}.py"]
+    found = set()
+    for path in paths:
+        found |= _imported_by(ast.parse(path.read_text(encoding="utf-8")), package.is_dir())
+    return found
+
+
+def _imported_by(tree: ast.AST, in_package: bool) -> set[str]:
+    kernel_level = 2 if in_package else 1  # the relative level that reaches `zarrkit`
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level == 1 or base.startswith("zarrkit"):
+            if node.level == kernel_level or base.startswith("zarrkit"):
                 name = base.removeprefix("zarrkit").lstrip(".")
                 found.add(name.split(".")[0] if name else "")
                 if not name:

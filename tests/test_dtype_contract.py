@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zarrkit_testing import DataTypeTests
 
 import zarrkit
 from zarrkit import registry
 from zarrkit.abc import V3, DataType, names
 from zarrkit.errors import CodecChainError, MetadataError
-from zarrkit.testing import DataTypeTests
 
 LOW, HIGH = -(1 << 23), (1 << 23) - 1
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from zarrkit_testing import DataTypeTests
 
 from zarrkit.api import data_type_from_arg
-from zarrkit.testing import DataTypeTests
 
 
 def _suite(doc, values, fills=()):

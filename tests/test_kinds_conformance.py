@@ -1,12 +1,12 @@
 """Every first-party chunk grid, chunk key encoding and memory layout through the conformance
-suites zarrkit ships for plugin authors (`zarrkit.testing`)."""
+suites zarrkit ships for plugin authors (`zarrkit_testing`)."""
 
 from __future__ import annotations
 
 import pytest
+from zarrkit_testing import ChunkGridTests, ChunkKeyEncodingTests, MemoryLayoutTests
 
 from zarrkit.abc import V2, V3, extension_from_json
-from zarrkit.testing import ChunkGridTests, ChunkKeyEncodingTests, MemoryLayoutTests
 
 
 def _regular(chunk_shape, shapes):

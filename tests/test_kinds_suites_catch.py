@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zarrkit_testing import ChunkGridTests, ChunkKeyEncodingTests, MemoryLayoutTests
 
 from zarrkit.abc import (
     V3,
@@ -21,7 +22,6 @@ from zarrkit.abc import (
     names,
 )
 from zarrkit.errors import MetadataError
-from zarrkit.testing import ChunkGridTests, ChunkKeyEncodingTests, MemoryLayoutTests
 
 
 # -- an irregular grid: explicit chunk edges per dimension, grown by the last size --------------

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zarrkit_testing import CodecTests
 
 import zarrkit as zk
 from zarrkit.abc import (
@@ -30,7 +31,6 @@ from zarrkit.abc import (
 from zarrkit.plugins.codecs.scale_offset import ScaleOffsetCodec
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.metrics import Collector, MetricsStore
-from zarrkit.testing import CodecTests
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 INDEX = [BYTES, {"name": "crc32c"}]

@@ -133,7 +133,7 @@ def test_alias_of_installed_codec_resolves(tmp_path, fake_distribution):
 
 
 def test_without_the_plugin_opening_names_the_missing_extension(tmp_path):
-    from zarrkit.testing import fake_dist
+    from zarrkit_testing import fake_dist
 
     site = tmp_path / "site"
     fake_dist.make_distribution(

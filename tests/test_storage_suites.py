@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zarrkit_testing import StorageTransformerTests, StoreTests
+from zarrkit_testing.store_tests import VALUE
 
 import zarrkit as zk
 from zarrkit.abc import (
@@ -28,8 +30,6 @@ from zarrkit.abc import (
 )
 from zarrkit.errors import MetadataError, UnknownExtensionError
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.testing import StorageTransformerTests, StoreTests
-from zarrkit.testing.store_tests import VALUE
 
 
 # -- a working transformer: every stored byte XORed with a key ------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zarrkit_testing.store_tests import ReadableStoreTests, StoreTests
 
 import zarrkit as zk
 from zarrkit import registry
@@ -18,7 +19,6 @@ from zarrkit.plugins.stores.fsspec import FsspecStore
 from zarrkit.plugins.stores.mapping import MappingStore
 from zarrkit.store import ByteRange, Store, SuffixRange
 from zarrkit.store_opening import open_store
-from zarrkit.testing.store_tests import ReadableStoreTests, StoreTests
 
 zarr = pytest.importorskip("zarr")
 fsspec = pytest.importorskip("fsspec")

@@ -16,12 +16,12 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
 from store_servers import Moto, Proxy, address, s3_options, serving
+from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit.errors import ReadOnlyError, StoreError, UnknownExtensionError
 from zarrkit.plugins.stores.fsspec import FsspecStore
 from zarrkit.store import ByteRange, Store
-from zarrkit.testing.store_tests import StoreTests
 
 pytestmark = pytest.mark.network
 

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 from store_servers import FileServer, address, serving
+from zarrkit_testing.store_tests import ReadableStoreTests
 
 import zarrkit as zk
 from zarrkit.errors import CapabilityError, ReadOnlyError, StoreError
 from zarrkit.plugins.stores.http import HttpStore
 from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.store import ByteRange, Store, SuffixRange
-from zarrkit.testing.store_tests import ReadableStoreTests
 
 pytestmark = pytest.mark.network
 

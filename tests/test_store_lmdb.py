@@ -13,11 +13,12 @@ import pytest
 
 pytest.importorskip("lmdb")
 
+from zarrkit_testing.store_tests import StoreTests
+
 import zarrkit as zk
 from zarrkit.errors import InvalidKeyError, StoreError
 from zarrkit.plugins.stores.lmdb import LmdbStore
 from zarrkit.store import Store
-from zarrkit.testing.store_tests import StoreTests
 
 
 class TestLmdbStore(StoreTests):

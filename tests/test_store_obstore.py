@@ -17,6 +17,7 @@ pytest.importorskip("moto.server")
 
 from obstore_cases import QUICK_RETRIES, ObstoreStoreTests
 from store_servers import Moto, NetBed
+from zarrkit_testing.store_tests import ReadableStoreTests
 
 import zarrkit as zk
 from zarrkit import config
@@ -25,7 +26,6 @@ from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.objectstore import ObstoreStore
 from zarrkit.store import ByteRange, Store
 from zarrkit.store_opening import open_store
-from zarrkit.testing.store_tests import ReadableStoreTests
 
 pytestmark = pytest.mark.network
 

@@ -17,6 +17,7 @@ pytest.importorskip("moto.server")
 zarr = pytest.importorskip("zarr")
 
 import obstore.store  # noqa: E402
+from zarrkit_testing.store_tests import StoreTests  # noqa: E402
 
 import zarrkit as zk  # noqa: E402
 from zarrkit.errors import StoreError  # noqa: E402
@@ -24,7 +25,6 @@ from zarrkit.plugins.stores.objectstore import ObstoreStore  # noqa: E402
 from zarrkit.plugins.stores.zarr_python import ZarrPythonStore  # noqa: E402
 from zarrkit.store import Store  # noqa: E402
 from zarrkit.store_opening import open_store  # noqa: E402
-from zarrkit.testing.store_tests import StoreTests  # noqa: E402
 
 pytestmark = pytest.mark.interop  # through zarr-python 3
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit import config, store_opening
@@ -25,7 +26,6 @@ from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.plugins.stores.metrics import Collector, MetricsStore
 from zarrkit.store import ByteRange, Store, SuffixRange
-from zarrkit.testing.store_tests import StoreTests
 
 
 class TestCachingStore(StoreTests):

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit.errors import StoreError
 from zarrkit.plugins.stores.zip import ZipStore
 from zarrkit.store import ByteRange, Store, SuffixRange
-from zarrkit.testing.store_tests import StoreTests
 
 
 class TestZipStore(StoreTests):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit import registry
@@ -24,7 +25,6 @@ from zarrkit.plugins.stores.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.store import Store, SuffixRange, check_key, check_prefix
 from zarrkit.store_opening import open_store
-from zarrkit.testing.store_tests import StoreTests
 
 
 def _unique_name() -> str:

@@ -31,7 +31,6 @@ from zarrkit.codec_chain import CodecChain, evolve
 from zarrkit.errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
 from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import has_consolidated
-from zarrkit.formats.layout_codec import LayoutCodec
 from zarrkit.hierarchy import (
     Group,
     apply_use_consolidated,
@@ -43,6 +42,7 @@ from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
 from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
 from zarrkit.negotiation import build, extension_from_arg
 from zarrkit.paths import normalize_path
+from zarrkit.plugins.formats.layout_codec import LayoutCodec
 from zarrkit.store import limiting_values
 from zarrkit.store_opening import open_store
 

@@ -1,7 +1,7 @@
 """zarrkit's public surface for plugin authors: everything a codec, data type, store, chunk
 grid, chunk key encoding, memory layout or storage transformer may use of zarrkit, and all that
 zarrkit's own plugins use (a test holds them to it: `tests/test_plugin_boundary.py`). Errors
-come from `zarrkit.errors`; conformance suites for a plugin's tests from `zarrkit.testing`.
+come from `zarrkit.errors`; conformance suites for a plugin's tests from `zarrkit_testing`.
 Anything else in zarrkit is the kernel's and may change without notice.
 
 One module per kind, each re-exported here:

@@ -1,20 +1,26 @@
-"""The storage protocols of the Zarr formats zarrkit speaks. Formats are part of the kernel;
-everything they name (codecs, data types, grids, ...) comes from the registries.
+"""The storage protocols of the Zarr formats: the kernel's own (v3) and the format plugins.
 
-Each format is one instance of a `Format` subclass (`format.py` says what a format provides),
-looked up by name with `get_format`; `detect` and `read_node` find which format a node has.
+Each format is one instance of a `Format` subclass (`format.py` says what a format provides,
+`zarrkit.abc.format` is what a format plugin may use), looked up by name with `get_format`;
+`detect` and `read_node` find which format a node has. v3 is the kernel's; every other format
+(v2 and the 2020 draft among them) is a plugin in the `zarrkit.formats` entry-point group,
+whose entry-point name is the format's name and whose object is the format instance.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-
+from .. import entry_points, forksafe
+from ..errors import PluginLoadError
 from ..metadata import NodeMetadata
 from ..names import FORMATS, V2, V3, V3_DRAFT_2020, check_format
 from ..store import Store, check_fits
 from .format import Format
 
-_MODULES = {V3: "v3", V2: "v2", V3_DRAFT_2020: "v3_draft_2020"}
+#: the entry-point group of the format plugins
+GROUP = "zarrkit.formats"
+
+_loaded: dict[str, Format] = {}
+_lock = forksafe.lock()
 
 #: Names no node may have, in any format: the names of metadata documents. A node so named
 #: would put its folder where a document is looked for (or its document inside a node's
@@ -26,16 +32,49 @@ DETECTION_ORDER = (V3, V2, V3_DRAFT_2020)
 
 
 def get_format(name: str) -> Format:
-    """The format named `name`; NotImplementedError when this installation lacks it."""
+    """The format named `name`; NotImplementedError when no installed plugin provides it."""
     check_format(name)
-    try:
-        module = import_module(f".{_MODULES[name]}", __name__)
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{_MODULES[name]}":
-            raise
-        raise NotImplementedError(f"zarr format {name} is not supported yet") from None
-    found: Format = module.FORMAT
+    if name == V3:
+        from .v3 import FORMAT
+
+        return FORMAT
+    with _lock:
+        found = _loaded.get(name)
+    if found is None:
+        found = _load(name)
+        with _lock:
+            found = _loaded.setdefault(name, found)
     return found
+
+
+def _load(name: str) -> Format:
+    """The format object of the one installed entry point named `name` in `GROUP`."""
+    rows = [row for row in entry_points.in_group(GROUP) if row[0].name == name]
+    if not rows:
+        raise NotImplementedError(
+            f"zarr format {name} is not installed: no distribution declares it in the "
+            f"{GROUP!r} entry-point group"
+        )
+    entry, distribution, _version = rows[0]
+    try:
+        found = entry.load()
+    except Exception as exc:
+        raise PluginLoadError(
+            f"the format plugin {entry.value!r} ({distribution or 'unknown distribution'}) "
+            f"failed to load: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(found, Format) or found.name != name:
+        raise PluginLoadError(
+            f"the entry point {name!r} in {GROUP!r} ({entry.value!r}) is not a zarrkit Format "
+            f"named {name!r}: {found!r}"
+        )
+    return found
+
+
+def forget() -> None:
+    """Load the format plugins afresh on the next lookup (after installing one at run time)."""
+    with _lock:
+        _loaded.clear()
 
 
 def available() -> tuple[str, ...]:

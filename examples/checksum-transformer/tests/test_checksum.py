@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from zarrkit_example_checksum import ChecksumTransformer
+from zarrkit_testing import StorageTransformerTests
 
 import zarrkit as zk
 from zarrkit.errors import ChunkDecodeError
-from zarrkit.testing import StorageTransformerTests
 
 
 class TestChecksum(StorageTransformerTests):

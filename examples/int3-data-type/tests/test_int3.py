@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from zarrkit_example_int3 import Int3
+from zarrkit_testing import DataTypeTests
 
 import zarrkit
 from zarrkit.errors import MetadataError, ValueCastError
-from zarrkit.testing import DataTypeTests
 
 
 class TestInt3(DataTypeTests):

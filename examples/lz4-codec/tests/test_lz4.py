@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 from zarrkit_example_lz4 import Lz4Codec
+from zarrkit_testing import CodecTests
 
 import zarrkit as zk
 from zarrkit import config
-from zarrkit.testing import CodecTests
 
 
 class TestLz4(CodecTests):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from zarrkit_example_offset_grid import OffsetChunkGrid
+from zarrkit_testing import ChunkGridTests
 
 import zarrkit
-from zarrkit.testing import ChunkGridTests
 
 
 class TestOffsetGrid(ChunkGridTests):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from zarrkit_example_padded_keys import PaddedChunkKeyEncoding
+from zarrkit_testing import ChunkKeyEncodingTests
 
 import zarrkit
-from zarrkit.testing import ChunkKeyEncodingTests
 
 
 @pytest.mark.parametrize("separator", ["/", "."])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from zarrkit_example_serpentine import SerpentineLayout
+from zarrkit_testing import MemoryLayoutTests
 
 import zarrkit
-from zarrkit.testing import MemoryLayoutTests
 
 
 class TestSerpentine(MemoryLayoutTests):

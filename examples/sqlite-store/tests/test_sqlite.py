@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from zarrkit_example_sqlite import SqliteStore
+from zarrkit_testing import StoreTests
 
 import zarrkit as zk
-from zarrkit.testing import StoreTests
 
 
 class TestSqliteStore(StoreTests):

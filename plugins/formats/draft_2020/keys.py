@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..chunk_key_encoding import ChunkKeyEncoding
-from ..errors import MetadataError
-from ..names import Names
+from zarrkit.abc import ChunkKeyEncoding, Names
+from zarrkit.errors import MetadataError
 
 ENTRY_POINT_KEY = "zarr.json"
 META_ROOT = "meta/root"

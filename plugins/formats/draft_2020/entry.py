@@ -12,11 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MetadataError
-from ..negotiation import extension_list, unknown_fields
-from ..store import Store
-from .documents import load_document
-from .draft_keys import DEFAULT_SUFFIX, ENTRY_POINT_KEY
+from zarrkit.abc import Store
+from zarrkit.abc.format import extension_list, load_document, unknown_fields
+from zarrkit.errors import MetadataError
+from zarrkit.plugins.formats.draft_2020.keys import DEFAULT_SUFFIX, ENTRY_POINT_KEY
 
 #: the draft's core protocol URI (also the only metadata encoding it defines: JSON)
 CORE_URI = "https://purl.org/zarr/spec/protocol/core/3.0"

@@ -21,24 +21,29 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .. import registry
-from ..codec import Codec, CodecKind
-from ..errors import MetadataError
-from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
-from ..names import V2, V3
-from ..negotiation import build, extension_from_arg
-from ..store import Store
-from .consolidated import FIELD as CONSOLIDATED_FIELD
-from .consolidated import inline, member_documents, member_order
-from .documents import (
+from zarrkit.abc import V2, V3, Codec, CodecKind, Store
+from zarrkit.abc.format import (
+    CONSOLIDATED_FIELD,
+    ArrayMetadata,
+    Format,
+    GroupMetadata,
+    NodeMetadata,
+    array_defaults,
+    build,
     check_chunk_size,
     check_dimensions,
+    extension_from_arg,
     fill_value_or_default,
+    freeze,
+    inline,
     load_document,
+    lookup,
+    member_documents,
+    member_order,
     short_repr,
 )
-from .format import Format
-from .layout_codec import LayoutCodec, as_layout
+from zarrkit.errors import MetadataError
+from zarrkit.plugins.formats.layout_codec import LayoutCodec, as_layout
 
 NAME = V2
 ZARRAY, ZGROUP, ZATTRS, ZMETADATA = ".zarray", ".zgroup", ".zattrs", ".zmetadata"
@@ -107,7 +112,7 @@ def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
 def _resolved(kind: str, name: str, configuration: dict, field: str, where: str) -> Any:
     """The plugin standing for a v2 field (`chunks`, `dimension_separator`, `order`)."""
     try:
-        cls = registry.lookup(kind, name, NAME, where=where)
+        cls = lookup(kind, name, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate(field, where) from None
     return build(cls, name, configuration, NAME, key=field, where=where)
@@ -156,7 +161,7 @@ def _object_data_type(value: str, codecs: Sequence[Codec], where: str) -> Any:
     for codec in codecs:
         implied = getattr(codec, "implied_data_type", None)
         if implied:
-            cls = registry.lookup("data_type", implied, V3, where=where)
+            cls = lookup("data_type", implied, V3, where=where)
             return build(cls, implied, {}, V3, key="dtype", where=where)
     ids = [c.to_json(NAME).get("id") for c in codecs]
     raise MetadataError(
@@ -342,9 +347,8 @@ def _codec_json(codec: Codec, field: str) -> dict[str, Any]:
 
 def _defaults(data_type: Any) -> tuple[list[Codec], list[Codec], str]:
     """(filters, bytes -> bytes codecs, order) of the installed defaults for a new v2 array."""
-    from .. import hooks
 
-    defaults = hooks.array_defaults(NAME, data_type, ())
+    defaults = array_defaults(NAME, data_type, ())
     codecs = [_user_codec(c, "codecs") for c in defaults.get("codecs", [])]
     filters = [c for c in codecs if c.kind is not CodecKind.BYTES_BYTES]
     if as_layout(filters, 0, NAME) is not None or any(

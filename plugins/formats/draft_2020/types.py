@@ -21,15 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import registry
-from ..errors import (
+from zarrkit.abc import V3_DRAFT_2020
+from zarrkit.abc.format import build, lookup
+from zarrkit.errors import (
     AmbiguousExtensionError,
     MetadataError,
     PluginConflictError,
     UnknownExtensionError,
 )
-from ..names import V3_DRAFT_2020
-from ..negotiation import build
 
 NAME = V3_DRAFT_2020
 
@@ -48,7 +47,7 @@ def parse_data_type(value: Any, where: str) -> Any:
 
 
 def _core(name: str, key: str, where: str) -> Any:
-    cls = registry.lookup("data_type", name, NAME, where=where)
+    cls = lookup("data_type", name, NAME, where=where)
     return build(cls, name, {}, NAME, key=key, where=where)
 
 
@@ -70,7 +69,7 @@ def _extension(doc: Mapping[str, Any], where: str) -> Any:
             where=where,
         )
     try:
-        cls = registry.lookup("data_type", uri, NAME, where=where)
+        cls = lookup("data_type", uri, NAME, where=where)
     except (UnknownExtensionError, PluginConflictError, AmbiguousExtensionError):
         pass  # a URI shared by a family (zarr-python's complex types): the type decides
     else:
@@ -79,7 +78,7 @@ def _extension(doc: Mapping[str, Any], where: str) -> Any:
     kind = doc["type"]
     if isinstance(kind, str):
         try:
-            cls = registry.lookup("data_type", kind, NAME, where=where)
+            cls = lookup("data_type", kind, NAME, where=where)
         except UnknownExtensionError:
             pass
         else:

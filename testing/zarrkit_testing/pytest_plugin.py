@@ -33,7 +33,7 @@ def fake_distribution(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fake
     at teardown the folder leaves `sys.path`, its modules leave `sys.modules` and the
     registries rescan again, so no test sees another's plugins.
     """
-    from zarrkit.testing import fake_dist
+    from zarrkit_testing import fake_dist
 
     site_dir = tmp_path_factory.mktemp("site-packages")
     on_path = False

@@ -10,10 +10,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..codec import ArrayBytesCodec, ChunkSpec, Codec, CodecKind
-from ..errors import ChunkDecodeError
-from ..memory_layout import MemoryLayout
-from ..names import Names
+from zarrkit.abc import ArrayBytesCodec, ChunkSpec, Codec, CodecKind, MemoryLayout, Names
+from zarrkit.abc.format import get_registry
+from zarrkit.errors import ChunkDecodeError
 
 
 class LayoutCodec(ArrayBytesCodec):
@@ -67,7 +66,6 @@ def as_layout(codecs: Sequence[Codec], ndim: int, format: str) -> tuple[LayoutCo
 
     Returns the layout codec and how many leading codecs it replaces, or None. The comparison is
     on JSON only, through each layout plugin's `v3_codecs`: the kernel names no codec here."""
-    from .. import registry
 
     prefix = []
     for codec in codecs:
@@ -80,7 +78,7 @@ def as_layout(codecs: Sequence[Codec], ndim: int, format: str) -> tuple[LayoutCo
         first = prefix[0]
         return (first, 1) if len(prefix) == 1 and isinstance(first, LayoutCodec) else None
     wanted = [c.to_json() for c in prefix]
-    for _provider, cls, _error in registry.get_registry("memory_layout").load_all():
+    for _provider, cls, _error in get_registry("memory_layout").load_all():
         if cls is None:
             continue
         layout_cls = cast("type[MemoryLayout]", cls)  # what the memory_layout registry holds

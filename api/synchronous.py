@@ -1,5 +1,5 @@
 """The public functions: open arrays and groups in any store (zarr-python 3's call shapes),
-and the creation functions of `creation`, re-exported.
+and the creation functions of `zarrkit.creation` and `zarrkit.api.shortcuts`, re-exported.
 
 `store` is a path, a URL or a store object; `codecs`, `dtype`, `chunk_grid` and
 `chunk_key_encoding` take the spec's JSON form, a bare name, or a plugin object.
@@ -12,40 +12,42 @@ from typing import Any
 
 import numpy as np
 
-from .array import Array, ArrayConfig
-from .creation import (
-    ARRAY_ARGUMENTS,
+from zarrkit.api.shortcuts import (
     array,
-    check_arguments,
     create,
-    create_array,
-    data_type_from_arg,
     empty,
     empty_like,
-    extension_from_arg,
-    format_name,
     from_array,
     full,
     full_like,
     like_arguments,
     ones,
     ones_like,
-    write_group,
     zeros,
     zeros_like,
 )
-from .errors import ArgumentError, ContainsNodeError, NodeNotFoundError
-from .hierarchy import (
+from zarrkit.array import Array, ArrayConfig
+from zarrkit.creation import (
+    ARRAY_ARGUMENTS,
+    check_arguments,
+    create_array,
+    data_type_from_arg,
+    extension_from_arg,
+    format_name,
+    write_group,
+)
+from zarrkit.errors import ArgumentError, ContainsNodeError, NodeNotFoundError
+from zarrkit.hierarchy import (
     Group,
     apply_use_consolidated,
     node_from_metadata,
     open_node,
     read_metadata,
 )
-from .hierarchy import consolidate_metadata as consolidate_group
-from .metadata import NodeMetadata
-from .paths import normalize_path
-from .store_opening import check_mode, open_store
+from zarrkit.hierarchy import consolidate_metadata as consolidate_group
+from zarrkit.metadata import NodeMetadata
+from zarrkit.paths import normalize_path
+from zarrkit.store_opening import check_mode, open_store
 
 __all__ = [
     "Array",

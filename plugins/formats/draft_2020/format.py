@@ -1,10 +1,10 @@
-"""The storage protocol of the 2020 draft of Zarr v3 (seed 001), as zarr-python 2.x's
+"""The storage protocol of the 2020 draft of Zarr v3 (seed 001), a format plugin, as zarr-python 2.x's
 experimental v3 mode writes and reads it.
 
-A hierarchy has one entry point (`zarr.json` at the store root, see `draft_entry`); nodes are
+A hierarchy has one entry point (`zarr.json` at the store root, see `entry`); nodes are
 documents under `meta/root` (`foo/bar.array.json`, `foo.group.json`, the root as
 `meta/root.array.json` or `meta/root.group.json`); chunks live under `data/root/<path>/` (see
-`draft_keys`). A path with no document but with documents below it is an implicit group.
+`keys`). A path with no document but with documents below it is an implicit group.
 
 The canonical chain of a draft array is `[filters] + [LayoutCodec(chunk_memory_layout, byte
 order of the data type)] + [compressor]`. Where zarr-python 2.x departs from the seed, zarrkit
@@ -22,19 +22,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .. import hooks, registry
-from ..codec import Codec, CodecKind
-from ..errors import MetadataError
-from ..memory_layout import MemoryLayout
-from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze, thaw_document
-from ..names import V2, V3_DRAFT_2020
-from ..negotiation import build, extension_list, unknown_fields
-from ..store import Store, check_fits
-from . import draft_entry
-from .documents import check_attributes as _attributes
-from .documents import check_chunk_size, fill_value_or_default, load_document
-from .documents import check_shape as _shape
-from .draft_keys import (
+from zarrkit.abc import V2, V3_DRAFT_2020, Codec, CodecKind, MemoryLayout, Store
+from zarrkit.abc.format import (
+    ArrayMetadata,
+    Format,
+    GroupMetadata,
+    NodeMetadata,
+    array_defaults,
+    build,
+    check_chunk_size,
+    check_fits,
+    extension_list,
+    fill_value_or_default,
+    freeze,
+    load_document,
+    lookup,
+    thaw_document,
+    unknown_fields,
+)
+from zarrkit.abc.format import check_attributes as _attributes
+from zarrkit.abc.format import check_shape as _shape
+from zarrkit.errors import MetadataError
+from zarrkit.plugins.formats.draft_2020 import entry as draft_entry
+from zarrkit.plugins.formats.draft_2020.keys import (
     DEFAULT_SUFFIX,
     ENTRY_POINT_KEY,
     SEPARATORS,
@@ -46,9 +56,8 @@ from .draft_keys import (
     meta_prefix,
     separator_of,
 )
-from .draft_types import data_type_json, parse_data_type
-from .format import Format
-from .layout_codec import LayoutCodec, as_layout
+from zarrkit.plugins.formats.draft_2020.types import data_type_json, parse_data_type
+from zarrkit.plugins.formats.layout_codec import LayoutCodec, as_layout
 
 NAME = V3_DRAFT_2020
 
@@ -139,7 +148,7 @@ def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChu
             key="chunk_grid.type",
             where=where,
         )
-    cls = registry.lookup("chunk_grid", name, NAME, where=where)
+    cls = lookup("chunk_grid", name, NAME, where=where)
     grid = build(cls, name, config, NAME, key="chunk_grid", where=where)
     try:
         grid.validate(shape)
@@ -175,7 +184,7 @@ def _layout(value: Any, where: str) -> MemoryLayout:
             where=where,
         )
     try:
-        cls = registry.lookup("memory_layout", name, NAME, where=where)
+        cls = lookup("memory_layout", name, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate("chunk_memory_layout", where) from None
     layout: MemoryLayout = build(cls, name, config, NAME, key="chunk_memory_layout", where=where)
@@ -203,7 +212,7 @@ def _compressor(value: Any, where: str) -> Codec | None:
         )
     uri = value["codec"]
     try:
-        cls = registry.lookup("codec", uri, NAME, where=where)
+        cls = lookup("codec", uri, NAME, where=where)
     except MetadataError as exc:
         raise exc.locate("compressor", where) from None
     codec: Codec = build(cls, uri, dict(config), NAME, key="compressor", where=where)
@@ -236,7 +245,7 @@ def _filters(value: Any, where: str) -> list[Codec]:
             )
         config = {k: v for k, v in item.items() if k != "id"}
         try:
-            cls = registry.lookup("codec", item["id"], V2, where=where)
+            cls = lookup("codec", item["id"], V2, where=where)
         except MetadataError as exc:
             raise exc.locate(f"{key}[{i}]", where) from None
         codec = build(cls, item["id"], config, V2, key=f"{key}[{i}]", where=where)
@@ -342,7 +351,7 @@ def _default_chain(data_type: Any, options: Mapping[str, Any]) -> list[Codec]:
     if "compressor" in options:
         compressor = options["compressor"]
     else:
-        compressor = hooks.array_defaults(NAME, data_type, ()).get("compressor")
+        compressor = array_defaults(NAME, data_type, ()).get("compressor")
     filters = [_codec_arg(f, f"filters[{i}]") for i, f in enumerate(options.get("filters") or ())]
     chain = filters + [LayoutCodec(layout, data_type.endian)]
     if compressor is not None:
@@ -371,11 +380,11 @@ def _codec_arg(value: Any, key: str) -> Codec:
     if not isinstance(name, str):
         raise MetadataError(f"expected a codec name, got {name!r}", key=key, where="arguments")
     try:
-        cls = registry.lookup("codec", name, fmt)
+        cls = lookup("codec", name, fmt)
     except MetadataError:
         if fmt != NAME:
             raise
-        cls, fmt = registry.lookup("codec", name, V2), V2  # a bare numcodecs id: 'gzip'
+        cls, fmt = lookup("codec", name, V2), V2  # a bare numcodecs id: 'gzip'
     codec: Codec = build(cls, name, config, fmt, key=key, where="arguments")
     return codec
 

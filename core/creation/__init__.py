@@ -1,0 +1,44 @@
+"""Creating arrays and groups, by job: `arguments` resolves what a user passes (zarr-python 3's
+call shapes, or zarrkit's canonical `codecs=` / `chunk_grid=`), `chunking` guesses chunk and
+shard shapes, `writing` turns them into a document of the array's format and writes it.
+
+This package sits below `hierarchy` (which imports it for `Group.create_array`) and above
+`array`, `formats` and the registries, so creation and the hierarchy never import each other.
+zarr-python's shortcut functions (`zeros`, `full`, `*_like`, ...) are the API layer's
+(`zarrkit.api.shortcuts`).
+
+zarr-python's arguments and defaults, when omitted, are zarr-python 3.4's: chunks guessed as
+zarr-python guesses them (`chunks="auto"`), the data type's serializer (`bytes` unless it needs
+its own), zstd level 0 for v3; `codecs=` naming no array -> bytes codec gets `bytes` inserted,
+as zarr-python does. A bare codec name in arguments is the plugin with its own defaults
+(`"gzip"`: level 5, as zarr-python's `GzipCodec()`); a codec that has no default for a field
+(`"transpose"` needs an `order`) is refused naming the field.
+"""
+
+from __future__ import annotations
+
+from .arguments import (
+    ARRAY_ARGUMENTS,
+    check_arguments,
+    data_type_from_arg,
+    extension_from_arg,
+    format_name,
+    is_auto,
+    unknown_argument,
+)
+from .chunking import guess_chunks
+from .writing import create_array, prepare_path, write_group
+
+__all__ = [
+    "ARRAY_ARGUMENTS",
+    "check_arguments",
+    "create_array",
+    "data_type_from_arg",
+    "extension_from_arg",
+    "format_name",
+    "guess_chunks",
+    "is_auto",
+    "prepare_path",
+    "unknown_argument",
+    "write_group",
+]
