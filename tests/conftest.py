@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 
 # Hypothesis profiles, the one place that says how many examples a property test draws: "dev",

@@ -81,7 +81,7 @@ def build(
             lambda: zarrkit.open_array(str(tmp / "local.zarr")),
         )
     if name == "zip":
-        from zarrkit.plugins.stores.zip import ZipStore
+        from zarrkit.plugins.stores.local.zip import ZipStore
 
         writer = ZipStore(tmp / "data.zip", mode="w")
         create(writer)
@@ -110,9 +110,9 @@ def build(
         array = zarrkit.open_array(url)
         return Case(name, array, lambda: zarrkit.open_array(url))
     if name in ("cache", "metrics"):
-        from zarrkit.plugins.stores.cache import CachingStore
-        from zarrkit.plugins.stores.local import LocalStore
-        from zarrkit.plugins.stores.metrics import MetricsStore
+        from zarrkit.plugins.stores.local.local import LocalStore
+        from zarrkit.plugins.stores.wrappers.cache import CachingStore
+        from zarrkit.plugins.stores.wrappers.metrics import MetricsStore
 
         wrapper = CachingStore if name == "cache" else MetricsStore
         create(str(tmp / f"{name}.zarr"))

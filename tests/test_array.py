@@ -28,7 +28,7 @@ from zarrkit.errors import (
     ValueCastError,
     ZarrkitError,
 )
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 
 FILL = 3  # fill value of the random-access tests: data is drawn from 0..5, so it shows up often

@@ -1,4 +1,4 @@
-"""Which backend a plain `gs://` or `az://` URL opens (`plugins/stores/cloud_routing.py`):
+"""Which backend a plain `gs://` or `az://` URL opens (`plugins/stores/remote/cloud_routing.py`):
 fsspec's store when gcsfs or adlfs is installed, else obstore's, else an error naming both.
 Requests to Azure through `az://` are in test_store_obstore_azure.py; there is no GCS server
 here that speaks the API obstore uses, so the GCS store is checked as opened, not used."""
@@ -14,7 +14,7 @@ from zarrkit.store_opening import open_store
 
 pytest.importorskip("obstore")
 
-from zarrkit.plugins.stores.objectstore import ObstoreStore
+from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
 
 
 @pytest.mark.parametrize("url", ["gs://bucket/x.zarr", "gcs://bucket/x.zarr"])

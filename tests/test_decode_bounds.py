@@ -25,7 +25,7 @@ from crc32c import crc32c
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import ChunkDecodeError
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}

@@ -109,7 +109,7 @@ def test_whole_chunk_writes_are_stored_in_groups_the_store_asks_for(preferred) -
     """By default a big chunk is stored as soon as it is encoded (its memory is reused for the
     next); a store that asks for more bytes per call gets groups, also through a wrapper,
     the first ones growing from one chunk (so that its first upload starts early)."""
-    from zarrkit.plugins.stores.wrapper import StoreWrapper
+    from zarrkit.plugins.stores.wrappers.wrapper import StoreWrapper
 
     store = Recording()
     store.preferred_store_bytes = preferred
@@ -133,7 +133,7 @@ def test_a_threads_share_of_whole_chunks_is_one_run_of_writes(tmp_path: Path, mo
     """Compressed chunks go to the store one per call, all of a thread's share through one
     `store.writing()`, so a file store opens each key folder once per share, not per chunk
     (each open a walk of the folder's path, a release of the GIL the other thread waits on)."""
-    from zarrkit.plugins.stores import beneath
+    from zarrkit.plugins.stores.local import beneath
 
     data = np.random.default_rng(3).random((512, 1024)).astype("float32")  # 2 x 4 chunks
     with config.override(threads=1):
@@ -162,7 +162,7 @@ def test_a_threads_share_of_whole_chunks_is_one_run_of_writes(tmp_path: Path, mo
 def test_a_threads_share_of_chunks_is_read_in_one_run(tmp_path: Path, monkeypatch) -> None:
     """A thread reads its share a few chunks per `read_many` (1 MiB), all through one
     `store.reading()`, so a file store opens each key folder once per share."""
-    from zarrkit.plugins.stores import beneath
+    from zarrkit.plugins.stores.local import beneath
 
     data = np.random.default_rng(4).random((256, 2048)).astype("float32")  # 8 chunks, 1 folder
     a = zk.create_array(
@@ -256,7 +256,7 @@ def test_a_whole_read_of_big_chunks_reads_every_file_into_one_reused_buffer(
     """Big files (shards) are read into a buffer the thread reuses once nothing holds it; the
     engine must let go of each chunk's value before reading the next, or every file comes in
     fresh memory (page faults: ~140 MiB more of them in a whole read of 32 shards)."""
-    from zarrkit.plugins.stores import local
+    from zarrkit.plugins.stores.local import local
 
     handed: list[int] = []
     original = local.reusable

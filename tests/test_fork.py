@@ -56,7 +56,7 @@ def _check(case: Case, result: tuple[float, tuple[int, ...], str], wrote: bool) 
     shared = wrote and case.name in SHARED_WRITES
     assert np.array_equal(seen, written(data) if shared else data)
     # and the parent still works after the child used the inherited handle (a cache does
-    # not see other processes' writes until told to: see plugins/stores/cache.py)
+    # not see other processes' writes until told to: see plugins/stores/wrappers/cache.py)
     if case.name == "cache":
         case.array.store.clear()
     assert np.array_equal(case.array[...], seen)
@@ -145,7 +145,7 @@ def test_fork_while_other_threads_read_and_write(tmp_path: Path) -> None:
 def test_zip_child_never_publishes_the_parents_pending_writes(tmp_path: Path) -> None:
     """A child forked from a zip writer reads the archive as last flushed, and its exit does
     not flush what the parent had pending (that would undo the parent's later writes)."""
-    from zarrkit.plugins.stores.zip import ZipStore
+    from zarrkit.plugins.stores.local.zip import ZipStore
 
     path = tmp_path / "w.zip"
     store = ZipStore(path, mode="w")

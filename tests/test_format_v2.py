@@ -440,7 +440,7 @@ def test_null_fill_value_keeps_chunks_of_default_values(tmp_path) -> None:
     import numpy as _np
 
     import zarrkit as _zk
-    from zarrkit.plugins.stores.local import LocalStore
+    from zarrkit.plugins.stores.local.local import LocalStore
 
     for fill, kept in ((None, True), (0, False)):
         url = tmp_path / f"fill-{fill}.zarr"

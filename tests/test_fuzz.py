@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import zarrkit as zk
 from zarrkit.errors import ZarrkitError
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 
 #: an example that takes longer than this is a hang (they take milliseconds)

@@ -15,8 +15,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.errors import ZarrkitError
-from zarrkit.plugins.stores import beneath, local
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore, beneath, local
 
 #: how long each race runs
 SECONDS = 3.0

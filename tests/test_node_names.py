@@ -11,9 +11,9 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.errors import InvalidKeyError
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.plugins.stores.metrics import Collector, MetricsStore
+from zarrkit.plugins.stores.wrappers.metrics import Collector, MetricsStore
 
 FORMATS = [3, 2, "v3-draft-2020"]
 

@@ -29,8 +29,8 @@ from zarrkit.abc import (
     names,
 )
 from zarrkit.plugins.codecs.scale_offset import ScaleOffsetCodec
-from zarrkit.plugins.stores.local import LocalStore
-from zarrkit.plugins.stores.metrics import Collector, MetricsStore
+from zarrkit.plugins.stores.local.local import LocalStore
+from zarrkit.plugins.stores.wrappers.metrics import Collector, MetricsStore
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 INDEX = [BYTES, {"name": "crc32c"}]

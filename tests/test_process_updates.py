@@ -206,7 +206,7 @@ def test_stale_lock_files_are_invisible_to_readers_and_taken_over(tmp_path: Path
     """A writer killed inside an update leaves its lock file beside the chunk key (v3: in
     c/0/, v2: in the array's folder, beside .zarray). zarrkit, zarr-python and tensorstore
     read past it, and the next update of that chunk takes it over and removes it."""
-    from zarrkit.plugins.stores.keylocks import lock_name
+    from zarrkit.plugins.stores.local.keylocks import lock_name
 
     zarr = pytest.importorskip("zarr")
     ts = pytest.importorskip("tensorstore")
@@ -251,7 +251,7 @@ def test_stale_lock_files_are_invisible_to_readers_and_taken_over(tmp_path: Path
 
 def test_a_symlink_at_a_lock_file_is_not_followed(tmp_path: Path) -> None:
     from zarrkit.errors import StoreError
-    from zarrkit.plugins.stores.keylocks import lock_name
+    from zarrkit.plugins.stores.local.keylocks import lock_name
 
     root = tmp_path / "data.zarr"
     a = zk.create_array(str(root), shape=(8,), chunks=(4,), dtype="int32")

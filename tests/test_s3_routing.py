@@ -1,5 +1,5 @@
 """Which backend a plain `s3://` URL opens: obstore when it is installed and every storage
-option means the same to it as to s3fs (`plugins/stores/s3_options.py`), fsspec otherwise;
+option means the same to it as to s3fs (`plugins/stores/remote/s3_options.py`), fsspec otherwise;
 `fsspec+s3://`, `obstore+s3://` and the `store_schemes` setting choose one outright. The
 translation is checked option by option, and the stores it opens against moto's server."""
 
@@ -22,9 +22,9 @@ from store_servers import Moto, s3_options
 
 import zarrkit as zk
 from zarrkit import config
-from zarrkit.plugins.stores.fsspec import FsspecStore
-from zarrkit.plugins.stores.objectstore import ObstoreStore
-from zarrkit.plugins.stores.s3_options import Untranslatable, obstore_s3_options
+from zarrkit.plugins.stores.remote.fsspec import FsspecStore
+from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
+from zarrkit.plugins.stores.remote.s3_options import Untranslatable, obstore_s3_options
 from zarrkit.store_opening import open_store
 
 BUCKET = "zarrkit-routing"

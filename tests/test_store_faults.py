@@ -254,7 +254,7 @@ def test_a_server_ignoring_ranges_and_cutting_the_body_never_gives_part_of_a_ran
     before it is a short body to read again, not a short range."""
     from store_servers import FileServer, address, serving
 
-    from zarrkit.plugins.stores.http import HttpStore
+    from zarrkit.plugins.stores.remote.http import HttpStore
     from zarrkit.store import ByteRange
 
     value = bytes(range(256)) * 64

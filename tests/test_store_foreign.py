@@ -15,15 +15,15 @@ from zarrkit_testing.store_tests import ReadableStoreTests, StoreTests
 import zarrkit as zk
 from zarrkit import registry
 from zarrkit.errors import ReadOnlyError, StoreError
-from zarrkit.plugins.stores.fsspec import FsspecStore
-from zarrkit.plugins.stores.mapping import MappingStore
+from zarrkit.plugins.stores.adapters.mapping import MappingStore
+from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 from zarrkit.store import ByteRange, Store, SuffixRange
 from zarrkit.store_opening import open_store
 
 zarr = pytest.importorskip("zarr")
 fsspec = pytest.importorskip("fsspec")
 
-from zarrkit.plugins.stores.zarr_python import ZarrPythonStore  # noqa: E402
+from zarrkit.plugins.stores.adapters.zarr_python import ZarrPythonStore  # noqa: E402
 
 pytestmark = pytest.mark.interop  # through zarr-python 3
 

@@ -20,7 +20,7 @@ from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit.errors import ReadOnlyError, StoreError, UnknownExtensionError
-from zarrkit.plugins.stores.fsspec import FsspecStore
+from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 from zarrkit.store import ByteRange, Store
 
 pytestmark = pytest.mark.network

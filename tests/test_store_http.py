@@ -15,8 +15,8 @@ from zarrkit_testing.store_tests import ReadableStoreTests
 
 import zarrkit as zk
 from zarrkit.errors import CapabilityError, ReadOnlyError, StoreError
-from zarrkit.plugins.stores.http import HttpStore
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
+from zarrkit.plugins.stores.remote.http import HttpStore
 from zarrkit.store import ByteRange, Store, SuffixRange
 
 pytestmark = pytest.mark.network
@@ -198,7 +198,7 @@ def test_http_urls_open_the_stdlib_store_and_fsspec_on_request(
     served: Path, server: FileServer
 ) -> None:
     pytest.importorskip("aiohttp")
-    from zarrkit.plugins.stores.fsspec import FsspecStore
+    from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 
     url, data = _hierarchy(served, server)
     assert isinstance(zk.open_array(url, path="g/a").store, HttpStore)

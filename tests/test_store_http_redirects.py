@@ -19,7 +19,7 @@ from store_servers import serving
 
 import zarrkit as zk
 from zarrkit.errors import StoreError
-from zarrkit.plugins.stores.http import HttpStore, RedirectRefusedError
+from zarrkit.plugins.stores.remote.http import HttpStore, RedirectRefusedError
 
 pytestmark = pytest.mark.network
 

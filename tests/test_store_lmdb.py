@@ -17,7 +17,7 @@ from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit.errors import InvalidKeyError, StoreError
-from zarrkit.plugins.stores.lmdb import LmdbStore
+from zarrkit.plugins.stores.local.lmdb import LmdbStore
 from zarrkit.store import Store
 
 
@@ -35,7 +35,7 @@ class TestLmdbStore(StoreTests):
 #: reports every batch it saw mixed (keys from different writes), or "ok <reads>"
 READER = """
     import sys, time
-    from zarrkit.plugins.stores.lmdb import LmdbStore
+    from zarrkit.plugins.stores.local.lmdb import LmdbStore
     store = LmdbStore(sys.argv[1])
     keys = [f"c/{i}" for i in range(20)]
     reads, deadline = 0, time.monotonic() + float(sys.argv[2])
@@ -79,7 +79,7 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     lock of the open environments: that must not deadlock."""
     from store_finalizing import opens_while_collecting
 
-    from zarrkit.plugins.stores.lmdb import _Env
+    from zarrkit.plugins.stores.local.lmdb import _Env
 
     forgotten = LmdbStore(tmp_path / "a", mode="w")
     forgotten.set("k", b"kept")

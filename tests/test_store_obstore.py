@@ -22,8 +22,8 @@ from zarrkit_testing.store_tests import ReadableStoreTests
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.errors import ReadOnlyError, StoreError
-from zarrkit.plugins.stores.local import LocalStore
-from zarrkit.plugins.stores.objectstore import ObstoreStore
+from zarrkit.plugins.stores.local.local import LocalStore
+from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
 from zarrkit.store import ByteRange, Store
 from zarrkit.store_opening import open_store
 

@@ -19,7 +19,7 @@ from obstore_cases import QUICK_RETRIES, ObstoreStoreTests
 
 import zarrkit as zk
 from zarrkit.errors import PluginLoadError, StoreError
-from zarrkit.plugins.stores.objectstore import ObstoreStore
+from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
 from zarrkit.store import ByteRange, SuffixRange
 from zarrkit.store_opening import open_store
 

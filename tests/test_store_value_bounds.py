@@ -23,8 +23,8 @@ from store_servers import serving
 
 import zarrkit as zk
 from zarrkit.errors import StoreError, ValueTooLargeError
-from zarrkit.plugins.stores.http import HttpStore
-from zarrkit.plugins.stores.zip import ZipStore
+from zarrkit.plugins.stores.local.zip import ZipStore
+from zarrkit.plugins.stores.remote.http import HttpStore
 from zarrkit.store import DEFAULT_VALUE_LIMIT, ByteRange, limiting_values
 from zarrkit.store_opening import open_store
 

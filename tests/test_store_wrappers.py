@@ -20,11 +20,11 @@ from zarrkit_testing.store_tests import StoreTests
 import zarrkit as zk
 from zarrkit import config, store_opening
 from zarrkit.errors import CapabilityError, ReadOnlyError
-from zarrkit.plugins.stores.cache import CachingStore
-from zarrkit.plugins.stores.http import HttpStore
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.plugins.stores.metrics import Collector, MetricsStore
+from zarrkit.plugins.stores.remote.http import HttpStore
+from zarrkit.plugins.stores.wrappers.cache import CachingStore
+from zarrkit.plugins.stores.wrappers.metrics import Collector, MetricsStore
 from zarrkit.store import ByteRange, Store, SuffixRange
 
 

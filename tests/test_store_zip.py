@@ -18,7 +18,7 @@ from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit.errors import StoreError
-from zarrkit.plugins.stores.zip import ZipStore
+from zarrkit.plugins.stores.local.zip import ZipStore
 from zarrkit.store import ByteRange, Store, SuffixRange
 
 
@@ -76,7 +76,7 @@ def _run(code: str, *args: str) -> str:
 
 READ_IN_OTHER_PROCESS = """
     import sys
-    from zarrkit.plugins.stores.zip import ZipStore
+    from zarrkit.plugins.stores.local.zip import ZipStore
     store = ZipStore(sys.argv[1])
     print(repr({k: store.get(k) for k in sorted(store.list())}))
 """
@@ -229,7 +229,7 @@ def test_a_store_collected_while_another_opens_does_not_hang(tmp_path: Path) -> 
     pending write must still reach its archive."""
     from store_finalizing import opens_while_collecting
 
-    from zarrkit.plugins.stores.zip import _Archive
+    from zarrkit.plugins.stores.local.zip import _Archive
 
     forgotten = ZipStore(tmp_path / "a.zip", mode="w")
     forgotten.set("k", b"pending")

@@ -21,7 +21,7 @@ from zarrkit.errors import (
     UnknownExtensionError,
     ZarrkitError,
 )
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.store import Store, SuffixRange, check_key, check_prefix
 from zarrkit.store_opening import open_store
@@ -126,7 +126,7 @@ def test_buffered_read_takes_the_file_as_it_is_when_it_changed_size(
     tmp_path: Path, sized_as: int
 ) -> None:
     """A file sized, then rewritten before it is read: the read gives what is there now."""
-    from zarrkit.plugins.stores.local import _read_into_buffer
+    from zarrkit.plugins.stores.local.local import _read_into_buffer
 
     value = os.urandom((4 << 20) + 11)
     (tmp_path / "k").write_bytes(value)
@@ -229,7 +229,7 @@ def test_writes_fall_back_to_renaming_where_unnamed_files_fail(
     creating the unnamed file and naming it: the value is written the renaming way."""
     import errno
 
-    from zarrkit.plugins.stores import local
+    from zarrkit.plugins.stores.local import local
 
     store = LocalStore(tmp_path, mode="w")
 
@@ -255,7 +255,7 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
 ) -> None:
     """An overwrite that dies between naming its new file and renaming it over the key (here:
     the rename fails and the clean-up is lost, as after a crash) leaves a name listings skip."""
-    from zarrkit.plugins.stores import local
+    from zarrkit.plugins.stores.local import local
 
     store = LocalStore(tmp_path, mode="w")
     store.set("a/k", b"old")
@@ -516,7 +516,7 @@ def test_the_checked_path_way_refuses_symlinks_out_too(
     """Where the OS cannot open relative to a folder (Windows), paths are checked before use:
     the same static escapes are refused, and the store works (run here with that way forced,
     as Windows is not at hand)."""
-    from zarrkit.plugins.stores import local
+    from zarrkit.plugins.stores.local import local
 
     monkeypatch.setattr(local, "_DIR_FD", False)
     store, outside = escape
@@ -557,21 +557,21 @@ def test_stores_resolve_by_url_scheme(scheme: str, cls: type) -> None:
 @pytest.mark.parametrize(
     "scheme,module,cls_name",
     [
-        ("zip", "zip", "ZipStore"),
-        ("lmdb", "lmdb", "LmdbStore"),
-        ("http", "http", "HttpStore"),
-        ("https", "http", "HttpStore"),
-        ("s3", "s3_routing", "S3Backends"),  # obstore's store or fsspec's, by the options
-        ("fsspec+s3", "fsspec", "FsspecStore"),
-        ("obstore+s3", "objectstore", "ObstoreStore"),
-        ("gs", "cloud_routing", "CloudBackends"),  # fsspec's where gcsfs is, else obstore's
-        ("gcs", "cloud_routing", "CloudBackends"),
-        ("az", "cloud_routing", "CloudBackends"),
-        ("fsspec+gs", "fsspec", "FsspecStore"),
-        ("fsspec+https", "fsspec", "FsspecStore"),
-        ("fsspec+memory", "fsspec", "FsspecStore"),
-        ("cache", "cache", "CachingStore"),
-        ("metrics", "metrics", "MetricsStore"),
+        ("zip", "local.zip", "ZipStore"),
+        ("lmdb", "local.lmdb", "LmdbStore"),
+        ("http", "remote.http", "HttpStore"),
+        ("https", "remote.http", "HttpStore"),
+        ("s3", "remote.s3_routing", "S3Backends"),  # obstore's store or fsspec's, by the options
+        ("fsspec+s3", "remote.fsspec", "FsspecStore"),
+        ("obstore+s3", "remote.objectstore", "ObstoreStore"),
+        ("gs", "remote.cloud_routing", "CloudBackends"),  # fsspec's where gcsfs is, else obstore's
+        ("gcs", "remote.cloud_routing", "CloudBackends"),
+        ("az", "remote.cloud_routing", "CloudBackends"),
+        ("fsspec+gs", "remote.fsspec", "FsspecStore"),
+        ("fsspec+https", "remote.fsspec", "FsspecStore"),
+        ("fsspec+memory", "remote.fsspec", "FsspecStore"),
+        ("cache", "wrappers.cache", "CachingStore"),
+        ("metrics", "wrappers.metrics", "MetricsStore"),
     ],
 )
 def test_every_backend_resolves_by_url_scheme(scheme: str, module: str, cls_name: str) -> None:

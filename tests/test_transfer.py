@@ -16,7 +16,7 @@ import zarrkit
 from zarrkit import transfer
 from zarrkit.cli import main as cli_main
 from zarrkit.errors import ContainsNodeError
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 
 FORMATS = ["v3", "v2", "v3-draft-2020"]

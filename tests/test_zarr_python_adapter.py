@@ -11,7 +11,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.errors import InvalidKeyError
-from zarrkit.plugins.stores.local import LocalStore
+from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.store_opening import open_store
 

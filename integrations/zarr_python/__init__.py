@@ -12,7 +12,7 @@ Errors are zarrkit's, naming the key and the operation. A read holds at most the
 zarrkit's reads (`zarrkit.store.DEFAULT_VALUE_LIMIT`) of one value.
 
 The way back, a zarr-python store as a zarrkit store, is the `zarr-python` store plugin
-(`zarrkit.plugins.stores.zarr_python`); `as_zarr_store` of a store that plugin made gives
+(`zarrkit.plugins.stores.adapters.zarr_python`); `as_zarr_store` of a store that plugin made gives
 back the zarr-python store it wraps.
 
 Codecs go both ways too: `zarrkit.zarr_python.codecs` presents zarrkit codecs to zarr-python
@@ -42,7 +42,7 @@ except ImportError as exc:  # the optional dependency: say which extra brings it
     ) from exc
 
 import zarrkit.store
-from zarrkit.plugins.stores.zarr_python import ZarrPythonStore
+from zarrkit.plugins.stores.adapters.zarr_python import ZarrPythonStore
 from zarrkit.store import ByteRange, Range, SuffixRange, check_prefix
 from zarrkit.store_opening import open_store
 

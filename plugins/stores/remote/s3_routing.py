@@ -26,8 +26,7 @@ from functools import partial
 from typing import Any
 
 from zarrkit.abc import Store, names
-
-from . import s3_options
+from zarrkit.plugins.stores.remote import s3_options
 
 
 class S3Backends(Store):
@@ -39,12 +38,12 @@ class S3Backends(Store):
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> Store:
         translated, _why_not = choose(options)
         if translated is not None:
-            from .objectstore import ObstoreStore
+            from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
 
             store = ObstoreStore.from_url(url, mode=mode, **translated)
             store.reopen = partial(cls.from_url, url, mode=mode, **options)
             return store
-        from .fsspec import FsspecStore
+        from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 
         return FsspecStore.from_url(url, mode=mode, **options)
 
@@ -53,7 +52,7 @@ def choose(options: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """`options` for the obstore store (None when `s3://` goes to fsspec), and why."""
     if not installed("obstore"):
         return None, "obstore is not installed"
-    from . import objectstore
+    from zarrkit.plugins.stores.remote import objectstore
 
     if not objectstore.usable_here():
         return None, "obstore cannot make requests here: forked after its parent used it"

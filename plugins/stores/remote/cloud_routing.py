@@ -16,8 +16,7 @@ from typing import Any
 
 from zarrkit.abc import Store, names
 from zarrkit.errors import PluginLoadError
-
-from .s3_routing import installed
+from zarrkit.plugins.stores.remote.s3_routing import installed
 
 #: the fsspec filesystem package each scheme needs, and zarrkit's extra that installs it
 _FSSPEC_PACKAGES: dict[str, tuple[str, str]] = {
@@ -45,10 +44,10 @@ class CloudBackends(Store):
                     f"'zarrkit[{extra}]') or obstore (pip install 'zarrkit[obstore]'); neither "
                     f"is installed"
                 )
-            from .fsspec import FsspecStore
+            from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 
             return FsspecStore.from_url(url, mode=mode, **options)
-        from . import objectstore
+        from zarrkit.plugins.stores.remote import objectstore
 
         if not objectstore.usable_here():
             raise PluginLoadError(

@@ -15,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .fsspec import FsspecStore
+    from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 
 #: answers that mean "another writer changed the key since it was read"
 _CONFLICTS = frozenset(

@@ -54,9 +54,8 @@ from zarrkit.abc import (
     value_limit,
 )
 from zarrkit.errors import StoreError, ValueTooLargeError
-
-from . import ranges
-from .http_rules import Origin, RedirectRefusedError, origin, refusal
+from zarrkit.plugins.stores.remote import ranges
+from zarrkit.plugins.stores.remote.http_rules import Origin, RedirectRefusedError, origin, refusal
 
 T = TypeVar("T")
 

@@ -63,9 +63,8 @@ from zarrkit.abc import (
     value_limit,
 )
 from zarrkit.errors import StoreError, ValueTooLargeError
-
-from .fileops import fsync_dir as _fsync_dir
-from .fileops import remove_quietly as _remove_quietly
+from zarrkit.plugins.stores.local.fileops import fsync_dir as _fsync_dir
+from zarrkit.plugins.stores.local.fileops import remove_quietly as _remove_quietly
 
 _COMPRESSION = {
     "stored": zipfile.ZIP_STORED,

@@ -23,9 +23,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 from zarrkit.abc import Range, Store, Update, lock, names
-
-from .pickling import reopening
-from .wrapper import StoreWrapper
+from zarrkit.plugins.stores.pickling import reopening
+from zarrkit.plugins.stores.wrappers.wrapper import StoreWrapper
 
 log = logging.getLogger("zarrkit.store")
 

@@ -26,9 +26,8 @@ from zarrkit.abc import (
     lock,
     names,
 )
-
-from .pickling import reopening
-from .wrapper import StoreWrapper
+from zarrkit.plugins.stores.pickling import reopening
+from zarrkit.plugins.stores.wrappers.wrapper import StoreWrapper
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 

@@ -61,9 +61,8 @@ from zarrkit.abc import (
     settings,
 )
 from zarrkit.errors import PluginLoadError, StoreError
-
-from . import obstore_updates, ranges
-from .retrying import RetryPolicy
+from zarrkit.plugins.stores.remote import obstore_updates, ranges
+from zarrkit.plugins.stores.remote.retrying import RetryPolicy
 
 T = TypeVar("T")
 

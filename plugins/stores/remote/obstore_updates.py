@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .objectstore import ObstoreStore
+    from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
 
 #: obstore's store classes whose puts take both `mode="create"` and `mode=UpdateVersion`
 GUARDED_BACKENDS = frozenset({"S3Store", "GCSStore", "AzureStore", "MemoryStore"})

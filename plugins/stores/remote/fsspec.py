@@ -67,11 +67,15 @@ from zarrkit.abc import (
     settings,
 )
 from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
-
-from . import ranges, s3_updates
-from .http_rules import RedirectRefusedError, Refused, TooLong, guarded_http_options
-from .pickling import reopening
-from .retrying import RetryPolicy, is_body_fault
+from zarrkit.plugins.stores.pickling import reopening
+from zarrkit.plugins.stores.remote import ranges, s3_updates
+from zarrkit.plugins.stores.remote.http_rules import (
+    RedirectRefusedError,
+    Refused,
+    TooLong,
+    guarded_http_options,
+)
+from zarrkit.plugins.stores.remote.retrying import RetryPolicy, is_body_fault
 
 T = TypeVar("T")
 

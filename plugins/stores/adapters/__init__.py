@@ -1,0 +1,1 @@
+"""Stores over other libraries' objects: Python mappings and zarr-python stores."""

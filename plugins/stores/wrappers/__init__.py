@@ -1,0 +1,1 @@
+"""Stores that wrap another store: a cache and request metrics."""
