@@ -53,9 +53,9 @@ from zarrkit.abc import (
     write_back,
 )
 from zarrkit.errors import InvalidKeyError
+from zarrkit.plugins.stores.local import beneath, keylocks
 from zarrkit.plugins.stores.local.fileops import fsync_dir as _fsync_dir
 from zarrkit.plugins.stores.local.fileops import remove_quietly as _remove_quietly
-from zarrkit.plugins.stores.local import beneath, keylocks
 from zarrkit.plugins.stores.pickling import reopening
 
 #: Opening files relative to an open folder, without following symlinks (not on Windows,
