@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: what any plugin module may import of zarrkit
 PUBLIC = ("zarrkit.abc", "zarrkit.errors")

@@ -17,7 +17,7 @@ import zarrkit as zk
 from zarrkit import config, registry
 from zarrkit.names import V2
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "lz4-codec"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lz4-codec"
 DIST = "zarrkit-example-lz4"
 
 

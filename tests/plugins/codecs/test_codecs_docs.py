@@ -9,7 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "authoring-codecs.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "authoring-codecs.md"
 
 
 def blocks(language: str) -> list[str]:

@@ -104,7 +104,9 @@ def _run(how: str, url: str, options: dict, columns: int, signals: Path, safe: b
         for row in range(WRITERS)
     ]
     if how == "subprocess":
-        script = str(Path(__file__).with_name("process_writers.py"))
+        script = str(
+            Path(__file__).resolve().parents[3] / "tests" / "support" / "process_writers.py"
+        )
         procs: list[Any] = [
             subprocess.Popen([sys.executable, script, json.dumps(job)]) for job in jobs
         ]

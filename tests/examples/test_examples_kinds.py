@@ -17,7 +17,7 @@ import pytest
 import zarrkit
 from zarrkit import registry
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: (folder, distribution, kind, name, module)
 PACKAGES = [
     ("offset-grid", "zarrkit-example-offset-grid", "chunk_grid", "example.offset",

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.quality
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

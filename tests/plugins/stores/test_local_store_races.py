@@ -15,7 +15,8 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.errors import ZarrkitError
-from zarrkit.plugins.stores.local.local import LocalStore, beneath, local
+from zarrkit.plugins.stores.local import beneath, local
+from zarrkit.plugins.stores.local.local import LocalStore
 
 #: how long each race runs
 SECONDS = 3.0

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parent.parent / "core"
+CORE = Path(__file__).resolve().parents[2] / "core"
 APPS = ("zarrkit.cli", "zarrkit.transfer")
 
 

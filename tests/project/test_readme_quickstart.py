@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def quickstart() -> str:

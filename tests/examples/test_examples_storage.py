@@ -19,7 +19,7 @@ import pytest
 import zarrkit as zk
 from zarrkit import registry
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 INSTALLED = {ep.name for ep in md.entry_points(group="zarrkit.storage_transformers")} | {
     ep.name for ep in md.entry_points(group="zarrkit.stores")
 }

@@ -16,7 +16,7 @@ import zarrkit as zk
 from zarrkit import registry
 from zarrkit.errors import MetadataError, MustUnderstandError
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "revision-field"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "revision-field"
 DIST = "zarrkit-example-revision"
 FIELD = "example.revision"
 
