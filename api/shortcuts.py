@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc import check_mode
 from zarrkit.array import Array
 from zarrkit.creation import check_arguments, create_array, format_name, is_auto
 from zarrkit.errors import (
@@ -67,8 +68,8 @@ def create(
         raise ArgumentError("create() takes no object_codec= here: give filters= or codecs=")
     if chunks is not None and chunk_shape is not None:
         raise ConflictingArgumentsError("give chunks= or chunk_shape=, not both")
-    if mode is not None and mode not in ("a", "w", "w-", "r+", "r"):
-        raise ArgumentError(f"mode must be one of 'r', 'r+', 'a', 'w', 'w-', got {mode!r}")
+    if mode is not None:
+        check_mode(mode)
     extra: dict[str, Any] = {}
     if compressor is None:
         extra["compressors"] = None

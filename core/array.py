@@ -23,7 +23,9 @@ from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
 from .engine import ChunkEngine
 from .errors import (
+    ArgumentError,
     CodecChainError,
+    InvalidArgumentError,
     InvalidKeyError,
     MetadataError,
     ReadOnlyError,
@@ -52,9 +54,9 @@ class ArrayConfig:
 
     def checked(self) -> ArrayConfig:
         if self.order not in ("C", "F"):
-            raise ValueError(f"order must be 'C' or 'F', got {self.order!r}")
+            raise InvalidArgumentError(f"order must be 'C' or 'F', got {self.order!r}")
         if self.write_empty_chunks not in (None, True, False):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"write_empty_chunks must be True or False, got {self.write_empty_chunks!r}"
             )
         return self
@@ -252,7 +254,7 @@ class Array(Node):
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d array")
+            raise ArgumentError("len() of a 0-d array")
         return self.shape[0]
 
     def __repr__(self) -> str:
@@ -565,7 +567,9 @@ class Array(Node):
         )
         old = self.shape
         if len(new) != len(old) or any(n < 0 for n in new):
-            raise ValueError(f"new shape {new} must have {len(old)} non-negative dimensions")
+            raise InvalidArgumentError(
+                f"new shape {new} must have {len(old)} non-negative dimensions"
+            )
         self._check_writeable()
         grid = self._meta.chunk_grid.resized(new)
         if grid is not self._meta.chunk_grid:  # the new chunks must suit the codecs too
@@ -748,11 +752,13 @@ def _advanced_apart(items: tuple, ndim: int) -> bool:
 def _checked_out(out: Any, shape: Sequence[int]) -> np.ndarray:
     """The caller's array for a read (`out=`), checked before anything is read."""
     if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+        raise ArgumentError(f"out must be a numpy array, got {type(out).__name__}")
     if out.shape != tuple(shape):
-        raise ValueError(f"out has shape {out.shape}; the selection's shape is {tuple(shape)}")
+        raise InvalidArgumentError(
+            f"out has shape {out.shape}; the selection's shape is {tuple(shape)}"
+        )
     if not out.flags.writeable:
-        raise ValueError("out is read-only")
+        raise InvalidArgumentError("out is read-only")
     return out
 
 

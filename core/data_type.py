@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import numpy as np
 
 from . import forksafe
-from .errors import AmbiguousExtensionError, MetadataError, ValueCastError
+from .errors import AmbiguousExtensionError, InvalidArgumentError, MetadataError, ValueCastError
 from .extension import Extension, named_config
 from .names import V3
 
@@ -66,7 +66,7 @@ class DataType(Extension):
     def with_endian(self, endian: str | None) -> Self:
         """A copy remembering `endian` (ignored for types without byte order)."""
         if endian not in (None, "little", "big"):
-            raise ValueError(f"endian must be 'little', 'big' or None, got {endian!r}")
+            raise InvalidArgumentError(f"endian must be 'little', 'big' or None, got {endian!r}")
         out = copy.copy(self)
         out._endian = endian if self.has_endianness else None
         return out

@@ -115,6 +115,11 @@ class PluginLoadError(ZarrkitError):
     """An entry point was found but importing it failed; the original error is chained."""
 
 
+class InvalidPluginError(PluginLoadError, TypeError):
+    """A plugin loaded, but is not what its kind asks for: not a subclass of the kind's base
+    (`zarrkit.abc`), or an extension class that declares no names."""
+
+
 class MustUnderstandError(MetadataError):
     """Metadata names something this installation does not understand and may not skip."""
 
@@ -122,6 +127,16 @@ class MustUnderstandError(MetadataError):
 class ArgumentError(ZarrkitError, TypeError):
     """A call got a keyword it does not take, or a value of a kind the keyword does not take.
     Also a TypeError, as Python raises for an unexpected keyword."""
+
+
+class InvalidArgumentError(ZarrkitError, ValueError):
+    """An argument of the right kind whose value is out of range: an unknown mode, a negative
+    depth or byte range, an order other than C or F. Also a ValueError, as Python raises."""
+
+
+class ConfigError(ZarrkitError, ValueError):
+    """A setting (`zarrkit.config`, or the environment variable behind it) has a value it
+    cannot take; the message names the setting and its variable."""
 
 
 class ConflictingArgumentsError(ZarrkitError, ValueError):

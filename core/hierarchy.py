@@ -19,6 +19,7 @@ from .creation import create_array, write_group
 from .errors import (
     ArgumentError,
     ContainsNodeError,
+    InvalidArgumentError,
     InvalidKeyError,
     MetadataError,
     NodeNameError,
@@ -375,7 +376,7 @@ class Group(Node[GroupMetadata]):
         argument) also the members of member groups that many levels down (None: all), named
         by their path relative to this group."""
         if max_depth is not None and max_depth < 0:
-            raise ValueError(f"max_depth must be None or >= 0, got {max_depth}")
+            raise InvalidArgumentError(f"max_depth must be None or >= 0, got {max_depth}")
         for name, node in self._direct_members():
             yield name, node
             if isinstance(node, Group) and (max_depth is None or max_depth > 0):
@@ -417,7 +418,7 @@ class Group(Node[GroupMetadata]):
         `level` is how many levels below the members are shown, as zarr-python counts
         (`expand` is accepted for zarr-python's sake: a text tree has nothing to fold)."""
         if level is not None and level < 0:
-            raise ValueError(f"level must be None or >= 0, got {level}")
+            raise InvalidArgumentError(f"level must be None or >= 0, got {level}")
         lines = [self.name]
         self._tree_lines(lines, "", None if level is None else level + 1)
         return "\n".join(lines) + "\n"

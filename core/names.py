@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .errors import InvalidArgumentError
+
 #: The Zarr formats zarrkit speaks; every per-format table is keyed by these.
 V3 = "v3"
 V2 = "v2"
@@ -20,7 +22,9 @@ FORMATS = (V3, V2, V3_DRAFT_2020)
 
 def check_format(fmt: str) -> str:
     if fmt not in FORMATS:
-        raise ValueError(f"unknown zarr format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise InvalidArgumentError(
+            f"unknown zarr format {fmt!r}; expected one of {', '.join(FORMATS)}"
+        )
     return fmt
 
 

@@ -46,6 +46,8 @@ from typing import Any
 from . import config, entry_points, forksafe, hooks
 from .errors import (
     AmbiguousExtensionError,
+    InvalidArgumentError,
+    InvalidPluginError,
     PluginConflictError,
     PluginLoadError,
     UnknownExtensionError,
@@ -63,6 +65,28 @@ GROUPS: dict[str, str] = {
     "store": "zarrkit.stores",
     "metadata_field": "zarrkit.metadata_fields",  # top-level document fields (metadata_field.py)
 }
+
+
+#: the contract every class of a kind derives from, as `module:class` of the kernel (published
+#: in `zarrkit.abc`); imported when the first class of the kind is checked, since those modules
+#: use the registry themselves
+BASES: dict[str, str] = {
+    "codec": "zarrkit.codec:Codec",
+    "data_type": "zarrkit.data_type:DataType",
+    "chunk_grid": "zarrkit.chunk_grid:ChunkGrid",
+    "chunk_key_encoding": "zarrkit.chunk_key_encoding:ChunkKeyEncoding",
+    "memory_layout": "zarrkit.memory_layout:MemoryLayout",
+    "storage_transformer": "zarrkit.storage_transformer:StorageTransformer",
+    "store": "zarrkit.store:Store",
+    "metadata_field": "zarrkit.metadata_field:MetadataField",
+}
+
+
+def base_of(kind: str) -> type:
+    """The class every extension of `kind` derives from."""
+    module, _, name = BASES[kind].partition(":")
+    base: type = getattr(importlib.import_module(module), name)
+    return base
 
 
 def _normalize_dist(name: str) -> str:
@@ -114,7 +138,9 @@ class Shared:
 class Registry:
     def __init__(self, kind: str):
         if kind not in GROUPS:
-            raise ValueError(f"unknown extension kind {kind!r}; expected one of {sorted(GROUPS)}")
+            raise InvalidArgumentError(
+                f"unknown extension kind {kind!r}; expected one of {sorted(GROUPS)}"
+            )
         self.kind = kind
         self.group = GROUPS[kind]
         self._lock = forksafe.rlock()
@@ -155,7 +181,8 @@ class Registry:
 
     # -- runtime registration --------------------------------------------------------------
     def register(self, cls: type, *, name: str | None = None) -> Handle:
-        _names_of(cls)  # refuse a class without names now, not on every later lookup
+        # refuse a class that is no plugin of this kind now, not on every later lookup
+        _check_extension_class(cls, self.kind)
         name = name or _primary_name(cls)
         provider = Provider(name, f"{cls.__module__}:{cls.__qualname__}", None, None, "runtime")
         handle = Handle(self.kind, provider, cls)
@@ -170,7 +197,9 @@ class Registry:
             try:
                 self._runtime.remove(handle)
             except ValueError:
-                raise ValueError(f"{handle.provider.name!r} is not registered at runtime") from None
+                raise InvalidArgumentError(
+                    f"{handle.provider.name!r} is not registered at runtime"
+                ) from None
             self._cache.clear()
             self.generation += 1
 
@@ -274,9 +303,12 @@ class Registry:
             assert provider.entry_point is not None, "only entry points are loaded"
             try:
                 cls = provider.entry_point.load()
-                _check_extension_class(cls)
+                _check_extension_class(cls, self.kind)
             except Exception as exc:  # an installed plugin that cannot be imported or used
-                raise PluginLoadError(
+                error = (
+                    InvalidPluginError if isinstance(exc, InvalidPluginError) else PluginLoadError
+                )
+                raise error(
                     f"the {self.kind} entry point {provider.name!r} = {provider.value!r} from "
                     f"{provider.distribution or 'an unknown distribution'} failed to load: {exc}"
                 ) from exc
@@ -354,21 +386,28 @@ class Registry:
 def _names_of(cls: type) -> Names:
     names: Names | None = getattr(cls, "names", None)
     if names is None:
-        raise TypeError(f"{cls!r} declares no `names`; every extension class must")
+        raise InvalidPluginError(f"{cls!r} declares no `names`; every extension class must")
     return names
 
 
-def _check_extension_class(obj: object) -> None:
-    """Refuse what an entry point loaded unless it is a class with usable `names`.
+def _check_extension_class(obj: object, kind: str) -> None:
+    """Refuse what an entry point loaded (or a caller registers) unless it is a class of the
+    kind's contract with usable `names`.
 
     Checked once at load, so that one bad provider (an entry point naming a module or a
-    function, or a class without names) is reported as that provider failing to load instead
-    of raising TypeError from every later lookup of its kind.
+    function, a class of another kind, or a class without names) is reported as that provider
+    failing to load instead of failing every later lookup of its kind.
     """
     if not isinstance(obj, type):
-        raise TypeError(f"{obj!r} is not a class")
+        raise InvalidPluginError(f"{obj!r} is not a class")
+    base = base_of(kind)
+    if not issubclass(obj, base):
+        raise InvalidPluginError(
+            f"{obj.__module__}.{obj.__qualname__} is not a {kind} plugin: it does not derive "
+            f"from zarrkit.abc.{base.__name__}"
+        )
     if not callable(getattr(_names_of(obj), "matches", None)):
-        raise TypeError(f"`names` of {obj!r} is not a zarrkit.names.Names")
+        raise InvalidPluginError(f"`names` of {obj!r} is not a zarrkit.names.Names")
 
 
 def _matches(cls: type, name: str, format: str) -> bool:
@@ -424,7 +463,7 @@ def _primary_name(cls: type) -> str:
         spelling = names.get(fmt)
         if spelling is not None:
             return spelling.name or (f"/{spelling.pattern}/" if spelling.pattern else "?")
-    raise TypeError(f"{cls!r} declares no name in any format")
+    raise InvalidPluginError(f"{cls!r} declares no name in any format")
 
 
 _registries: dict[str, Registry] = {}

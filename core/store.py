@@ -26,7 +26,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .errors import CapabilityError, InvalidKeyError, ReadOnlyError, StoreError
+from .errors import (
+    CapabilityError,
+    InvalidArgumentError,
+    InvalidKeyError,
+    ReadOnlyError,
+    StoreError,
+)
 from .names import Names
 
 
@@ -39,7 +45,7 @@ class ByteRange:
 
     def __post_init__(self) -> None:
         if self.offset < 0 or (self.length is not None and self.length < 0):
-            raise ValueError(f"byte range offset and length must be >= 0, got {self}")
+            raise InvalidArgumentError(f"byte range offset and length must be >= 0, got {self}")
 
     def slice(self, size: int) -> slice:
         stop = size if self.length is None else min(size, self.offset + self.length)
@@ -54,7 +60,7 @@ class SuffixRange:
 
     def __post_init__(self) -> None:
         if self.length < 0:
-            raise ValueError(f"suffix length must be >= 0, got {self.length}")
+            raise InvalidArgumentError(f"suffix length must be >= 0, got {self.length}")
 
     def slice(self, size: int) -> slice:
         return slice(max(0, size - self.length), size)
@@ -82,7 +88,7 @@ def limiting_values(max_bytes: int | None) -> Iterator[None]:
     None: no limit. A store whose batch calls run on threads of its own reads the limit in the
     calling thread and hands it on."""
     if max_bytes is not None and max_bytes < 0:
-        raise ValueError(f"a value limit is >= 0 bytes, got {max_bytes}")
+        raise InvalidArgumentError(f"a value limit is >= 0 bytes, got {max_bytes}")
     token = _value_limit.set(sys.maxsize if max_bytes is None else max_bytes)
     try:
         yield
@@ -95,7 +101,7 @@ def check_key(key: str) -> str:
     searches, not a regular expression: every store call checks its keys, the keys of a deep
     hierarchy are long, and a pattern's cost grows with them.)"""
     if not isinstance(key, str):
-        raise TypeError(f"store keys are strings, got {key!r}")
+        raise InvalidKeyError(f"store keys are strings, got {key!r}")
     if (
         not key
         or key[0] == "/"
@@ -218,7 +224,7 @@ MODES = ("r", "r+", "a", "w", "w-")
 
 def check_mode(mode: str) -> str:
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise InvalidArgumentError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
 
 
@@ -235,7 +241,9 @@ class Absence:
 
     def __post_init__(self) -> None:
         if self.kind not in self.KINDS:
-            raise ValueError(f"Absence.kind must be one of {self.KINDS}, got {self.kind!r}")
+            raise InvalidArgumentError(
+                f"Absence.kind must be one of {self.KINDS}, got {self.kind!r}"
+            )
 
 
 class Store:

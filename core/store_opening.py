@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from . import config, registry
-from .errors import PluginLoadError
+from .errors import ArgumentError, PluginLoadError
 from .store import MODES, Store, check_mode
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
@@ -88,7 +88,7 @@ def _adapt(obj: object, mode: str, storage_options: dict | None) -> Store:
     """A store over `obj` from the first store class that recognises it (see the module's
     docstring for the order)."""
     if storage_options:
-        raise TypeError(
+        raise ArgumentError(
             f"storage_options {sorted(storage_options)} apply to a path or URL, "
             f"not to a {type(obj).__name__} object"
         )
@@ -110,7 +110,7 @@ def _adapt(obj: object, mode: str, storage_options: dict | None) -> Store:
         if adapted is not None:
             return adapted
     hint = "; store plugins that failed to load: " + "; ".join(failures) if failures else ""
-    raise TypeError(
+    raise ArgumentError(
         f"store must be a path, a URL, a zarrkit Store or an object a store plugin adapts "
         f"(a mapping, an fsspec mapper, a zarr-python store), got {type(obj).__name__}{hint}"
     )

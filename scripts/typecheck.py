@@ -31,13 +31,14 @@ def package_dirs() -> dict[str, Path]:
     return {**{name: ROOT / folder for name, folder in mapping.items()}, **SIDE_PACKAGES}
 
 
-def build_tree() -> None:
-    """Symlink every mapped folder's entries at its import path under TREE."""
-    if TREE.exists():
-        subprocess.run(["rm", "-rf", str(TREE)], check=True)
+def build_tree(tree: Path = TREE) -> None:
+    """Symlink every mapped folder's entries at its import path under `tree` (the tests'
+    import-linter check builds one of its own)."""
+    if tree.exists():
+        subprocess.run(["rm", "-rf", str(tree)], check=True)
     dirs = package_dirs()
     for name in sorted(dirs, key=lambda n: n.count(".")):
-        target = TREE.joinpath(*name.split("."))
+        target = tree.joinpath(*name.split("."))
         target.mkdir(parents=True, exist_ok=True)
         for entry in dirs[name].iterdir():
             if entry.name == "__pycache__" or (target / entry.name).exists():

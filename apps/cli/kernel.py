@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from zarrkit import Array, Group
 from zarrkit.api import open, open_group
-from zarrkit.array import Array
-from zarrkit.hierarchy import Group
 
 __all__ = ["Array", "Group", "chunk_key", "codec_roles", "open", "open_group"]
 

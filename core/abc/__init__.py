@@ -1,6 +1,6 @@
 """zarrkit's public surface for plugin authors: everything a codec, data type, store, chunk
 grid, chunk key encoding, memory layout or storage transformer may use of zarrkit, and all that
-zarrkit's own plugins use (a test holds them to it: `tests/test_plugin_boundary.py`). Errors
+zarrkit's own plugins use (an import-linter contract in pyproject.toml holds them to it). Errors
 come from `zarrkit.errors`; conformance suites for a plugin's tests from `zarrkit_testing`.
 Anything else in zarrkit is the kernel's and may change without notice.
 
@@ -22,6 +22,8 @@ One module per kind, each re-exported here:
   configuration with errors that name the field, resolving an extension nested in another's
   configuration through the registry.
 - `zarrkit.abc.runtime`: settings, the shared thread pool, fork-safe locks, per-thread buffers.
+- `zarrkit.abc.format`: what a Zarr format plugin (the `zarrkit.formats` group) uses: the
+  `Format` base, document checks, metadata objects, registry lookups.
 - `zarrkit.abc.hooks`: `hookimpl`, for a module under the `zarrkit.plugins` entry-point group.
 
 Why these helpers are public: each is something a plugin otherwise has to re-implement and

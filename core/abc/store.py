@@ -28,13 +28,14 @@ from ..store import (
     value_limit,
     write_back,
 )
-from ..store_opening import open_store, scheme_of
+from ..store_opening import StoreLike, open_store, scheme_of
 
 __all__ = [
     "Absence",
     "ByteRange",
     "Range",
     "Store",
+    "StoreLike",
     "SuffixRange",
     "Update",
     "check_key",

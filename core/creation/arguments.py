@@ -20,6 +20,7 @@ from ..errors import (
     AmbiguousExtensionError,
     ArgumentError,
     ConflictingArgumentsError,
+    InvalidArgumentError,
     MetadataError,
     UnknownExtensionError,
 )
@@ -93,7 +94,9 @@ def format_name(zarr_format: Any) -> str:
     """The format's name from what users pass as `zarr_format` (3, 2, "3", or a name)."""
     name = _FORMAT_ALIASES.get(zarr_format, zarr_format)
     if not isinstance(name, str):
-        raise ValueError(f"zarr_format must be 3, 2 or {V3_DRAFT_2020!r}, got {zarr_format!r}")
+        raise InvalidArgumentError(
+            f"zarr_format must be 3, 2 or {V3_DRAFT_2020!r}, got {zarr_format!r}"
+        )
     check_format(name)
     get_format(name)  # NotImplementedError when this installation lacks the format
     return name

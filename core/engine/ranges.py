@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import config, forksafe
 from ..codec import Lasting, RangeReads, lockstep
+from ..errors import ConfigError
 from ..store import ByteRange, Range, Store
 
 # -- answers that last (shard indexes) -------------------------------------------------------------
@@ -94,7 +95,7 @@ def range_cache(store: Store) -> RangeCache | None:
     see a shard rewritten by another writer until the array is opened again."""
     choice = config.get().index_cache
     if choice not in _INDEX_CACHE:
-        raise ValueError(
+        raise ConfigError(
             f"the index_cache setting (ZARRKIT_INDEX_CACHE) must be one of "
             f"{_INDEX_CACHE}, got {choice!r}"
         )

@@ -20,6 +20,7 @@ from ..chunk_grid import ChunkGrid
 from ..chunk_key_encoding import ChunkKeyEncoding
 from ..codec import Codec
 from ..data_type import DataType
+from ..errors import ArgumentError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata
 from ..store import Store
 from .documents import dump_document, load_document
@@ -149,7 +150,7 @@ class Format(ABC):
         dimension_separator) into canonical ones (codecs, chunk_key_encoding, ...); refuse
         unknown ones with TypeError. A format without arguments of its own takes none."""
         if options:
-            raise TypeError(
+            raise ArgumentError(
                 f"{self.title} takes no arguments {sorted(options)}; use codecs=, "
                 f"chunk_key_encoding= and chunk_grid= instead"
             )
@@ -169,7 +170,7 @@ class Format(ABC):
             doc["attributes"] = self.attributes_edit(metadata, doc, dict(attributes))
         if shape is not None:
             if not isinstance(metadata, ArrayMetadata):
-                raise TypeError("only an array has a shape")
+                raise ArgumentError("only an array has a shape")
             shape = [int(n) for n in shape]
             doc["shape"] = shape
             doc.update(self.resize_edit(metadata, tuple(shape)))

@@ -194,12 +194,13 @@ def check_alignment(
 
 def _refuse_lost_memory_writes(array: Any, arr: Any) -> None:
     """Tasks in other processes would each write into their own copy of a memory store."""
-    from zarrkit.plugins.stores.memory import MemoryStore
+    from zarrkit import registry
 
+    memory_store = registry.lookup("store", "memory")
     store = array.store
-    while not isinstance(store, MemoryStore) and hasattr(type(store), "wrap"):
+    while not isinstance(store, memory_store) and hasattr(type(store), "wrap"):
         store = store.inner
-    if not isinstance(store, MemoryStore):
+    if not isinstance(store, memory_store):
         return
     from dask.base import get_scheduler
 

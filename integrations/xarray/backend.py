@@ -56,7 +56,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
-        from zarrkit.store import Store
+        from zarrkit.abc import Store
 
         if isinstance(filename_or_obj, Store):
             return True

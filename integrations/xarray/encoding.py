@@ -14,9 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zarrkit import registry
-from zarrkit.codec import Codec, CodecKind
+from zarrkit.abc import V3, Codec, CodecKind
 from zarrkit.errors import MetadataError
-from zarrkit.names import V3
 
 #: the kinds of codec a v3 chain holds, in chain order, by the encoding key xarray gives each
 _KEYS = {

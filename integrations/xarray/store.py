@@ -40,9 +40,8 @@ from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 from zarrkit import config
+from zarrkit.abc import V3, StoreLike, open_store
 from zarrkit.errors import MetadataError, NodeNotFoundError
-from zarrkit.names import V3
-from zarrkit.store_opening import StoreLike, open_store
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -53,7 +52,7 @@ DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
 def opens_its_store(store: object) -> bool:
     """Whether opening `store` makes a zarrkit store (a path or URL) rather than using one."""
-    from zarrkit.store import Store
+    from zarrkit.abc import Store
 
     return not isinstance(store, Store)
 

@@ -14,9 +14,8 @@ from xarray.backends.api import delayed_close_after_writes
 from xarray.backends.common import ArrayWriter
 from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
+from zarrkit.abc import V2, V3, StoreLike
 from zarrkit.errors import MetadataError
-from zarrkit.names import V2, V3
-from zarrkit.store_opening import StoreLike
 
 from .store import ZarrkitStore, open_group, opens_its_store, write_empty_setting
 

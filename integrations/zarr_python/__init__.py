@@ -41,10 +41,9 @@ except ImportError as exc:  # the optional dependency: say which extra brings it
         f"zarrkit.zarr_python needs zarr-python 3 ({exc}): pip install 'zarrkit[zarr-python]'"
     ) from exc
 
-import zarrkit.store
-from zarrkit.plugins.stores.adapters.zarr_python import ZarrPythonStore
-from zarrkit.store import ByteRange, Range, SuffixRange, check_prefix
-from zarrkit.store_opening import open_store
+from zarrkit import abc as zarrkit_abc
+from zarrkit import registry
+from zarrkit.abc import ByteRange, Range, SuffixRange, check_prefix, open_store
 
 from .codecs import as_zarr_codec
 
@@ -57,7 +56,9 @@ def as_zarr_store(store: Any, *, mode: str = "r", storage_options: dict | None =
     `mode` is "r" or the store is."""
     opened = open_store(store, mode=mode, storage_options=storage_options)
     read_only = mode == "r" or bool(opened.read_only) or not opened.writeable
-    if isinstance(opened, ZarrPythonStore) and bool(opened.inner.read_only) == read_only:
+    # the `zarr-python` store plugin (the way back) wraps a zarr-python store: unwrap it
+    bridge = registry.lookup("store", "zarr-python")
+    if isinstance(opened, bridge) and bool(opened.inner.read_only) == read_only:
         return opened.inner  # type: ignore[no-any-return]  # zarr-python's already: no round trip
     return ZarrkitZarrStore(opened, read_only=read_only)
 
@@ -67,8 +68,8 @@ class ZarrkitZarrStore(Store):
 
     supports_consolidated_metadata = True
 
-    def __init__(self, store: zarrkit.store.Store, *, read_only: bool | None = None) -> None:
-        if not isinstance(store, zarrkit.store.Store):
+    def __init__(self, store: zarrkit_abc.Store, *, read_only: bool | None = None) -> None:
+        if not isinstance(store, zarrkit_abc.Store):
             raise TypeError(f"expected a zarrkit Store, got {type(store).__name__}")
         if read_only is None:
             read_only = bool(store.read_only) or not store.writeable
@@ -76,7 +77,7 @@ class ZarrkitZarrStore(Store):
         self.store = store
 
     @property
-    def zarrkit_store(self) -> zarrkit.store.Store:
+    def zarrkit_store(self) -> zarrkit_abc.Store:
         """The zarrkit store: what zarrkit opens this adapter as, with no round trip through
         zarr-python (see `ZarrPythonStore.adapt`)."""
         return self.store

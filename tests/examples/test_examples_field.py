@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -84,3 +86,18 @@ def test_the_guide_shows_the_example_as_it_is() -> None:
     assert body.strip() in source
     entry_point = guide.split("```toml\n", 1)[1].split("```", 1)[0]
     assert entry_point.strip() in (EXAMPLE / "pyproject.toml").read_text()
+
+
+@pytest.mark.slow
+def test_the_package_own_tests_pass() -> None:
+    if registry.get_registry("metadata_field").find(FIELD) is None:
+        pytest.skip(f"{DIST} is not installed here (./dev test installs it)")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
+        capture_output=True,
+        text=True,
+        cwd=EXAMPLE,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout

@@ -22,7 +22,12 @@ from zarrkit_testing.fake_dist import installed, make_distribution
 
 from zarrkit import config, registry
 from zarrkit.chunk_key_encoding import ChunkKeyEncoding
-from zarrkit.errors import PluginConflictError, PluginLoadError, UnknownExtensionError
+from zarrkit.errors import (
+    InvalidPluginError,
+    PluginConflictError,
+    PluginLoadError,
+    UnknownExtensionError,
+)
 from zarrkit.names import V2, V3, V3_DRAFT_2020
 from zarrkit.names import names as spelled
 
@@ -281,11 +286,41 @@ def test_runtime_registration_wins_over_entry_points_and_unregister_restores(
 
 
 def test_registering_a_class_without_names_is_refused() -> None:
-    class Nameless:
+    class Nameless(ChunkKeyEncoding):
         pass
 
     with pytest.raises(TypeError, match="declares no `names`"):
         registry.register(KIND, Nameless, name="nameless")
+    assert registry.lookup(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
+
+
+def test_registering_a_class_of_another_kind_is_refused_naming_the_base() -> None:
+    class NotAKeyEncoding:
+        names = spelled("not-a-key-encoding")
+
+    with pytest.raises(
+        InvalidPluginError, match=r"does not derive from zarrkit\.abc\.ChunkKeyEncoding"
+    ):
+        registry.register(KIND, NotAKeyEncoding)
+    with pytest.raises(UnknownExtensionError):
+        registry.lookup(KIND, "not-a-key-encoding")
+
+
+def test_an_entry_point_of_another_kind_fails_to_load_as_that_provider(fake_distribution) -> None:
+    """A codec class declared in the chunk key encodings' group is that provider failing to
+    load, named, while the kind's other plugins keep working."""
+    fake_distribution(
+        "misfiled-plugin",
+        entry_points=key_encodings(misfiled="zk_misfiled:Misfiled"),
+        modules={
+            "zk_misfiled": "from zarrkit.abc import BytesBytesCodec, names\n\n"
+            "class Misfiled(BytesBytesCodec):\n    names = names('misfiled')\n"
+        },
+    )
+    with pytest.raises(InvalidPluginError) as info:
+        registry.lookup(KIND, "misfiled")
+    assert "misfiled-plugin" in str(info.value)
+    assert "zarrkit.abc.ChunkKeyEncoding" in str(info.value)
     assert registry.lookup(KIND, "default").__name__ == "DefaultChunkKeyEncoding"
 
 
@@ -408,7 +443,10 @@ def test_entry_point_to_a_class_without_names_is_a_load_error(fake_distribution)
     fake_distribution(
         "nameless",
         entry_points=key_encodings(nameless="zk_nameless:Nameless"),
-        modules={"zk_nameless": "class Nameless:\n    pass\n"},
+        modules={
+            "zk_nameless": "from zarrkit.abc import ChunkKeyEncoding\n\n"
+            "class Nameless(ChunkKeyEncoding):\n    pass\n"
+        },
     )
     with pytest.raises(PluginLoadError, match="declares no `names`"):
         registry.lookup(KIND, "nameless")
