@@ -43,7 +43,7 @@ from .common import (
     positive,
     print_json,
 )
-from .kernel import Array, Group
+from .nodes import Array, Group
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 

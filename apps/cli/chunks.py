@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from os.path import commonpath
 from typing import Any
 
-from .kernel import Array, chunk_key
+from .nodes import Array, chunk_key
 
 #: keys per request when reading values only to learn their sizes
 _BATCH = 64

@@ -12,8 +12,8 @@ from typing import Any
 
 from zarrkit.errors import ZarrkitError
 
-from .kernel import Array, Group, open_group
-from .kernel import open as open_node_at
+from .nodes import Array, Group, open_group
+from .nodes import open as open_node_at
 
 #: what a command's `run` returns: the process exit code
 Run = Callable[[argparse.Namespace], int]

@@ -27,7 +27,7 @@ from .common import (
     positive,
     print_json,
 )
-from .kernel import Array, Group, codec_roles
+from .nodes import Array, Group, codec_roles
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 

@@ -17,8 +17,8 @@ from zarrkit.errors import ZarrkitError
 
 from . import progress
 from .common import FOUND, OK, add_storage_options, fail
-from .kernel import Array
-from .kernel import open as open_node_at
+from .nodes import Array
+from .nodes import open as open_node_at
 
 if TYPE_CHECKING:
     from zarrkit.transfer import TransferReport
