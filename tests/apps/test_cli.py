@@ -274,7 +274,7 @@ def test_check_reports_a_class_without_names(tmp_path: Path, site: Path) -> None
         site,
         "zarrkit-nameless",
         "zk_nameless",
-        "class Nameless:\n    pass\n",
+        "from zarrkit.abc import ChunkKeyEncoding\n\nclass Nameless(ChunkKeyEncoding):\n    pass\n",
         nameless="zk_nameless:Nameless",
     )
     result = zarrkit("plugins", "--check", "--kind", "chunk_key_encoding", cwd=tmp_path, site=site)
