@@ -17,11 +17,11 @@ as zarr-python does. A bare codec name in arguments is the plugin with its own d
 
 from __future__ import annotations
 
+from ..negotiation import extension_from_arg
 from .arguments import (
     ARRAY_ARGUMENTS,
     check_arguments,
     data_type_from_arg,
-    extension_from_arg,
     format_name,
     is_auto,
     unknown_argument,
