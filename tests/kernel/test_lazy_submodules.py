@@ -16,7 +16,7 @@ def run(code: str) -> str:
     return result.stdout.strip()
 
 
-@pytest.mark.parametrize("name", ["config", "errors", "abc"])
+@pytest.mark.parametrize("name", ["config", "errors", "abc", "storage"])
 def test_a_bare_import_reaches_the_submodule(name: str) -> None:
     printed = run(f"import zarrkit; print(zarrkit.{name}.__name__)")
     assert printed == f"zarrkit.{name}"
@@ -46,4 +46,4 @@ def test_an_unknown_attribute_is_still_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         zarrkit.nothing_here  # noqa: B018
-    assert {"config", "errors", "abc"} <= set(dir(zarrkit))
+    assert {"config", "errors", "abc", "storage"} <= set(dir(zarrkit))
