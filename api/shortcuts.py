@@ -89,7 +89,7 @@ def create(
         codecs=codecs,
         fill_value=fill_value,
         order=order,
-        zarr_format=3 if zarr_format is None else zarr_format,
+        zarr_format=zarr_format,
         attributes=attributes,
         chunk_key_encoding=chunk_key_encoding,
         dimension_names=dimension_names,

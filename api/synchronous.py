@@ -90,7 +90,7 @@ def create_group(
     *,
     path: str | None = "",
     attributes: Mapping[str, Any] | None = None,
-    zarr_format: Any = 3,
+    zarr_format: Any = None,
     overwrite: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
@@ -101,7 +101,7 @@ def create_group(
         opened,
         path,
         attributes=attributes,
-        zarr_format=3 if zarr_format is None else zarr_format,
+        zarr_format=zarr_format,
         overwrite=overwrite,
     )
     return Group(opened, path, metadata)
@@ -302,7 +302,7 @@ def save_array(
         opened,
         path=path,
         data=data,
-        zarr_format=3 if zarr_format is None else zarr_format,
+        zarr_format=zarr_format,
         overwrite=overwrite,
         **kwargs,
     )
@@ -324,7 +324,7 @@ def save_group(
     named.update(kwargs)
     arrays = {k: v if isinstance(v, Array) else np.asanyarray(v) for k, v in named.items()}
     for name, value in arrays.items():  # refuse a bad value before anything is replaced
-        data_type_from_arg(value.dtype, format_name(3 if zarr_format is None else zarr_format))
+        data_type_from_arg(value.dtype, format_name(zarr_format))
         normalize_path(name)
     opened = open_store(store, mode="w", storage_options=storage_options)
     root = create_group(opened, path=path, zarr_format=zarr_format, overwrite=True)

@@ -44,9 +44,17 @@ _API = {
     "zeros_like": "api",
 }
 
+#: submodules reached as attributes after a bare `import zarrkit`, as zarr-python's are
+#: (`zarr.config.set(...)`, `zarr.storage.MemoryStore()`): imported on first access, so a
+#: program that never touches them pays nothing for them
+_SUBMODULES = frozenset({"abc", "codecs", "config", "errors", "storage"})
+
 __all__ = [*_API, "__version__"]
 
 if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded lazily below)
+    from . import abc as abc
+    from . import config as config
+    from . import errors as errors
     from .api import array as array
     from .api import consolidate_metadata as consolidate_metadata
     from .api import create as create
@@ -91,15 +99,17 @@ sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
+    from importlib import import_module
+
+    if name in _SUBMODULES:  # (importing a submodule sets the package's attribute itself)
+        return import_module(f".{name}", __name__)
     module = _API.get(name)
     if module is None:
         raise AttributeError(f"module 'zarrkit' has no attribute {name!r}")
-    from importlib import import_module
-
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    return sorted({*globals(), *_API, *_SUBMODULES})

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import config as settings
 from . import indexing
 from .codec import CodecKind
 from .codec_chain import CodecChain
@@ -46,10 +47,11 @@ _CHECKED_CHUNK_SHAPES = 64
 @dataclass(frozen=True)
 class ArrayConfig:
     """An array's runtime settings, as zarr-python's `config=`: never stored, so each handle
-    may differ. `order`: the memory order reads return (the stored bytes are the codecs');
+    may differ. `order`: the memory order reads return (the stored bytes are the codecs'),
+    by default the `order` setting when the config is made (zarr-python's `array.order`);
     `write_empty_chunks`: store chunks equal to the fill value (None: the global setting)."""
 
-    order: str = "C"
+    order: str = dataclasses.field(default_factory=lambda: settings.get().order)
     write_empty_chunks: bool | None = None
 
     def checked(self) -> ArrayConfig:

@@ -1,17 +1,30 @@
 """Process-wide settings, each overridable by a `ZARRKIT_*` environment variable.
 
 Kept deliberately small: a setting belongs here only when it is not a property of one array.
+
+Two ways to change them, both in force at once and both undone on leaving a `with` block:
+
+    zarrkit.config.set(threads=4)                   # zarrkit's settings by keyword
+    zarrkit.config.set({"array.order": "F"})        # zarr-python's keys (`zarr.config.set`)
+    with zarrkit.config.set({"async.concurrency": 32}): ...
+
+`get()` is the current `Settings`; `get("array.order")` a zarr-python key's value (a key that
+maps onto a setting answers the setting; `config_keys` says which do). `reset()`, `pprint()`
+and `to_dict()` are zarr-python's too.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import pprint as _pprint
+import warnings
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
+from typing import Any, overload
 
-from . import forksafe
+from . import config_keys, forksafe
 
 
 def _env_int(name: str, default: int) -> int:
@@ -119,6 +132,19 @@ class Settings:
     string_dtype: str = field(
         default_factory=lambda: os.environ.get("ZARRKIT_STRING_DTYPE") or "StringDType"
     )
+    #: the memory order ("C" or "F") of what reads return, for an array handle made without
+    #: one (`config={"order": ...}`); fixed in the handle when it is made, as zarr-python's
+    #: `array.order` is
+    order: str = field(default_factory=lambda: os.environ.get("ZARRKIT_ORDER") or "C")
+    #: the Zarr format of what the creating functions write when no `zarr_format` is given
+    default_zarr_format: int = field(
+        default_factory=lambda: _env_int("ZARRKIT_DEFAULT_ZARR_FORMAT", 3)
+    )
+    #: the indentation of metadata documents written in the v3 and v2 formats (None: one line)
+    json_indent: int | None = 2
+    #: values given to zarr-python's configuration keys that mean nothing to zarrkit (reported
+    #: by `get(key)`, with no effect; see `config_keys`), by key
+    zarr_python_keys: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         if not self.io_timeout > 0:  # (also refuses NaN)
@@ -134,6 +160,13 @@ class Settings:
                 f"string_dtype (ZARRKIT_STRING_DTYPE) must be one of {STRING_DTYPES}, "
                 f"got {self.string_dtype!r}"
             )
+        if self.order not in ("C", "F"):
+            raise ValueError(f"order (ZARRKIT_ORDER) must be 'C' or 'F', got {self.order!r}")
+        if self.default_zarr_format not in (2, 3):
+            raise ValueError(
+                f"default_zarr_format (ZARRKIT_DEFAULT_ZARR_FORMAT) must be 2 or 3, "
+                f"got {self.default_zarr_format!r}"
+            )
 
 
 #: the choices of the `string_dtype` setting
@@ -144,28 +177,135 @@ _lock = forksafe.lock()
 _current = Settings()
 
 
-def get() -> Settings:
-    return _current
+_NO_DEFAULT: Any = object()
+_FIELDS = frozenset(f.name for f in fields(Settings))
 
 
-def set(**changes: Any) -> Settings:
-    """Replace settings for the whole process; returns the previous ones."""
+@overload
+def get() -> Settings: ...
+@overload
+def get(key: str, default: Any = ...) -> Any: ...
+def get(key: str | None = None, default: Any = _NO_DEFAULT) -> Any:
+    """The current `Settings`; or, given a key, its value: a zarr-python key (`"array.order"`;
+    a namespace such as `"array"` gives a dict of its keys) or a `Settings` field's name.
+    `default` is answered for a key that does not exist, instead of a `KeyError`."""
+    current = _current
+    if key is None:
+        return current
+    if key in _FIELDS:
+        return getattr(current, key)
+    try:
+        found = config_keys.key_of(key)
+    except (KeyError, ValueError):
+        namespace = config_keys.under(key)
+        given = {k: v for k, v in current.zarr_python_keys.items() if k.startswith(key + ".")}
+        if namespace or given:
+            flat = {k.name: _value(current, k) for k in namespace} | given
+            tree: dict[str, Any] = config_keys.nested(flat)
+            for part in key.split("."):
+                tree = tree[part]
+            return tree
+        if default is not _NO_DEFAULT:
+            return default
+        raise
+    return _value(current, found)
+
+
+def _value(current: Settings, key: config_keys.Key) -> Any:
+    if key.setting is not None:
+        return getattr(current, key.setting)
+    return current.zarr_python_keys.get(key.name, key.default)
+
+
+def to_dict() -> dict[str, Any]:
+    """zarr-python's configuration as a nested dict (its `zarr.config.to_dict()`), each key
+    with the value zarrkit uses: a mapped key its setting's, any other what was given."""
+    current = _current
+    flat = {name: _value(current, key) for name, key in config_keys.KEYS.items()}
+    flat.update(current.zarr_python_keys)  # (keys under open namespaces, as given)
+    return config_keys.nested(flat)
+
+
+def pprint(**kwargs: Any) -> None:
+    """Print `to_dict()`, as zarr-python's `zarr.config.pprint()` prints its configuration."""
+    _pprint.pprint(to_dict(), **kwargs)
+
+
+class Change:
+    """What `set` changed, already in force for the whole process. Used as a context manager,
+    the settings from before are back on leaving the block, as with `override`."""
+
+    def __init__(self, previous: Settings) -> None:
+        #: the settings before the change
+        self.previous = previous
+
+    def __enter__(self) -> Settings:
+        return _current
+
+    def __exit__(self, *exc: object) -> None:
+        global _current
+        with _lock:
+            _current = self.previous
+
+    def __repr__(self) -> str:
+        return f"<zarrkit.config change from {self.previous!r}>"
+
+
+def set(arg: Mapping[str, Any] | None = None, /, **changes: Any) -> Change:
+    """Change settings for the whole process (in a `with` block, for the block only).
+
+    `changes` are `Settings` fields by name (`threads=4`) or zarr-python's keys, with `__`
+    for `.` as zarr-python's keyword form has them (`array__order="F"`); `arg` is a dict of
+    zarr-python's keys (`{"array.order": "F"}`) or of field names. See `config_keys` for what
+    each zarr-python key does in zarrkit."""
     global _current
+    given: dict[str, Any] = dict(arg or {})
+    for name, value in changes.items():
+        given[name if name in _FIELDS else name.replace("__", ".")] = value
     with _lock:
         previous = _current
-        _current = replace(_current, **changes)
-    return previous
+        _current = _changed(previous, given)
+    return Change(previous)
+
+
+def _changed(current: Settings, given: Mapping[str, Any]) -> Settings:
+    """`current` with `given` applied: everything is checked before anything changes."""
+    updates: dict[str, Any] = {}
+    kept = dict(current.zarr_python_keys)
+    for name, value in given.items():
+        if name in _FIELDS and name not in config_keys.KEYS:
+            updates[name] = value
+            continue
+        key = config_keys.key_of(name)
+        parsed = key.parse(value) if key.parse is not None else value
+        if key.setting is not None:
+            updates[key.setting] = parsed
+        else:
+            if key.unsupported and value != key.default:
+                warnings.warn(
+                    f"{name}={value!r} has no effect in zarrkit: {key.unsupported}",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            kept[name] = value
+    if kept != current.zarr_python_keys:
+        updates["zarr_python_keys"] = MappingProxyType(kept)
+    return replace(current, **updates)
 
 
 @contextmanager
 def override(**changes: Any) -> Iterator[Settings]:
+    """`set` for the duration of a `with` block (the settings before are back after it)."""
+    with set(**changes) as settings:
+        yield settings
+
+
+def reset() -> None:
+    """Every setting back to its default (environment variables read again), and every
+    zarr-python key to zarr-python's default, as `zarr.config.reset()` does."""
     global _current
-    previous = set(**changes)
-    try:
-        yield _current
-    finally:
-        with _lock:
-            _current = previous
+    with _lock:
+        _current = Settings()
 
 
 def prefer(kind: str, name: str, distribution: str) -> None:

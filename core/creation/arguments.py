@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import registry
+from .. import config, registry
 from ..array import ArrayConfig
 from ..codec import Codec, CodecKind
 from ..data_type import DataType, data_type_from_native
@@ -91,7 +91,10 @@ def unknown_argument(key: str, allowed: Sequence[str], call: str) -> str:
 
 # -- resolving what users pass ----------------------------------------------------------------
 def format_name(zarr_format: Any) -> str:
-    """The format's name from what users pass as `zarr_format` (3, 2, "3", or a name)."""
+    """The format's name from what users pass as `zarr_format` (3, 2, "3", or a name); None is
+    the `default_zarr_format` setting (zarr-python's key of that name), 3 unless changed."""
+    if zarr_format is None:
+        zarr_format = config.get().default_zarr_format
     name = _FORMAT_ALIASES.get(zarr_format, zarr_format)
     if not isinstance(name, str):
         raise InvalidArgumentError(
@@ -346,9 +349,8 @@ def array_config(
         base = ArrayConfig()
     elif isinstance(config, Mapping):
         check_arguments(config, ("order", "write_empty_chunks"), "config")
-        base = ArrayConfig(
-            order=config.get("order", "C"), write_empty_chunks=config.get("write_empty_chunks")
-        )
+        given = {k: config[k] for k in ("order",) if k in config}  # (else the setting's)
+        base = ArrayConfig(**given, write_empty_chunks=config.get("write_empty_chunks"))
     else:
         raise ArgumentError(f"config must be a dict or an ArrayConfig, got {config!r}")
     if order is not None and fmt == V3:

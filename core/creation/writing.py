@@ -74,7 +74,7 @@ def create_array(
     codecs: Any = None,
     fill_value: Any = None,
     order: str | None = None,
-    zarr_format: Any = 3,
+    zarr_format: Any = 3,  # (zarr-python: 3, not the `default_zarr_format` setting)
     attributes: Mapping[str, Any] | None = None,
     chunk_key_encoding: Any = None,
     chunk_grid: Any = None,
@@ -300,7 +300,7 @@ def write_group(
     path: str,
     *,
     attributes: Mapping[str, Any] | None = None,
-    zarr_format: Any = 3,
+    zarr_format: Any = None,
     overwrite: bool = False,
 ) -> GroupMetadata:
     """Write a new group's document at `path` (a normalized path in an open store), making

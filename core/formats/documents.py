@@ -94,7 +94,7 @@ def _too_deep(doc: Any) -> str:
     return ""
 
 
-def dump_document(doc: Mapping[str, Any], *, indent: int = 2) -> bytes:
+def dump_document(doc: Mapping[str, Any], *, indent: int | None = 2) -> bytes:
     check_nesting(doc)
     try:
         return json.dumps(doc, indent=indent, allow_nan=False).encode()

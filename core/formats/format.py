@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import wait
 from typing import Any, ClassVar
 
-from .. import executor
+from .. import config, executor
 from ..chunk_grid import ChunkGrid
 from ..chunk_key_encoding import ChunkKeyEncoding
 from ..codec import Codec
@@ -41,8 +41,9 @@ class Format(ABC):
     #: probe: one request on an object store where probing and then reading are two
     read_probes: ClassVar[bool] = False
     #: the indentation of serialised documents (what the format's reference writer uses, so
-    #: a rewritten document diffs cleanly against one it wrote)
-    indent: ClassVar[int] = 2
+    #: a rewritten document diffs cleanly against one it wrote); None: the `json_indent`
+    #: setting, as zarr-python's `json_indent` indents its v3 and v2 documents (2 by default)
+    indent: ClassVar[int | None] = None
 
     def __repr__(self) -> str:
         return f"<zarrkit format {self.name}>"
@@ -107,7 +108,8 @@ class Format(ABC):
         return load_document(raw, where)
 
     def encode_document(self, doc: Mapping[str, Any]) -> bytes:
-        return dump_document(doc, indent=self.indent)
+        indent = config.get().json_indent if self.indent is None else self.indent
+        return dump_document(doc, indent=indent)
 
     def written_document(self, doc: Mapping[str, Any], where: str) -> dict[str, Any]:
         """The document as it is to be stored, from the one a change produced: a format whose
