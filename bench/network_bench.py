@@ -1,5 +1,5 @@
 """The network workloads of issue 28: zarrkit beside zarr-python 3 and tensorstore on moto's S3
-server behind a proxy that adds a delay to every request (tests/store_servers.py `NetBed`).
+server behind a proxy that adds a delay to every request (tests/support/store_servers.py `NetBed`).
 
 The proxy runs in a child process and moto in one of its own, so neither's Python is the
 client's nor waits on the other's interpreter lock; every implementation reads the same
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 from store_servers import obstore_s3_options  # noqa: E402  (the test bed's spelling)
 

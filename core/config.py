@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any, overload
 
 from . import config_keys, forksafe
+from .errors import ConfigError
 
 
 def _env_int(name: str, default: int) -> int:
@@ -34,7 +35,7 @@ def _env_int(name: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"environment variable {name} must be an integer, got {raw!r}") from None
+        raise ConfigError(f"environment variable {name} must be an integer, got {raw!r}") from None
 
 
 def _env_float(name: str, default: float) -> float:
@@ -44,7 +45,7 @@ def _env_float(name: str, default: float) -> float:
     try:
         return float(raw)
     except ValueError:
-        raise ValueError(f"environment variable {name} must be a number, got {raw!r}") from None
+        raise ConfigError(f"environment variable {name} must be a number, got {raw!r}") from None
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -62,7 +63,7 @@ def _env_prefer() -> dict[tuple[str, str], str]:
             target, dist = item.split("=", 1)
             kind, name = target.split(":", 1)
         except ValueError:
-            raise ValueError(
+            raise ConfigError(
                 f"ZARRKIT_PREFER entry {item!r} must look like 'kind:name=distribution'"
             ) from None
         table[(kind.strip(), name.strip())] = dist.strip()
@@ -77,7 +78,7 @@ def _env_schemes() -> dict[str, str]:
     ):
         scheme, sep, target = item.partition("=")
         if not sep or not scheme.strip() or not target.strip():
-            raise ValueError(
+            raise ConfigError(
                 f"ZARRKIT_STORE_SCHEMES entry {item!r} must look like 'scheme=other-scheme'"
             )
         table[scheme.strip().lower()] = target.strip().lower()
@@ -148,22 +149,22 @@ class Settings:
 
     def __post_init__(self) -> None:
         if not self.io_timeout > 0:  # (also refuses NaN)
-            raise ValueError(
+            raise ConfigError(
                 f"io_timeout (ZARRKIT_IO_TIMEOUT) must be > 0 seconds, got {self.io_timeout!r}"
             )
         if self.io_retries < 0:
-            raise ValueError(
+            raise ConfigError(
                 f"io_retries (ZARRKIT_IO_RETRIES) must be >= 0, got {self.io_retries!r}"
             )
         if self.string_dtype not in STRING_DTYPES:
-            raise ValueError(
+            raise ConfigError(
                 f"string_dtype (ZARRKIT_STRING_DTYPE) must be one of {STRING_DTYPES}, "
                 f"got {self.string_dtype!r}"
             )
         if self.order not in ("C", "F"):
-            raise ValueError(f"order (ZARRKIT_ORDER) must be 'C' or 'F', got {self.order!r}")
+            raise ConfigError(f"order (ZARRKIT_ORDER) must be 'C' or 'F', got {self.order!r}")
         if self.default_zarr_format not in (2, 3):
-            raise ValueError(
+            raise ConfigError(
                 f"default_zarr_format (ZARRKIT_DEFAULT_ZARR_FORMAT) must be 2 or 3, "
                 f"got {self.default_zarr_format!r}"
             )

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ConfigError, UnknownConfigKeyError
+
 #: the keys under which any name is taken (zarr-python's codec classes by name, each a dotted
 #: import path a program may register): what they name is zarr-python's, never checked here
 OPEN_NAMESPACES = ("codecs.",)
@@ -21,14 +23,14 @@ OPEN_NAMESPACES = ("codecs.",)
 
 def _order(value: Any) -> str:
     if value not in ("C", "F"):
-        raise ValueError(f"array.order must be 'C' or 'F', got {value!r}")
+        raise ConfigError(f"array.order must be 'C' or 'F', got {value!r}")
     return str(value)
 
 
 def _bool(key: str) -> Callable[[Any], bool]:
     def check(value: Any) -> bool:
         if not isinstance(value, bool):
-            raise ValueError(f"{key} must be True or False, got {value!r}")
+            raise ConfigError(f"{key} must be True or False, got {value!r}")
         return value
 
     return check
@@ -41,7 +43,7 @@ def _count(key: str, *, none: Callable[[], int] | None = None) -> Callable[[Any]
         if value is None and none is not None:
             return none()
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{key} must be an integer >= 1, got {value!r}")
+            raise ConfigError(f"{key} must be an integer >= 1, got {value!r}")
         return value
 
     return check
@@ -55,13 +57,13 @@ def _default_threads() -> int:
 
 def _zarr_format(value: Any) -> int:
     if isinstance(value, bool) or value not in (2, 3):
-        raise ValueError(f"default_zarr_format must be 2 or 3, got {value!r}")
+        raise ConfigError(f"default_zarr_format must be 2 or 3, got {value!r}")
     return int(value)
 
 
 def _indent(value: Any) -> int | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        raise ValueError(f"json_indent must be None or an integer >= 0, got {value!r}")
+        raise ConfigError(f"json_indent must be None or an integer >= 0, got {value!r}")
     return value
 
 
@@ -180,7 +182,7 @@ def key_of(name: str) -> Key:
     """The key `name`; a name under an open namespace is a key of its own, default None.
     Anything else is refused naming the nearest key, where zarr-python would keep a typo."""
     if name in REMOVED:
-        raise ValueError(f"Configuration value {name!r} has been removed")
+        raise ConfigError(f"Configuration value {name!r} has been removed")
     found = KEYS.get(name)
     if found is not None:
         return found
@@ -188,7 +190,9 @@ def key_of(name: str) -> Key:
         return Key(name, None)
     close = difflib.get_close_matches(name, list(KEYS), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise KeyError(f"{name!r} is not a configuration key zarr-python or zarrkit has{hint}")
+    raise UnknownConfigKeyError(
+        f"{name!r} is not a configuration key zarr-python or zarrkit has{hint}"
+    )
 
 
 def under(prefix: str) -> list[Key]:

@@ -139,6 +139,14 @@ class ConfigError(ZarrkitError, ValueError):
     cannot take; the message names the setting and its variable."""
 
 
+class UnknownConfigKeyError(ConfigError, KeyError):
+    """A configuration key neither zarrkit nor zarr-python has. Also a KeyError, as
+    zarr-python's configuration raises for one."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
 class ConflictingArgumentsError(ZarrkitError, ValueError):
     """Arguments that each are valid but together say two things (`chunks` and `chunk_grid`).
     Also a ValueError, as these were before they had a class of their own."""

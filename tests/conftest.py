@@ -66,7 +66,7 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture(scope="session")
 def zarr2() -> Any:
-    """zarr-python 2.18 in its own cached venv (see tests/zarr2_env.py)."""
+    """zarr-python 2.18 in its own cached venv (see tests/support/zarr2_env.py)."""
     from zarr2_env import Zarr2
 
     return Zarr2.ensure()
@@ -85,7 +85,7 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def azurite() -> Iterator[Any]:
     """Azurite (Azure Blob Storage's emulator) on 127.0.0.1 for the session, with a container
-    `bed` made (tests/azurite_server.py); each test writes under a prefix of its own."""
+    `bed` made (tests/support/azurite_server.py); each test writes under a prefix of its own."""
     from azurite_server import Azurite, Unavailable, required_here
 
     try:

@@ -1,4 +1,4 @@
-"""Zarr v2 interoperability with zarr-python 2.18 (in its own venv, see tests/zarr2_env.py),
+"""Zarr v2 interoperability with zarr-python 2.18 (in its own venv, see tests/support/zarr2_env.py),
 both ways: every case of `v2_cases`, a hierarchy with attributes, and consolidated metadata.
 
 One subprocess does all of zarr-python 2's work: it reads what zarrkit wrote and writes its own

@@ -2,7 +2,7 @@
 the CPU works: a read fetches its next batch while one decodes, and decodes each chunk soon
 after its answer, a write stores what it has encoded while it encodes what comes next.
 Checked by structure, not by timing: moto's S3 server behind the test bed's proxy
-(tests/store_servers.py), a test codec that waits inside decode or encode, and the proxy
+(tests/support/store_servers.py), a test codec that waits inside decode or encode, and the proxy
 holding or watching requests."""
 
 from __future__ import annotations

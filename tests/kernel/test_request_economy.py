@@ -1,6 +1,6 @@
 """What metadata costs on an object store: the requests and round trips of creating an array,
 listing a group and opening a node, counted by the proxy of the test bed
-(tests/store_servers.py `NetBed`) in front of moto's S3 server. Round trips are shown without
+(tests/support/store_servers.py `NetBed`) in front of moto's S3 server. Round trips are shown without
 timing: a request the proxy holds until others arrive proves they were in flight together."""
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ class Azurite:
 
     @contextmanager
     def proxied(self) -> Iterator[tuple[Any, str]]:
-        """A proxy in front of this server (tests/store_servers.py `Proxy`: it counts requests
+        """A proxy in front of this server (tests/support/store_servers.py `Proxy`: it counts requests
         and injects faults) and the account's endpoint through it."""
         from store_servers import Proxy, address, serving
 

@@ -1,4 +1,4 @@
-"""A writer process for tests/test_process_updates.py: opens the arrays by URL itself (array
+"""A writer process for tests/plugins/stores/test_process_updates.py: opens the arrays by URL itself (array
 handles need not pickle), waits for the go signal, then writes its own cells one at a time.
 
 Also a script: `python process_writers.py '<json of the arguments of write_cells>'`.

@@ -1,4 +1,4 @@
-"""Failure at latency, through the proxies of the test bed (tests/store_servers.py `NetBed`), for
+"""Failure at latency, through the proxies of the test bed (tests/support/store_servers.py `NetBed`), for
 every network store: throttling (S3's 503 SlowDown) and 5xx answers, a server that stops
 answering, an answer cut mid-body. Each read ends in the stored values or a `StoreError`
 naming the key and the operation (never fill values, never a partial chunk), each write in

@@ -1,5 +1,5 @@
 """The fsspec store on Azure (adlfs) against Azurite, Microsoft's emulator on 127.0.0.1
-(tests/azurite_server.py): the store contract, and sharded arrays, whose index is the end of
+(tests/support/azurite_server.py): the store contract, and sharded arrays, whose index is the end of
 a shard and Azure answers no suffix range. Plain `az://` opens this store where adlfs is
 installed (`cloud_routing`)."""
 

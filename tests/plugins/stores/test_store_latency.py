@@ -1,5 +1,5 @@
 """Request economy and concurrency at network latency: zarrkit on moto's S3 server behind a
-proxy that delays every request (tests/store_servers.py `NetBed`), the proxy counting the
+proxy that delays every request (tests/support/store_servers.py `NetBed`), the proxy counting the
 requests that reach it. What is asserted is what a user of an object store pays: requests and
 round trips of latency."""
 

@@ -1,5 +1,5 @@
 """The obstore store against a real S3 API (moto's server on 127.0.0.1) and a real HTTP file
-server, through the proxies of the latency test bed (tests/store_servers.py `NetBed`) where
+server, through the proxies of the latency test bed (tests/support/store_servers.py `NetBed`) where
 requests are counted and faults injected."""
 
 from __future__ import annotations

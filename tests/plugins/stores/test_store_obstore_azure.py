@@ -1,5 +1,5 @@
 """The obstore store against a real Azure Blob Storage API (Azurite, Microsoft's emulator, on
-127.0.0.1: tests/azurite_server.py): the store contract, sharded arrays (Azure answers no
+127.0.0.1: tests/support/azurite_server.py): the store contract, sharded arrays (Azure answers no
 suffix ranges), zarr-python reading what zarrkit wrote, and plain `az://` URLs."""
 
 from __future__ import annotations
