@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +31,7 @@ from .errors import (
     MetadataError,
     ReadOnlyError,
     SelectionError,
+    StoreError,
     ValueCastError,
 )
 from .indexing import Indexer
@@ -62,6 +63,23 @@ class ArrayConfig:
                 f"write_empty_chunks must be True or False, got {self.write_empty_chunks!r}"
             )
         return self
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk (a shard, when the array is sharded) that the store holds."""
+
+    coords: tuple[int, ...]
+    key: str
+
+
+def _decoded(decode: Callable[[str], tuple[int, ...]], key: str) -> tuple[int, ...] | None:
+    """The grid coordinates `key` encodes, or None when it is no chunk key (metadata, a
+    stray file): a key encoding may refuse such a key in any way, so every error means no."""
+    try:
+        return tuple(int(c) for c in decode(key))
+    except Exception:
+        return None
 
 
 class Array(Node):
@@ -321,16 +339,55 @@ class Array(Node):
         prefix = f"{self._path}/" if self._path else ""
         return list(self._store.list_prefix(prefix))
 
+    @property
+    def chunk_store(self) -> Store:
+        """The store the array's chunks are read and written through: its store, wrapped by
+        each of its storage transformers in order (the store itself when it has none)."""
+        return self._chunk_store
+
+    def stored_chunks(self) -> Iterator[StoredChunk]:
+        """The chunks (shards, when sharded) the store holds, each with its grid coordinates
+        and key, from one listing through the array's storage transformers: work and memory in
+        proportion to what is stored, never to the size of the grid. A listing that yields more
+        chunks than the grid has is a store fault (`StoreError`), not a reason to go on."""
+        store = self._chunk_store
+        store.require("list", f"list the chunks of array {self.name!r}")
+        grid = tuple(self._meta.chunk_grid.grid_shape(self.shape))
+        origin = (0,) * len(grid)
+        first, encoded = self._chunk_key(origin), self._meta.chunk_key_encoding.encode(origin)
+        # every chunk key is the first one's prefix (where the format keeps the array's
+        # chunks) followed by the key encoding's string
+        prefix = first[: len(first) - len(encoded)] if first.endswith(encoded) else ""
+        decode = self._meta.chunk_key_encoding.decode
+        capacity = math.prod(grid)
+        found = 0
+        for key in store.list_prefix(prefix):
+            coords = _decoded(decode, key[len(prefix) :])
+            if (
+                coords is None
+                or len(coords) != len(grid)
+                or not all(0 <= c < n for c, n in zip(coords, grid))
+                or self._chunk_key(coords) != key  # another spelling of a chunk's key
+            ):
+                continue
+            found += 1
+            if found > capacity:
+                raise StoreError(
+                    f"listing {prefix!r} gave more chunks than array {self.name!r} has "
+                    f"({capacity}); the store repeats keys or never ends its listing",
+                    key=prefix,
+                    operation="list",
+                )
+            yield StoredChunk(coords, key)
+
     def _chunk_keys(self) -> set[str]:
         """The stored keys that are chunks of this array (not metadata, not other nodes)."""
-        grid = self._meta.chunk_grid.grid_shape(self.shape)
-        wanted = {self._chunk_key(c) for c in itertools.product(*(range(n) for n in grid))}
-        return wanted.intersection(self._stored_keys())
+        return {chunk.key for chunk in self.stored_chunks()}
 
     def nstored(self) -> int:
         """How many values the array's chunks are stored as: chunks, or shards when sharded
         (zarr-python's "Shards Initialized")."""
-        return len(self._chunk_keys())
+        return sum(1 for _ in self.stored_chunks())
 
     @property
     def nchunks_initialized(self) -> int:
@@ -343,13 +400,10 @@ class Array(Node):
         if shard is not None:
             return self.nstored() * math.prod(-(-s // c) for s, c in zip(shard, self._inner))
         # shards of varying shape: each stored one counts its own inner chunks
-        stored = self._chunk_keys()
-        counts = (
-            math.prod(-(-s // c) for s, c in zip(grid.chunk_shape(coords), self._inner))
-            for coords in itertools.product(*(range(n) for n in grid.grid_shape(self.shape)))
-            if self._chunk_key(coords) in stored
+        return sum(
+            math.prod(-(-s // c) for s, c in zip(grid.chunk_shape(chunk.coords), self._inner))
+            for chunk in self.stored_chunks()
         )
-        return sum(counts)
 
     def nbytes_stored(self) -> int:
         """Bytes the array takes in its store: its metadata and its stored chunks."""

@@ -69,6 +69,8 @@ class ArrayReport:
     chunks: int = 0
     stored: int = 0
     absent: int = 0
+    #: elements of the array the stored chunks cover (what the progress bar has counted)
+    stored_elements: int = 0
     inner_chunks_checked: int = 0
     bytes_stored: int = 0
     faults: list[Fault] = field(default_factory=list)
@@ -138,6 +140,7 @@ def _fault_json(fault: Fault) -> dict[str, Any]:
 def _report_json(report: ArrayReport) -> dict[str, Any]:
     out = asdict(report)
     out["faults"] = len(report.faults)
+    del out["stored_elements"]  # the progress bar's bookkeeping, not a finding
     return out
 
 
@@ -193,7 +196,7 @@ def check_array(
     itemsize = array.dtype.itemsize
 
     def one(chunk: chunk_store.Chunk) -> tuple[int, int, int, list[Fault]]:
-        data = array.store.get(chunk.key)
+        data = array.chunk_store.get(chunk.key)
         if data is None:
             faults = [Fault(array.name, chunk.key, None, "missing", "chunk is not stored")]
             return 0, 0, 0, faults if dense else []
@@ -204,12 +207,17 @@ def check_array(
             faults, inner = _check_chunk(array, chunk, view, checksummed), 0
         return 1, len(view), inner, faults
 
-    grid = chunk_store.grid(array)
+    # `dense` reports every absent chunk, so it walks the grid; otherwise only what is stored
+    chunks = chunk_store.grid(array) if dense else chunk_store.held(array)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         # a window of chunks at a time: a grid of millions never becomes millions of futures
-        while window := list(itertools.islice(grid, 8 * jobs)):
+        while window := list(itertools.islice(chunks, 8 * jobs)):
             for chunk, result in zip(window, pool.map(one, window)):
                 _count(report, chunk, result, bar, array.name, itemsize)
+    if not dense:
+        report.absent = report.chunks - report.stored
+        # the absent chunks' part of the array, checked by being absent
+        bar.update(max(0, array.nbytes - report.stored_elements * itemsize), desc=array.name)
     return report
 
 
@@ -223,6 +231,7 @@ def _count(
 ) -> None:
     stored, nbytes, inner, faults = result
     report.stored += stored
+    report.stored_elements += chunk.nbytes_hint if stored else 0
     report.absent += 1 - stored
     report.bytes_stored += nbytes
     report.inner_chunks_checked += inner

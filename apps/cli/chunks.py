@@ -12,7 +12,6 @@ import math
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from os.path import commonpath
 from typing import Any
 
 from .nodes import Array, chunk_key
@@ -37,39 +36,33 @@ class Chunk:
 def grid(array: Array) -> Iterator[Chunk]:
     """Every chunk of the grid, in C order, with the region of the array it covers."""
     chunk_grid = array.metadata.chunk_grid
-    shape = array.shape
-    for coords in itertools.product(*(range(n) for n in chunk_grid.grid_shape(shape))):
-        sizes = chunk_grid.chunk_shape(coords)
-        region = []
-        for d, (c, n) in enumerate(zip(coords, sizes)):
-            start = int(chunk_grid.chunk_start(d, c))
-            region.append(slice(start, min(start + int(n), shape[d])))
-        yield Chunk(coords, chunk_key(array, coords), tuple(region))
+    for coords in itertools.product(*(range(n) for n in chunk_grid.grid_shape(array.shape))):
+        yield _chunk(array, coords, chunk_key(array, coords))
+
+
+def held(array: Array) -> Iterator[Chunk]:
+    """The chunks the store holds, from one listing through the array's storage transformers
+    (`Array.stored_chunks`): as many as are stored, whatever the size of the grid. A store
+    that cannot list (plain HTTP) is asked chunk by chunk."""
+    store = array.chunk_store
+    if not getattr(store, "listable", True):
+        yield from (chunk for chunk in grid(array) if store.exists(chunk.key))
+        return
+    for stored in array.stored_chunks():
+        yield _chunk(array, stored.coords, stored.key)
+
+
+def _chunk(array: Array, coords: tuple[int, ...], key: str) -> Chunk:
+    chunk_grid = array.metadata.chunk_grid
+    region = []
+    for d, (c, n) in enumerate(zip(coords, chunk_grid.chunk_shape(coords))):
+        start = int(chunk_grid.chunk_start(d, c))
+        region.append(slice(start, min(start + int(n), array.shape[d])))
+    return Chunk(coords, key, tuple(region))
 
 
 def chunk_count(array: Array) -> int:
     return math.prod(array.metadata.chunk_grid.grid_shape(array.shape))
-
-
-def listing_prefix(keys: list[str]) -> str:
-    """The folder-like prefix all `keys` share ('' when they share none)."""
-    if not keys:
-        return ""
-    first, last = min(keys), max(keys)
-    common = commonpath([first, last]) if "/" in first else ""
-    if common == first:  # one key only: its folder
-        common = common.rpartition("/")[0]
-    return common + "/" if common else ""
-
-
-def stored(array: Array, chunks: list[Chunk]) -> set[str]:
-    """The keys of `chunks` that the store holds."""
-    store = array.store
-    wanted = {c.key for c in chunks}
-    if getattr(store, "listable", True):
-        prefix = listing_prefix([chunks[0].key, chunks[-1].key]) if chunks else ""
-        return {k for k in store.list_prefix(prefix) if k in wanted}
-    return {k for k in wanted if store.exists(k)}
 
 
 def node_keys(array: Array) -> list[str] | None:

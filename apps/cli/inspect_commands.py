@@ -91,8 +91,7 @@ def array_info(array: Array, jobs: int) -> dict[str, Any]:
     meta = array.metadata
     fmt = meta.format
     filters, serializer, compressors = codec_roles(array)
-    every = list(chunk_store.grid(array))
-    held = chunk_store.stored(array, every)
+    held = [chunk.key for chunk in chunk_store.held(array)]
     keys = chunk_store.node_keys(array)
     counted = chunk_store.sizes(array.store, keys if keys is not None else held, jobs)
     stored_bytes = sum(counted.values())
@@ -119,7 +118,7 @@ def array_info(array: Array, jobs: int) -> dict[str, Any]:
         "nbytes_stored": stored_bytes,
         "storage_ratio": array.nbytes / stored_bytes if stored_bytes else None,
         "chunks_initialized": len(held),
-        "nchunks": len(every),
+        "nchunks": chunk_store.chunk_count(array),
     }
 
 
