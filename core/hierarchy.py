@@ -8,6 +8,7 @@ either; only where the members come from differs.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -377,12 +378,22 @@ class Group(Node[GroupMetadata]):
         by their path relative to this group."""
         if max_depth is not None and max_depth < 0:
             raise InvalidArgumentError(f"max_depth must be None or >= 0, got {max_depth}")
-        for name, node in self._direct_members():
-            yield name, node
-            if isinstance(node, Group) and (max_depth is None or max_depth > 0):
-                deeper = None if max_depth is None else max_depth - 1
-                for sub, child in node.members(max_depth=deeper):
-                    yield f"{name}/{sub}", child
+        # depth first with a stack of member iterators, not recursion: a hierarchy may be
+        # deeper than Python's recursion limit
+        stack: list[tuple[str, int | None, Iterator[tuple[str, Array | Group]]]] = [
+            ("", max_depth, iter(self._direct_members()))
+        ]
+        while stack:
+            prefix, depth, members = stack[-1]
+            entry = next(members, None)
+            if entry is None:
+                stack.pop()
+                continue
+            name, node = entry
+            yield prefix + name, node
+            if isinstance(node, Group) and (depth is None or depth > 0):
+                deeper = None if depth is None else depth - 1
+                stack.append((f"{prefix}{name}/", deeper, iter(node._direct_members())))
 
     @property
     def info(self) -> GroupInfo:
@@ -424,16 +435,20 @@ class Group(Node[GroupMetadata]):
         return "\n".join(lines) + "\n"
 
     def _tree_lines(self, lines: list[str], indent: str, level: int | None) -> None:
-        if level == 0:
-            return
-        members = list(self.members())
-        for i, (name, node) in enumerate(members):
-            last = i == len(members) - 1
+        # a stack of (members left, indent, levels left) rather than recursion: see `members`
+        stack = [(deque(self.members()), indent, level)]
+        while stack:
+            members, indent, level = stack[-1]
+            if level == 0 or not members:
+                stack.pop()
+                continue
+            name, node = members.popleft()
+            last = not members
             branch = "└── " if last else "├── "
             if isinstance(node, Group):
                 lines.append(f"{indent}{branch}{name}")
                 deeper = None if level is None else level - 1
-                node._tree_lines(lines, indent + ("    " if last else "│   "), deeper)
+                stack.append((deque(node.members()), indent + ("    " if last else "│   "), deeper))
             else:
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
 

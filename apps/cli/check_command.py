@@ -42,6 +42,7 @@ from .common import (
     open_node,
     positive,
     print_json,
+    printable,
 )
 from .nodes import Array, Group
 
@@ -126,7 +127,7 @@ def run_check(args: argparse.Namespace) -> int:
         )
     else:
         for fault in faults:
-            print(fault)
+            print(printable(str(fault)))
         print(_summary(reports, faults))
     return FOUND if faults else OK
 
@@ -156,15 +157,18 @@ def _summary(reports: list[ArrayReport], faults: list[Fault]) -> str:
 
 
 def _arrays(node: Array | Group) -> tuple[list[Array], list[Fault]]:
-    """The arrays at or below `node`; a group whose members cannot be read is a fault."""
-    if isinstance(node, Array):
-        return [node], []
+    """The arrays at or below `node`; a group whose members cannot be read is a fault. Walked
+    with a stack of groups, not recursion, so a hierarchy of any depth is checked."""
     arrays: list[Array] = []
     faults: list[Fault] = []
-    for member in _members(node, faults):
-        more, bad = _arrays(member)
-        arrays += more
-        faults += bad
+    pending: list[Array | Group] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, Array):
+            arrays.append(current)
+            continue
+        # reversed onto the stack, so members come off it in their order
+        pending.extend(reversed(list(_members(current, faults))))
     return arrays, faults
 
 

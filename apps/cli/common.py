@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -101,13 +102,42 @@ def default_jobs() -> int:
     return min(32, 4 * (os.cpu_count() or 1))
 
 
+#: characters that reorder how a terminal shows the text around them (bidirectional
+#: overrides and isolates), escaped like control characters
+_REORDERING = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """`text` safe to print on a terminal: control characters (C0, DEL, C1 such as the CSI
+    0x9b) and bidirectional overrides escaped as Python writes them (`\\x1b`, `\\u202e`), so
+    a name read from a store can neither send escape sequences nor forge a line of output.
+    `newlines`: keep line breaks (a message of several lines), escaping every other."""
+    return "".join(
+        ch
+        if (ch == "\n" and newlines) or not (ch in _REORDERING or unicodedata.category(ch) == "Cc")
+        else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
+
+
 def fail(args: argparse.Namespace, exc: BaseException) -> int:
-    print(f"zarrkit {args.command_name}: error: {exc}", file=sys.stderr)
+    message = printable(str(exc), newlines=True)
+    print(f"zarrkit {args.command_name}: error: {message}", file=sys.stderr)
     return FAILED
 
 
+#: the deepest nesting `print_json` writes: `tree --json` nests a level per group, and a
+#: hierarchy may be deeper than Python's recursion limit, which json's encoder recurses into
+_MAX_JSON_DEPTH = 20_000
+
+
 def print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, indent=2, default=str)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * _MAX_JSON_DEPTH))
+    try:
+        json.dump(value, sys.stdout, indent=2, default=str)
+    finally:
+        sys.setrecursionlimit(limit)
     sys.stdout.write("\n")
 
 

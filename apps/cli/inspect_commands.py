@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import deque
 from collections.abc import Iterator
 from typing import Any, TypeAlias
 
@@ -26,6 +27,7 @@ from .common import (
     open_node,
     positive,
     print_json,
+    printable,
 )
 from .nodes import Array, Group, codec_roles
 
@@ -196,7 +198,7 @@ def _print_info(info: dict[str, Any]) -> None:
         rows.append((label, f"{info['chunks_initialized']}/{info['nchunks']}"))
     width = max(len(label) for label, _ in rows)
     for label, text in rows:
-        print(f"{label:<{width}} : {text}")
+        print(f"{label:<{width}} : {printable(text)}")
 
 
 _SHOWN_WHEN_SET = ("shard_shape", "order", "dimension_names", "storage_ratio", "serializer")
@@ -226,15 +228,10 @@ def _cell(key: str, value: Any) -> str:
 
 
 # -- tree and ls ----------------------------------------------------------------------------------
-def _walk(
-    group: Group, prefix: str = "", depth: int | None = None
-) -> Iterator[tuple[str, Array | Group]]:
-    """(path below `group`, node) for every member, parents first, members by name."""
-    for name, member in group.members():
-        path = f"{prefix}{name}"
-        yield path, member
-        if isinstance(member, Group) and (depth is None or depth > 1):
-            yield from _walk(member, path + "/", None if depth is None else depth - 1)
+def _walk(group: Group, depth: int | None = None) -> Iterator[tuple[str, Array | Group]]:
+    """(path below `group`, node) for every member `depth` levels down (None: all), parents
+    first, members by name (`Group.members` walks without recursion)."""
+    return group.members(max_depth=None if depth is None else depth - 1)
 
 
 def _describe(node: Array | Group) -> dict[str, Any]:
@@ -254,7 +251,7 @@ def run_tree(args: argparse.Namespace) -> int:
         if args.json:
             print_json(_tree_json(node, args.depth))
             return OK
-        print(node.name)
+        print(printable(node.name))
         if isinstance(node, Group):
             _print_tree(node, "", args.depth)
     except ZarrkitError as exc:
@@ -263,30 +260,40 @@ def run_tree(args: argparse.Namespace) -> int:
 
 
 def _tree_json(node: Array | Group, depth: int | None) -> dict[str, Any]:
-    out = {"name": node.basename or "/", **_describe(node)}
-    if isinstance(node, Group) and (depth is None or depth > 0):
-        out["members"] = [
-            _tree_json(member, None if depth is None else depth - 1)
-            for _name, member in node.members()
-        ]
+    out: dict[str, Any] = {"name": node.basename or "/", **_describe(node)}
+    if not isinstance(node, Group) or depth == 0:
+        return out
+    # built from `members`' one walk, not by recursion: each entry finds its parent by path
+    out["members"] = []
+    by_path: dict[str, dict[str, Any]] = {"": out}
+    for path, member in node.members(max_depth=None if depth is None else depth - 1):
+        entry: dict[str, Any] = {"name": member.basename or "/", **_describe(member)}
+        parent = path.rpartition("/")[0]
+        by_path[parent]["members"].append(entry)
+        if isinstance(member, Group) and (depth is None or path.count("/") + 1 < depth):
+            entry["members"] = []
+            by_path[path] = entry
     return out
 
 
 def _print_tree(group: Group, indent: str, depth: int | None) -> None:
-    """Lines are written as members are read, so a large hierarchy starts showing at once."""
-    if depth is not None and depth < 1:
-        return
-    members = list(group.members())
-    for i, (name, node) in enumerate(members):
-        last = i == len(members) - 1
+    """Lines are written as members are read, so a large hierarchy starts showing at once;
+    a stack of member lists rather than recursion, so any depth prints."""
+    stack = [(deque(group.members()), indent, depth)]
+    while stack:
+        members, indent, depth = stack[-1]
+        if (depth is not None and depth < 1) or not members:
+            stack.pop()
+            continue
+        name, node = members.popleft()
+        last = not members
         branch = "└── " if last else "├── "
         if isinstance(node, Group):
-            print(f"{indent}{branch}{name}", flush=True)
-            _print_tree(
-                node, indent + ("    " if last else "│   "), None if depth is None else depth - 1
-            )
+            print(f"{indent}{branch}{printable(name)}", flush=True)
+            deeper = None if depth is None else depth - 1
+            stack.append((deque(node.members()), indent + ("    " if last else "│   "), deeper))
         else:
-            print(f"{indent}{branch}{name} {node.shape} {node.dtype}", flush=True)
+            print(f"{indent}{branch}{printable(name)} {node.shape} {node.dtype}", flush=True)
 
 
 def run_ls(args: argparse.Namespace) -> int:
@@ -300,7 +307,7 @@ def run_ls(args: argparse.Namespace) -> int:
             print_json([{"name": path, **_describe(m)} for path, m in members])
             return OK
         for path, member in members:
-            print(_ls_line(path, member), flush=True)
+            print(printable(_ls_line(path, member)), flush=True)
     except ZarrkitError as exc:
         return fail(args, exc)
     return OK

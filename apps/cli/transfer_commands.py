@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from zarrkit.errors import ZarrkitError
 
 from . import progress
-from .common import FOUND, OK, add_storage_options, fail
+from .common import FOUND, OK, add_storage_options, fail, printable
 from .nodes import Array
 from .nodes import open as open_node_at
 
@@ -123,10 +123,10 @@ def _run(args: argparse.Namespace, transfer: Callable[..., TransferReport]) -> i
         return fail(args, exc)
     for plan in report.nodes:
         if plan.is_array and not plan.raw:
-            print(f"re-encoded /{plan.path}: {plan.why_reencode}", file=sys.stderr)
+            print(printable(f"re-encoded /{plan.path}: {plan.why_reencode}"), file=sys.stderr)
     for problem in report.mismatches:
-        print(f"verify: {problem}", file=sys.stderr)
-    print(report.summary())
+        print(printable(f"verify: {problem}"), file=sys.stderr)
+    print(printable(report.summary(), newlines=True))
     return FOUND if report.mismatches else OK
 
 

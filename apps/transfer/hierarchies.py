@@ -255,11 +255,12 @@ def _relocate(node_path: str, src_root: str, dst_root: str) -> str:
 
 
 def walk(node: Array | Group) -> Iterator[Array | Group]:
-    """A node and everything below it, parents before children, members sorted by name."""
+    """A node and everything below it, parents before children, members sorted by name
+    (`Group.members` walks without recursion, so any depth is walked)."""
     yield node
     if isinstance(node, Group):
-        for _name, member in node.members():
-            yield from walk(member)
+        for _path, member in node.members(max_depth=None):
+            yield member
 
 
 # -- planning ---------------------------------------------------------------------------------
