@@ -406,13 +406,9 @@ class Array(Node):
         )
 
     def nbytes_stored(self) -> int:
-        """Bytes the array takes in its store: its metadata and its stored chunks."""
-        keys = self._stored_keys()
-        total = 0
-        for start in range(0, len(keys), 64):
-            values = self._store.get_many(keys[start : start + 64])
-            total += sum(len(v) for v in values.values())
-        return total
+        """Bytes the array takes in its store: its metadata and its stored chunks, sized by the
+        store (`Store.sizes`: a file's stat, an object's size), not by reading them."""
+        return sum(self._store.sizes(self._stored_keys()).values())
 
     @property
     def info(self) -> ArrayInfo:

@@ -246,6 +246,10 @@ class Absence:
             )
 
 
+#: keys per `get_many` when the default `Store.sizes` reads values to learn their lengths
+_SIZE_BATCH = 64
+
+
 class Store:
     """Base of every store plugin. Override what the backend supports; set the capabilities."""
 
@@ -328,6 +332,18 @@ class Store:
 
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
+
+    def sizes(self, keys: Iterable[str]) -> dict[str, int]:
+        """The stored length in bytes of each key that exists (absent keys left out), for
+        `nbytes_stored` and `zarrkit info`. This default reads the values, a batch at a time;
+        a store that can tell a size without reading the value (a file's stat, an object's
+        listing or HEAD) overrides it, so sizing an array never costs its data."""
+        keys = list(keys)
+        out: dict[str, int] = {}
+        for start in range(0, len(keys), _SIZE_BATCH):
+            found = self.get_many(keys[start : start + _SIZE_BATCH])
+            out.update((key, len(memoryview(value).cast("B"))) for key, value in found.items())
+        return out
 
     def reading(self) -> AbstractContextManager[Any]:
         """What one thread reads a run of groups of chunks through (its `read_many`) while the

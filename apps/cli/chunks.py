@@ -2,8 +2,8 @@
 
 Only the store contract and the array's metadata are used: keys are listed once under the
 prefix the array's first and last chunk keys share (stores that cannot list are asked key by
-key), and sizes are the lengths of the values read (zarr-python's `getsize` does the same where
-a store has no cheaper way)."""
+key), and sizes are what the store tells (`Store.sizes`: a stat or an object's size, the
+values' lengths only where a store has no cheaper way, as zarr-python's `getsize`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from .nodes import Array, chunk_key
 
-#: keys per request when reading values only to learn their sizes
+#: keys per `Store.sizes` call
 _BATCH = 64
 
 
@@ -76,15 +76,12 @@ def node_keys(array: Array) -> list[str] | None:
 
 
 def sizes(store: Any, keys: Iterable[str], jobs: int) -> dict[str, int]:
-    """Stored bytes per key (absent keys left out), reading values a batch at a time."""
+    """Stored bytes per key (absent keys left out), as the store tells them (`Store.sizes`:
+    a stat or an object's size where the store has one), a batch per thread."""
     keys = list(keys)
     batches = [keys[i : i + _BATCH] for i in range(0, len(keys), _BATCH)]
-
-    def one(batch: list[str]) -> dict[str, int]:
-        return {k: len(memoryview(v).cast("B")) for k, v in store.get_many(batch).items()}
-
     out: dict[str, int] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for found in pool.map(one, batches):
+        for found in pool.map(store.sizes, batches):
             out.update(found)
     return out

@@ -114,6 +114,12 @@ class MemoryStore(Store):
         with self._space.lock:
             return key in self._space.data
 
+    def sizes(self, keys: Iterable[str]) -> dict[str, int]:
+        keys = [check_key(k) for k in keys]
+        data = self._space.data
+        with self._space.lock:
+            return {k: len(data[k]) for k in keys if k in data}
+
     # -- writeable ---------------------------------------------------------------------------
     def set(self, key: str, value: bytes) -> None:
         self.require("write", f"set {key!r}")

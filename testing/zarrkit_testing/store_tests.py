@@ -105,6 +105,15 @@ class ReadableStoreTests:
         assert store.get_many(["a", "b", "c/d", "c"]) == {"a": b"1", "c/d": b"2"}
         assert store.get_many([]) == {}
 
+    def test_sizes_are_the_lengths_of_the_values(self, store_with: StoreWith) -> None:
+        """`sizes` (what `nbytes_stored` and `zarrkit info` count) tells each stored length,
+        leaves absent keys and prefixes out, and agrees with what a read returns."""
+        values = {"a": b"1", "c/d": b"22", "c/e": b"", "f": bytes(range(256)) * 40}
+        store = store_with(values)
+        asked = [*values, "missing", "c"]
+        assert store.sizes(asked) == {k: len(v) for k, v in values.items()}
+        assert store.sizes([]) == {}
+
     def test_read_many_gives_the_values_of_get_many(self, store_with: StoreWith) -> None:
         """`read_many` (the engine's read) may hand out any bytes-like object; `get_many` and
         `get` stay `bytes`. Values past 4 MiB are where the local store switches buffers."""

@@ -192,3 +192,31 @@ def test_a_listing_with_more_chunks_than_the_grid_is_a_store_error() -> None:
     a[:] = 1
     with pytest.raises(StoreError, match="more chunks than"):
         _ = a.nchunks_initialized
+
+
+# -- sizes from the store, not from reading ---------------------------------------------------
+def test_nbytes_stored_sizes_a_huge_sparse_chunk_without_reading_it(tmp_path: Path) -> None:
+    """A 6 GiB sparse file where a 16-byte chunk belongs: sized by stat (issue 44 item 6)."""
+    root = tmp_path / "a.zarr"
+    a = zk.create_array(str(root), shape=(16,), chunks=(16,), dtype="u1", compressors=None)
+    a[:] = 1
+    chunk = root / "c" / "0"
+    with chunk.open("r+b") as f:
+        f.truncate(6 << 30)
+    tracemalloc.start()
+    try:
+        stored = zk.open_array(str(root)).nbytes_stored()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stored == (6 << 30) + len((root / "zarr.json").read_bytes())
+    assert peak < 8 << 20
+
+
+def test_sizes_agree_with_the_values_on_every_first_party_store(store: Any) -> None:
+    a = zk.create_array(store, path="g/a", shape=(10,), chunks=(3,), dtype="i8", fill_value=0)
+    a[:] = np.arange(10)
+    keys = sorted(store.list_prefix("g/a/"))
+    read = {k: len(v) for k, v in store.get_many(keys).items()}
+    assert store.sizes([*keys, "g/a/c/99"]) == read
+    assert a.nbytes_stored() == sum(read.values())

@@ -104,6 +104,9 @@ class StoreWrapper(Store):
     def exists(self, key: str) -> bool:
         return self.inner.exists(key)
 
+    def sizes(self, keys: Iterable[str]) -> dict[str, int]:
+        return self.inner.sizes(keys)
+
     def set(self, key: str, value: Any) -> None:
         self.inner.set(key, value)
 
