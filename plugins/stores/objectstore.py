@@ -27,6 +27,13 @@ memory: `obstore_updates`), so writers in other processes lose nothing; obstore'
 `LocalStore` updates unguarded. obstore's runtime does not survive `fork`: in a process
 forked after this one made requests, the store raises `StoreError` instead of hanging.
 
+Bodies are held only up to the read's value limit (`zarrkit.store.value_limit()`, which the
+chunk engine sets from the chunk's size): obstore would allocate the length an answer declares
+in one piece (a `Content-Length` of 2**62 aborts the process) and believes a length that
+disagrees with the range it answers, so every GET is sized from its answer's headers first and
+refused there when it declares more, and its body is then read in bounded pieces and refused
+one piece past what it declared (`collect`, `ValueTooLargeError`).
+
 Failures other than "no such key" raise `StoreError` naming the key, the operation and the
 store, after those retries; never a missing key.
 """
@@ -59,10 +66,12 @@ from zarrkit.abc import (
     names,
     optimistic_update,
     settings,
+    value_limit,
 )
 from zarrkit.errors import PluginLoadError, StoreError
 
 from . import obstore_updates, ranges
+from .obstore_bodies import collect
 from .retrying import RetryPolicy
 
 T = TypeVar("T")
@@ -326,8 +335,7 @@ class ObstoreStore(Store):
         self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
-        #: a plain HTTP server's: bodies cut short are retried here (`_fetch`), so bounded
-        #: ranges do not go through `get_range_async`, which answers without that retry
+        #: a plain HTTP server's: bodies cut short are retried here (`_fetch`)
         self._over_http = type(backend).__name__ == "HTTPStore"
         self._suffix_by_size = type(backend).__name__ in _NO_SUFFIX_RANGES
         #: how the process that unpickles this store opens it again, when a choice of backend
@@ -408,32 +416,28 @@ class ObstoreStore(Store):
         return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
 
     # -- readable --------------------------------------------------------------------------------
-    async def _read(self, key: str, rng: Range | None) -> Any:
+    async def _read(self, key: str, rng: Range | None, limit: int) -> Any:
+        """One value or range, at most `limit` bytes of it held (`collect`)."""
         obstore = _obstore()
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key) else None
         if isinstance(rng, SuffixRange) and self._suffix_by_size:
-            return await self._suffix_by_size_of(key, rng.length)
+            return await self._suffix_by_size_of(key, rng.length, limit)
         options: dict[str, Any] = {}
-        bounded = isinstance(rng, ByteRange) and rng.length is not None and not self._over_http
         if isinstance(rng, SuffixRange):
             options["range"] = {"suffix": rng.length}
-        elif isinstance(rng, ByteRange) and not bounded:
+        elif isinstance(rng, ByteRange):
             options["range"] = (
                 {"offset": rng.offset}
                 if rng.length is None
                 else (rng.offset, rng.offset + rng.length)
             )
         try:
-            if bounded:
-                # one answer to wait for, where `get_async` and then its body are two
-                assert isinstance(rng, ByteRange) and rng.length is not None
-                return await obstore.get_range_async(
-                    self.backend, self.root + key, start=rng.offset, length=rng.length
-                )
-            return await self._fetch(key, options or None)
+            return await self._fetch(key, options or None, limit)
         except FileNotFoundError:
             return None
+        except StoreError:
+            raise
         except Exception as exc:
             if isinstance(exc, obstore.exceptions.NotFoundError):
                 return None
@@ -442,20 +446,25 @@ class ObstoreStore(Store):
                 return b""
             raise self._error(exc, key, "read") from exc
 
-    async def _fetch(self, key: str, options: dict[str, Any] | None) -> Any:
-        """One read. obstore checks a body against its length and fails when it is short; its
-        S3, GCS and Azure clients then ask again, its HTTP client does not: the store does."""
+    async def _fetch(self, key: str, options: dict[str, Any] | None, limit: int) -> bytes:
+        """One read, at most `limit` bytes held (`collect`; obstore's `get_range_async`
+        would hold whatever the answer's `Content-Length` says). obstore checks a body
+        against its length and fails when it is short; its S3, GCS and Azure clients then
+        ask again, its HTTP client does not: the store does."""
         obstore = _obstore()
 
-        async def once() -> Any:
+        async def once() -> bytes:
             result = await obstore.get_async(self.backend, self.root + key, options=options)
-            return await result.bytes_async()
+            try:
+                return await collect(result, limit, key, self, "read")
+            finally:
+                del result
 
         if not self._over_http:
             return await once()
         return await self._policy.run(once, _body_fault)
 
-    async def _suffix_by_size_of(self, key: str, length: int) -> Any:
+    async def _suffix_by_size_of(self, key: str, length: int, limit: int) -> Any:
         """The last `length` bytes of `key` from a backend that answers no suffix range: its
         size and ETag first, then the range it ends with, if the ETag still matches (else
         again: a value replaced between the two requests must not be read half old, half
@@ -475,7 +484,9 @@ class ObstoreStore(Store):
             if meta.get("e_tag"):
                 options["if_match"] = meta["e_tag"]
             try:
-                return await self._fetch(key, options)
+                return await self._fetch(key, options, limit)
+            except StoreError:
+                raise
             except Exception as exc:
                 if isinstance(exc, obstore.exceptions.PreconditionError):
                     continue  # replaced meanwhile: read its new size
@@ -511,12 +522,14 @@ class ObstoreStore(Store):
 
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         check_key(key)
-        value = _run(lambda: self._read(key, byte_range))
+        limit = value_limit()  # (read here: the loop's thread does not share this context)
+        value = _run(lambda: self._read(key, byte_range, limit))
         return None if value is None else bytes(value)
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
         keys = [check_key(k) for k in keys]
-        values = self._gather([partial(self._read, k, None) for k in keys])
+        limit = value_limit()
+        values = self._gather([partial(self._read, k, None, limit) for k in keys])
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
@@ -526,7 +539,8 @@ class ObstoreStore(Store):
         for key, _ in requests:
             check_key(key)
         plan = ranges.plan(requests)
-        return plan.answers(self._gather([partial(self._read, *r) for r in plan.reads]))
+        limit = value_limit()
+        return plan.answers(self._gather([partial(self._read, *r, limit) for r in plan.reads]))
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         return [None if v is None else bytes(v) for v in self.read_ranges(requests)]
