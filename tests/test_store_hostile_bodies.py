@@ -1,8 +1,8 @@
 """Hostile sizes on the stores that `test_store_value_bounds` does not cover: obstore (plain
-`s3://`, `obstore+s3://`, `obstore+http://`). A GET answered with a `Content-Length` of 2**62
-(obstore allocated it whole and the process died of SIGABRT), bodies of gigabytes for a
-16-byte chunk or a `zarr.json`, four of them at once, and a 206 whose length disagrees with
-its range.
+`s3://`, `obstore+s3://`, `obstore+http://`) and s3fs (`fsspec+s3://`). A GET answered with a
+`Content-Length` of 2**62 (obstore allocated it whole and the process died of SIGABRT),
+bodies of gigabytes for a 16-byte chunk or a `zarr.json`, four of them at once, a body
+without end, and a 206 whose length disagrees with its range.
 
 Each read runs in a child process, so that an abort shows as a signal rather than ending the
 test run, and that process's peak RSS is its memory: a read must end in a
@@ -132,7 +132,7 @@ def _obstore_options(server: HostileServer) -> dict[str, Any]:
 
 
 #: each remote backend: how it is opened (URL of the served `bucket/data`, options)
-REMOTES = ["s3", "obstore+s3", "obstore+http"]
+REMOTES = ["s3", "obstore+s3", "fsspec+s3", "obstore+http"]
 
 
 def _open_args(backend: str, server: HostileServer) -> tuple[str, dict[str, Any]]:
@@ -184,6 +184,22 @@ def test_a_metadata_document_declaring_more_than_the_limit_is_refused(
     url, options = _open_args(backend, hostile)
     report = _refused(backend, url, "a/zarr.json", options=options)
     assert str(DEFAULT_VALUE_LIMIT) in report["message"], report
+
+
+@pytest.mark.parametrize("framing", ["chunked", "close"])
+def test_an_s3_body_without_end_is_refused_at_the_bound(
+    hostile: HostileServer, framing: str
+) -> None:
+    """s3fs reads a body without a length to its end: it is cut one block past the bound.
+    (obstore refuses an answer without a Content-Length.)"""
+    _baseline("fsspec+s3", hostile)
+    hostile.endless[f"/{BUCKET}/data/a/c/"] = Endless(framing)
+    url, options = _open_args("fsspec+s3", hostile)
+    report = _read(url, "a", options)
+    assert report["error"] == "ValueTooLargeError", report
+    assert report["key"].startswith("a/c/") and report["operation"] == "read", report
+    assert report["peak"] < _BASELINES["fsspec+s3"] + _SLACK, report
+    assert hostile.streamed < 256 << 20
 
 
 def test_obstore_refuses_a_body_longer_than_the_range_it_answers(hostile: HostileServer) -> None:
