@@ -1,8 +1,8 @@
 """Hostile sizes on the stores that `test_store_value_bounds` does not cover: obstore (plain
-`s3://`, `obstore+s3://`, `obstore+http://`) and s3fs (`fsspec+s3://`). A GET answered with a
-`Content-Length` of 2**62 (obstore allocated it whole and the process died of SIGABRT),
-bodies of gigabytes for a 16-byte chunk or a `zarr.json`, four of them at once, a body
-without end, and a 206 whose length disagrees with its range.
+`s3://`, `obstore+s3://`, `obstore+http://`), s3fs (`fsspec+s3://`) and local files. A GET
+answered with a `Content-Length` of 2**62 (obstore allocated it whole and the process died of
+SIGABRT), bodies of gigabytes for a 16-byte chunk or a `zarr.json`, four of them at once, a
+body without end, a 206 whose length disagrees with its range, and sparse files of gigabytes.
 
 Each read runs in a child process, so that an abort shows as a signal rather than ending the
 test run, and that process's peak RSS is its memory: a read must end in a
@@ -14,6 +14,7 @@ folder as an HTTP server and, with the headers S3 clients need, as S3's path-sty
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -212,3 +213,65 @@ def test_obstore_refuses_a_body_longer_than_the_range_it_answers(hostile: Hostil
     assert report["error"] == "ValueTooLargeError", report
     assert report["key"] == "a/c/0" and "runs past the 16 bytes" in report["message"], report
     assert report["peak"] < _BASELINES["obstore+http"] + _SLACK, report
+
+
+# == local files =================================================================================
+@pytest.fixture(scope="module")
+def local_array(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("local") / "data.zarr"
+    array = zk.create_array(str(root), path="a", shape=(64,), chunks=(16,), dtype="u1")
+    array[:] = 1
+    if "file" not in _BASELINES:
+        honest = _read(str(root))
+        assert honest["error"] is None and honest["sum"] == 64, honest
+        _BASELINES["file"] = honest["peak"]
+    return root
+
+
+def _sparse(path: Path, size: int) -> None:
+    """A file of `size` bytes that takes no room on disk (a hole, then one byte)."""
+    with open(path, "r+b" if path.exists() else "wb") as f:
+        f.truncate(0)
+        f.seek(size - 1)
+        f.write(b"\0")
+
+
+@pytest.mark.parametrize("size", [GIB, 6 * GIB], ids=["1GiB", "6GiB"])
+def test_a_local_chunk_file_larger_than_its_bound_is_refused(
+    local_array: Path, tmp_path: Path, size: int
+) -> None:
+    copy = tmp_path / "data.zarr"
+    shutil.copytree(local_array, copy)
+    _sparse(copy / "a" / "c" / "0", size)
+    report = _refused("file", str(copy), "a/c/0")
+    assert f"holds {size} bytes" in report["message"], report
+
+
+def test_a_local_metadata_document_larger_than_the_limit_is_refused(
+    local_array: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "data.zarr"
+    shutil.copytree(local_array, copy)
+    _sparse(copy / "a" / "zarr.json", GIB)
+    report = _refused("file", str(copy), "a/zarr.json")
+    assert f"holds {GIB} bytes" in report["message"], report
+    assert str(DEFAULT_VALUE_LIMIT) in report["message"], report
+
+
+def test_a_local_range_longer_than_the_bound_is_refused_before_its_buffer(
+    tmp_path: Path,
+) -> None:
+    """A range asked of a file (a shard index lying about an inner chunk's length) is checked
+    before a buffer of its length is made."""
+    from zarrkit.errors import ValueTooLargeError
+    from zarrkit.plugins.stores.local import LocalStore
+    from zarrkit.store import ByteRange, limiting_values
+
+    store = LocalStore(tmp_path, mode="w")
+    store.set("k", b"0123456789")
+    assert store.get("k", ByteRange(2, 3)) == b"234"
+    with limiting_values(1 << 20), pytest.raises(ValueTooLargeError) as info:
+        store.get_ranges([("k", ByteRange(0, HUGE))])
+    assert info.value.key == "k" and info.value.operation == "read"
+    with limiting_values(1 << 20), pytest.raises(ValueTooLargeError):
+        store.read_ranges([("k", ByteRange(0, 64 << 10)), ("k", ByteRange(0, 2 << 20))])
