@@ -19,7 +19,8 @@ Over http(s), the caller's headers and credentials never reach an origin other t
 an https URL is never redirected to plain http, and a body is held only up to the read's value
 limit (see `http_rules`: aiohttp middlewares added to the storage options by `from_url`; a
 filesystem built by hand and given to the constructor keeps only aiohttp's own, weaker rules).
-On S3 a value is read with s3fs's own `get_object` call, its body held to the same limit:
+On S3 likewise: botocore's HTTP session (`s3_guard`, set by `from_url`) drops the session
+token and every other `x-amz-` header on any origin a redirect leads to. On S3 a value is read with s3fs's own `get_object` call, its body held to the same limit:
 an answer declaring more is refused before its body is read, and a body running past the
 limit is refused one block after it (`ValueTooLargeError`). Other protocols (gcsfs, adlfs)
 read whole values as their clients do.
@@ -107,8 +108,13 @@ def _s3_options(given: dict[str, Any], concurrency: int, policy: RetryPolicy) ->
     unset. botocore keeps 10 connections unless told (10 requests in flight), and makes the
     retries on 5xx answers, throttling (503 SlowDown) and connection faults, with jittered
     backoff ("standard" mode); `from_url` turns s3fs's own retry loop off, and the store
-    retries what botocore cannot (a body cut or stalled after the headers)."""
+    retries what botocore cannot (a body cut or stalled after the headers). Its HTTP session
+    keeps the request's credentials off other origins a redirect leads to (`s3_guard`)."""
     config = dict(given.get("config_kwargs") or {})
+    if "http_session_cls" not in config:  # credentials stay on their origin (`s3_guard`)
+        from .s3_guard import GuardedSession
+
+        config["http_session_cls"] = GuardedSession
     config.setdefault("max_pool_connections", concurrency)
     config.setdefault("connect_timeout", policy.timeout)
     config.setdefault("read_timeout", policy.timeout)
@@ -129,6 +135,25 @@ def _as_bytes(value: Any) -> bytes:
     """`value` as the `bytes` the clients send, copied only when it is some other buffer (an
     encoded chunk mostly is `bytes` already)."""
     return value if type(value) is bytes else memoryview(value).tobytes()
+
+
+def _refusal_in(exc: BaseException) -> Refused | None:
+    """The redirect refusal behind `exc`, if one is (botocore wraps what its HTTP session
+    raises in an `HTTPClientError`, which keeps it as `kwargs["error"]`)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, Refused):
+            return current
+        inner = getattr(current, "kwargs", None)
+        wrapped = inner.get("error") if isinstance(inner, dict) else None
+        current = (
+            wrapped
+            if isinstance(wrapped, BaseException)
+            else current.__cause__ or current.__context__
+        )
+    return None
 
 
 def _fsspec() -> Any:
@@ -298,8 +323,9 @@ class FsspecStore(Store):
         return self._run(run)
 
     def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
-        if isinstance(exc, Refused):
-            return RedirectRefusedError(str(exc), key=key, store=self, operation=operation)
+        refused = _refusal_in(exc)
+        if refused is not None:
+            return RedirectRefusedError(str(refused), key=key, store=self, operation=operation)
         if isinstance(exc, TooLong):
             return ValueTooLargeError(str(exc), key=key, store=self, operation=operation)
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
