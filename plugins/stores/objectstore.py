@@ -34,6 +34,17 @@ disagrees with the range it answers, so every GET is sized from its answer's hea
 refused there when it declares more, and its body is then read in bounded pieces and refused
 one piece past what it declared (`collect`, `ValueTooLargeError`).
 
+Credentials stay on their origin where obstore can be made to keep them there, and obstore is
+refused where it cannot: its HTTP client follows a redirect to any origin and drops only
+`Authorization`, `Cookie` and `Proxy-Authorization` there, and obstore has no setting to stop
+either. A store whose requests would carry another credential in a header is refused when it
+is opened (`carried_off_origin`: a caller's `default_headers` such as `X-Api-Key`, an S3
+session token (`x-amz-security-token`) or customer encryption key, given as an option or in
+the environment), naming the stores that keep them on their origin (`http(s)://`,
+`fsspec+http(s)://`, `fsspec+s3://`; plain `s3://` goes to fsspec then, `s3_routing`).
+Credentials obstore finds by itself (instance metadata, a `credential_provider`) are beyond
+what the store can see.
+
 Failures other than "no such key" raise `StoreError` naming the key, the operation and the
 store, after those retries; never a missing key.
 """
@@ -92,6 +103,44 @@ _BUCKET_SCHEMES = ("s3", "gs", "az")
 #: characters a path may hold to be joined to keys as it is (others: a client of its own,
 #: which obstore's URL parsing decodes as it does)
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
+#: headers obstore's HTTP client (reqwest) drops itself on a redirect to another origin
+_DROPPED_ON_REDIRECT = frozenset({"authorization", "cookie", "proxy-authorization"})
+#: obstore's S3 options whose values go in a header of every request (the session token, the
+#: key of server-side encryption with a customer key), and the variables it reads them from
+_S3_HEADER_OPTIONS = frozenset(
+    {
+        "session_token",
+        "token",
+        "aws_session_token",
+        "aws_token",
+        "sse_customer_key_base64",
+        "aws_sse_customer_key_base64",
+    }
+)
+_S3_HEADER_ENVIRONMENT = ("AWS_SESSION_TOKEN", "AWS_TOKEN", "AWS_SSE_CUSTOMER_KEY_BASE64")
+
+
+def carried_off_origin(
+    target: str, options: Mapping[str, Any], environ: Mapping[str, str]
+) -> list[str]:
+    """The credentials obstore would send to another origin a redirect leads to, for a store
+    of `target` (`scheme://...`) opened with `options` in `environ`: the caller's headers but
+    those its client drops there, and on S3 a session token or customer key, which travel in
+    `x-amz-` headers. Empty: none."""
+    client = options.get("client_options") or {}
+    headers = client.get("default_headers") if isinstance(client, Mapping) else None
+    carried = [
+        f"the header {name!r}"
+        for name in headers or ()
+        if str(name).lower() not in _DROPPED_ON_REDIRECT
+    ]
+    scheme = target.split("://", 1)[0].removeprefix(_PREFIX)
+    if _SCHEME_ALIASES.get(f"{scheme}://", f"{scheme}://") == "s3://":
+        for name, value in options.items():
+            if str(name).lower() in _S3_HEADER_OPTIONS and value:
+                carried.append(f"the option {name!r}")
+        carried += [f"${name}" for name in _S3_HEADER_ENVIRONMENT if environ.get(name)]
+    return carried
 
 
 def _obstore() -> Any:
@@ -380,6 +429,18 @@ class ObstoreStore(Store):
         for alias, scheme in _SCHEME_ALIASES.items():  # (spellings obstore's parser refuses)
             if target.startswith(alias):
                 target = scheme + target[len(alias) :]
+        carried = carried_off_origin(target, options, os.environ)
+        if carried:
+            s3 = target.startswith("s3://")
+            instead = "s3:// or fsspec+s3://" if s3 else "http(s):// or fsspec+http(s)://"
+            raise StoreError(
+                f"obstore would send {', '.join(carried)} to any other origin a redirect "
+                f"leads to (its client follows redirects, and has no setting to stop that or "
+                f"to drop them): open it as {instead}, which keep them on their origin",
+                key=None,
+                store=url,
+                operation="open",
+            )
         options = _client_options(options, RetryPolicy.current())
         client, root = _client_target(target.rstrip("/"))
         try:
