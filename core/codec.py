@@ -519,8 +519,9 @@ def decoded_too_large(codec: Codec, max_size: int, size: int | None = None) -> E
 
 
 def as_bytes_view(data: Any) -> memoryview:
-    """A flat byte view of any buffer (bytes, bytearray, ndarray, memoryview), no copy."""
+    """A flat, C-contiguous byte view of any buffer (bytes, bytearray, ndarray, memoryview),
+    no copy unless the buffer is strided (then its bytes in C order)."""
     view = memoryview(data)
-    if view.ndim != 1 or view.format != "B":
-        view = view.cast("B") if view.contiguous else memoryview(bytes(view))
+    if view.ndim != 1 or view.format != "B" or not view.c_contiguous:
+        view = view.cast("B") if view.c_contiguous else memoryview(bytes(view))
     return view

@@ -59,7 +59,8 @@ class V3Format(Format):
 
     def probe(self, store: Store, path: str) -> bool:
         """A v3 node is at `path` when its zarr.json exists (the 2020 draft's root entry point
-        is also `zarr.json`, but only at the root, and with a URI as `zarr_format`)."""
+        is also `zarr.json`, but only at the root, and with a URI as `zarr_format`: any other
+        root zarr.json is this format's, its errors this format's to report)."""
         key = self.metadata_key(path)
         if path:
             return bool(store.exists(key))
@@ -67,12 +68,16 @@ class V3Format(Format):
         if raw is None:
             return False
         try:
-            return bool(json.loads(raw).get("zarr_format") == 3)
+            return not isinstance(json.loads(raw).get("zarr_format"), str)
         except (ValueError, AttributeError, UnicodeDecodeError, TypeError, RecursionError):
             return True  # malformed: let read_metadata say what is wrong with it
 
     # -- reading ----------------------------------------------------------------------------
     def parse_node(self, doc: Mapping[str, Any], where: str) -> NodeMetadata:
+        if "zarr_format" not in doc:
+            raise MetadataError(
+                "expected 3: required field is missing", key="zarr_format", where=where
+            )
         zarr_format = doc.get("zarr_format")
         if zarr_format != 3 or isinstance(zarr_format, bool):
             raise MetadataError(f"expected 3, got {zarr_format!r}", key="zarr_format", where=where)
@@ -193,7 +198,7 @@ class V3Format(Format):
             return None
         where = f"{key} in {store}"
         doc = load_document(raw, where)
-        if not path and doc.get("zarr_format") != 3:
+        if not path and isinstance(doc.get("zarr_format"), str):  # (the draft's entry point)
             return None
         return self.parse_node(doc, where)
 

@@ -149,3 +149,39 @@ def test_permission_denied(open_dir: Path) -> None:
         f"{denied}('{closed}'): permission denied: cannot list {closed}",
         f"{denied}('{unreadable}'): zarr.json is there but cannot be read (no permission?)",
     ]
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ("missing", "field 'zarr_format': expected 3: required field is missing"),
+        (2, "field 'zarr_format': expected 3, got 2"),
+        (None, "field 'zarr_format': expected 3, got None"),
+    ],
+)
+@pytest.mark.parametrize("node", ["array", "group"])
+def test_a_root_zarr_json_without_its_format_is_a_metadata_error(
+    tmp_path: Path, node: str, change: Any, says: str
+) -> None:
+    """Not "cannot be read (no permission?)": the document was read, and its field is what
+    is wrong. (A string there is the 2020 draft's entry point, which `test_format_draft`
+    covers.)"""
+    import json
+
+    from zarrkit.errors import MetadataError
+
+    place = tmp_path / "data.zarr"
+    if node == "array":
+        zk.create_array(str(place), shape=(4,), dtype="u1")
+    else:
+        zk.create_group(str(place))
+    doc = json.loads((place / "zarr.json").read_text())
+    if change == "missing":
+        del doc["zarr_format"]
+    else:
+        doc["zarr_format"] = change
+    (place / "zarr.json").write_text(json.dumps(doc))
+    for opening in (zk.open, zk.open_array if node == "array" else zk.open_group):
+        with pytest.raises(MetadataError, match=says) as info:
+            opening(str(place))
+        assert info.value.key == "zarr_format" and "zarr.json" in str(info.value)

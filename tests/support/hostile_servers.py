@@ -30,10 +30,13 @@ _BLOCK = b"\0" * (1 << 16)
 @dataclass(frozen=True)
 class Endless:
     """A 200 answer whose body never ends: `framing` "chunked", "close" (no length, ended by
-    closing) or "declared" (a Content-Length of `declared` bytes that are then sent)."""
+    closing) or "declared" (a Content-Length of `declared` bytes that are then sent). With
+    `partial`, a 206 whose `Content-Range` claims the first 16 bytes, whatever its length says.
+    """
 
     framing: str
     declared: int = 2 << 30
+    partial: bool = False
 
 
 class _HostileHandler(_Handler):
@@ -56,8 +59,16 @@ class _HostileHandler(_Handler):
                 return
         super()._serve(body)
 
+    def end_headers(self) -> None:
+        if self.server.object_headers:  # what an S3 client expects of every answer
+            self.send_header("ETag", '"0"')
+            self.send_header("Last-Modified", "Sat, 01 Jan 2000 00:00:00 GMT")
+        super().end_headers()
+
     def _stream(self, endless: Endless) -> None:
-        self.send_response(200)
+        self.send_response(206 if endless.partial else 200)
+        if endless.partial:
+            self.send_header("Content-Range", "bytes 0-15/16")
         if endless.framing == "chunked":
             self.send_header("Transfer-Encoding", "chunked")
         elif endless.framing == "declared":
@@ -80,7 +91,9 @@ class HostileServer(FileServer):
     """A file server of `root` that also redirects paths starting with a key of `redirects` to
     that key's value + the rest of the path, and answers paths under a key of `endless` with
     a body without end. `seen` holds (method, path, lower-cased headers) of every request;
-    `streamed` the bytes of endless bodies sent. With `tls`, it speaks https."""
+    `streamed` the bytes of endless bodies sent. With `tls`, it speaks https. With
+    `object_headers`, every answer has an ETag and a Last-Modified, which S3 clients require:
+    a folder `bucket/...` of `root` is then served as S3 serves GETs of path-style URLs."""
 
     def __init__(
         self,
@@ -90,12 +103,14 @@ class HostileServer(FileServer):
         endless: dict[str, Endless] | None = None,
         redirect_status: int = 302,
         tls: ssl.SSLContext | None = None,
+        object_headers: bool = False,
     ) -> None:
         super().__init__(root)
         self.RequestHandlerClass = _HostileHandler
         self.redirects = dict(redirects or {})
         self.endless = dict(endless or {})
         self.redirect_status = redirect_status
+        self.object_headers = object_headers
         self.lock = threading.Lock()
         self.seen: list[tuple[str, str, dict[str, str]]] = []
         self.streamed = 0

@@ -21,6 +21,11 @@ cannot lead out; a folder swapped for a symlink between that check and the use i
 
 Writes go to a temporary file beside the target and are renamed over it, so a reader (in this
 process or another) sees the old value or the new one, never a torn file.
+
+A read holds at most the read's value limit (`zarrkit.store.value_limit()`, which the chunk
+engine sets from the chunk's size): a file is sized (`fstat`) before it is read whole, a range
+is checked before its buffer is made, and a file larger than the limit, or a range longer, is
+a `ValueTooLargeError` naming the key, not a read of gigabytes.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -50,9 +56,10 @@ from zarrkit.abc import (
     names,
     reusable,
     scratch,
+    value_limit,
     write_back,
 )
-from zarrkit.errors import InvalidKeyError
+from zarrkit.errors import InvalidKeyError, ValueTooLargeError
 from zarrkit.plugins.stores.local import beneath, keylocks
 from zarrkit.plugins.stores.local.fileops import fsync_dir as _fsync_dir
 from zarrkit.plugins.stores.local.fileops import remove_quietly as _remove_quietly
@@ -224,11 +231,18 @@ class LocalStore(Store):
         path = self._path(key)
         try:
             with open(path, "rb") as f:
-                if byte_range is None:
-                    return f.read()
-                part = byte_range.slice(os.fstat(f.fileno()).st_size)
+                limit = value_limit()
+                size = os.fstat(f.fileno()).st_size
+                part = slice(0, size) if byte_range is None else byte_range.slice(size)
+                if part.stop - part.start > limit:
+                    what = "the file holds" if byte_range is None else "asked of it are"
+                    raise self._too_large(key, f"{part.stop - part.start} bytes {what}", limit)
                 f.seek(part.start)
-                return f.read(max(0, part.stop - part.start))
+                wanted = limit + 1 if byte_range is None else max(0, part.stop - part.start)
+                data = f.read(wanted)
+                if len(data) > limit:  # (grown since it was sized)
+                    raise self._too_large(key, "the file grew while it was read", limit)
+                return data
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
             return None
 
@@ -300,6 +314,7 @@ class LocalStore(Store):
         folders = _Folders() if kept is None else kept
         out = {}
         read_sized = self._read_sized
+        limit = value_limit()
         try:
             for key in keys:  # (this loop is most of a tiny chunk's read)
                 where, name = self._locate(key, folders, self._folder_fd)
@@ -319,7 +334,9 @@ class LocalStore(Store):
                 try:  # (`_read_whole` inlined)
                     hint = self._size_hint
                     if hint >= _MAX_HINT or len(value := os.read(fd, hint)) >= hint:
-                        value = read_sized(fd, buffers)
+                        value = read_sized(fd, buffers, key, limit)
+                    elif len(value) > limit:
+                        raise self._too_large(key, f"the file holds {len(value)} bytes", limit)
                 except IsADirectoryError:
                     continue
                 finally:
@@ -350,15 +367,20 @@ class LocalStore(Store):
         if fd is None:
             return None
         try:
+            limit = value_limit()
             if byte_range is None:
-                whole: bytes = self._read_whole(fd)
+                whole: bytes = self._read_whole(fd, key, limit)
                 return whole
             if type(byte_range) is ByteRange and byte_range.length is not None:
+                if byte_range.length > limit:
+                    raise self._too_large(key, f"{byte_range.length} bytes asked of it", limit)
                 return os.pread(fd, byte_range.length, byte_range.offset)
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 return None
             part = byte_range.slice(info.st_size)
+            if part.stop - part.start > limit:
+                raise self._too_large(key, f"{part.stop - part.start} bytes asked of it", limit)
             return os.pread(fd, max(0, part.stop - part.start), part.start)
         except IsADirectoryError:
             return None
@@ -407,6 +429,10 @@ class LocalStore(Store):
             for i, (key, r) in enumerate(requests)
             if type(r) is ByteRange and r.length is not None
         ]
+        limit = value_limit()
+        for _, key, _, length in sized:
+            if length > limit:  # (before a buffer of that size is made)
+                raise self._too_large(key, f"{length} bytes asked of it", limit)
         total = sum(length for _, _, _, length in sized)
         if total < _BUFFERED_FROM or not _DIR_FD or not _PREADV:
             return self.get_ranges(requests)
@@ -439,7 +465,15 @@ class LocalStore(Store):
             folders.close()
         return out
 
-    def _read_whole(self, fd: int, buffer: bool = False) -> Any:
+    def _too_large(self, key: str, what: str, limit: int) -> ValueTooLargeError:
+        return ValueTooLargeError(
+            f"{what}, more than the {limit} bytes the read can hold",
+            key=key,
+            store=self,
+            operation="read",
+        )
+
+    def _read_whole(self, fd: int, key: str, limit: int, buffer: bool = False) -> Any:
         """A whole file, in one read when it is no larger than the files read before (chunks of
         an array are mostly alike): a read that comes back short has reached the end, so the
         usual fstat is only paid for a file larger than any so far. Once files of `_MAX_HINT`
@@ -450,17 +484,27 @@ class LocalStore(Store):
         if hint < _MAX_HINT:
             data = os.read(fd, hint)
             if len(data) < hint:
+                if len(data) > limit:
+                    raise self._too_large(key, f"the file holds {len(data)} bytes", limit)
                 return data
-        return self._read_sized(fd, buffer)
+        return self._read_sized(fd, buffer, key, limit)
 
-    def _read_sized(self, fd: int, buffer: bool) -> Any:
-        """`_read_whole` after the size hint fell short (or is not used): size the file first."""
+    def _read_sized(self, fd: int, buffer: bool, key: str, limit: int) -> Any:
+        """`_read_whole` after the size hint fell short (or is not used): size the file first,
+        and refuse it there when it is larger than `limit` (nor read past `limit` a file that
+        grows meanwhile)."""
         size = os.fstat(fd).st_size
+        if size > limit:
+            raise self._too_large(key, f"the file holds {size} bytes", limit)
         self._size_hint = min(_MAX_HINT, max(self._size_hint, size + size // 16 + 1))
         if buffer and size >= _MAX_HINT and _PREADV:
-            return _read_into_buffer(fd, size)
-        data = os.pread(fd, size, 0)
-        return data if len(data) < size else data + _read_rest(fd, size)
+            value = _read_into_buffer(fd, size, limit)
+        else:
+            data = os.pread(fd, size, 0)
+            value = data if len(data) < size else data + _read_rest(fd, size, limit)
+        if len(value) > limit:  # (grown since it was sized)
+            raise self._too_large(key, "the file grew while it was read", limit)
+        return value
 
     # -- writeable ---------------------------------------------------------------------------
     def set(self, key: str, value: bytes) -> None:
@@ -1030,7 +1074,7 @@ def _link_fd(fd: int, where: int, name: str) -> None:
 _BUFFERED_FROM = 64 << 10
 
 
-def _read_into_buffer(fd: int, size: int) -> Any:
+def _read_into_buffer(fd: int, size: int, limit: int = sys.maxsize) -> Any:
     """A file of about `size` bytes in a numpy buffer this thread reuses, for
     `LocalStore.read_many` (a whole read of 32 shards of 12 MB: 11,000 page faults in fresh
     buffers)."""
@@ -1041,16 +1085,17 @@ def _read_into_buffer(fd: int, size: int) -> Any:
         if n == 0:  # the file shrank since it was sized
             return memoryview(buffer[:got]).toreadonly()
         got += n
-    rest = _read_rest(fd, size)  # or grew
+    rest = _read_rest(fd, size, limit)  # or grew
     if rest:
         return memoryview(b"".join((buffer, rest))).toreadonly()
     return memoryview(buffer).toreadonly()
 
 
-def _read_rest(fd: int, offset: int) -> bytes:
-    """What follows `offset` (a file that grew after it was sized)."""
+def _read_rest(fd: int, offset: int, limit: int = sys.maxsize) -> bytes:
+    """What follows `offset` (a file that grew after it was sized), up to one byte past
+    `limit` bytes of the file (the caller refuses a file that long)."""
     parts = []
-    while chunk := os.pread(fd, 1 << 20, offset):
+    while offset <= limit and (chunk := os.pread(fd, min(1 << 20, limit + 1 - offset), offset)):
         parts.append(chunk)
         offset += len(chunk)
     return b"".join(parts)

@@ -19,7 +19,11 @@ Over http(s), the caller's headers and credentials never reach an origin other t
 an https URL is never redirected to plain http, and a body is held only up to the read's value
 limit (see `http_rules`: aiohttp middlewares added to the storage options by `from_url`; a
 filesystem built by hand and given to the constructor keeps only aiohttp's own, weaker rules).
-Other protocols (s3fs, gcsfs) read whole values as their clients do.
+On S3 likewise: botocore's HTTP session (`s3_guard`, set by `from_url`) drops the session
+token and every other `x-amz-` header on any origin a redirect leads to. On S3 a value is read with s3fs's own `get_object` call, its body held to the same limit:
+an answer declaring more is refused before its body is read, and a body running past the
+limit is refused one block after it (`ValueTooLargeError`). Other protocols (gcsfs, adlfs)
+read whole values as their clients do.
 
 Timeouts and retries follow the `io_timeout` and `io_retries` settings (read when the store
 is opened). On S3 they become botocore's `config_kwargs` `connect_timeout`, `read_timeout` and
@@ -65,6 +69,7 @@ from zarrkit.abc import (
     names,
     optimistic_update,
     settings,
+    value_limit,
 )
 from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
 from zarrkit.plugins.stores.pickling import reopening
@@ -107,8 +112,13 @@ def _s3_options(given: dict[str, Any], concurrency: int, policy: RetryPolicy) ->
     unset. botocore keeps 10 connections unless told (10 requests in flight), and makes the
     retries on 5xx answers, throttling (503 SlowDown) and connection faults, with jittered
     backoff ("standard" mode); `from_url` turns s3fs's own retry loop off, and the store
-    retries what botocore cannot (a body cut or stalled after the headers)."""
+    retries what botocore cannot (a body cut or stalled after the headers). Its HTTP session
+    keeps the request's credentials off other origins a redirect leads to (`s3_guard`)."""
     config = dict(given.get("config_kwargs") or {})
+    if "http_session_cls" not in config:  # credentials stay on their origin (`s3_guard`)
+        from zarrkit.plugins.stores.remote.s3_guard import GuardedSession
+
+        config["http_session_cls"] = GuardedSession
     config.setdefault("max_pool_connections", concurrency)
     config.setdefault("connect_timeout", policy.timeout)
     config.setdefault("read_timeout", policy.timeout)
@@ -129,6 +139,25 @@ def _as_bytes(value: Any) -> bytes:
     """`value` as the `bytes` the clients send, copied only when it is some other buffer (an
     encoded chunk mostly is `bytes` already)."""
     return value if type(value) is bytes else memoryview(value).tobytes()
+
+
+def _refusal_in(exc: BaseException) -> Refused | None:
+    """The redirect refusal behind `exc`, if one is (botocore wraps what its HTTP session
+    raises in an `HTTPClientError`, which keeps it as `kwargs["error"]`)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, Refused):
+            return current
+        inner = getattr(current, "kwargs", None)
+        wrapped = inner.get("error") if isinstance(inner, dict) else None
+        current = (
+            wrapped
+            if isinstance(wrapped, BaseException)
+            else current.__cause__ or current.__context__
+        )
+    return None
 
 
 def _fsspec() -> Any:
@@ -298,20 +327,21 @@ class FsspecStore(Store):
         return self._run(run)
 
     def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
-        if isinstance(exc, Refused):
-            return RedirectRefusedError(str(exc), key=key, store=self, operation=operation)
+        refused = _refusal_in(exc)
+        if refused is not None:
+            return RedirectRefusedError(str(refused), key=key, store=self, operation=operation)
         if isinstance(exc, TooLong):
             return ValueTooLargeError(str(exc), key=key, store=self, operation=operation)
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return StoreError(detail, key=key, store=self, operation=operation)
 
     # -- readable --------------------------------------------------------------------------------
-    async def _read(self, key: str, rng: Range | None) -> bytes | None:
+    async def _read(self, key: str, rng: Range | None, limit: int) -> bytes | None:
         path = self._path(key)
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key, path) else None
         try:
-            return await self._policy.run(partial(self._fetch, path, rng), is_body_fault)
+            return await self._policy.run(partial(self._fetch, path, rng, limit), is_body_fault)
         except _MISSING:
             return None
         except Exception as exc:
@@ -324,11 +354,15 @@ class FsspecStore(Store):
                 return b""
             raise self._error(exc, key, "read") from exc
 
-    async def _fetch(self, path: str, rng: Range | None) -> bytes:
+    async def _fetch(self, path: str, rng: Range | None, limit: int) -> bytes:
         """One read. The clients check a body against its Content-Length (aiohttp, botocore)
         and raise when it is short; `_read` makes the request again then."""
         value: bytes
-        if rng is None:
+        if s3_updates.supported(self.fs) and not (
+            isinstance(rng, SuffixRange) and self._suffix_by_size
+        ):
+            value = await self._s3_read(path, rng, limit)
+        elif rng is None:
             value = await self.fs._cat_file(path, **self._whole)
         elif isinstance(rng, SuffixRange) and self._suffix_by_size:
             value = await self._suffix_read_by_size(path, rng.length)
@@ -338,6 +372,22 @@ class FsspecStore(Store):
             end = None if rng.length is None else rng.offset + rng.length
             value = await self.fs._cat_file(path, start=rng.offset, end=end)
         return value
+
+    async def _s3_read(self, path: str, rng: Range | None, limit: int) -> bytes:
+        """s3fs's `_cat_file` holding at most `limit` bytes: one GET (its `get_object`, with
+        the filesystem's request options), refused when its answer declares more, its body
+        read a block at a time and refused one block past the limit. (s3fs reads whatever
+        body comes, however long, before anything can look at its size.)"""
+        fs = self.fs
+        bucket, key, version = fs.split_path(path)
+        asked: dict[str, Any] = {"VersionId": version} if version else {}
+        if isinstance(rng, SuffixRange):
+            asked["Range"] = f"bytes=-{rng.length}"
+        elif isinstance(rng, ByteRange):
+            last = "" if rng.length is None else str(rng.offset + rng.length - 1)
+            asked["Range"] = f"bytes={rng.offset}-{last}"
+        answer = await fs._call_s3("get_object", Bucket=bucket, Key=key, **asked)
+        return await s3_updates.read_body(answer, limit)
 
     async def _suffix_read_by_size(self, path: str, length: int) -> bytes:
         """The last `length` bytes of `path` where the filesystem reads no suffix range: its
@@ -374,18 +424,21 @@ class FsspecStore(Store):
 
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         check_key(key)
-        return self._run(lambda: self._read(key, byte_range))
+        limit = value_limit()  # (read here: fsspec's loop runs on a thread of its own)
+        return self._run(lambda: self._read(key, byte_range, limit))
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = [check_key(k) for k in keys]
-        values = self._gather([partial(self._read, k, None) for k in keys])
+        limit = value_limit()
+        values = self._gather([partial(self._read, k, None, limit) for k in keys])
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         for key, _ in requests:
             check_key(key)
         plan = ranges.plan(requests)
-        results = self._gather([partial(self._read, *r) for r in plan.reads])
+        limit = value_limit()
+        results = self._gather([partial(self._read, *r, limit) for r in plan.reads])
         return plan.answers(results)
 
     def exists(self, key: str) -> bool:

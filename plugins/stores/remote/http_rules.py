@@ -70,12 +70,13 @@ def refusal(source: str, target: str) -> str | None:
 
 
 def aiohttp_guard(
-    root: str, caller_headers: Iterable[str]
+    root: str, caller_headers: Iterable[str], prefixes: tuple[str, ...] = ()
 ) -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
     """An aiohttp client middleware keeping the rule for a store rooted at `root`: on any
-    other origin it strips `caller_headers` and the sensitive ones, and from an https root it
-    sends nothing in the clear. (aiohttp itself drops only the sensitive ones, and only on the
-    hop that changes origin, and follows https -> http.)"""
+    other origin it strips `caller_headers`, the sensitive ones and those whose lower-cased
+    names start with one of `prefixes` (S3's `x-amz-`: `s3_guard`), and from an https root
+    it sends nothing in the clear. (aiohttp itself drops only the sensitive ones, and only on
+    the hop that changes origin, and follows https -> http.)"""
     home = origin(root)
     strip = SENSITIVE | {name.lower() for name in caller_headers}
 
@@ -86,7 +87,9 @@ def aiohttp_guard(
                 f"a redirect from {root} leads to {url}: refusing to go from https to plain http"
             )
         if origin(url) != home:
-            for name in [n for n in request.headers if n.lower() in strip]:
+            for name in [
+                n for n in request.headers if n.lower() in strip or n.lower().startswith(prefixes)
+            ]:
                 request.headers.popall(name, None)
         return await handler(request)
 

@@ -27,6 +27,24 @@ memory: `obstore_updates`), so writers in other processes lose nothing; obstore'
 `LocalStore` updates unguarded. obstore's runtime does not survive `fork`: in a process
 forked after this one made requests, the store raises `StoreError` instead of hanging.
 
+Bodies are held only up to the read's value limit (`zarrkit.store.value_limit()`, which the
+chunk engine sets from the chunk's size): obstore would allocate the length an answer declares
+in one piece (a `Content-Length` of 2**62 aborts the process) and believes a length that
+disagrees with the range it answers, so every GET is sized from its answer's headers first and
+refused there when it declares more, and its body is then read in bounded pieces and refused
+one piece past what it declared (`collect`, `ValueTooLargeError`).
+
+Credentials stay on their origin where obstore can be made to keep them there, and obstore is
+refused where it cannot: its HTTP client follows a redirect to any origin and drops only
+`Authorization`, `Cookie` and `Proxy-Authorization` there, and obstore has no setting to stop
+either. A store whose requests would carry another credential in a header is refused when it
+is opened (`carried_off_origin`: a caller's `default_headers` such as `X-Api-Key`, an S3
+session token (`x-amz-security-token`) or customer encryption key, given as an option or in
+the environment), naming the stores that keep them on their origin (`http(s)://`,
+`fsspec+http(s)://`, `fsspec+s3://`; plain `s3://` goes to fsspec then, `s3_routing`).
+Credentials obstore finds by itself (instance metadata, a `credential_provider`) are beyond
+what the store can see.
+
 Failures other than "no such key" raise `StoreError` naming the key, the operation and the
 store, after those retries; never a missing key.
 """
@@ -59,9 +77,11 @@ from zarrkit.abc import (
     names,
     optimistic_update,
     settings,
+    value_limit,
 )
 from zarrkit.errors import PluginLoadError, StoreError
 from zarrkit.plugins.stores.remote import obstore_updates, ranges
+from zarrkit.plugins.stores.remote.obstore_bodies import collect
 from zarrkit.plugins.stores.remote.retrying import RetryPolicy
 
 T = TypeVar("T")
@@ -82,6 +102,44 @@ _BUCKET_SCHEMES = ("s3", "gs", "az")
 #: characters a path may hold to be joined to keys as it is (others: a client of its own,
 #: which obstore's URL parsing decodes as it does)
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./")
+#: headers obstore's HTTP client (reqwest) drops itself on a redirect to another origin
+_DROPPED_ON_REDIRECT = frozenset({"authorization", "cookie", "proxy-authorization"})
+#: obstore's S3 options whose values go in a header of every request (the session token, the
+#: key of server-side encryption with a customer key), and the variables it reads them from
+_S3_HEADER_OPTIONS = frozenset(
+    {
+        "session_token",
+        "token",
+        "aws_session_token",
+        "aws_token",
+        "sse_customer_key_base64",
+        "aws_sse_customer_key_base64",
+    }
+)
+_S3_HEADER_ENVIRONMENT = ("AWS_SESSION_TOKEN", "AWS_TOKEN", "AWS_SSE_CUSTOMER_KEY_BASE64")
+
+
+def carried_off_origin(
+    target: str, options: Mapping[str, Any], environ: Mapping[str, str]
+) -> list[str]:
+    """The credentials obstore would send to another origin a redirect leads to, for a store
+    of `target` (`scheme://...`) opened with `options` in `environ`: the caller's headers but
+    those its client drops there, and on S3 a session token or customer key, which travel in
+    `x-amz-` headers. Empty: none."""
+    client = options.get("client_options") or {}
+    headers = client.get("default_headers") if isinstance(client, Mapping) else None
+    carried = [
+        f"the header {name!r}"
+        for name in headers or ()
+        if str(name).lower() not in _DROPPED_ON_REDIRECT
+    ]
+    scheme = target.split("://", 1)[0].removeprefix(_PREFIX)
+    if _SCHEME_ALIASES.get(f"{scheme}://", f"{scheme}://") == "s3://":
+        for name, value in options.items():
+            if str(name).lower() in _S3_HEADER_OPTIONS and value:
+                carried.append(f"the option {name!r}")
+        carried += [f"${name}" for name in _S3_HEADER_ENVIRONMENT if environ.get(name)]
+    return carried
 
 
 def _obstore() -> Any:
@@ -325,8 +383,7 @@ class ObstoreStore(Store):
         self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
-        #: a plain HTTP server's: bodies cut short are retried here (`_fetch`), so bounded
-        #: ranges do not go through `get_range_async`, which answers without that retry
+        #: a plain HTTP server's: bodies cut short are retried here (`_fetch`)
         self._over_http = type(backend).__name__ == "HTTPStore"
         self._suffix_by_size = type(backend).__name__ in _NO_SUFFIX_RANGES
         #: how the process that unpickles this store opens it again, when a choice of backend
@@ -371,6 +428,18 @@ class ObstoreStore(Store):
         for alias, scheme in _SCHEME_ALIASES.items():  # (spellings obstore's parser refuses)
             if target.startswith(alias):
                 target = scheme + target[len(alias) :]
+        carried = carried_off_origin(target, options, os.environ)
+        if carried:
+            s3 = target.startswith("s3://")
+            instead = "s3:// or fsspec+s3://" if s3 else "http(s):// or fsspec+http(s)://"
+            raise StoreError(
+                f"obstore would send {', '.join(carried)} to any other origin a redirect "
+                f"leads to (its client follows redirects, and has no setting to stop that or "
+                f"to drop them): open it as {instead}, which keep them on their origin",
+                key=None,
+                store=url,
+                operation="open",
+            )
         options = _client_options(options, RetryPolicy.current())
         client, root = _client_target(target.rstrip("/"))
         try:
@@ -407,32 +476,28 @@ class ObstoreStore(Store):
         return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
 
     # -- readable --------------------------------------------------------------------------------
-    async def _read(self, key: str, rng: Range | None) -> Any:
+    async def _read(self, key: str, rng: Range | None, limit: int) -> Any:
+        """One value or range, at most `limit` bytes of it held (`collect`)."""
         obstore = _obstore()
         if ranges.is_empty_read(rng):
             return b"" if await self._is_file(key) else None
         if isinstance(rng, SuffixRange) and self._suffix_by_size:
-            return await self._suffix_by_size_of(key, rng.length)
+            return await self._suffix_by_size_of(key, rng.length, limit)
         options: dict[str, Any] = {}
-        bounded = isinstance(rng, ByteRange) and rng.length is not None and not self._over_http
         if isinstance(rng, SuffixRange):
             options["range"] = {"suffix": rng.length}
-        elif isinstance(rng, ByteRange) and not bounded:
+        elif isinstance(rng, ByteRange):
             options["range"] = (
                 {"offset": rng.offset}
                 if rng.length is None
                 else (rng.offset, rng.offset + rng.length)
             )
         try:
-            if bounded:
-                # one answer to wait for, where `get_async` and then its body are two
-                assert isinstance(rng, ByteRange) and rng.length is not None
-                return await obstore.get_range_async(
-                    self.backend, self.root + key, start=rng.offset, length=rng.length
-                )
-            return await self._fetch(key, options or None)
+            return await self._fetch(key, options or None, limit)
         except FileNotFoundError:
             return None
+        except StoreError:
+            raise
         except Exception as exc:
             if isinstance(exc, obstore.exceptions.NotFoundError):
                 return None
@@ -441,20 +506,25 @@ class ObstoreStore(Store):
                 return b""
             raise self._error(exc, key, "read") from exc
 
-    async def _fetch(self, key: str, options: dict[str, Any] | None) -> Any:
-        """One read. obstore checks a body against its length and fails when it is short; its
-        S3, GCS and Azure clients then ask again, its HTTP client does not: the store does."""
+    async def _fetch(self, key: str, options: dict[str, Any] | None, limit: int) -> bytes:
+        """One read, at most `limit` bytes held (`collect`; obstore's `get_range_async`
+        would hold whatever the answer's `Content-Length` says). obstore checks a body
+        against its length and fails when it is short; its S3, GCS and Azure clients then
+        ask again, its HTTP client does not: the store does."""
         obstore = _obstore()
 
-        async def once() -> Any:
+        async def once() -> bytes:
             result = await obstore.get_async(self.backend, self.root + key, options=options)
-            return await result.bytes_async()
+            try:
+                return await collect(result, limit, key, self, "read")
+            finally:
+                del result
 
         if not self._over_http:
             return await once()
         return await self._policy.run(once, _body_fault)
 
-    async def _suffix_by_size_of(self, key: str, length: int) -> Any:
+    async def _suffix_by_size_of(self, key: str, length: int, limit: int) -> Any:
         """The last `length` bytes of `key` from a backend that answers no suffix range: its
         size and ETag first, then the range it ends with, if the ETag still matches (else
         again: a value replaced between the two requests must not be read half old, half
@@ -474,7 +544,9 @@ class ObstoreStore(Store):
             if meta.get("e_tag"):
                 options["if_match"] = meta["e_tag"]
             try:
-                return await self._fetch(key, options)
+                return await self._fetch(key, options, limit)
+            except StoreError:
+                raise
             except Exception as exc:
                 if isinstance(exc, obstore.exceptions.PreconditionError):
                     continue  # replaced meanwhile: read its new size
@@ -510,12 +582,14 @@ class ObstoreStore(Store):
 
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         check_key(key)
-        value = _run(lambda: self._read(key, byte_range))
+        limit = value_limit()  # (read here: the loop's thread does not share this context)
+        value = _run(lambda: self._read(key, byte_range, limit))
         return None if value is None else bytes(value)
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
         keys = [check_key(k) for k in keys]
-        values = self._gather([partial(self._read, k, None) for k in keys])
+        limit = value_limit()
+        values = self._gather([partial(self._read, k, None, limit) for k in keys])
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
@@ -525,7 +599,8 @@ class ObstoreStore(Store):
         for key, _ in requests:
             check_key(key)
         plan = ranges.plan(requests)
-        return plan.answers(self._gather([partial(self._read, *r) for r in plan.reads]))
+        limit = value_limit()
+        return plan.answers(self._gather([partial(self._read, *r, limit) for r in plan.reads]))
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         return [None if v is None else bytes(v) for v in self.read_ranges(requests)]

@@ -22,6 +22,10 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from zarrkit.abc import value_limit
+from zarrkit.errors import StoreError
+from zarrkit.plugins.stores.remote.obstore_bodies import collect
+
 if TYPE_CHECKING:
     from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
 
@@ -56,17 +60,21 @@ class ConditionalWrites:
         self.store = store
         self.backend = store.backend
 
-    async def _get(self, key: str) -> tuple[bytes | None, Token]:
+    async def _get(self, key: str, limit: int) -> tuple[bytes | None, Token]:
+        """The value (at most `limit` bytes held: `objectstore.collect`) and its token."""
         import obstore
 
         try:
             result = await obstore.get_async(self.backend, self.store.location(key))
-            data = await result.bytes_async()
+            token = (result.meta.get("e_tag"), result.meta.get("version"))
+            data = await collect(result, limit, key, self.store, "read")
         except FileNotFoundError:
             return None, None
+        except StoreError:
+            raise
         except Exception as exc:
             raise self.store._error(exc, key, "read") from exc
-        return bytes(data), (result.meta.get("e_tag"), result.meta.get("version"))
+        return data, token
 
     async def _token(self, key: str) -> Token:
         import obstore
@@ -80,7 +88,8 @@ class ConditionalWrites:
         return meta.get("e_tag"), meta.get("version")
 
     def read(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, Token]]:
-        answers = self.store._gather([partial(self._get, k) for k in keys])
+        limit = value_limit()  # (the requests run on another thread, outside this context)
+        answers = self.store._gather([partial(self._get, k, limit) for k in keys])
         values = {k: v for k, (v, _) in zip(keys, answers) if v is not None}
         return values, {k: token for k, (_, token) in zip(keys, answers)}
 

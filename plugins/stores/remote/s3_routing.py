@@ -5,7 +5,9 @@ it is the default when it is installed and the storage options given mean the sa
 to s3fs (`s3_options`: s3fs's spellings translated, obstore's passed on). Otherwise (obstore
 not installed, an option only s3fs knows, an environment obstore would read differently, no
 endpoint nor region to go to) the fsspec store opens the URL, as before obstore existed, so
-that nothing a user wrote for s3fs changes meaning. `fsspec+s3://` and `obstore+s3://` pick
+that nothing a user wrote for s3fs changes meaning. A session token or customer encryption key
+(as an option or in the environment) keeps the URL with fsspec too: obstore would send it to
+any origin a redirect leads to (`objectstore.carried_off_origin`), s3fs does not (`s3_guard`). `fsspec+s3://` and `obstore+s3://` pick
 one backend whatever the options; the `store_schemes` setting
 (`ZARRKIT_STORE_SCHEMES="s3=fsspec+s3"`) sends every `s3://` URL to one.
 
@@ -57,9 +59,13 @@ def choose(options: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     if not objectstore.usable_here():
         return None, "obstore cannot make requests here: forked after its parent used it"
     try:
-        return s3_options.obstore_s3_options(options, os.environ), "obstore"
+        translated = s3_options.obstore_s3_options(options, os.environ)
     except s3_options.Untranslatable as exc:
         return None, str(exc)
+    carried = objectstore.carried_off_origin("s3://", translated, os.environ)
+    if carried:  # (obstore refuses them: see `objectstore`)
+        return None, f"obstore would send {', '.join(carried)} to another origin on a redirect"
+    return translated, "obstore"
 
 
 def installed(package: str) -> bool:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from zarrkit.abc import value_limit
+
 if TYPE_CHECKING:
     from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 
@@ -22,6 +24,35 @@ _CONFLICTS = frozenset(
     {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "412", "409", "404"}
 )
 _ABSENT = frozenset({"NoSuchKey", "404"})
+#: the most bytes of an answer's body read at a time (`read_body`)
+_BLOCK = 1 << 20
+
+
+async def read_body(answer: Mapping[str, Any], limit: int) -> bytes:
+    """The body of a `get_object` answer, at most `limit` bytes of it held: refused
+    (`http_rules.TooLong`) when the answer declares more, before any of it is read, or one
+    block past the limit when it runs on; closed either way."""
+    from zarrkit.plugins.stores.remote.http_rules import TooLong
+
+    body = answer["Body"]
+    blocks: list[bytes] = []
+    try:
+        declared = answer.get("ContentLength")
+        if declared is not None and declared > limit:
+            raise TooLong(
+                f"the answer declares {declared} bytes, more than the {limit} bytes the read "
+                f"can hold"
+            )
+        held = 0
+        while block := await body.read(min(_BLOCK, limit + 1 - held)):
+            held += len(block)
+            if held > limit:
+                blocks.clear()
+                raise TooLong(f"the body is longer than the {limit} bytes the read can hold")
+            blocks.append(block)
+    finally:
+        body.close()
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
 def supported(fs: Any) -> bool:
@@ -49,7 +80,7 @@ class ConditionalWrites:
         bucket, path, _ = self.fs.split_path(self.store._path(key))
         return bucket, path
 
-    async def _get(self, key: str) -> tuple[bytes | None, str | None]:
+    async def _get(self, key: str, limit: int) -> tuple[bytes | None, str | None]:
         bucket, path = self._where(key)
         try:
             answer = await self.fs._call_s3("get_object", Bucket=bucket, Key=path)
@@ -59,15 +90,15 @@ class ConditionalWrites:
             if _code(exc) in _ABSENT:
                 return None, None
             raise self.store._error(exc, key, "read") from exc
-        body = answer["Body"]
         try:
-            data = await body.read()
-        finally:
-            body.close()
+            data = await read_body(answer, limit)
+        except Exception as exc:
+            raise self.store._error(exc, key, "read") from exc
         return data, answer["ETag"]
 
     def read(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, str | None]]:
-        answers = self.store._gather([partial(self._get, k) for k in keys])
+        limit = value_limit()  # (the requests run on fsspec's thread, outside this context)
+        answers = self.store._gather([partial(self._get, k, limit) for k in keys])
         values = {k: v for k, (v, _) in zip(keys, answers) if v is not None}
         return values, {k: etag for k, (_, etag) in zip(keys, answers)}
 
@@ -87,7 +118,7 @@ class ConditionalWrites:
             elif etag:
                 await self.fs._call_s3("delete_object", Bucket=bucket, Key=path, IfMatch=etag)
             else:  # absent, and to stay absent: only if no one wrote it meanwhile
-                return (await self._get(key))[1] is None
+                return (await self._get(key, value_limit()))[1] is None
         except FileExistsError:  # (s3fs's name for If-None-Match's 412)
             return False
         except FileNotFoundError as exc:

@@ -917,3 +917,22 @@ def test_bad_shards_are_refused_before_anything_is_written(
             dtype="int32",
             chunk_grid={"name": "regular", "configuration": {"chunk_shape": [20, 30]}},
         )
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "int16"])
+@pytest.mark.parametrize("shards", [(8,), [[8, 8]]], ids=["regular", "rectilinear"])
+def test_a_scalar_written_to_uncompressed_shards_reads_back(
+    url: str, dtype: str, shards: Any
+) -> None:
+    """A scalar broadcast over the array is a strided view with a stride of 0: an inner chain
+    of `bytes` alone hands single-byte chunks on as such views, which the shard's buffer
+    took as C-ordered bytes (`BufferError` for uint8, whose view needs no cast)."""
+    array = zk.create_array(
+        url, shape=(16,), chunks=(4,), shards=shards, dtype=dtype, compressors=None
+    )
+    array[:] = 1
+    np.testing.assert_array_equal(zk.open_array(url)[...], np.ones(16, dtype=dtype))
+    array[3:11] = 0
+    expected = np.ones(16, dtype=dtype)
+    expected[3:11] = 0
+    np.testing.assert_array_equal(zk.open_array(url)[...], expected)

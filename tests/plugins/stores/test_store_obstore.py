@@ -294,8 +294,9 @@ def test_opening_again_reuses_the_client_and_other_credentials_get_their_own(
     ours = net.s3_proxy.traffic.signers[len(theirs) :]
     assert theirs == ["someone-else"] * 7  # its metadata and 6 chunks
     assert ours == ["testing"] * 6
-    # obstore reads credentials from the environment too: a changed one is another client
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "a-new-session")
+    # obstore reads its configuration from the environment too: a changed one is another
+    # client (not a session token there: obstore would carry it off-origin, and is refused)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     renewed = zk.open_array(url, storage_options=options(net))
     assert renewed.store.backend is not first.store.backend  # type: ignore[attr-defined]
     # a configuration it cannot compare (here a credential provider) is never shared
