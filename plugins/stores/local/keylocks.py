@@ -18,13 +18,14 @@ permission to run; nothing is ever written into it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from zarrkit.abc import at_fork, fork_waits_for, rlock
-from zarrkit.errors import StoreError
+from zarrkit.errors import ReadOnlyError, StoreError
 
 try:
     import fcntl
@@ -104,6 +105,10 @@ def _acquire(folder: str, dir_fd: int, name: str) -> int:
     try:
         return _lock(dir_fd, name)
     except OSError as exc:
+        if exc.errno == errno.EROFS:  # the update would write to a read-only file system
+            raise ReadOnlyError(
+                f"cannot update keys in {folder or '.'!r}: it is on a read-only file system"
+            ) from exc
         raise StoreError(
             f"cannot take the lock file {name!r} in {folder or '.'!r} ({exc}); on "
             f"a file system without flock, ZARRKIT_SAFE_UPDATES=0 writes unguarded",

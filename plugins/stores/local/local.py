@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import builtins
 import errno
+import itertools
 import os
 import re
 import shutil
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,13 @@ from zarrkit.abc import (
     value_limit,
     write_back,
 )
-from zarrkit.errors import InvalidKeyError, ValueTooLargeError
+from zarrkit.errors import (
+    InvalidKeyError,
+    ReadOnlyError,
+    StoreError,
+    ValueTooLargeError,
+    ZarrkitError,
+)
 from zarrkit.plugins.stores.local import beneath, keylocks
 from zarrkit.plugins.stores.local.fileops import fsync_dir as _fsync_dir
 from zarrkit.plugins.stores.local.fileops import remove_quietly as _remove_quietly
@@ -277,6 +284,7 @@ class LocalStore(Store):
         folders = _Folders()
         try:
             for key in keys:
+                folders.room_for(key)
                 fd = self._open_in(key, folders)
                 if fd is None:
                     continue
@@ -317,6 +325,7 @@ class LocalStore(Store):
         limit = value_limit()
         try:
             for key in keys:  # (this loop is most of a tiny chunk's read)
+                folders.room_for(key)
                 where, name = self._locate(key, folders, self._folder_fd)
                 if where is _ABSENT:
                     continue
@@ -356,10 +365,14 @@ class LocalStore(Store):
         if not _DIR_FD:
             return [self._get_by_path(key, byte_range) for key, byte_range in requests]
         folders = _Folders()
+        out = []
         try:
-            return [self._get_in(key, byte_range, folders) for key, byte_range in requests]
+            for key, byte_range in requests:
+                folders.room_for(key)
+                out.append(self._get_in(key, byte_range, folders))
         finally:
             folders.close()
+        return out
 
     def _get_in(self, key: str, byte_range: Range | None, folders: _Folders) -> bytes | None:
         """`get` with the key's folder opened through `folders`."""
@@ -514,7 +527,8 @@ class LocalStore(Store):
         """Check every key and value before writing any, so a bad one in a batch writes nothing."""
         folders = _Folders()
         try:
-            self._set_many(items, folders)
+            with _write_errors(self, "write", items):
+                self._set_many(items, folders)
         finally:
             folders.close()
 
@@ -655,6 +669,10 @@ class LocalStore(Store):
             super().update_many(keys, compute)
             return
         self.require("write", "update keys")
+        with _write_errors(self, "update", keys):
+            self._update_many(keys, compute)
+
+    def _update_many(self, keys: Sequence[str], compute: Update) -> None:
         folders = _Folders()
         try:
             locks = []
@@ -683,13 +701,16 @@ class LocalStore(Store):
         """Remove the key's file (a symlink at the key: the link, not what it points to) and
         the folders that leaves empty."""
         self.require("write", f"erase {key!r}")
-        self._erase([key])
+        with _write_errors(self, "erase", [key]):
+            self._erase([key])
 
     def erase_many(self, keys: Iterable[str]) -> None:
         """`erase` per key, each folder opened and pruned once (the engine erases the chunks
         that hold only the fill value this way)."""
         self.require("write", "erase keys")
-        self._erase(keys)
+        keys = list(keys)
+        with _write_errors(self, "erase", keys):
+            self._erase(keys)
 
     def _erase(self, keys: Iterable[str]) -> None:
         by_folder: dict[str, list[str]] = {}
@@ -721,6 +742,10 @@ class LocalStore(Store):
     def erase_prefix(self, prefix: str) -> None:
         """Remove whole directory trees rather than key by key."""
         self.require("write", f"erase prefix {prefix!r}")
+        with _write_errors(self, "erase", [prefix]):
+            self._erase_prefix(prefix)
+
+    def _erase_prefix(self, prefix: str) -> None:
         if not _DIR_FD:
             self._erase_prefix_by_path(prefix)
             return
@@ -917,9 +942,24 @@ class _Folders(dict):
         for fd in fds:
             os.close(fd)
 
+    def room_for(self, key: str) -> None:
+        """Before a read of `key` in a loop over many keys: when its folder is not open yet and
+        `_OPEN_FOLDERS` are, close those (the root stays open). A group of a thousand members
+        reads each member's document from a folder of its own, and a process may hold only
+        about a thousand files (`ulimit -n`). Only read loops call this, between reads: no
+        handle of a folder is in use across it."""
+        if len(self) < _OPEN_FOLDERS or type(key) is not str or key.rpartition("/")[0] in self:
+            return
+        fds = {fd for fd in self.values() if type(fd) is int and fd != self.root}
+        self.clear()
+        for fd in fds:
+            os.close(fd)
+
 
 #: the most key folders a run of reads or writes keeps open between calls
 _KEPT_FOLDERS = 32
+#: the most key folders one read of many keys holds open at once (`_Folders.room_for`)
+_OPEN_FOLDERS = 128
 
 
 class _Reads:
@@ -971,7 +1011,8 @@ class _Writes:
 
     def set_many(self, items: Mapping[str, bytes]) -> None:
         try:
-            self._store._set_many(items, self._folders)
+            with _write_errors(self._store, "write", items):
+                self._store._set_many(items, self._folders)
         finally:
             if len(self._folders) > _KEPT_FOLDERS:
                 self._folders.close()
@@ -979,6 +1020,32 @@ class _Writes:
     def erase_many(self, keys: Iterable[str]) -> None:
         self._folders.close()  # (an erase may remove emptied folders)
         self._store.erase_many(keys)
+
+
+@contextmanager
+def _write_errors(store: LocalStore, operation: str, keys: Iterable[str]) -> Iterator[None]:
+    """The file system's refusal of a write, as a zarrkit error naming the operation and the
+    keys: a read-only file system is a `ReadOnlyError` (the store cannot be written, as if
+    opened with mode "r"); anything else (no space, no permission, an I/O error) a
+    `StoreError`. What was written before the refusal stays whole: every write is a rename
+    or a link of a complete file."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, ZarrkitError):
+            raise
+        named = ", ".join(repr(k) for k in itertools.islice(keys, 3)) or "''"
+        if exc.errno == errno.EROFS:
+            raise ReadOnlyError(
+                f"{store} is on a read-only file system: cannot {operation} ({named})"
+            ) from exc
+        first = next(iter(keys), None)
+        raise StoreError(
+            f"cannot {operation} ({named}): {exc.strerror or exc}",
+            key=first,
+            store=store,
+            operation=operation,
+        ) from exc
 
 
 def _sorted_entries(entries: Iterable[os.DirEntry[str]]) -> tuple[list[str], list[str]]:

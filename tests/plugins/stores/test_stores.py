@@ -155,8 +155,9 @@ def test_failed_write_keeps_old_value_and_no_temporary_file(
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", disk_full)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(StoreError, match="disk full") as info:
         store.set("k", b"new")
+    assert (info.value.key, info.value.operation) == ("k", "write")
     assert store.get("k") == b"old"
     assert _files_under(tmp_path) == ["k"]
 
@@ -175,7 +176,7 @@ def test_write_failing_midway_leaves_the_old_state(
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "write", fails_after_a_few_bytes)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(StoreError, match="disk full"):
         store.set("c/k", b"new value")
     monkeypatch.undo()
     assert store.get("c/k") == (b"old" if existing else None)
@@ -265,7 +266,7 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
 
     monkeypatch.setattr(os, "replace", crash)
     monkeypatch.setattr(local, "_remove_quietly", lambda path, **folder: None)
-    with pytest.raises(OSError, match="killed"):
+    with pytest.raises(StoreError, match="killed"):
         store.set("a/k", b"new")
     monkeypatch.undo()
     assert len(list((tmp_path / "a").iterdir())) == 2  # the key and the leftover
