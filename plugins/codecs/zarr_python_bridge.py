@@ -51,6 +51,7 @@ from zarrkit.abc import (
     as_bytes_view,
     data_type_from_native,
     names,
+    settings,
 )
 from zarrkit.errors import (
     ChunkDecodeError,
@@ -61,6 +62,7 @@ from zarrkit.errors import (
 )
 from zarrkit.plugins.codecs.numcodecs_bridge import PREFIX as NUMCODECS_PREFIX
 from zarrkit.plugins.codecs.numcodecs_bridge import known_ids
+from zarrkit.plugins.zarr_python_loop import run_on_zarr_loop
 
 #: zarr-python's entry-point group for codecs (and `zarr.codecs.<name>` groups of one codec)
 GROUP = "zarr.codecs"
@@ -272,14 +274,14 @@ class ZarrPythonCodec(Codec):
                 if encoding:
                     return impl._encode_sync(value, array_spec)
                 return impl._decode_sync(value, array_spec)
-            import zarr.core.sync
-
-            batch = [(value, array_spec)]
-            coroutine = impl.encode(batch) if encoding else impl.decode(batch)
-            return next(iter(zarr.core.sync.sync(coroutine)))
+            # the one-chunk coroutine itself, awaited in the bridge's guard: a batch call runs
+            # it in tasks of its own, where a SystemExit would stop zarr-python's loop
+            single = impl._encode_single if encoding else impl._decode_single
+            return run_on_zarr_loop(single(value, array_spec), _deadline())
         except ZarrkitError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit, GeneratorExit) as exc:
+            # a foreign codec's SystemExit is its failure, not this process's end
             if encoding:
                 raise ValueCastError(
                     f"zarr-python codec {self._label()} failed to encode a chunk of "
@@ -299,6 +301,13 @@ class ZarrPythonCodec(Codec):
         from zarr.core.buffer import default_buffer_prototype
 
         return default_buffer_prototype().nd_buffer.from_numpy_array(data)
+
+
+def _deadline() -> float:
+    """How long a foreign codec's coroutine may take for one chunk: as long as a network
+    request with every retry (it may read from one), then it is refused, not waited on."""
+    config = settings()
+    return config.io_timeout * (config.io_retries + 1)
 
 
 def _runs_synchronously(impl: Any) -> bool:

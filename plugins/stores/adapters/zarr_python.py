@@ -17,7 +17,7 @@ operation. The zarr-python store is the caller's: closing this one leaves it ope
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -33,8 +33,10 @@ from zarrkit.abc import (
     gather_limited,
     names,
     settings,
+    value_limit,
 )
-from zarrkit.errors import PluginLoadError, StoreError
+from zarrkit.errors import PluginLoadError, StoreError, ValueTooLargeError
+from zarrkit.plugins.zarr_python_loop import Escaped, Stalled, run_on_zarr_loop
 
 T = TypeVar("T")
 
@@ -60,11 +62,6 @@ def zarr_store_class() -> type | None:
     module = sys.modules.get("zarr.abc.store")
     store = getattr(module, "Store", None)
     return store if isinstance(store, type) else None
-
-
-def _sync(coro: Coroutine[Any, Any, T]) -> T:
-    result: T = _zarr().core.sync.sync(coro)
-    return result
 
 
 class ZarrPythonStore(Store):
@@ -109,12 +106,21 @@ class ZarrPythonStore(Store):
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return StoreError(detail, key=key, store=self, operation=operation)
 
-    def _run(self, make: Callable[[], Awaitable[T]]) -> T:
+    def _deadline(self) -> float:
+        """How long one call of the foreign store may take: as long as a network store's
+        request with every retry it gets, since the store may be one (icechunk on S3)."""
+        config = settings()
+        return config.io_timeout * (config.io_retries + 1)
+
+    def _run(self, make: Callable[[], Awaitable[T]], key: str | None, operation: str) -> T:
         async def run() -> T:
             await self._ensure_open()
             return await make()
 
-        return _sync(run())
+        try:
+            return run_on_zarr_loop(run(), self._deadline())
+        except (Stalled, Escaped) as exc:
+            raise self._error(exc, key, operation) from None
 
     async def _ensure_open(self) -> None:
         opening = getattr(self.inner, "_ensure_open", None)  # zarr-python opens stores lazily
@@ -124,7 +130,7 @@ class ZarrPythonStore(Store):
             except Exception as exc:
                 raise self._error(exc, None, "open") from exc
 
-    def _gather(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+    def _gather(self, calls: Sequence[Callable[[], Awaitable[T]]], operation: str) -> list[T]:
         """Every call concurrently on zarr-python's loop, at most `concurrency` at a time,
         answers in order; the first failure cancels the rest."""
         if not calls:
@@ -134,7 +140,12 @@ class ZarrPythonStore(Store):
             await self._ensure_open()
             return await gather_limited(calls, self.concurrency, gate=self._gate)
 
-        return _sync(run())
+        try:
+            return run_on_zarr_loop(
+                run(), self._deadline() * max(1, -(-len(calls) // self.concurrency))
+            )
+        except (Stalled, Escaped) as exc:
+            raise self._error(exc, None, operation) from None
 
     # -- readable --------------------------------------------------------------------------------
     async def _size(self, key: str) -> int | None:
@@ -145,23 +156,36 @@ class ZarrPythonStore(Store):
         except Exception as exc:
             raise self._error(exc, key, "read") from exc
 
-    async def _read(self, key: str, rng: Range | None) -> bytes | None:
+    async def _read(self, key: str, rng: Range | None, limit: int) -> bytes | None:
+        """`key`'s value (or part), held to `limit` bytes (`value_limit()`, read in the calling
+        thread): a whole value is asked for as its first `limit + 1` bytes, so a store that
+        honours ranges never hands over more than the read may hold."""
         if rng is not None and (
             (isinstance(rng, ByteRange) and rng.length == 0)
             or (isinstance(rng, SuffixRange) and rng.length == 0)
         ):
             return b"" if await self._exists(key) else None
+        asked = rng if rng is not None or limit >= sys.maxsize else ByteRange(0, limit + 1)
         try:
-            value = await self.inner.get(key, self._prototype, _request(rng))
+            value = await self.inner.get(key, self._prototype, _request(asked))
         except _MISSING:
             return None
         except Exception as exc:
-            if rng is None:
+            if asked is None:
                 raise self._error(exc, key, "read") from exc
-            return await self._read_within(key, rng, exc)
-        return None if value is None else self._bytes(value, key)
+            value = await self._read_within(key, asked, exc)
+        if value is None:
+            return None
+        if len(value) > limit:  # (before a copy of it is made)
+            raise ValueTooLargeError(
+                f"the store answered {len(value)} bytes, more than the {limit} the read can hold",
+                key=key,
+                store=self,
+                operation="read",
+            )
+        return value if isinstance(value, bytes) else self._bytes(value, key)
 
-    async def _read_within(self, key: str, rng: Range, failure: Exception) -> bytes | None:
+    async def _read_within(self, key: str, rng: Range, failure: Exception) -> Any:
         """A range the store refused (past the end, longer than the value): read what of it
         the value holds, as the zarrkit contract answers."""
         size = await self._size(key)
@@ -177,7 +201,7 @@ class ZarrPythonStore(Store):
             return None
         except Exception as exc:
             raise self._error(failure, key, "read") from exc
-        return None if value is None else self._bytes(value, key)
+        return value
 
     def _bytes(self, value: Any, key: str) -> bytes:
         """A zarr-python `Buffer` (or any bytes-like answer) as bytes."""
@@ -203,21 +227,25 @@ class ZarrPythonStore(Store):
 
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         check_key(key)
-        return self._run(lambda: self._read(key, byte_range))
+        limit = value_limit()
+        return self._run(lambda: self._read(key, byte_range, limit), key, "read")
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = [check_key(k) for k in keys]
-        values = self._gather([partial(self._read, k, None) for k in keys])
+        limit = value_limit()
+        values = self._gather([partial(self._read, k, None, limit) for k in keys], "read")
         return {k: v for k, v in zip(keys, values) if v is not None}
 
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         for key, _ in requests:
             check_key(key)
-        return self._gather([partial(self._read, *r) for r in requests])
+        limit = value_limit()
+        calls = [partial(self._read, key, rng, limit) for key, rng in requests]
+        return self._gather(calls, "read")
 
     def exists(self, key: str) -> bool:
         check_key(key)
-        return self._run(lambda: self._exists(key))
+        return self._run(lambda: self._exists(key), key, "read")
 
     # -- writeable -------------------------------------------------------------------------------
     async def _write(self, key: str, value: bytes) -> None:
@@ -243,7 +271,7 @@ class ZarrPythonStore(Store):
         its buffers."""
         self.require("write", "set keys")
         values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
-        self._gather([partial(self._write, *kv) for kv in values])
+        self._gather([partial(self._write, *kv) for kv in values], "write")
 
     def erase(self, key: str) -> None:
         self.require("write", f"erase {key!r}")
@@ -252,7 +280,7 @@ class ZarrPythonStore(Store):
     def erase_many(self, keys: Iterable[str]) -> None:
         self.require("write", "erase keys")
         keys = [check_key(k) for k in keys]
-        self._gather([partial(self._erase, k) for k in keys])
+        self._gather([partial(self._erase, k) for k in keys], "erase")
 
     def erase_prefix(self, prefix: str) -> None:
         self.require("write", f"erase prefix {prefix!r}")
@@ -275,7 +303,8 @@ class ZarrPythonStore(Store):
             except Exception as exc:
                 raise self._error(exc, prefix or None, "list") from exc
 
-        return iter(sorted(k for k in self._run(find) if k.startswith(prefix) and _valid(k)))
+        found = self._run(find, prefix or None, "list")
+        return iter(sorted(k for k in found if k.startswith(prefix) and _valid(k)))
 
     # -- identity --------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
