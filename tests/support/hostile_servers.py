@@ -37,6 +37,9 @@ class Endless:
     framing: str
     declared: int = 2 << 30
     partial: bool = False
+    #: seconds to fall silent after the first block (0: never), as a stalled server does; the
+    #: server's `release` ends the silence early
+    stall: float = 0.0
 
 
 class _HostileHandler(_Handler):
@@ -79,6 +82,11 @@ class _HostileHandler(_Handler):
         self.close_connection = True
         frame = (b"%x\r\n" % len(_BLOCK)) + _BLOCK + b"\r\n"
         try:
+            if endless.stall:
+                self.wfile.write(frame if endless.framing == "chunked" else _BLOCK)
+                self.wfile.flush()
+                self.server.release.wait(endless.stall)
+                return
             for _ in range(_ENDLESS_BLOCKS):
                 self.wfile.write(frame if endless.framing == "chunked" else _BLOCK)
                 with self.server.lock:
@@ -112,6 +120,8 @@ class HostileServer(FileServer):
         self.redirect_status = redirect_status
         self.object_headers = object_headers
         self.lock = threading.Lock()
+        #: set to end every stalled answer at once (the tests set it before shutting down)
+        self.release = threading.Event()
         self.seen: list[tuple[str, str, dict[str, str]]] = []
         self.streamed = 0
         self.scheme = "http"

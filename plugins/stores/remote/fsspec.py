@@ -29,10 +29,11 @@ Timeouts and retries follow the `io_timeout` and `io_retries` settings (read whe
 is opened). On S3 they become botocore's `config_kwargs` `connect_timeout`, `read_timeout` and
 `retries` (standard mode: 5xx answers, throttling such as 503 SlowDown, connection faults and
 timeouts, with jittered backoff), each unless `storage_options` set it; s3fs's own retry loop
-is turned off, as it multiplies botocore's attempts. The clients check a body against its
+is turned off, as it multiplies botocore's attempts. Over HTTP the timeout is aiohttp's
+connect and socket-read timeout. The clients check a body against its
 Content-Length; a read whose body was cut or stalled after the headers, which they report
-rather than retry, the store makes again (`retrying`). Other protocols keep their clients'
-timeouts and retries.
+rather than retry, the store makes again (`retrying`). Other protocols (gcsfs, adlfs) keep
+their clients' timeouts and retries.
 
 Failures other than "no such key" (network faults, 5xx answers after those retries,
 permission errors) raise `StoreError` naming the key, the operation and the store; they are
@@ -277,7 +278,8 @@ class FsspecStore(Store):
                 "store", url.split("://", 1)[0], hint=f"fsspec knows no protocol {scheme!r}"
             )
         if scheme in ("http", "https"):  # credentials stay on their origin (see `http_rules`)
-            storage_options = guarded_http_options(target, storage_options)
+            timeout = RetryPolicy.current().timeout
+            storage_options = guarded_http_options(target, storage_options, timeout)
         if concurrency is None:
             concurrency = settings().io_concurrency
         if scheme in ("s3", "s3a"):

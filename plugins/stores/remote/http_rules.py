@@ -162,8 +162,13 @@ class _CappedStream:
         return getattr(self._stream, name)
 
 
-def guarded_http_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
-    """fsspec HTTP `storage_options` with the guards added to the client's middlewares."""
+def guarded_http_options(
+    url: str, options: dict[str, Any], timeout: float | None = None
+) -> dict[str, Any]:
+    """fsspec HTTP `storage_options` with the guards added to the client's middlewares, and
+    `timeout` (the `io_timeout` setting) as the client's connect and read timeouts unless the
+    options give a timeout of their own: aiohttp's defaults let a stalled body hang for
+    minutes."""
     import aiohttp
 
     if "middlewares" not in inspect.signature(aiohttp.ClientSession).parameters:
@@ -173,6 +178,10 @@ def guarded_http_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
             f"from following a redirect to another origin"
         )
     client = dict(options.get("client_kwargs") or {})
+    if timeout is not None and "timeout" not in client:
+        client["timeout"] = aiohttp.ClientTimeout(
+            total=None, sock_connect=timeout, sock_read=timeout
+        )
     caller = [*dict(options.get("headers") or {}), *dict(client.get("headers") or {})]
     # last, so it sees the request as it is sent, whatever the caller's middlewares added
     client["middlewares"] = (
