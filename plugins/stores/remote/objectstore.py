@@ -59,7 +59,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from functools import partial
+from functools import partial, wraps
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
@@ -70,6 +70,7 @@ from zarrkit.abc import (
     Store,
     SuffixRange,
     Update,
+    at_fork,
     check_key,
     check_mode,
     check_prefix,
@@ -196,6 +197,19 @@ def _new_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
     loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
     return loop
+
+
+#: forks this process came through (counted in each child): a store opened before the last one
+#: may hold a client that cannot make requests here
+_forks = 0
+
+
+def _forked() -> None:
+    global _forks
+    _forks += 1
+
+
+at_fork(_forked)
 
 
 def usable_here() -> bool:
@@ -356,6 +370,52 @@ def _client_options(options: dict[str, Any], policy: RetryPolicy) -> dict[str, A
     return {**options, "client_options": client, "retry_config": retry}
 
 
+#: the store operations an inherited handle hands to the store it is opened again as
+_FORWARDED = (
+    "get",
+    "read_many",
+    "get_many",
+    "read_ranges",
+    "get_ranges",
+    "exists",
+    "sizes",
+    "set",
+    "set_many",
+    "update_many",
+    "erase",
+    "erase_many",
+    "erase_prefix",
+    "list",
+    "list_prefix",
+    "is_empty",
+    "diagnose",
+    "list_dir",
+)
+
+
+def _reopened_in_a_forked_child(cls: type[T]) -> type[T]:
+    """Each operation of `_FORWARDED` goes, in a child forked after its parent made obstore
+    requests, to the store the handle's `reopen` makes there (plain `s3://`: fsspec's), as a
+    pickled handle already is: a DataLoader-style worker inherits its handles rather than
+    unpickling them. Elsewhere, one integer comparison per call."""
+
+    def forwarding(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(method)
+        def call(self: ObstoreStore, *args: Any, **kwargs: Any) -> Any:
+            if self._born != _forks:
+                other = self._in_this_process()
+                if other is not None:
+                    return getattr(other, name)(*args, **kwargs)
+            return method(self, *args, **kwargs)
+
+        return call
+
+    for name in _FORWARDED:
+        setattr(cls, name, forwarding(name, getattr(cls, name)))
+    return cls
+
+
+@_reopened_in_a_forked_child
 class ObstoreStore(Store):
     names = names("obstore+s3", aliases=[_PREFIX + s for s in _SCHEMES[1:]])
     #: a batch's requests run concurrently: the more of it per call, the more overlap
@@ -389,6 +449,8 @@ class ObstoreStore(Store):
         #: how the process that unpickles this store opens it again, when a choice of backend
         #: made it (plain `s3://`: `s3_routing`), so a forked child can choose again
         self.reopen: Callable[[], Store] | None = None
+        self._born = _forks  # (the forks before it was made: see `_in_this_process`)
+        self._reopened: Store | None = None
         if url.split("://", 1)[0].removeprefix(_PREFIX) in ("http", "https"):
             self.writeable = False  # plain HTTP servers: no PUT, no listing
             self.listable = False
@@ -399,6 +461,17 @@ class ObstoreStore(Store):
         if self.reopen is not None:
             return (_call, (self.reopen,))
         return super().__reduce_ex__(protocol)
+
+    def _in_this_process(self) -> Store | None:
+        """The store this handle stands for in a child forked after its parent made obstore
+        requests, opened again there through `reopen` (once); None where obstore still works
+        here, or where the handle has no other way (an `obstore+` URL asked for obstore)."""
+        if self.reopen is None or usable_here():
+            self._born = _forks
+            return None
+        if self._reopened is None:
+            self._reopened = self.reopen()
+        return self._reopened
 
     @classmethod
     def matches_name(cls, name: str, format: str) -> bool:

@@ -261,6 +261,28 @@ def test_a_forked_child_opens_plain_s3_through_fsspec(moto: Moto, clean_environm
 
 @pytest.mark.network
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_an_array_inherited_by_a_forked_child_reads_and_writes_there(
+    moto: Moto, clean_environment: None
+) -> None:
+    """As a DataLoader-style worker uses the handles it inherits, without unpickling them:
+    the plain-s3:// handle opens itself again through fsspec in the child (issue 44 item 12)."""
+    url, array, data = _opened_in_parent(moto)
+
+    def child() -> tuple[str, list[float], int]:
+        values = array[2:7, 3:9].ravel().tolist()
+        array[0, 0] = -1.0  # a write through the inherited handle too
+        return type(array.store).__name__, values, array.nchunks_initialized
+
+    kind, values, stored = in_fork(child)
+    assert kind == "ObstoreStore"  # the handle is the parent's; its calls went to fsspec
+    assert values == data[2:7, 3:9].ravel().tolist()
+    assert stored == 6
+    assert array[0, 0] == -1.0  # the parent, on obstore still, reads the child's write
+    np.testing.assert_array_equal(array[1:, 1:], data[1:, 1:])
+
+
+@pytest.mark.network
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
 def test_an_array_pickled_into_a_forked_child_reads_there(
     moto: Moto, clean_environment: None
 ) -> None:
