@@ -266,7 +266,7 @@ def test_an_array_inherited_by_a_forked_child_reads_and_writes_there(
 ) -> None:
     """As a DataLoader-style worker uses the handles it inherits, without unpickling them:
     the plain-s3:// handle opens itself again through fsspec in the child (issue 44 item 12)."""
-    url, array, data = _opened_in_parent(moto)
+    _, array, data = _opened_in_parent(moto)
 
     def child() -> tuple[str, list[float], int]:
         values = array[2:7, 3:9].ravel().tolist()
