@@ -160,3 +160,22 @@ def test_opening_a_v3_node_reads_zarr_json_once_and_no_v2_key(net: NetBed) -> No
         open_node()
         log = _log(net)
         assert len(log) == 1 and log[0][0] == "GET" and log[0][1].endswith("zarr.json"), log
+
+
+@pytest.mark.parametrize("backend", ["fsspec+s3", "obstore+s3"])
+def test_sizing_an_array_downloads_none_of_it(net: NetBed, backend: str) -> None:
+    """`nbytes_stored` sizes each object with a HEAD: no GET of a value (issue 44 item 6)."""
+    if backend == "obstore+s3":
+        pytest.importorskip("obstore")
+    url = _url(net).replace("s3://", f"{backend}://", 1)
+    options = net.s3_options() if backend == "fsspec+s3" else obstore_s3_options(net.s3_endpoint)
+    a = zk.create_array(url, shape=(64, 64), chunks=(16, 16), dtype="f8", storage_options=options)
+    a[...] = np.random.default_rng(0).random((64, 64))
+    stored = {k: len(v) for k, v in a.store.get_many(list(a.store.list_prefix(""))).items()}
+    net.reset()
+    assert a.nbytes_stored() == sum(stored.values())
+    log = _log(net)
+    gets = [path for method, path in log if method == "GET" and "list-type=2" not in path]
+    assert gets == [], gets
+    # a HEAD per object at most (s3fs answers from the listing it just made)
+    assert len(log) <= 1 + len(stored), log

@@ -424,6 +424,25 @@ class FsspecStore(Store):
             raise self._error(exc, key, "read") from exc
         return bool(info.get("type") == "file")
 
+    async def _size(self, key: str, path: str) -> int | None:
+        """The value's size from the filesystem's `info` (S3: a HEAD), never from its body;
+        None: absent, or no file there."""
+        try:
+            info: dict[str, Any] = await self.fs._info(path)
+        except _MISSING:
+            return None
+        except Exception as exc:
+            raise self._error(exc, key, "read") from exc
+        if info.get("type") != "file" or info.get("size") is None:
+            return None
+        return int(info["size"])
+
+    def sizes(self, keys: Iterable[str]) -> dict[str, int]:
+        """One `info` per key, concurrently: a value is sized without being downloaded."""
+        keys = [check_key(k) for k in keys]
+        found = self._gather([partial(self._size, k, self._path(k)) for k in keys])
+        return {k: n for k, n in zip(keys, found) if n is not None}
+
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         check_key(key)
         limit = value_limit()  # (read here: fsspec's loop runs on a thread of its own)

@@ -317,6 +317,25 @@ class HttpStore(Store):
     def exists(self, key: str) -> bool:
         return self._head(key, self._key_url(key))
 
+    def _size(self, key: str) -> int | None:
+        """The value's size from a HEAD's Content-Length (None: absent); a server that sends
+        none is asked for the value itself, bounded as any read is."""
+        url = self._key_url(key)
+        status, _, answer = self._request("HEAD", url, {}, key, _Body(0, 0, 0))
+        if status in _MISSING_STATUS:
+            return None
+        declared = {k.lower(): v for k, v in answer.items()}.get("content-length", "")
+        if 200 <= status < 300 and declared.isdigit():
+            return int(declared)
+        value = self.get(key)
+        return None if value is None else len(value)
+
+    def sizes(self, keys: Iterable[str]) -> dict[str, int]:
+        """One HEAD per key, on the store's threads: values are sized, not downloaded."""
+        keys = [check_key(k) for k in keys]
+        found = self._map(self._size, keys)
+        return {k: n for k, n in zip(keys, found) if n is not None}
+
     def _map(self, work: Callable[[T], Any], items: Sequence[T]) -> list[Any]:
         if len(items) <= 1:
             return [work(item) for item in items]

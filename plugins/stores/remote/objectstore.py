@@ -653,6 +653,25 @@ class ObstoreStore(Store):
             raise self._error(exc, key, "read") from exc
         return True
 
+    async def _size(self, key: str) -> int | None:
+        """The object's size from a HEAD (None: absent), never from its body."""
+        obstore = _obstore()
+        try:
+            meta = await obstore.head_async(self.backend, self.root + key)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            if isinstance(exc, obstore.exceptions.NotFoundError):
+                return None
+            raise self._error(exc, key, "read") from exc
+        return int(meta["size"])
+
+    def sizes(self, keys: Iterable[str]) -> dict[str, int]:
+        """One HEAD per key, concurrently: a value is sized without being downloaded."""
+        keys = [check_key(k) for k in keys]
+        found = self._gather([partial(self._size, k) for k in keys])
+        return {k: n for k, n in zip(keys, found) if n is not None}
+
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         check_key(key)
         limit = value_limit()  # (read here: the loop's thread does not share this context)
