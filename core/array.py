@@ -65,6 +65,11 @@ class ArrayConfig:
         return self
 
 
+#: keys a listing of an array's chunks may hold besides its chunks (its documents, a stray
+#: file) before it is taken for a listing that never ends
+_LISTING_SLACK = 1024
+
+
 @dataclass(frozen=True)
 class StoredChunk:
     """A chunk (a shard, when the array is sharded) that the store holds."""
@@ -360,8 +365,17 @@ class Array(Node):
         prefix = first[: len(first) - len(encoded)] if first.endswith(encoded) else ""
         decode = self._meta.chunk_key_encoding.decode
         capacity = math.prod(grid)
-        found = 0
+        found = listed = 0
         for key in store.list_prefix(prefix):
+            listed += 1
+            if listed > capacity + _LISTING_SLACK:  # (keys that are no chunks count too)
+                raise StoreError(
+                    f"listing {prefix!r} gave more keys than array {self.name!r} has chunks "
+                    f"({capacity}) and documents; the store repeats keys or never ends its "
+                    f"listing",
+                    key=prefix,
+                    operation="list",
+                )
             coords = _decoded(decode, key[len(prefix) :])
             if (
                 coords is None

@@ -182,6 +182,19 @@ def test_the_cli_on_a_billion_chunk_grid(tmp_path: Path) -> None:
     assert (report["stored"], report["chunks"]) == (2, 10**9)
 
 
+def test_a_listing_of_endless_other_keys_is_a_store_error() -> None:
+    class Endless(MemoryStore):
+        def list_prefix(self, prefix: str) -> Iterator[str]:
+            n = 0
+            while True:  # a listing that never ends, of keys that are no chunks
+                n += 1
+                yield f"junk{n}"
+
+    a = zk.create_array(Endless(), shape=(4,), chunks=(2,), dtype="u1", fill_value=0)
+    with pytest.raises(StoreError, match="more keys than"):
+        _ = a.nchunks_initialized
+
+
 def test_a_listing_with_more_chunks_than_the_grid_is_a_store_error() -> None:
     class Repeating(MemoryStore):
         def list_prefix(self, prefix: str) -> Iterator[str]:
