@@ -6,7 +6,7 @@ Refusals name the keyword and the nearest one a call takes."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,8 +210,10 @@ def _user_codec(item: Any, fmt: str, key: str) -> Codec:
 
 
 def codecs_from_args(items: Any, fmt: str, field: str = "codecs") -> list[Codec]:
-    if isinstance(items, (str, Mapping, Codec)) or (
-        isinstance(items, type) and issubclass(items, Codec)
+    if (
+        isinstance(items, (str, Mapping, Codec))
+        or (isinstance(items, type) and issubclass(items, Codec))
+        or not isinstance(items, Iterable)  # (one codec of another library: zarr-python's)
     ):
         items = [items]
     return [_codec_arg(c, fmt, f"{field}[{i}]") for i, c in enumerate(items)]
