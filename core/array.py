@@ -36,7 +36,7 @@ from .errors import (
 from .indexing import Indexer
 from .metadata import ArrayMetadata
 from .names import V3
-from .node import Node
+from .node import Node, node_location
 from .store import Store, check_fits
 
 #: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
@@ -260,7 +260,10 @@ class Array(Node):
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"<zarrkit.Array {self.name!r} shape={self.shape} dtype={self.dtype} store={self._store}>"
+        # zarr-python's text, `<Array file:///data/x.zarr/a shape=(2,) dtype=int32>`: the
+        # store as its URL (its `str`), then the node's path in it
+        where = node_location(self._store, self.path)
+        return f"<Array {where} shape={self.shape} dtype={self.dtype}>"
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = np.asarray(self[...])

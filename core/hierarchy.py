@@ -30,7 +30,7 @@ from .formats.consolidated import ConsolidatedMembers, consolidated_document, ha
 from .formats.format import Format
 from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
 from .missing import node_not_found
-from .node import Node
+from .node import Node, node_location
 from .paths import check_name as check_name  # re-exported: where callers found it
 from .paths import join, normalize_path
 from .store import Store, check_fits
@@ -438,7 +438,8 @@ class Group(Node[GroupMetadata]):
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
 
     def __repr__(self) -> str:
-        return f"<zarrkit.Group {self.name!r} store={self._store}{self._members.describe}>"
+        # zarr-python's text, `<Group file:///data/x.zarr/a>` (see `Array.__repr__`)
+        return f"<Group {node_location(self._store, self.path)}>"
 
 
 def _with_dtype(kwargs: dict[str, Any]) -> dict[str, Any]:

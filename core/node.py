@@ -25,6 +25,13 @@ from .store import Store
 M = TypeVar("M", ArrayMetadata, GroupMetadata)
 
 
+def node_location(store: Store, path: str) -> str:
+    """Where a node is, as zarr-python prints it: the store's `str` (its URL, for the stores
+    that have one) and the node's path under it (`file:///data/x.zarr/a/b`)."""
+    where = str(store)
+    return f"{where.rstrip('/')}/{path}" if path else where
+
+
 class Node(Generic[M]):
     _meta: M
 

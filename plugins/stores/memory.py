@@ -199,8 +199,12 @@ class MemoryStore(Store):
     def __hash__(self) -> int:
         return id(self._space)
 
+    def __str__(self) -> str:
+        # zarr-python's form, `memory://<id of the dict>`; a named store says its name
+        return self.url if self.name else f"{_SCHEME}{id(self._space.data)}"
+
     def __repr__(self) -> str:
-        return f"MemoryStore({self.url!r})" if self.name else "MemoryStore()"
+        return f"MemoryStore('{self}')"
 
 
 def _frozen(value: Any) -> bytes:
