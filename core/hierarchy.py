@@ -18,12 +18,15 @@ from .array import Array
 from .creation import create_array, write_group
 from .errors import (
     ArgumentError,
+    ContainsArrayError,
+    ContainsGroupError,
     ContainsNodeError,
     InvalidArgumentError,
     InvalidKeyError,
     MetadataError,
     NodeNameError,
     NodeNotFoundError,
+    contains_error,
 )
 from .formats import get_format, read_node
 from .formats.consolidated import ConsolidatedMembers, consolidated_document, has_consolidated
@@ -243,6 +246,22 @@ class Group(Node[GroupMetadata]):
         except NodeNotFoundError:
             return default
 
+    def get_array(self, name: str) -> Array:
+        """The array `name` (a path relative to this group); `NodeNotFoundError` when there
+        is none, `ContainsGroupError` when it is a group (zarr-python's `get_array`)."""
+        node = self[name]
+        if not isinstance(node, Array):
+            raise ContainsGroupError(f"{node.name!r} is a group, not an array")
+        return node
+
+    def get_group(self, name: str) -> Group:
+        """The group `name` (a path relative to this group); `NodeNotFoundError` when there
+        is none, `ContainsArrayError` when it is an array (zarr-python's `get_group`)."""
+        node = self[name]
+        if not isinstance(node, Group):
+            raise ContainsArrayError(f"{node.name!r} is an array, not a group")
+        return node
+
     def _direct_members(self) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) for each child, sorted by name; the source reads the children's
         metadata together (a format may read them in its listing: one concurrent batch)."""
@@ -320,7 +339,7 @@ class Group(Node[GroupMetadata]):
         if isinstance(node, Group):
             return node
         if node is not None:
-            raise ContainsNodeError(f"{self._child_path(name)!r} is an array, not a group")
+            raise ContainsArrayError(f"{self._child_path(name)!r} is an array, not a group")
         return self.create_group(name, **kwargs)
 
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, **kwargs: Any) -> Array:
@@ -332,7 +351,7 @@ class Group(Node[GroupMetadata]):
         if node is None:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         if not isinstance(node, Array):
-            raise ContainsNodeError(f"{self._child_path(name)!r} is a group, not an array")
+            raise ContainsGroupError(f"{self._child_path(name)!r} is a group, not an array")
         wanted = (int(shape),) if isinstance(shape, int) else tuple(int(n) for n in shape)
         if node.shape != wanted:
             raise ContainsNodeError(
@@ -357,8 +376,10 @@ class Group(Node[GroupMetadata]):
         metadata = read_metadata(self._store, src)
         if metadata is None:
             raise NodeNotFoundError(src, self._store)
-        if read_metadata(self._store, dst) is not None:
-            raise ContainsNodeError(f"a node already exists at {dst!r} in {self._store}")
+        if (there := read_metadata(self._store, dst)) is not None:
+            raise contains_error(there.node_type)(
+                f"a node already exists at {dst!r} in {self._store}"
+            )
         if dst.startswith(f"{src}/"):
             raise ContainsNodeError(f"cannot move {src!r} into itself ({dst!r})")
         parent = dst.rsplit("/", 1)[0] if "/" in dst else ""
