@@ -19,9 +19,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zarrkit.abc import Codec
+if TYPE_CHECKING:
+    from zarrkit.abc import Codec
 
 from . import numcodecs
 from .enums import BloscCname, BloscShuffle, Endian, ShardingCodecIndexLocation

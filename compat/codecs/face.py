@@ -4,12 +4,15 @@ and `isinstance` answered by that plugin's class."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zarrkit import registry
-from zarrkit.abc import V3, Codec
 from zarrkit.errors import ZarrkitError
+from zarrkit.names import V3
 from zarrkit.negotiation import extension_from_arg
+
+if TYPE_CHECKING:  # (not at run time: `zarrkit.codecs` is reached without numpy's import)
+    from zarrkit.abc import Codec
 
 
 class CodecFace(type):

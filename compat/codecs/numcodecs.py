@@ -6,9 +6,10 @@ which fills options zarr-python fills from the data type (`Shuffle`'s `elementsi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zarrkit.abc import Codec
+if TYPE_CHECKING:
+    from zarrkit.abc import Codec
 
 from .face import CodecFace, build
 
