@@ -80,9 +80,6 @@ class MemberSource(Protocol):
     """Where a group's members come from. Each method is given the group it serves and takes
     member paths relative to it (a name, or 'a/b' for a deeper one), already checked."""
 
-    #: added to the group's repr
-    describe: str
-
     def names(self, group: Group) -> list[str]:
         """The names of the members directly under the group, sorted."""
         ...
@@ -112,8 +109,6 @@ class MemberSource(Protocol):
 
 class StoreMembers:
     """A group's members as the store lists them, read in the group's format first."""
-
-    describe = ""
 
     def names(self, group: Group) -> list[str]:
         return sorted(group._format.children(group.store, group.path))

@@ -104,8 +104,6 @@ class ConsolidatedMembers:
     everywhere. The holder is kept as a group, not as documents, so the source pickles with the
     group it serves and a deletion rewrites the holder's document through the holder itself."""
 
-    describe = " (consolidated)"
-
     def __init__(self, holder: GroupView | None = None, relative: str = ""):
         self._holder = holder
         self._relative = relative
