@@ -4,5 +4,8 @@ creating arrays and groups in any store) and `shortcuts` (`zeros`, `full`, `*_li
 
 from __future__ import annotations
 
+from zarrkit.api.hierarchies import create_hierarchy
 from zarrkit.api.synchronous import *  # noqa: F403
-from zarrkit.api.synchronous import __all__ as __all__
+from zarrkit.api.synchronous import __all__ as _synchronous
+
+__all__ = [*_synchronous, "create_hierarchy"]

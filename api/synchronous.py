@@ -36,7 +36,7 @@ from zarrkit.creation import (
     format_name,
     write_group,
 )
-from zarrkit.errors import ArgumentError, ContainsNodeError, NodeNotFoundError
+from zarrkit.errors import ArgumentError, NodeNotFoundError, contains_error
 from zarrkit.hierarchy import (
     Group,
     apply_use_consolidated,
@@ -86,7 +86,7 @@ _format_name = format_name
 
 
 def create_group(
-    store: Any,
+    store: Any = None,
     *,
     path: str | None = "",
     attributes: Mapping[str, Any] | None = None,
@@ -94,8 +94,11 @@ def create_group(
     overwrite: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
-    """Create a group (and any missing ancestor groups) and return it open for writing."""
-    opened = open_store(store, mode="a", storage_options=storage_options)
+    """Create a group (and any missing ancestor groups) and return it open for writing;
+    `store` None is a new in-memory store, as in zarr-python."""
+    opened = open_store(
+        "memory://" if store is None else store, mode="a", storage_options=storage_options
+    )
     path = normalize_path(path)
     metadata = write_group(
         opened,
@@ -134,17 +137,23 @@ def open_array(
 
 
 def open_group(
-    store: Any,
+    store: Any = None,
     *,
     path: str | None = "",
-    mode: str = "r",
+    mode: str | None = None,
     storage_options: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
     zarr_format: Any = None,
     **create_kwargs: Any,
 ) -> Group:
     """Open a group. Consolidated metadata is used when the group has it (`use_consolidated`
-    None), required (True) or ignored (False), as in zarr-python; see formats/consolidated.py."""
+    None), required (True) or ignored (False), as in zarr-python; see formats/consolidated.py.
+    `mode` defaults to "r"; `store` None is a new in-memory store, as in zarr-python, where
+    the default mode is "a" (a new store has no group to read)."""
+    if mode is None:
+        mode = "a" if store is None else "r"
+    if store is None:
+        store = "memory://"
     node = _open_or_create(
         store, path, mode, storage_options, "group", zarr_format, create_kwargs, None
     )
@@ -400,8 +409,10 @@ def _open_or_create(
     elif mode == "a" and (found := read_metadata(opened, path)) is not None:
         node = _opened(opened, path, False, zarr_format, found)  # (read once, not again)
     else:
-        if mode == "w-" and read_metadata(opened, path) is not None:
-            raise ContainsNodeError(f"a node already exists at {path or '/'!r} in {opened}")
+        if mode == "w-" and (there := read_metadata(opened, path)) is not None:
+            raise contains_error(there.node_type)(
+                f"a node already exists at {path or '/'!r} in {opened}"
+            )
         overwrite = mode == "w"
         if zarr_format is not None:
             create_kwargs = {**create_kwargs, "zarr_format": zarr_format}

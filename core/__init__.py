@@ -24,6 +24,7 @@ _API = {
     "Group": "hierarchy",
     "open_consolidated": "api",
     "consolidate_metadata": "api",
+    "create_hierarchy": "api",
     # zarr-python 3's other top-level functions, with its call shapes
     "array": "api",
     "create": "api",
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded laz
     from .api import create as create
     from .api import create_array as create_array
     from .api import create_group as create_group
+    from .api import create_hierarchy as create_hierarchy
     from .api import empty as empty
     from .api import empty_like as empty_like
     from .api import from_array as from_array

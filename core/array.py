@@ -37,7 +37,7 @@ from .errors import (
 from .indexing import Indexer
 from .metadata import ArrayMetadata
 from .names import V3
-from .node import Node
+from .node import Node, node_location
 from .store import Store, check_fits
 
 #: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
@@ -45,15 +45,42 @@ from .store import Store, check_fits
 _CHECKED_CHUNK_SHAPES = 64
 
 
+#: the fields of `ArrayConfig`, the keys its dict form takes
+CONFIG_FIELDS = (
+    "order",
+    "write_empty_chunks",
+    "read_missing_chunks",
+    "sharding_coalesce_max_gap_bytes",
+    "sharding_coalesce_max_bytes",
+)
+
+
 @dataclass(frozen=True)
 class ArrayConfig:
-    """An array's runtime settings, as zarr-python's `config=`: never stored, so each handle
-    may differ. `order`: the memory order reads return (the stored bytes are the codecs'),
-    by default the `order` setting when the config is made (zarr-python's `array.order`);
-    `write_empty_chunks`: store chunks equal to the fill value (None: the global setting)."""
+    """An array's runtime settings, zarr-python's `ArrayConfig`: never stored, so each handle
+    may differ, and each defaults to its setting when the config is made (as zarr-python's
+    defaults are read from its config then). `order`: the memory order reads return (the
+    stored bytes are the codecs'; `array.order`); `write_empty_chunks`: store chunks equal to
+    the fill value (`array.write_empty_chunks`; None: the setting when a chunk is written).
+
+    zarr-python's other fields are kept and shown, with no effect in zarrkit (see
+    docs/zarr-python-differences.md): `read_missing_chunks` (a chunk that is not stored is
+    always read as the fill value), `sharding_coalesce_max_gap_bytes` and
+    `sharding_coalesce_max_bytes` (reads of a shard are merged by the store's own sizes)."""
 
     order: str = dataclasses.field(default_factory=lambda: settings.get().order)
-    write_empty_chunks: bool | None = None
+    write_empty_chunks: bool | None = dataclasses.field(
+        default_factory=lambda: settings.get().write_empty_chunks
+    )
+    read_missing_chunks: bool = dataclasses.field(
+        default_factory=lambda: bool(settings.get("array.read_missing_chunks"))
+    )
+    sharding_coalesce_max_gap_bytes: int = dataclasses.field(
+        default_factory=lambda: int(settings.get("array.sharding_coalesce_max_gap_bytes"))
+    )
+    sharding_coalesce_max_bytes: int = dataclasses.field(
+        default_factory=lambda: int(settings.get("array.sharding_coalesce_max_bytes"))
+    )
 
     def checked(self) -> ArrayConfig:
         if self.order not in ("C", "F"):
@@ -113,12 +140,12 @@ class Array(Node):
     def with_config(self, config: ArrayConfig | Mapping[str, Any]) -> Array:
         """This array with other runtime settings (zarr-python's `Array.with_config`)."""
         if isinstance(config, Mapping):
-            config = ArrayConfig(
-                order=config.get("order", self._config.order),
-                write_empty_chunks=config.get(
-                    "write_empty_chunks", self._config.write_empty_chunks
-                ),
-            )
+            unknown = sorted(set(config) - set(CONFIG_FIELDS))
+            if unknown:
+                raise ArgumentError(
+                    f"config takes {list(CONFIG_FIELDS)}, not {', '.join(map(repr, unknown))}"
+                )
+            config = dataclasses.replace(self._config, **config)
         return type(self)(
             self._store, self._path, self._meta, read_only=self._read_only, config=config
         )
@@ -283,7 +310,10 @@ class Array(Node):
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"<zarrkit.Array {self.name!r} shape={self.shape} dtype={self.dtype} store={self._store}>"
+        # zarr-python's text, `<Array file:///data/x.zarr/a shape=(2,) dtype=int32>`: the
+        # store as its URL (its `str`), then the node's path in it
+        where = node_location(self._store, self.path)
+        return f"<Array {where} shape={self.shape} dtype={self.dtype}>"
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = np.asarray(self[...])

@@ -192,6 +192,21 @@ class ContainsNodeError(ZarrkitError):
     """Something already exists where a node was to be created (and overwrite was not asked)."""
 
 
+class ContainsArrayError(ContainsNodeError):
+    """An array is where a group was wanted, or where a node was to be created (zarr-python's
+    name for it)."""
+
+
+class ContainsGroupError(ContainsNodeError):
+    """A group is where an array was wanted, or where a node was to be created (zarr-python's
+    name for it)."""
+
+
+def contains_error(node_type: str) -> type[ContainsNodeError]:
+    """The error for a node of `node_type` ("array", "group") in the way."""
+    return ContainsArrayError if node_type == "array" else ContainsGroupError
+
+
 class NodeNameError(ZarrkitError, ValueError):
     """A node name or path breaks the naming rules of the spec."""
 

@@ -23,6 +23,15 @@ class Extension:
     generic: ClassVar[bool] = False
 
     @classmethod
+    def adapt(cls, obj: object, format: str = V3) -> Extension | None:
+        """An instance standing for `obj`, an object of another library that this class
+        recognises (zarr-python's codec objects, for its bridge), or None when it does not.
+        Asked, class by class of the kind, for an argument that is neither a name, a JSON
+        object nor a zarrkit extension; so a class recognises objects cheaply and without
+        importing their library (an object of a library not in `sys.modules` cannot be one)."""
+        return None
+
+    @classmethod
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> Extension:
         """Build from a name (as written, maybe an alias) and its configuration object."""
         if configuration:

@@ -19,19 +19,22 @@ from .array import Array
 from .creation import create_array, write_group
 from .errors import (
     ArgumentError,
+    ContainsArrayError,
+    ContainsGroupError,
     ContainsNodeError,
     InvalidArgumentError,
     InvalidKeyError,
     MetadataError,
     NodeNameError,
     NodeNotFoundError,
+    contains_error,
 )
 from .formats import get_format, read_node
 from .formats.consolidated import ConsolidatedMembers, consolidated_document, has_consolidated
 from .formats.format import Format
 from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
 from .missing import node_not_found
-from .node import Node
+from .node import Node, node_location
 from .paths import check_name as check_name  # re-exported: where callers found it
 from .paths import join, normalize_path
 from .store import Store, check_fits
@@ -78,9 +81,6 @@ class MemberSource(Protocol):
     """Where a group's members come from. Each method is given the group it serves and takes
     member paths relative to it (a name, or 'a/b' for a deeper one), already checked."""
 
-    #: added to the group's repr
-    describe: str
-
     def names(self, group: Group) -> list[str]:
         """The names of the members directly under the group, sorted."""
         ...
@@ -110,8 +110,6 @@ class MemberSource(Protocol):
 
 class StoreMembers:
     """A group's members as the store lists them, read in the group's format first."""
-
-    describe = ""
 
     def names(self, group: Group) -> list[str]:
         return sorted(group._format.children(group.store, group.path))
@@ -244,6 +242,22 @@ class Group(Node[GroupMetadata]):
         except NodeNotFoundError:
             return default
 
+    def get_array(self, name: str) -> Array:
+        """The array `name` (a path relative to this group); `NodeNotFoundError` when there
+        is none, `ContainsGroupError` when it is a group (zarr-python's `get_array`)."""
+        node = self[name]
+        if not isinstance(node, Array):
+            raise ContainsGroupError(f"{node.name!r} is a group, not an array")
+        return node
+
+    def get_group(self, name: str) -> Group:
+        """The group `name` (a path relative to this group); `NodeNotFoundError` when there
+        is none, `ContainsArrayError` when it is an array (zarr-python's `get_group`)."""
+        node = self[name]
+        if not isinstance(node, Group):
+            raise ContainsArrayError(f"{node.name!r} is an array, not a group")
+        return node
+
     def _direct_members(self) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) for each child, sorted by name; the source reads the children's
         metadata together (a format may read them in its listing: one concurrent batch)."""
@@ -321,7 +335,7 @@ class Group(Node[GroupMetadata]):
         if isinstance(node, Group):
             return node
         if node is not None:
-            raise ContainsNodeError(f"{self._child_path(name)!r} is an array, not a group")
+            raise ContainsArrayError(f"{self._child_path(name)!r} is an array, not a group")
         return self.create_group(name, **kwargs)
 
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, **kwargs: Any) -> Array:
@@ -333,7 +347,7 @@ class Group(Node[GroupMetadata]):
         if node is None:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         if not isinstance(node, Array):
-            raise ContainsNodeError(f"{self._child_path(name)!r} is a group, not an array")
+            raise ContainsGroupError(f"{self._child_path(name)!r} is a group, not an array")
         wanted = (int(shape),) if isinstance(shape, int) else tuple(int(n) for n in shape)
         if node.shape != wanted:
             raise ContainsNodeError(
@@ -358,8 +372,10 @@ class Group(Node[GroupMetadata]):
         metadata = read_metadata(self._store, src)
         if metadata is None:
             raise NodeNotFoundError(src, self._store)
-        if read_metadata(self._store, dst) is not None:
-            raise ContainsNodeError(f"a node already exists at {dst!r} in {self._store}")
+        if (there := read_metadata(self._store, dst)) is not None:
+            raise contains_error(there.node_type)(
+                f"a node already exists at {dst!r} in {self._store}"
+            )
         if dst.startswith(f"{src}/"):
             raise ContainsNodeError(f"cannot move {src!r} into itself ({dst!r})")
         parent = dst.rsplit("/", 1)[0] if "/" in dst else ""
@@ -453,7 +469,8 @@ class Group(Node[GroupMetadata]):
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
 
     def __repr__(self) -> str:
-        return f"<zarrkit.Group {self.name!r} store={self._store}{self._members.describe}>"
+        # zarr-python's text, `<Group file:///data/x.zarr/a>` (see `Array.__repr__`)
+        return f"<Group {node_location(self._store, self.path)}>"
 
 
 def _with_dtype(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -128,6 +128,24 @@ def extension_from_arg(kind: str, value: Any, fmt: str, *, key: str) -> Any:
         return value
     if isinstance(value, type) and issubclass(value, Extension):
         return value()
+    if not isinstance(value, (str, Mapping)):
+        adapted = _adapted(kind, value, fmt)
+        if adapted is not None:
+            return adapted
     name, configuration, _ = parse_named_config(value, key=key)
     cls = registry.lookup(kind, name, fmt)
     return build(cls, name, configuration, fmt, key=key, where="arguments")
+
+
+def _adapted(kind: str, value: object, fmt: str) -> Extension | None:
+    """`value` as an extension of the first class of `kind` that adapts it (see
+    `Extension.adapt`): runtime registrations first, then entry points as installed. Only an
+    argument of a foreign type gets here, so loading every class of the kind is paid once,
+    where the call would otherwise fail."""
+    for _provider, cls, _error in registry.get_registry(kind).load_all():
+        if cls is None or not issubclass(cls, Extension):
+            continue  # (one that failed to load cannot have made the object)
+        adapted = cls.adapt(value, fmt)
+        if adapted is not None:
+            return adapted
+    return None

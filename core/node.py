@@ -25,6 +25,13 @@ from .store import Store
 M = TypeVar("M", ArrayMetadata, GroupMetadata)
 
 
+def node_location(store: Store, path: str) -> str:
+    """Where a node is, as zarr-python prints it: the store's `str` (its URL, for the stores
+    that have one) and the node's path under it (`file:///data/x.zarr/a/b`)."""
+    where = str(store)
+    return f"{where.rstrip('/')}/{path}" if path else where
+
+
 class Node(Generic[M]):
     _meta: M
 
@@ -44,6 +51,23 @@ class Node(Generic[M]):
             self._read_only,
             self._pickled_options(),
         )
+
+    def __eq__(self, other: object) -> bool:
+        """The same node of equal stores, with the same metadata and options (a pickled node is
+        `==` its original, as in zarr-python)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, Node)
+        return (
+            self._path == other._path
+            and self._read_only == other._read_only
+            and self._meta.document == other._meta.document
+            and self._pickled_options() == other._pickled_options()
+            and self._store == other._store
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._path))
 
     def _pickled_options(self) -> dict[str, Any]:
         """Constructor keywords beyond (store, path, metadata, read_only) that a subclass needs

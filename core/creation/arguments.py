@@ -5,15 +5,16 @@ Refusals name the keyword and the nearest one a call takes."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import config, registry
-from ..array import ArrayConfig
+from ..array import CONFIG_FIELDS, ArrayConfig
 from ..codec import Codec, CodecKind
 from ..data_type import DataType, data_type_from_native
 from ..errors import (
@@ -210,8 +211,10 @@ def _user_codec(item: Any, fmt: str, key: str) -> Codec:
 
 
 def codecs_from_args(items: Any, fmt: str, field: str = "codecs") -> list[Codec]:
-    if isinstance(items, (str, Mapping, Codec)) or (
-        isinstance(items, type) and issubclass(items, Codec)
+    if (
+        isinstance(items, (str, Mapping, Codec))
+        or (isinstance(items, type) and issubclass(items, Codec))
+        or not isinstance(items, Iterable)  # (one codec of another library: zarr-python's)
     ):
         items = [items]
     return [_codec_arg(c, fmt, f"{field}[{i}]") for i, c in enumerate(items)]
@@ -348,15 +351,14 @@ def array_config(
     elif config is None:
         base = ArrayConfig()
     elif isinstance(config, Mapping):
-        check_arguments(config, ("order", "write_empty_chunks"), "config")
-        given = {k: config[k] for k in ("order",) if k in config}  # (else the setting's)
-        base = ArrayConfig(**given, write_empty_chunks=config.get("write_empty_chunks"))
+        check_arguments(config, CONFIG_FIELDS, "config")
+        base = ArrayConfig(**config)  # (the fields not given: their settings')
     else:
         raise ArgumentError(f"config must be a dict or an ArrayConfig, got {config!r}")
     if order is not None and fmt == V3:
-        base = ArrayConfig(order=order, write_empty_chunks=base.write_empty_chunks)
+        base = dataclasses.replace(base, order=order)
     if write_empty_chunks is not None:
-        base = ArrayConfig(order=base.order, write_empty_chunks=write_empty_chunks)
+        base = dataclasses.replace(base, write_empty_chunks=write_empty_chunks)
     return base.checked()
 
 

@@ -17,8 +17,9 @@ from ..errors import (
     AmbiguousExtensionError,
     ArgumentError,
     ConflictingArgumentsError,
-    ContainsNodeError,
+    ContainsArrayError,
     MetadataError,
+    contains_error,
 )
 from ..formats import available, check_node_fits, get_format
 from ..formats.documents import check_chunk_size, check_dimensions, check_nesting
@@ -336,12 +337,12 @@ def prepare_path(store: Store, path: str, fmt: str, *, overwrite: bool) -> None:
         if found is None:
             missing.append(ancestor)
         elif isinstance(found, ArrayMetadata):
-            raise ContainsNodeError(f"cannot create {path!r}: {ancestor or '/'!r} is an array")
+            raise ContainsArrayError(f"cannot create {path!r}: {ancestor or '/'!r} is an array")
     existing = found_at(path)
     if existing is not None:
         if not overwrite:
-            raise ContainsNodeError(
-                f"a {existing.node_type} already exists at {path or '/'!r} "
+            raise contains_error(existing.node_type)(
+                f"{'an' if existing.node_type == 'array' else 'a'} {existing.node_type} already exists at {path or '/'!r} "
                 f"in {store}; pass overwrite=True to replace it"
             )
         get_format(existing.format).erase_node(store, path)

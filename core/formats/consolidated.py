@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from ..errors import MetadataError
-from ..metadata import GroupMetadata, NodeMetadata, thaw, thaw_document
+from ..metadata import GroupMetadata, NodeMetadata, set_member_parser, thaw, thaw_document
 from ..names import V2, V3
 from ..store import Store
 from . import get_format
@@ -104,8 +104,6 @@ class ConsolidatedMembers:
     everywhere. The holder is kept as a group, not as documents, so the source pickles with the
     group it serves and a deletion rewrites the holder's document through the holder itself."""
 
-    describe = " (consolidated)"
-
     def __init__(self, holder: GroupView | None = None, relative: str = ""):
         self._holder = holder
         self._relative = relative
@@ -177,6 +175,20 @@ class ConsolidatedMembers:
         )  # (a list: unhashable)
         stripped = {k: v for k, v in thaw_document(doc).items() if k != FIELD}
         return get_format(fmt).parse_node(stripped, where)
+
+
+def _member(group: GroupMetadata, relative: str, doc: Mapping[str, Any]) -> NodeMetadata:
+    """One member document as its metadata, for `GroupMetadata.consolidated_metadata` (a
+    member group keeps the consolidated documents below it, to show them in turn)."""
+    zarr_format = doc.get("zarr_format")
+    fmt = (
+        _FORMAT_OF.get(zarr_format, group.format) if isinstance(zarr_format, int) else group.format
+    )
+    where = f"{relative!r} in the consolidated metadata"
+    return get_format(fmt).parse_node(thaw_document(doc), where)
+
+
+set_member_parser(_member)
 
 
 def _where(group: GroupView) -> str:

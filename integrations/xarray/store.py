@@ -13,9 +13,7 @@ I/O and zarr-python need not be installed. Region validation is xarray's own cod
 
 from __future__ import annotations
 
-import contextlib
 import struct
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -39,7 +37,6 @@ from xarray.backends.zarr import (
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
-from zarrkit import config
 from zarrkit.abc import V3, StoreLike, open_store
 from zarrkit.errors import MetadataError, NodeNotFoundError
 
@@ -117,8 +114,6 @@ class ZarrkitStore(AbstractWritableDataStore):
         self._align_chunks = align_chunks
         self._safe_chunks = safe_chunks and not align_chunks
         self._write_empty = write_empty
-        #: whether the writer runs every write under `write_empty` (to_zarrkit, compute=True)
-        self.write_empty_covered = False
         self._format = group.metadata.format
         if use_zarr_fill_value_as_mask is None:  # as xarray: v2 data is masked by its fill value
             use_zarr_fill_value_as_mask = self._format != V3
@@ -138,7 +133,6 @@ class ZarrkitStore(AbstractWritableDataStore):
             write_empty=self._write_empty,
             use_zarr_fill_value_as_mask=self._use_zarr_fill_value_as_mask,
         )
-        store.write_empty_covered = self.write_empty_covered
         return store
 
     def child_groups(self) -> dict[str, ZarrkitStore]:
@@ -332,8 +326,7 @@ class ZarrkitStore(AbstractWritableDataStore):
                     attrs=plan.attrs,
                 )
             wanted = plan.encoding.get("write_empty_chunks", self._write_empty)
-            covered = self.write_empty_covered and wanted == self._write_empty
-            writer.add(plan.variable.data, _Target(array, None if covered else wanted), plan.region)
+            writer.add(plan.variable.data, _Target(array, wanted), plan.region)
 
     def _plan_variable(
         self, vn: Any, v: Variable, check_encoding_set: Any, existing_keys: tuple[str, ...]
@@ -471,76 +464,22 @@ class _Planned:
     attrs: dict
 
 
-class _SettingLock:
-    """Writes with zarrkit's process-wide setting as it is share this lock; a write that
-    switches the setting for itself holds it alone (and is let in before new sharers arrive),
-    so no write ever runs under another write's setting."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._sharing = 0
-        self._alone = False
-        self._waiting_alone = 0
-
-    @contextlib.contextmanager
-    def shared(self) -> Any:
-        with self._cond:
-            while self._alone or self._waiting_alone:
-                self._cond.wait()
-            self._sharing += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._sharing -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def alone(self) -> Any:
-        with self._cond:
-            self._waiting_alone += 1
-            while self._alone or self._sharing:
-                self._cond.wait()
-            self._waiting_alone -= 1
-            self._alone = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._alone = False
-                self._cond.notify_all()
-
-
 class _Target:
-    """The array xarray's ArrayWriter writes blocks into (`target[region] = block`), with a
-    `write_empty_chunks` of its own when it has one. zarrkit's setting is process-wide
-    (`config.override`): `to_zarrkit` sets the dataset's around all its writes; a variable's
-    own (its encoding), or the dataset's when blocks are written later (`compute=False`), is
-    switched on while a block writes, that block alone among this process's xarray writes."""
-
-    _setting = _SettingLock()
+    """The array xarray's ArrayWriter writes blocks into (`target[region] = block`), with the
+    `write_empty_chunks` of the variable's encoding or of the dataset when one is given: a
+    handle of its own with that setting (`with_config`), so writes with different settings
+    may run at once."""
 
     def __init__(self, array: Any, write_empty: bool | None):
+        if write_empty is not None:
+            array = array.with_config({"write_empty_chunks": write_empty})
         self.array = array
         self.shape = array.shape
         self.dtype = array.dtype
         self.ndim = array.ndim
-        self._write_empty = write_empty
 
     def __setitem__(self, region: Any, value: Any) -> None:
-        if self._write_empty is None:
-            with self._setting.shared():
-                self.array[region] = value
-            return
-        with self._setting.alone(), config.override(write_empty_chunks=self._write_empty):
-            self.array[region] = value
-
-
-def write_empty_setting(write_empty: bool | None) -> Any:
-    """The context a write with `write_empty_chunks` runs in (nothing when it is None)."""
-    if write_empty is None:
-        return contextlib.nullcontext()
-    return config.override(write_empty_chunks=write_empty)
+        self.array[region] = value
 
 
 #: a dimension's chunks in an encoding: one length (a regular grid) or each chunk's (irregular)

@@ -17,7 +17,7 @@ from xarray.backends.zarr import _choose_default_mode
 from zarrkit.abc import V2, V3, StoreLike
 from zarrkit.errors import MetadataError
 
-from .store import ZarrkitStore, open_group, opens_its_store, write_empty_setting
+from .store import ZarrkitStore, open_group, opens_its_store
 
 if TYPE_CHECKING:
     from xarray.core.types import ZarrWriteModes
@@ -68,16 +68,12 @@ def to_zarrkit(
         zarr_format=zarr_format,
         write_empty_chunks=write_empty_chunks,
     )
-    zstore.write_empty_covered = compute
     dataset = zstore._validate_and_autodetect_region(dataset)  # type: ignore[misc]  # ZarrStore logic, duck-typed
     zstore._validate_encoding(encoding or {})  # type: ignore[misc]  # ZarrStore logic, duck-typed
     writer = ArrayWriter()
     try:
-        with write_empty_setting(write_empty_chunks):
-            dump_to_store(dataset, zstore, writer, encoding=encoding or {})
-            writes = writer.sync(
-                compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs
-            )
+        dump_to_store(dataset, zstore, writer, encoding=encoding or {})
+        writes = writer.sync(compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs)
     finally:
         if compute:
             zstore.close()
@@ -119,14 +115,10 @@ def datatree_to_zarrkit(
         zarr_format=zarr_format,
         write_empty_chunks=write_empty_chunks,
     )
-    root.write_empty_covered = compute
     writer = ArrayWriter()
     try:
-        with write_empty_setting(write_empty_chunks):
-            _dump_tree(tree, root, writer, encoding, write_inherited_coords)
-            writes = writer.sync(
-                compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs
-            )
+        _dump_tree(tree, root, writer, encoding, write_inherited_coords)
+        writes = writer.sync(compute=compute, chunkmanager_store_kwargs=chunkmanager_store_kwargs)
     finally:
         if compute:
             root.close()

@@ -116,6 +116,17 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
             numcodecs_form=True,
         )._checked()
 
+    def __repr__(self) -> str:
+        # zarr-python's text: its fields in its order, led by `_tunable_attrs`, the fields
+        # still to be chosen from the data type (empty once an array has chosen them)
+        tunable = [f for f in ("shuffle", "typesize") if getattr(self, f) is None]
+        shown = "{" + ", ".join(map(repr, tunable)) + "}" if tunable else "set()"
+        return (
+            f"BloscCodec(_tunable_attrs={shown}, "
+            f"typesize={self.typesize!r}, cname={self.cname!r}, clevel={self.clevel!r}, "
+            f"shuffle={self.shuffle!r}, blocksize={self.blocksize!r})"
+        )
+
     def validate(self, spec: ChunkSpec) -> None:
         # a stored chain must say how it shuffles, and how wide the elements are; a new one
         # gets both from evolve()

@@ -123,6 +123,15 @@ class NumcodecsCodec(Codec):
         # per codec, not per class: blosc releases the GIL, delta does not
         object.__setattr__(self, "releases_gil", self.codec_id in RELEASES_GIL_IDS)
 
+    def __repr__(self) -> str:
+        # zarr-python's text for its `zarr.codecs.numcodecs` classes, which are named as
+        # numcodecs names its own: `Zlib(codec_name='numcodecs.zlib', codec_config={...})`
+        from numcodecs.registry import codec_registry
+
+        cls = codec_registry.get(self.codec_id)
+        label = cls.__name__ if cls is not None else self.codec_id
+        return f"{label}(codec_name={PREFIX + self.codec_id!r}, codec_config={self.config!r})"
+
     # -- names --------------------------------------------------------------------------
     @classmethod
     def matches_name(cls, name: str, format: str) -> bool:

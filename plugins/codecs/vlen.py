@@ -23,6 +23,9 @@ class _VLen(ArrayBytesCodec):
     _element: ClassVar[type]
     _numcodecs_class: ClassVar[str]
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"  # (zarr-python's text: `VLenUTF8Codec()`)
+
     def _impl(self) -> Any:
         import numcodecs
 

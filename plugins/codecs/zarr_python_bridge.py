@@ -29,6 +29,7 @@ with it at run time), so a lookup that misses elsewhere costs no import of zarr-
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import math
 import os
@@ -50,6 +51,8 @@ from zarrkit.abc import (
     CodecKind,
     as_bytes_view,
     data_type_from_native,
+    extension_from_json,
+    named_config,
     names,
     settings,
 )
@@ -196,6 +199,17 @@ class ZarrPythonCodec(Codec):
                 f"zarr-python codec {self.codec_name!r} has no name in zarr format {format}"
             )
         return self.codec_name
+
+    # -- zarr-python's codec objects as arguments -----------------------------------------
+    @classmethod
+    def adapt(cls, obj: object, format: str = V3) -> Codec | None:
+        """zarr-python's codec object (`zarr.codecs.GzipCodec(level=1)`, ...) as the codec
+        zarrkit uses for its name: zarrkit's own plugin for the names zarrkit has (so the
+        array writes and runs what zarrkit's plugin does), else this bridge over the object."""
+        bases = sys.modules.get("zarr.abc.codec")  # (not imported: it cannot be its object)
+        if bases is None or not isinstance(obj, bases.BaseCodec):
+            return None
+        return _adapted(obj)
 
     # -- JSON ---------------------------------------------------------------------------
     @classmethod
@@ -362,6 +376,43 @@ class _BytesBytesZarrCodec(ZarrPythonCodec, BytesBytesCodec):
 
     def decode(self, data: Any, spec: ChunkSpec) -> Any:
         return self._run(False, self._buffer(data), spec).as_numpy_array()
+
+
+def _adapted(obj: Any) -> Codec:
+    """A zarr-python codec object as a zarrkit codec (see `ZarrPythonCodec.adapt`).
+
+    Fields zarr-python leaves to be chosen from the data type (its `_tunable_attrs`: blosc's
+    `typesize` and `shuffle` when not given, which `to_dict` shows as placeholders until
+    `evolve_from_array_spec`) are left out of the configuration, so that zarrkit's plugin
+    fills them in its `evolve` from the array's data type, as zarr-python would have. The
+    inner codecs of sharding are adapted one by one for the same reason."""
+    try:
+        written = obj.to_dict()
+    except Exception as exc:
+        raise MetadataError(
+            f"zarr-python codec {_qualname(type(obj))}: to_dict failed: "
+            f"{type(exc).__name__}: {exc}",
+            key="codecs",
+        ) from None
+    name = written.get("name") if isinstance(written, Mapping) else None
+    if not isinstance(name, str):
+        raise MetadataError(
+            f"zarr-python codec {_qualname(type(obj))} names no codec: {written!r}", key="codecs"
+        )
+    configuration = _plain(written.get("configuration") or {})
+    for tunable in getattr(obj, "_tunable_attrs", ()):
+        configuration.pop(tunable, None)
+    codec: Any = extension_from_json("codec", named_config(name, configuration), V3, key="codecs")
+    if isinstance(codec, ZarrPythonCodec):  # (a codec only zarr-python has: run the object)
+        return wrap(name, obj)
+    if name == "sharding_indexed" and dataclasses.is_dataclass(type(codec)):
+        codec = dataclasses.replace(
+            codec,
+            codecs=tuple(_adapted(c) for c in obj.codecs),
+            index_codecs=tuple(_adapted(c) for c in obj.index_codecs),
+        )
+    adapted: Codec = codec
+    return adapted
 
 
 def wrap(name: str, impl: Any) -> ZarrPythonCodec:

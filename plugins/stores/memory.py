@@ -10,6 +10,7 @@ store, contents as they are now. To share writes between processes, use a store 
 from __future__ import annotations
 
 import builtins
+import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -31,22 +32,27 @@ _SCHEME = "memory://"
 class _Space:
     """The dict behind every store opened on one name, with the lock they all share."""
 
-    __slots__ = ("data", "lock")
+    __slots__ = ("data", "lock", "origin")
 
-    def __init__(self) -> None:
+    def __init__(self, origin: str | None = None) -> None:
         self.data: dict[str, bytes] = {}
         self.lock = lock()
+        #: the space this one was copied from by pickling, else its own: a pickled private
+        #: store is its original again, while their contents are the same
+        self.origin = origin or uuid.uuid4().hex
 
 
 _named: dict[str, _Space] = {}
 _named_lock = lock()
 
 
-def _space(name: str, contents: dict[str, bytes] | None = None) -> _Space:
+def _space(
+    name: str, contents: dict[str, bytes] | None = None, origin: str | None = None
+) -> _Space:
     """The space of `name` (a new private one for ""); a space made here starts with
     `contents` (an unpickled store's), an existing one keeps its own."""
     if not name:
-        space = _Space()
+        space = _Space(origin)
     else:
         with _named_lock:
             known = _named.get(name)
@@ -58,11 +64,13 @@ def _space(name: str, contents: dict[str, bytes] | None = None) -> _Space:
     return space
 
 
-def _unpickle(name: str, mode: str, contents: dict[str, bytes]) -> MemoryStore:
+def _unpickle(
+    name: str, mode: str, contents: dict[str, bytes], origin: str | None = None
+) -> MemoryStore:
     store = MemoryStore.__new__(MemoryStore)
     store.name = name
     store.read_only = mode == "r"
-    store._space = _space(name, contents)
+    store._space = _space(name, contents, origin)
     return store
 
 
@@ -193,20 +201,34 @@ class MemoryStore(Store):
     def __reduce__(self) -> tuple[Any, ...]:
         with self._space.lock:
             contents = dict(self._space.data)
-        return _unpickle, (self.name, "r" if self.read_only else "a", contents)
+        mode = "r" if self.read_only else "a"
+        return _unpickle, (self.name, mode, contents, self._space.origin)
 
     # -- identity ----------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        """Equal when they share one dict, whatever their modes: they see the same data."""
+        """Equal when they share one dict, whatever their modes: they see the same data; and
+        a private store and its copy by pickling, while they hold the same data (a pickled
+        array is then `==` its original, as in zarr-python)."""
         if not isinstance(other, MemoryStore):
             return NotImplemented
-        return self._space is other._space
+        if self._space is other._space:
+            return True
+        if self._space.origin != other._space.origin:
+            return False
+        with self._space.lock:
+            mine = dict(self._space.data)
+        with other._space.lock:
+            return mine == other._space.data
 
     def __hash__(self) -> int:
-        return id(self._space)
+        return hash(self._space.origin)
+
+    def __str__(self) -> str:
+        # zarr-python's form, `memory://<id of the dict>`; a named store says its name
+        return self.url if self.name else f"{_SCHEME}{id(self._space.data)}"
 
     def __repr__(self) -> str:
-        return f"MemoryStore({self.url!r})" if self.name else "MemoryStore()"
+        return f"MemoryStore('{self}')"
 
 
 def _frozen(value: Any) -> bytes:

@@ -359,7 +359,7 @@ def test_cli_store_metrics_counts_the_transfer(
     arr[:] = np.arange(40)
     assert cli_main(["--store-metrics", "copy", src, dst, "--no-progress"]) == 0
     err = capsys.readouterr().err
-    assert f"LocalStore({dst!r})" in err and f"LocalStore({src!r})" in err
+    assert f"LocalStore('file://{dst}')" in err and f"LocalStore('file://{src}')" in err
     rows = {line.split()[0]: line.split() for line in err.splitlines() if line.startswith("    ")}
     assert rows["set_many"][2] == "4"  # the four chunks, in one batch (metadata: a set)
     assert rows["set"][1] == "1"

@@ -643,9 +643,15 @@ def test_chunk_equal_to_fill_is_not_stored_and_erases(store):
 def test_write_empty_chunks_stores_fill_chunks(store):
     a = zk.create_array(store, shape=(4, 4), dtype="int32", chunks=(2, 2), fill_value=7)
     with config.override(write_empty_chunks=True):
-        a[...] = 7
+        a[...] = 7  # (a handle keeps the setting of when it was made, as zarr-python's)
+        assert chunk_keys(store) == set()
+        b = zk.open_array(store, mode="a")
+        assert b.config.write_empty_chunks is True
+        b[...] = 7
         assert chunk_keys(store) == {"c/0/0", "c/0/1", "c/1/0", "c/1/1"}
-    a[0:2, 0:2] = 7  # the setting is back to its default
+    b[0:2, 0:2] = 7  # still b's setting
+    assert chunk_keys(store) == {"c/0/0", "c/0/1", "c/1/0", "c/1/1"}
+    a[0:2, 0:2] = 7
     assert chunk_keys(store) == {"c/0/1", "c/1/0", "c/1/1"}
     assert_same(a[...], np.full((4, 4), 7, dtype="int32"))
 

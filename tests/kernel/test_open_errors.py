@@ -144,10 +144,10 @@ def test_permission_denied(open_dir: Path) -> None:
         answers = _as_nobody([str(closed), str(unreadable), str(readable)])
     finally:
         closed.chmod(0o755)
-    denied = "PermissionDeniedError: no node at path '/' in LocalStore"
+    denied = "PermissionDeniedError: no node at path '/' in file://"
     assert answers == [
-        f"{denied}('{closed}'): permission denied: cannot list {closed}",
-        f"{denied}('{unreadable}'): zarr.json is there but cannot be read (no permission?)",
+        f"{denied}{closed}: permission denied: cannot list {closed}",
+        f"{denied}{unreadable}: zarr.json is there but cannot be read (no permission?)",
     ]
 
 

@@ -285,6 +285,31 @@ def test_runtime_registration_wins_over_entry_points_and_unregister_restores(
     assert installed_cls.__module__ == "zarrkit.plugins.keys.default"
 
 
+def test_an_argument_of_a_foreign_type_is_adapted_by_a_class_of_its_kind(
+    zarrkit_register,
+) -> None:
+    """`Extension.adapt`: an object that is no name, JSON object or extension is offered to
+    the classes of the kind (a bridge recognises its library's objects); none taking it is
+    the error it was."""
+    from zarrkit.errors import MetadataError
+    from zarrkit.negotiation import extension_from_arg
+
+    class Foreign:
+        pass
+
+    class Adapting(ChunkKeyEncoding):
+        names = spelled("adapting")
+
+        @classmethod
+        def adapt(cls, obj: object, format: str = V3) -> Adapting | None:
+            return cls() if isinstance(obj, Foreign) else None
+
+    zarrkit_register(KIND, Adapting)
+    assert isinstance(extension_from_arg(KIND, Foreign(), V3, key="k"), Adapting)
+    with pytest.raises(MetadataError, match="expected an extension name"):
+        extension_from_arg(KIND, object(), V3, key="k")
+
+
 def test_registering_a_class_without_names_is_refused() -> None:
     class Nameless(ChunkKeyEncoding):
         pass

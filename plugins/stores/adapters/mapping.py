@@ -136,8 +136,13 @@ class MappingStore(Store):
     def __hash__(self) -> int:
         return id(self.mapping)
 
+    def __str__(self) -> str:
+        # zarr-python keeps a dict given as a store in a MemoryStore, which it prints as
+        # `memory://<id of the dict>`: the same text for the same dict
+        return f"memory://{id(self.mapping)}"
+
     def __repr__(self) -> str:
-        return f"MappingStore(<{type(self.mapping).__name__} at {id(self.mapping):#x}>)"
+        return f"MappingStore('{self}')"
 
 
 def _valid(key: object) -> bool:

@@ -908,8 +908,12 @@ class LocalStore(Store):
     def __hash__(self) -> int:
         return hash(self.root)
 
+    def __str__(self) -> str:
+        # zarr-python's text: the path after file://, not percent-encoded as `url` is
+        return f"file://{self.root.as_posix()}"
+
     def __repr__(self) -> str:
-        return f"LocalStore({self._root!r})"
+        return f"LocalStore('{self}')"
 
 
 def _not_a_key(key: object) -> tuple[str, str, str]:

@@ -209,8 +209,11 @@ class ZipStore(Store):
     def __hash__(self) -> int:
         return hash(self.path)
 
+    def __str__(self) -> str:
+        return self.url  # (zarr-python's form: zip:///absolute/x.zip)
+
     def __repr__(self) -> str:
-        return f"ZipStore({str(self.path)!r})"
+        return f"ZipStore('{self}')"
 
 
 def _unpickle(path: Path, compression: str, fsync: bool) -> ZipStore:
