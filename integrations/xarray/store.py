@@ -41,7 +41,7 @@ from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 from zarrkit import config
 from zarrkit.abc import V3, StoreLike, open_store
-from zarrkit.errors import MetadataError, NodeNotFoundError
+from zarrkit.errors import DimensionNamesError, MetadataError, NodeNotFoundError
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -591,7 +591,7 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     if array.metadata.format == V3:
         names = array.dimension_names or ()
         if len(names) != array.ndim or any(n is None for n in names):
-            raise MetadataError(
+            raise DimensionNamesError(
                 "missing: xarray needs a name for every dimension of an array",
                 key="dimension_names",
                 where=where,
@@ -603,7 +603,7 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
         or len(names) != array.ndim
         or not all(isinstance(n, str) for n in names)
     ):
-        raise MetadataError(
+        raise DimensionNamesError(
             f"xarray needs the attribute {DIMENSION_KEY!r} naming each of the "
             f"{array.ndim} dimensions, got {names!r}",
             key=DIMENSION_KEY,

@@ -17,7 +17,7 @@ from store_servers import FileServer, Moto, address, s3_options, serving
 
 import zarrkit
 from zarrkit import store_opening
-from zarrkit.errors import ContainsNodeError, MetadataError
+from zarrkit.errors import ContainsNodeError, DimensionNamesError, MetadataError
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("dask")
@@ -265,10 +265,38 @@ def test_consolidated_metadata_is_what_is_read(tmp_path: Path, fmt: int) -> None
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_missing_dimension_names_are_a_zarrkit_error(tmp_path: Path, fmt: int) -> None:
+    """A zarrkit error that is also the KeyError engine="zarr" raises for the same array."""
     path = str(tmp_path / "d.zarr")
     zarrkit.create_array(path, path="a", shape=(3,), dtype="i1", zarr_format=fmt)
-    with pytest.raises(MetadataError, match="dimension" if fmt == 3 else "_ARRAY_DIMENSIONS"):
+    match = "dimension" if fmt == 3 else "_ARRAY_DIMENSIONS"
+    with pytest.raises(DimensionNamesError, match=match) as info:
         xr.open_dataset(path, engine="zarrkit")
+    assert isinstance(info.value, MetadataError) and isinstance(info.value, KeyError)
+    with pytest.raises(KeyError):
+        xr.open_dataset(path, engine="zarr", consolidated=False)
+
+
+@pytest.mark.parametrize("engine", ["zarr", "zarrkit"])
+def test_errors_are_the_builtins_engine_zarr_raises(tmp_path: Path, engine: str) -> None:
+    """Each condition raises, through either engine, the built-in class xarray users catch
+    (through zarrkit, also zarrkit's own class)."""
+    path = tmp_path / "d.zarr"
+    write = to_zarrkit if engine == "zarrkit" else xr.Dataset.to_zarr
+    ds = xr.Dataset({"v": ("x", np.arange(8))})
+    write(ds, path)
+    with pytest.raises(FileExistsError) as exists:
+        write(ds, path, mode="w-")
+    with pytest.raises(FileNotFoundError) as missing:
+        xr.open_dataset(tmp_path / "nothing.zarr", engine=engine)
+    with pytest.raises(TypeError) as not_json:
+        write(ds.assign_attrs(a=object()), tmp_path / "attrs.zarr")
+    with pytest.raises(ValueError) as shards:
+        write(ds, tmp_path / "s.zarr", encoding={"v": {"chunks": (3,), "shards": (4,)}})
+    if engine == "zarrkit":
+        assert isinstance(exists.value, ContainsNodeError)
+        assert isinstance(missing.value, zarrkit.errors.StoreNotFoundError)
+        assert isinstance(not_json.value, zarrkit.errors.NotJSONError)
+        assert isinstance(shards.value, zarrkit.errors.ShardShapeError)
 
 
 # -- lazy indexing and dask ---------------------------------------------------------------------
