@@ -630,6 +630,37 @@ def test_v2_encoding_compressor_and_filters(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("name", [None, "temp", "x"])
+def test_dataarrays_are_written_as_to_zarr_writes_them(
+    tmp_path: Path, fmt: int, name: str | None
+) -> None:
+    """Unnamed, named, and named as a dimension (stored as `__xarray_dataarray_variable__`):
+    the same store as `DataArray.to_zarr`, and `open_dataarray` gives the array back."""
+    array = xr.DataArray(
+        np.arange(6.0).reshape(2, 3), dims=("y", "x"), coords={"x": [10, 20, 30]}, name=name
+    )
+    ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
+    to_zarrkit(array, ours, zarr_format=fmt)
+    array.to_zarr(theirs, zarr_format=fmt)
+    def members(path: Path) -> list[str]:  # zarr-python writes an empty v2 .zattrs, zarrkit not
+        return sorted(p.name for p in path.iterdir() if p.is_dir())
+
+    assert members(ours) == members(theirs)
+    for engine in ("zarr", "zarrkit"):
+        xr.testing.assert_identical(xr.open_dataarray(ours, engine=engine), array)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unnamed_variable_is_stored_as_xarray_names_it(tmp_path: Path, fmt: int) -> None:
+    ds = xr.Dataset({None: ("x", [1, 2])})
+    path = tmp_path / "d.zarr"
+    to_zarrkit(ds, path, zarr_format=fmt)
+    assert (path / "__values__").is_dir()
+    xr.testing.assert_identical(xr.open_dataset(path, engine="zarrkit"), ds)
+    xr.testing.assert_identical(xr.open_dataset(path, engine="zarr"), ds)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_modes(tmp_path: Path, fmt: int) -> None:
     path = str(tmp_path / "m.zarr")
     ds = dataset()
