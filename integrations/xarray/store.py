@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import struct
+import sys
 import threading
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -68,8 +70,9 @@ def open_group(
 ) -> Any:
     """The zarrkit group a dataset lives in, its store opened once. Reading uses consolidated
     metadata as xarray does with zarr-python: that of the store's root (a subgroup is found
-    through it) when present (`consolidated=None`) or required (`True`). Writing never reads
-    through it: documents consolidated before the write would hide what the write creates."""
+    through it) when present (`consolidated=None`, warning as engine="zarr" does when there is
+    none) or required (`True`). Writing never reads through it: documents consolidated before
+    the write would hide what the write creates."""
     path = (group or "").strip("/")
     store = open_store(store, mode="a" if mode == "a-" else mode, storage_options=storage_options)
     if mode == "r":
@@ -79,16 +82,60 @@ def open_group(
             except NodeNotFoundError:  # no root group (v3 may imply it): open `path` itself
                 root = None
             if root is not None:
+                if consolidated is None and not is_consolidated(root):
+                    warn_unconsolidated()
                 node = root[path]
                 if not isinstance(node, zarrkit.Group):
                     raise NodeNotFoundError(path, root.store, what="group (found an array)")
                 return node
-        return zarrkit.open_group(store, path=path, mode="r", use_consolidated=consolidated)
+        opened = zarrkit.open_group(store, path=path, mode="r", use_consolidated=consolidated)
+        if consolidated is None and not is_consolidated(opened):
+            warn_unconsolidated()
+        return opened
     mode = "a" if mode == "a-" else mode
     create: dict[str, Any] = {}
     if zarr_format is not None and mode != "r+":
         create["zarr_format"] = zarr_format
     return zarrkit.open_group(store, path=path, mode=mode, use_consolidated=False, **create)
+
+
+def is_consolidated(group: Any) -> bool:
+    """Whether `group` was opened with consolidated metadata (v3 inline, v2 `.zmetadata`)."""
+    return group.metadata.document.get("consolidated_metadata") is not None
+
+
+def warn_unconsolidated() -> None:
+    """engine="zarr"'s warning, word for word, when `consolidated=None` finds no consolidated
+    metadata: on an object store listing every member is the slow open it points to."""
+    warnings.warn(
+        "Failed to open Zarr store with consolidated metadata, "
+        "but successfully read with non-consolidated metadata. "
+        "This is typically much slower for opening a dataset. "
+        "To silence this warning, consider:\n"
+        "1. Consolidating metadata in this existing store with "
+        "zarrkit.consolidate_metadata().\n"
+        "2. Explicitly setting consolidated=False, to avoid trying "
+        "to read consolidate metadata, or\n"
+        "3. Explicitly setting consolidated=True, to raise an "
+        "error in this case instead of falling back to try "
+        "reading non-consolidated metadata.",
+        RuntimeWarning,
+        stacklevel=_user_stacklevel(),
+    )
+
+
+def _user_stacklevel() -> int:
+    """The stack level of the first frame outside xarray and zarrkit, so a warning names the
+    user's call (as xarray's `emit_user_level_warning` does for its own code)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] not in ("xarray", "zarrkit"):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 class ZarrkitStore(AbstractWritableDataStore):
@@ -179,6 +226,8 @@ class ZarrkitStore(AbstractWritableDataStore):
             "shards": shards,
             **read_encoding(array),
         }
+        if wrapper.dtype.kind == "T":  # as engine="zarr": written back as StringDType
+            encoding["dtype"] = wrapper.dtype
         fill = stored_fill_value(array)
         if self._use_zarr_fill_value_as_mask:
             if fill is not None:
@@ -224,6 +273,8 @@ class ZarrkitStore(AbstractWritableDataStore):
 
     def encode_variable(self, variable: Variable, name: Any = None) -> Variable:
         fmt: Literal[2, 3] = 3 if self._format == V3 else 2
+        if fmt == 2 and variable.dtype.kind == "T":
+            variable = _as_str_objects(variable)
         encoded: Variable = encode_zarr_variable(variable, name=name, zarr_format=fmt)
         return encoded
 
@@ -623,6 +674,17 @@ def _decoded_fill(array: Any, value: Any) -> Any:
             key="attributes._FillValue",
             where=f"array {array.name!r} in {array.store}",
         ) from None
+
+
+def _as_str_objects(variable: Variable) -> Variable:
+    """A StringDType variable as the str objects v2 stores with a `vlen-utf8` filter. xarray
+    encodes StringDType for v2 as fixed-width `<U`, which the `vlen-utf8` filter of strings read
+    from v2 (in `encoding["filters"]`) cannot take: a dataset read from v2 would not write
+    back (with engine="zarr" it does not: zarr-python finds no data type for the pair)."""
+    encoding = {k: v for k, v in variable.encoding.items() if k != "dtype"}
+    out = variable.astype(object)
+    out.encoding = encoding
+    return out
 
 
 def stored_fill_value(array: Any) -> Any:
