@@ -18,7 +18,7 @@ import struct
 import sys
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,7 +43,7 @@ from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 from zarrkit import config
 from zarrkit.abc import V3, StoreLike, open_store
-from zarrkit.errors import DimensionNamesError, MetadataError, NodeNotFoundError
+from zarrkit.errors import DimensionNamesError, MetadataError, NodeNotFoundError, NotJSONError
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -172,6 +172,11 @@ class ZarrkitStore(AbstractWritableDataStore):
         self._use_zarr_fill_value_as_mask = use_zarr_fill_value_as_mask
         self._members = dict(group.members())
 
+    @property
+    def ds(self) -> Any:
+        """The zarrkit group, under the name xarray's `ZarrStore` gives its zarr group."""
+        return self.zarr_group
+
     def get_child_store(self, group: str) -> ZarrkitStore:
         child = self.zarr_group.require_group(group.strip("/"))
         store = type(self)(
@@ -240,6 +245,8 @@ class ZarrkitStore(AbstractWritableDataStore):
         return Variable(dimensions, data, attributes, encoding)
 
     def get_variables(self) -> Mapping[str, Variable]:
+        if self._mode != "r":  # written through: read the arrays as they are now, as ZarrStore
+            self._members = dict(self.zarr_group.members())
         self.get_dimensions()  # the stored lengths agree, or a zarrkit error names the array
         return FrozenDict((k, self.open_store_variable(k)) for k in self.array_keys())
 
@@ -269,7 +276,8 @@ class ZarrkitStore(AbstractWritableDataStore):
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
         """The group's attributes become the dataset's (replaced, not merged, as in xarray)."""
-        self.zarr_group.attrs.put({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
+        with _attributes_as_xarray_says():
+            self.zarr_group.attrs.put({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
 
     def encode_variable(self, variable: Variable, name: Any = None) -> Variable:
         fmt: Literal[2, 3] = 3 if self._format == V3 else 2
@@ -382,6 +390,8 @@ class ZarrkitStore(AbstractWritableDataStore):
                     encoding=plan.encoding,
                     attrs=plan.attrs,
                 )
+            # this store reads what it wrote (xarray's `dump_to_store` then `decode_cf`)
+            self._members[plan.name] = array
             wanted = plan.encoding.get("write_empty_chunks", self._write_empty)
             covered = self.write_empty_covered and wanted == self._write_empty
             writer.add(plan.variable.data, _Target(array, None if covered else wanted), plan.region)
@@ -483,17 +493,18 @@ class ZarrkitStore(AbstractWritableDataStore):
             kwargs["dimension_names"] = [str(d) for d in dims]
         else:
             attrs = {**attrs, DIMENSION_KEY: [str(d) for d in dims]}
-        array = self.zarr_group.create_array(
-            name,
-            shape=shape,
-            dtype=data_type,
-            chunks=chunks,
-            shards=shards,
-            fill_value=fill_value,
-            attributes=attrs,
-            overwrite=self._mode == "w",
-            **kwargs,
-        )
+        with _attributes_as_xarray_says():
+            array = self.zarr_group.create_array(
+                name,
+                shape=shape,
+                dtype=data_type,
+                chunks=chunks,
+                shards=shards,
+                fill_value=fill_value,
+                attributes=attrs,
+                overwrite=self._mode == "w",
+                **kwargs,
+            )
         if fill_value is None and fmt != V3:
             array = _null_fill_v2(array)
         return array
@@ -632,6 +643,16 @@ def _compact(sizes: tuple[tuple[int, ...], ...]) -> tuple[ChunkLengths, ...]:
         else:
             out.append(tuple(lengths))
     return tuple(out)
+
+
+@contextlib.contextmanager
+def _attributes_as_xarray_says() -> Iterator[None]:
+    """An attribute JSON cannot hold, reported in the words of xarray's `_put_attrs` (which
+    callers match on), still as zarrkit's `NotJSONError` (a TypeError, as xarray's is)."""
+    try:
+        yield
+    except NotJSONError as exc:
+        raise NotJSONError(f"Invalid attribute in Dataset.attrs. ({exc.detail})") from exc
 
 
 def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:

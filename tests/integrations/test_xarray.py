@@ -859,6 +859,41 @@ def test_v2_null_fill_chunks_are_skipped_as_zarr_python_skips_them(tmp_path: Pat
         xr.testing.assert_identical(xr.open_dataset(ours, engine="zarr"), ds)
 
 
+def test_an_invalid_attribute_is_reported_as_xarray_reports_it(tmp_path: Path) -> None:
+    """xarray's words (which its users match on) for an attribute JSON cannot hold, on the
+    dataset or on a variable, still a zarrkit NotJSONError (a TypeError)."""
+    ds = xr.Dataset({"v": ("x", [1, 2])})
+    for bad in (ds.assign_attrs(bad=xr.DataArray()), ds.assign(v=ds["v"].assign_attrs(b={1j}))):
+        with pytest.raises(zarrkit.errors.NotJSONError, match=r"Invalid attribute in Dataset\.attrs"):
+            to_zarrkit(bad, tmp_path / f"{uuid.uuid4()}.zarr")
+
+
+def test_a_writable_store_reads_what_was_written_through_it(tmp_path: Path) -> None:
+    """As xarray's ZarrStore: `dump_to_store` then `decode_cf` on the same store object, and
+    its group as `.ds`, whose changes the next read sees."""
+    from zarrkit.xarray.write import writable_store
+
+    store = writable_store(
+        str(tmp_path / "d.zarr"),
+        mode="w",
+        consolidated=None,
+        region=None,
+        safe_chunks=True,
+        align_chunks=False,
+        storage_options=None,
+        zarr_format=2,
+        write_empty_chunks=None,
+    )
+    ds = xr.Dataset({"v": ("x", [1.5, 2.5])}, coords={"x": [10, 20]})
+    ds.dump_to_store(store)
+    xr.testing.assert_identical(xr.decode_cf(store), ds)
+    attrs = dict(store.ds["v"].attrs)
+    del attrs["_ARRAY_DIMENSIONS"]
+    store.ds["v"].attrs.put(attrs)
+    with pytest.raises(KeyError):
+        xr.decode_cf(store)
+
+
 def test_group_argument_when_writing(tmp_path: Path) -> None:
     path = str(tmp_path / "g.zarr")
     to_zarrkit(dataset(), path, group="deep/er", zarr_format=3)
