@@ -20,6 +20,7 @@ import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Literal
 
 import numpy as np
@@ -127,13 +128,13 @@ def warn_unconsolidated() -> None:
 def _user_stacklevel() -> int:
     """The stack level of the first frame outside xarray and zarrkit, so a warning names the
     user's call (as xarray's `emit_user_level_warning` does for its own code)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
         if module.partition(".")[0] not in ("xarray", "zarrkit"):
             return level
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     return level
 

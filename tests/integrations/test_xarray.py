@@ -679,6 +679,7 @@ def test_dataarrays_are_written_as_to_zarr_writes_them(
     ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
     to_zarrkit(array, ours, zarr_format=fmt)
     array.to_zarr(theirs, zarr_format=fmt)
+
     def members(path: Path) -> list[str]:  # zarr-python writes an empty v2 .zattrs, zarrkit not
         return sorted(p.name for p in path.iterdir() if p.is_dir())
 
@@ -864,7 +865,9 @@ def test_an_invalid_attribute_is_reported_as_xarray_reports_it(tmp_path: Path) -
     dataset or on a variable, still a zarrkit NotJSONError (a TypeError)."""
     ds = xr.Dataset({"v": ("x", [1, 2])})
     for bad in (ds.assign_attrs(bad=xr.DataArray()), ds.assign(v=ds["v"].assign_attrs(b={1j}))):
-        with pytest.raises(zarrkit.errors.NotJSONError, match=r"Invalid attribute in Dataset\.attrs"):
+        with pytest.raises(
+            zarrkit.errors.NotJSONError, match=r"Invalid attribute in Dataset\.attrs"
+        ):
             to_zarrkit(bad, tmp_path / f"{uuid.uuid4()}.zarr")
 
 

@@ -29,8 +29,9 @@ zarr = pytest.importorskip("zarr")
 pytest.importorskip("dask")
 xtb = pytest.importorskip("xarray.tests.test_backends")
 
-import zarrkit  # noqa: E402
 from xarray.tests.conftest import time_unit, use_dask  # noqa: E402, F401  (fixtures they take)
+
+import zarrkit  # noqa: E402
 from zarrkit.xarray import datatree_to_zarrkit, to_zarrkit  # noqa: E402
 from zarrkit.xarray.backend import ZarrkitBackendEntrypoint  # noqa: E402
 from zarrkit.xarray.write import writable_store  # noqa: E402
@@ -74,7 +75,7 @@ class _ZarrkitAsZarr(ZarrkitBackendEntrypoint):
 
 
 @pytest.fixture(autouse=True)
-def _through_zarrkit(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _through_zarrkit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Route what xarray's test bodies call directly to zarrkit's writer and engine."""
     from xarray.backends import plugins
 
@@ -83,14 +84,15 @@ def _through_zarrkit(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     def datatree_to_zarr(self: Any, store: Any, *args: Any, **kwargs: Any) -> Any:
         if kwargs.pop("group", None) is not None:  # as DataTree.to_zarr
-            raise NotImplementedError("specifying a root group for the tree has not been implemented")
+            raise NotImplementedError(
+                "specifying a root group for the tree has not been implemented"
+            )
         return datatree_to_zarrkit(self, store, *args, **kwargs)
 
     monkeypatch.setattr(xr.Dataset, "to_zarr", dataset_to_zarr)
     monkeypatch.setattr(xr.DataArray, "to_zarr", dataset_to_zarr)
     monkeypatch.setattr(xr.DataTree, "to_zarr", datatree_to_zarr)
     monkeypatch.setitem(plugins.BACKEND_ENTRYPOINTS, "zarr", ("zarr", _ZarrkitAsZarr))
-    yield
 
 
 @pytest.fixture(params=xtb.ZARR_FORMATS)
