@@ -36,6 +36,7 @@ def _listed(table: dict[str, str], item: pytest.Item) -> str | None:
     return None
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m, so the summary counts only what they kept
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """xarray's `skip_if_param(reason=..., condition=..., **params)`: skip where the test's
     parameters take all of the given values (as xarray's own conftest does). Then the
