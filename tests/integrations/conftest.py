@@ -1,8 +1,9 @@
 """What xarray's own test modules need of pytest when zarrkit's suite runs their classes
 (tests/integrations/test_xarray_backend_suite.py): the marks xarray's repository registers in
 its own configuration, which its wheel does not ship, and its `skip_if_param` mark; and the
-tables of that module (`NOT_APPLICABLE`: deselected; `XFAIL`: strict xfails), each entry with
-its reason, applied here and the deselections listed with their reasons in the summary."""
+tables of that module (`NOT_APPLICABLE` and its `duplicate()`: deselected; `XFAIL`: strict
+xfails), each entry with its reason, applied here and the deselections listed with their
+reasons in the summary."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         module = getattr(item, "module", None)
         not_applicable = _listed(getattr(module, "NOT_APPLICABLE", {}), item)
+        if not_applicable is None and hasattr(module, "duplicate"):
+            not_applicable = module.duplicate(item)
         if not_applicable is not None:
             dropped.append(item)
             reasons[not_applicable] += 1
@@ -70,6 +73,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     reasons = terminalreporter.config.stash.get(_DESELECTED, None)
     if reasons:
-        terminalreporter.section("xarray's tests deselected: they cannot apply through zarrkit")
+        terminalreporter.section("xarray's tests deselected, and why")
         for reason, count in reasons.most_common():
             terminalreporter.write_line(f"{count:4d}  {reason}")
