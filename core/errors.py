@@ -152,9 +152,11 @@ class ConflictingArgumentsError(ZarrkitError, ValueError):
     Also a ValueError, as these were before they had a class of their own."""
 
 
-class NodeNotFoundError(ZarrkitError, KeyError):
-    """No array or group at a path. Also a KeyError so `group[name]` behaves like a mapping.
-    `reason` says what is there instead, when the store could tell (the subclasses below)."""
+class NodeNotFoundError(ZarrkitError, KeyError, FileNotFoundError):
+    """No array or group at a path. Also a KeyError so `group[name]` behaves like a mapping,
+    and a FileNotFoundError, as zarr-python's `GroupNotFoundError`/`ArrayNotFoundError` and
+    xarray's engine="zarr" raise for a missing path or store. `reason` says what is there
+    instead, when the store could tell (the subclasses below)."""
 
     def __init__(
         self,
@@ -188,8 +190,14 @@ class PermissionDeniedError(NodeNotFoundError):
     policy), so whether a node is there cannot be told."""
 
 
-class ContainsNodeError(ZarrkitError):
-    """Something already exists where a node was to be created (and overwrite was not asked)."""
+class ContainsNodeError(ZarrkitError, FileExistsError, ValueError):
+    """Something already exists where a node was to be created (and overwrite was not asked).
+    Also a FileExistsError, as zarr-python (and so xarray's engine="zarr") raises for
+    `mode="w-"` on a store that holds data, and a ValueError, as zarr-python's
+    `ContainsGroupError`/`ContainsArrayError` are for creating over a node."""
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror) pairs
+        return str(self.args[0]) if self.args else ""
 
 
 class ContainsArrayError(ContainsNodeError):
@@ -268,6 +276,24 @@ class ValueCastError(ZarrkitError, ValueError):
 
 class CodecChainError(MetadataError):
     """The codecs of an array do not form a valid chain for its data type and chunk shape."""
+
+
+class ShardShapeError(CodecChainError, ValueError):
+    """A shard shape that is not a whole number of chunks in every dimension. Also a
+    ValueError, as zarr-python raises for the same `shards=`."""
+
+
+class NotJSONError(MetadataError, TypeError):
+    """A value (an attribute, most often) that metadata cannot hold because JSON has no type
+    for it. Also a TypeError, as `json.dumps`, and so zarr-python, raise for one."""
+
+
+class DimensionNamesError(MetadataError, KeyError):
+    """An array lacks the dimension names a caller needs (xarray names every dimension).
+    Also a KeyError, as xarray's engine="zarr" raises for the missing names."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
 
 
 class UnsafeWriteError(ZarrkitError, ValueError):

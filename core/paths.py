@@ -10,9 +10,14 @@ from .formats import RESERVED_NAMES
 
 
 def check_name(name: str) -> str:
-    """A node name per the v3 spec (not empty, no '/', not only periods, not '__'-prefixed),
-    valid Unicode, and not the name of a metadata document (which no store can hold as a node:
-    `InvalidKeyError`)."""
+    """A node name per the spec (not empty, no '/', not only periods), valid Unicode, and not
+    the name of a metadata document (which no store can hold as a node: `InvalidKeyError`).
+
+    Names starting with '__' are taken in every format. The v3 spec reserves that prefix for
+    its own extensions, but zarr-python writes such names in both formats, the v2 spec
+    reserves nothing, and xarray writes `__xarray_dataarray_variable__` for an unnamed
+    DataArray: refusing them made zarrkit unable to write, or reopen, what they write
+    (docs/zarr-python-differences.md)."""
     if not isinstance(name, str):
         raise NodeNameError(f"node names are strings, got {name!r}")
     if not name:
@@ -21,8 +26,6 @@ def check_name(name: str) -> str:
         raise NodeNameError(f"node name {name!r} must not contain '/'")
     if set(name) == {"."}:
         raise NodeNameError(f"node name {name!r} must not consist of periods only")
-    if name.startswith("__"):
-        raise NodeNameError(f"node name {name!r} must not start with '__' (reserved)")
     if not name.isascii():
         try:
             name.encode("utf-8")

@@ -15,6 +15,7 @@ from ..codec import ChunkSpec, Codec
 from ..data_type import DataType
 from ..errors import (
     MetadataError,
+    ShardShapeError,
 )
 from .arguments import is_auto
 
@@ -170,7 +171,7 @@ def sharded_codecs(
     for this format writes it."""
     inner = codec_chain.evolve(codecs, ChunkSpec(chunk_shape, data_type, fill))
     if not _divides(shard_shape, chunk_shape):
-        raise MetadataError(
+        raise ShardShapeError(
             f"shards {shard_shape} must be a multiple of the chunks "
             f"{chunk_shape} in every dimension",
             key="shards",

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import MetadataError
+from ..errors import MetadataError, NotJSONError
 
 #: The longest dimension (of an array or of a chunk): every position, chunk index and chunk
 #: start must fit a signed 64-bit integer, the bound zarr-python and tensorstore put on
@@ -98,7 +98,9 @@ def dump_document(doc: Mapping[str, Any], *, indent: int | None = 2) -> bytes:
     check_nesting(doc)
     try:
         return json.dumps(doc, indent=indent, allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
+    except TypeError as exc:  # a type JSON has none for: a TypeError, as zarr-python's
+        raise NotJSONError(f"metadata is not representable as JSON: {exc}") from None
+    except ValueError as exc:  # NaN or infinity outside a fill value, a circular reference
         raise MetadataError(f"metadata is not representable as JSON: {exc}") from None
 
 

@@ -37,16 +37,18 @@ class ZarrkitBackendArray(BackendArray):
     and vectorized (`vindex`), so xarray hands every kind of index down unchanged
     (`IndexingSupport.VECTORIZED`) and only the chunks a selection touches are read."""
 
-    __slots__ = ("_array", "_as_objects", "dtype", "shape")
+    __slots__ = ("_array", "dtype", "shape")
 
     def __init__(self, array: Any):
         self._array = array
         self.shape = array.shape
-        # variable-length strings keep xarray's marker for str objects, as with zarr-python
-        self.dtype = coding.strings.create_vlen_dtype(str) if is_vlen_string(array) else array.dtype
-        # (strings zarrkit reads as numpy's StringDType go to xarray as the str objects its
-        # marker promises)
-        self._as_objects = array.dtype.kind == "T"
+        # strings zarrkit reads as numpy's StringDType stay StringDType, as xarray's
+        # ZarrArrayWrapper keeps zarr-python's; strings read as objects keep xarray's marker
+        # for str objects (xarray GH 7328)
+        dtype = array.dtype
+        if dtype.kind != "T" and is_vlen_string(array):
+            dtype = coding.strings.create_vlen_dtype(str)
+        self.dtype = dtype
 
     def get_array(self) -> Any:
         return self._array
@@ -63,7 +65,7 @@ class ZarrkitBackendArray(BackendArray):
         out = indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED, method
         )
-        return np.asarray(out, dtype=object) if self._as_objects else out
+        return out
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> Any:
         """`Dataset.load_async()`: zarrkit's reads are synchronous (its own thread pool works
@@ -71,7 +73,8 @@ class ZarrkitBackendArray(BackendArray):
         return await asyncio.to_thread(self.__getitem__, key)
 
     def _basic(self, key: tuple) -> Any:
-        return np.asarray(self._array[key])
+        # a single string comes back as a str: as an array it keeps StringDType, not "<U1"
+        return np.asarray(self._array[key], dtype=self.dtype if self.dtype.kind == "T" else None)
 
     def _orthogonal(self, key: tuple) -> Any:
         return self._array.oindex[key]

@@ -49,6 +49,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         "filename_or_obj",
         *_DECODE_ARGS,
         "group",
+        "mode",
         "consolidated",
         "storage_options",
         "zarr_format",
@@ -82,11 +83,13 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         use_cftime: bool | None = None,
         decode_timedelta: bool | None = None,
         group: str | None = None,
+        mode: str = "r",
         consolidated: bool | None = None,
         storage_options: dict | None = None,
         zarr_format: int | None = None,
         use_zarr_fill_value_as_mask: bool | None = None,
     ) -> Any:
+        _check_mode(mode)
         zgroup = open_group(
             _normalize_path(filename_or_obj),
             mode="r",
@@ -121,6 +124,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         filename_or_obj: Any,
         *,
         group: str | None = None,
+        mode: str = "r",
         consolidated: bool | None = None,
         storage_options: dict | None = None,
         zarr_format: int | None = None,
@@ -128,6 +132,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         **decode: Any,
     ) -> dict[str, Any]:
         """Every group at and below `group`, as datasets keyed by path ("/" for `group`)."""
+        _check_mode(mode)
         zgroup = open_group(
             _normalize_path(filename_or_obj),
             mode="r",
@@ -146,6 +151,18 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
 def _open(store: ZarrkitStore, **decode: Any) -> Any:
     with close_on_error(store):
         return StoreBackendEntrypoint().open_dataset(store, **decode)
+
+
+def _check_mode(mode: str) -> None:
+    """`mode=` as engine="zarr" takes it when reading; only "r" here, as xarray never writes
+    through a dataset it opened, and a writable mode would create a missing store."""
+    from zarrkit.errors import InvalidArgumentError
+
+    if mode != "r":
+        raise InvalidArgumentError(
+            f'engine="zarrkit" opens for reading: mode must be "r", got {mode!r} '
+            f"(write with zarrkit.xarray.to_zarrkit)"
+        )
 
 
 def _check_format(group: Any, zarr_format: int | None) -> None:

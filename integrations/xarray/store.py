@@ -13,9 +13,13 @@ I/O and zarr-python need not be installed. Region validation is xarray's own cod
 
 from __future__ import annotations
 
+import contextlib
 import struct
-from collections.abc import Mapping
+import sys
+import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Literal
 
 import numpy as np
@@ -38,7 +42,7 @@ from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 from zarrkit.abc import V3, StoreLike, open_store
-from zarrkit.errors import MetadataError, NodeNotFoundError
+from zarrkit.errors import DimensionNamesError, MetadataError, NodeNotFoundError, NotJSONError
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -65,8 +69,9 @@ def open_group(
 ) -> Any:
     """The zarrkit group a dataset lives in, its store opened once. Reading uses consolidated
     metadata as xarray does with zarr-python: that of the store's root (a subgroup is found
-    through it) when present (`consolidated=None`) or required (`True`). Writing never reads
-    through it: documents consolidated before the write would hide what the write creates."""
+    through it) when present (`consolidated=None`, warning as engine="zarr" does when there is
+    none) or required (`True`). Writing never reads through it: documents consolidated before
+    the write would hide what the write creates."""
     path = (group or "").strip("/")
     store = open_store(store, mode="a" if mode == "a-" else mode, storage_options=storage_options)
     if mode == "r":
@@ -76,16 +81,60 @@ def open_group(
             except NodeNotFoundError:  # no root group (v3 may imply it): open `path` itself
                 root = None
             if root is not None:
+                if consolidated is None and not is_consolidated(root):
+                    warn_unconsolidated()
                 node = root[path]
                 if not isinstance(node, zarrkit.Group):
                     raise NodeNotFoundError(path, root.store, what="group (found an array)")
                 return node
-        return zarrkit.open_group(store, path=path, mode="r", use_consolidated=consolidated)
+        opened = zarrkit.open_group(store, path=path, mode="r", use_consolidated=consolidated)
+        if consolidated is None and not is_consolidated(opened):
+            warn_unconsolidated()
+        return opened
     mode = "a" if mode == "a-" else mode
     create: dict[str, Any] = {}
     if zarr_format is not None and mode != "r+":
         create["zarr_format"] = zarr_format
     return zarrkit.open_group(store, path=path, mode=mode, use_consolidated=False, **create)
+
+
+def is_consolidated(group: Any) -> bool:
+    """Whether `group` was opened with consolidated metadata (v3 inline, v2 `.zmetadata`)."""
+    return group.metadata.document.get("consolidated_metadata") is not None
+
+
+def warn_unconsolidated() -> None:
+    """engine="zarr"'s warning, word for word, when `consolidated=None` finds no consolidated
+    metadata: on an object store listing every member is the slow open it points to."""
+    warnings.warn(
+        "Failed to open Zarr store with consolidated metadata, "
+        "but successfully read with non-consolidated metadata. "
+        "This is typically much slower for opening a dataset. "
+        "To silence this warning, consider:\n"
+        "1. Consolidating metadata in this existing store with "
+        "zarrkit.consolidate_metadata().\n"
+        "2. Explicitly setting consolidated=False, to avoid trying "
+        "to read consolidate metadata, or\n"
+        "3. Explicitly setting consolidated=True, to raise an "
+        "error in this case instead of falling back to try "
+        "reading non-consolidated metadata.",
+        RuntimeWarning,
+        stacklevel=_user_stacklevel(),
+    )
+
+
+def _user_stacklevel() -> int:
+    """The stack level of the first frame outside xarray and zarrkit, so a warning names the
+    user's call (as xarray's `emit_user_level_warning` does for its own code)."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] not in ("xarray", "zarrkit"):
+            return level
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 class ZarrkitStore(AbstractWritableDataStore):
@@ -119,6 +168,11 @@ class ZarrkitStore(AbstractWritableDataStore):
             use_zarr_fill_value_as_mask = self._format != V3
         self._use_zarr_fill_value_as_mask = use_zarr_fill_value_as_mask
         self._members = dict(group.members())
+
+    @property
+    def ds(self) -> Any:
+        """The zarrkit group, under the name xarray's `ZarrStore` gives its zarr group."""
+        return self.zarr_group
 
     def get_child_store(self, group: str) -> ZarrkitStore:
         child = self.zarr_group.require_group(group.strip("/"))
@@ -173,6 +227,8 @@ class ZarrkitStore(AbstractWritableDataStore):
             "shards": shards,
             **read_encoding(array),
         }
+        if wrapper.dtype.kind == "T":  # as engine="zarr": written back as StringDType
+            encoding["dtype"] = wrapper.dtype
         fill = stored_fill_value(array)
         if self._use_zarr_fill_value_as_mask:
             if fill is not None:
@@ -185,6 +241,8 @@ class ZarrkitStore(AbstractWritableDataStore):
         return Variable(dimensions, data, attributes, encoding)
 
     def get_variables(self) -> Mapping[str, Variable]:
+        if self._mode != "r":  # written through: read the arrays as they are now, as ZarrStore
+            self._members = dict(self.zarr_group.members())
         self.get_dimensions()  # the stored lengths agree, or a zarrkit error names the array
         return FrozenDict((k, self.open_store_variable(k)) for k in self.array_keys())
 
@@ -214,10 +272,13 @@ class ZarrkitStore(AbstractWritableDataStore):
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
         """The group's attributes become the dataset's (replaced, not merged, as in xarray)."""
-        self.zarr_group.attrs.put({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
+        with _attributes_as_xarray_says():
+            self.zarr_group.attrs.put({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
 
     def encode_variable(self, variable: Variable, name: Any = None) -> Variable:
         fmt: Literal[2, 3] = 3 if self._format == V3 else 2
+        if fmt == 2 and variable.dtype.kind == "T":
+            variable = _as_str_objects(variable)
         encoded: Variable = encode_zarr_variable(variable, name=name, zarr_format=fmt)
         return encoded
 
@@ -325,6 +386,8 @@ class ZarrkitStore(AbstractWritableDataStore):
                     encoding=plan.encoding,
                     attrs=plan.attrs,
                 )
+            # this store reads what it wrote (xarray's `dump_to_store` then `decode_cf`)
+            self._members[plan.name] = array
             wanted = plan.encoding.get("write_empty_chunks", self._write_empty)
             writer.add(plan.variable.data, _Target(array, wanted), plan.region)
 
@@ -425,17 +488,18 @@ class ZarrkitStore(AbstractWritableDataStore):
             kwargs["dimension_names"] = [str(d) for d in dims]
         else:
             attrs = {**attrs, DIMENSION_KEY: [str(d) for d in dims]}
-        array = self.zarr_group.create_array(
-            name,
-            shape=shape,
-            dtype=data_type,
-            chunks=chunks,
-            shards=shards,
-            fill_value=fill_value,
-            attributes=attrs,
-            overwrite=self._mode == "w",
-            **kwargs,
-        )
+        with _attributes_as_xarray_says():
+            array = self.zarr_group.create_array(
+                name,
+                shape=shape,
+                dtype=data_type,
+                chunks=chunks,
+                shards=shards,
+                fill_value=fill_value,
+                attributes=attrs,
+                overwrite=self._mode == "w",
+                **kwargs,
+            )
         if fill_value is None and fmt != V3:
             array = _null_fill_v2(array)
         return array
@@ -522,6 +586,16 @@ def _compact(sizes: tuple[tuple[int, ...], ...]) -> tuple[ChunkLengths, ...]:
     return tuple(out)
 
 
+@contextlib.contextmanager
+def _attributes_as_xarray_says() -> Iterator[None]:
+    """An attribute JSON cannot hold, reported in the words of xarray's `_put_attrs` (which
+    callers match on), still as zarrkit's `NotJSONError` (a TypeError, as xarray's is)."""
+    try:
+        yield
+    except NotJSONError as exc:
+        raise NotJSONError(f"Invalid attribute in Dataset.attrs. ({exc.detail})") from exc
+
+
 def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     """An array's dimension names and the attributes xarray shows, as xarray's zarr backend
     finds them: v3 `dimension_names`; elsewhere the `_ARRAY_DIMENSIONS` attribute, hidden."""
@@ -530,7 +604,7 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     if array.metadata.format == V3:
         names = array.dimension_names or ()
         if len(names) != array.ndim or any(n is None for n in names):
-            raise MetadataError(
+            raise DimensionNamesError(
                 "missing: xarray needs a name for every dimension of an array",
                 key="dimension_names",
                 where=where,
@@ -542,7 +616,7 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
         or len(names) != array.ndim
         or not all(isinstance(n, str) for n in names)
     ):
-        raise MetadataError(
+        raise DimensionNamesError(
             f"xarray needs the attribute {DIMENSION_KEY!r} naming each of the "
             f"{array.ndim} dimensions, got {names!r}",
             key=DIMENSION_KEY,
@@ -562,6 +636,17 @@ def _decoded_fill(array: Any, value: Any) -> Any:
             key="attributes._FillValue",
             where=f"array {array.name!r} in {array.store}",
         ) from None
+
+
+def _as_str_objects(variable: Variable) -> Variable:
+    """A StringDType variable as the str objects v2 stores with a `vlen-utf8` filter. xarray
+    encodes StringDType for v2 as fixed-width `<U`, which the `vlen-utf8` filter of strings read
+    from v2 (in `encoding["filters"]`) cannot take: a dataset read from v2 would not write
+    back (with engine="zarr" it does not: zarr-python finds no data type for the pair)."""
+    encoding = {k: v for k, v in variable.encoding.items() if k != "dtype"}
+    out = variable.astype(object)
+    out.encoding = encoding
+    return out
 
 
 def stored_fill_value(array: Any) -> Any:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from xarray.backends.api import delayed_close_after_writes
+from xarray import DataArray
+from xarray.backends.api import DATAARRAY_NAME, DATAARRAY_VARIABLE, delayed_close_after_writes
 from xarray.backends.common import ArrayWriter
 from xarray.backends.writers import _validate_dataset_names, dump_to_store
 from xarray.backends.zarr import _choose_default_mode
@@ -49,8 +50,11 @@ def to_zarrkit(
     "auto" to find them from the coordinates), `encoding` per variable (`chunks`, `shards`,
     `compressors`, `filters`, `serializer`, v3 `fill_value`), `consolidated` (None or True:
     consolidate the store's root afterwards), `zarr_format` (3 unless the group exists).
+    A DataArray is written as `DataArray.to_zarr` writes it (`as_dataset`).
 
     Returns the store (or, with `compute=False`, a dask Delayed that writes the data)."""
+    if isinstance(dataset, DataArray):
+        dataset = as_dataset(dataset)
     _validate_dataset_names(dataset)
     for v in dataset.variables.values():
         if v.size == 0:
@@ -78,6 +82,20 @@ def to_zarrkit(
         if compute:
             zstore.close()
     return zstore if compute else delayed_close_after_writes(writes, zstore)
+
+
+def as_dataset(array: DataArray) -> Any:
+    """The dataset `DataArray.to_zarr` writes for `array`, so `open_dataarray` reads it back
+    by the same names: an unnamed array, or one named as a coordinate or dimension (which the
+    netCDF data model cannot hold), as `__xarray_dataarray_variable__`, keeping such a name in
+    the attribute `__xarray_dataarray_name__`."""
+    if array.name is None:
+        return array.to_dataset(name=DATAARRAY_VARIABLE)
+    if array.name in array.coords or array.name in array.dims:
+        dataset = array.to_dataset(name=DATAARRAY_VARIABLE)
+        dataset.attrs[DATAARRAY_NAME] = array.name
+        return dataset
+    return array.to_dataset()
 
 
 def datatree_to_zarrkit(

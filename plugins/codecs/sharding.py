@@ -55,7 +55,7 @@ from zarrkit.abc import (
     settings,
     shift_range,
 )
-from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
+from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ShardShapeError
 
 #: offset and nbytes of an absent inner chunk
 EMPTY = 2**64 - 1
@@ -151,7 +151,7 @@ class ShardingCodec(
         if len(spec.shape) != len(self.chunk_shape) or any(
             s % c for s, c in zip(spec.shape, self.chunk_shape)
         ):
-            raise CodecChainError(
+            raise ShardShapeError(
                 f"sharding_indexed: the shard shape {list(spec.shape)} is not "
                 f"a multiple of the inner chunk_shape {list(self.chunk_shape)}",
                 key="codecs",

@@ -518,7 +518,10 @@ class V2Format(Format):
             dimension_names=None,
             extra_fields=freeze(extra),
             document=freeze(dict(doc)),
-            keep_fill_chunks=doc["fill_value"] is None,
+            # a `null` fill value reads as the type's default (zarr-python 3), and chunks
+            # equal to it are erased as zarr-python 3 erases them: not kept for zarr-python
+            # 2, which reads such missing chunks as undefined (write_empty_chunks=True keeps
+            # them; docs/zarr-python-differences.md)
         )
 
     # -- writing ----------------------------------------------------------------------------

