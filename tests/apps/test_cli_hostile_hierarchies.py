@@ -5,9 +5,11 @@ Python's recursion limit are walked by every command (issue 44, items 8 and 9)."
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -85,9 +87,21 @@ def test_a_fault_in_a_hostile_array_is_reported_escaped(hostile: Path) -> None:
 DEPTH = 1200  # beyond Python's default recursion limit of 1000 frames
 
 
+def _remove_bottom_up(root: Path) -> None:
+    """Remove a tree deeper than Python's recursion limit (shutil.rmtree, and so pytest's own
+    clean-up of old temporary folders, recurses once per level)."""
+    for folder, folders, files in os.walk(root, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(folder, name))
+        for name in folders:
+            os.rmdir(os.path.join(folder, name))
+    os.rmdir(root)
+
+
 @pytest.fixture
-def deep(tmp_path: Path) -> Path:
-    """Groups nested DEPTH deep with an array at the bottom, written document by document."""
+def deep(tmp_path: Path) -> Iterator[Path]:
+    """Groups nested DEPTH deep with an array at the bottom, written document by document;
+    removed again afterwards, as no recursive clean-up could."""
     root = tmp_path / "deep.zarr"
     group = json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}})
     path = root
@@ -99,7 +113,10 @@ def deep(tmp_path: Path) -> Path:
         (path / "zarr.json").write_text(group)
     bottom = zk.open_group(str(root), path="/".join(["a"] * DEPTH), mode="r+")
     bottom.create_array("x", shape=(3,), dtype="i2", fill_value=0)[:] = [1, 2, 3]
-    return root
+    yield root
+    for made in (root, tmp_path / "copy.zarr"):
+        if made.exists():
+            _remove_bottom_up(made)
 
 
 def test_members_walks_any_depth(deep: Path) -> None:
