@@ -2,6 +2,16 @@
 
 Blosc's shuffle works on elements of `typesize` bytes. Stored metadata must name it; when a
 user leaves it (or the shuffle) out, `evolve` fills it in from the data type.
+
+Blosc's own threads stay off (`_leave_threads_to_the_engine`): zarrkit spreads chunks over
+its own threads (the `threads` setting), and the caller of a read or write works through a
+share of the chunks itself. numcodecs' default (`use_threads = None`) gives calls made on the
+main thread blosc's global context, with its pool of up to 8 threads (one per core) and a
+global lock, and calls from other threads a context of one thread. A parallel read of chunks
+of several blosc blocks then ran blosc's pool beside zarrkit's other worker: more threads than
+cores, woken and put to sleep on every chunk, and the caller's encodes took numcodecs' lock.
+One thread per call is what every chunk already got on the engine's other threads. A user's
+explicit `numcodecs.blosc.use_threads` (True or False) is left as it is.
 """
 
 from __future__ import annotations
@@ -34,6 +44,16 @@ _CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
 #: blosc's worst case: a header and the data stored as it is (BLOSC_MAX_OVERHEAD)
 _MAX_OVERHEAD = 16
 _HEADER_SIZE = 16  # version, versionlz, flags, typesize, then nbytes, blocksize, cbytes (u32 LE)
+
+
+def _leave_threads_to_the_engine() -> None:
+    """numcodecs' blosc with one thread per call, unless the user chose (see the docstring).
+    zarr-python sets the same on import of its blosc codec, unconditionally."""
+    if blosc.use_threads is None:
+        blosc.use_threads = False
+
+
+_leave_threads_to_the_engine()
 
 
 @dataclass(frozen=True, eq=False)

@@ -44,7 +44,7 @@ def test_gzip_output_is_plain_gzip_whichever_library_encodes(
     slow[...] = data
     monkeypatch.undo()
     np.testing.assert_array_equal(zk.open_array(str(tmp_path / "slow"))[...], data)
-    assert gzip_plugin._fast is not None, "the isal package (extra fast-gzip) is installed"
+    assert gzip_plugin._fast is not None, "the isal package (a dependency) is installed"
 
 
 def test_gzip_truncated_stream_is_a_decode_error(tmp_path: Path) -> None:
@@ -60,6 +60,22 @@ def test_gzip_truncated_stream_is_a_decode_error(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes()[:-12])
     with pytest.raises(ChunkDecodeError, match="'c/0'"):
         a[...]
+
+
+def test_blosc_leaves_threads_to_the_engine_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # numcodecs' default lets blosc start its own threads for calls on the main thread, which
+    # in a parallel read is the caller's share: beside the engine's workers, too many threads
+    from numcodecs import blosc
+
+    from zarrkit.plugins.codecs import blosc as blosc_plugin
+
+    assert blosc.use_threads is False  # (importing the plugin set it)
+    for chosen, kept in ((None, False), (True, True), (False, False)):
+        monkeypatch.setattr(blosc, "use_threads", chosen)
+        blosc_plugin._leave_threads_to_the_engine()
+        assert blosc.use_threads is kept
 
 
 @pytest.mark.parametrize(
