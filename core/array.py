@@ -38,7 +38,7 @@ from .indexing import Indexer
 from .metadata import ArrayMetadata
 from .names import V3
 from .node import Node, node_location
-from .store import Store, check_fits
+from .store import Store, check_fits, limiting_listings
 
 #: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
 #: the array is opened (a chunk of another shape is checked when it is first read or written)
@@ -396,7 +396,9 @@ class Array(Node):
         decode = self._meta.chunk_key_encoding.decode
         capacity = math.prod(grid)
         found = listed = 0
-        for key in store.list_prefix(prefix):
+        with limiting_listings(capacity + _LISTING_SLACK):  # (stores that gather pages)
+            keys = store.list_prefix(prefix)
+        for key in keys:
             listed += 1
             if listed > capacity + _LISTING_SLACK:  # (keys that are no chunks count too)
                 raise StoreError(

@@ -96,6 +96,29 @@ def limiting_values(max_bytes: int | None) -> Iterator[None]:
         _value_limit.reset(token)
 
 
+_listing_limit: ContextVar[int] = ContextVar("zarrkit_listing_limit", default=sys.maxsize)
+
+
+def listing_limit() -> int:
+    """The most keys the current listing may yield (see `limiting_listings`)."""
+    return _listing_limit.get()
+
+
+@contextmanager
+def limiting_listings(max_keys: int | None) -> Iterator[None]:
+    """Listings started in this block yield at most `max_keys` keys; a store that gathers a
+    listing's pages before answering refuses, past that many, with a `StoreError` rather than
+    gather without end (a server whose pages always say there is more). None: no limit. A
+    store whose calls run on threads of its own reads the limit in the calling thread."""
+    if max_keys is not None and max_keys < 0:
+        raise InvalidArgumentError(f"a listing limit is >= 0 keys, got {max_keys}")
+    token = _listing_limit.set(sys.maxsize if max_keys is None else max_keys)
+    try:
+        yield
+    finally:
+        _listing_limit.reset(token)
+
+
 def check_key(key: str) -> str:
     """Refuse keys that could escape a store's root or that the specs do not allow. (String
     searches, not a regular expression: every store call checks its keys, the keys of a deep

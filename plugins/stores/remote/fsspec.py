@@ -67,12 +67,19 @@ from zarrkit.abc import (
     check_mode,
     check_prefix,
     gather_limited,
+    listing_limit,
     names,
     optimistic_update,
     settings,
     value_limit,
 )
-from zarrkit.errors import PluginLoadError, StoreError, UnknownExtensionError, ValueTooLargeError
+from zarrkit.errors import (
+    PluginLoadError,
+    StoreError,
+    UnknownExtensionError,
+    ValueTooLargeError,
+    ZarrkitError,
+)
 from zarrkit.plugins.stores.pickling import reopening
 from zarrkit.plugins.stores.remote import ranges, s3_updates
 from zarrkit.plugins.stores.remote.http_rules import (
@@ -550,18 +557,42 @@ class FsspecStore(Store):
         folder = prefix[: prefix.rfind("/") + 1]
         base = self._dir(folder)
 
+        limit = listing_limit()  # (read here: fsspec's loop runs on a thread of its own)
+
         async def find() -> builtins.list[str]:
             self.fs.invalidate_cache(base)
             try:
+                if limit < sys.maxsize and s3_updates.supported(self.fs):
+                    return await self._s3_find(base, limit, prefix)
                 found: builtins.list[str] = await self.fs._find(base, withdirs=False)
                 return found
             except _MISSING:
                 return []
+            except ZarrkitError:
+                raise
             except Exception as exc:
                 raise self._error(exc, prefix or None, "list") from exc
 
         keys = (self._relative(p) for p in self._run(find))
         return iter(sorted(k for k in keys if k is not None and k.startswith(prefix)))
+
+    async def _s3_find(self, base: str, limit: int, prefix: str) -> builtins.list[str]:
+        """s3fs's listing of `base` page by page, stopped one key past `limit`: `_find` gathers
+        every page before it answers, and a server whose pages always say there is more would
+        keep it gathering for ever. Other protocols list as their filesystems do."""
+        bucket, _, folder = base.partition("/")
+        pages = self.fs._iterdir(
+            bucket, max_items=limit + 1, delimiter="", prefix=f"{folder}/" if folder else ""
+        )
+        found: builtins.list[str] = [info["name"] async for info in pages]
+        if len(found) > limit:
+            raise StoreError(
+                f"the listing gave more than the {limit} keys it may hold",
+                key=prefix or None,
+                store=self,
+                operation="list",
+            )
+        return found
 
     def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""

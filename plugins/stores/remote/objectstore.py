@@ -75,6 +75,7 @@ from zarrkit.abc import (
     check_mode,
     check_prefix,
     gather_limited,
+    listing_limit,
     names,
     optimistic_update,
     settings,
@@ -764,13 +765,24 @@ class ObstoreStore(Store):
         folder = prefix[: prefix.rfind("/") + 1]
         skip = len(self.root)
 
+        limit = listing_limit()  # (read here: the loop's thread does not share this context)
+
         async def find() -> builtins.list[str]:
             out: builtins.list[str] = []
             try:
                 async for batch in _obstore().list(self.backend, self._folder(folder)):
                     out.extend(meta["path"][skip:] for meta in batch)
+                    if len(out) > limit:  # pages that never end: stop gathering them
+                        break
             except Exception as exc:
                 raise self._error(exc, prefix or None, "list") from exc
+            if len(out) > limit:
+                raise StoreError(
+                    f"the listing gave more than the {limit} keys it may hold",
+                    key=prefix or None,
+                    store=self,
+                    operation="list",
+                )
             return out
 
         return iter(sorted(k for k in _run(find) if k.startswith(prefix) and _valid(k)))
