@@ -179,3 +179,20 @@ def test_sizing_an_array_downloads_none_of_it(net: NetBed, backend: str) -> None
     assert gets == [], gets
     # a HEAD per object at most (s3fs answers from the listing it just made)
     assert len(log) <= 1 + len(stored), log
+
+
+@pytest.mark.parametrize("backend", ["s3", "fsspec+s3", "obstore+s3"])
+def test_a_billion_chunk_grid_is_counted_by_what_is_stored(net: NetBed, backend: str) -> None:
+    """`nchunks_initialized` and `info_complete()` on every S3 backend list what is stored,
+    never the grid: one listing for a (10**9,) array with one stored chunk (issue 44 item 4)."""
+    if backend == "obstore+s3":
+        pytest.importorskip("obstore")
+    url = _url(net).replace("s3://", f"{backend}://", 1)
+    options = obstore_s3_options(net.s3_endpoint) if backend == "obstore+s3" else net.s3_options()
+    a = zk.create_array(url, shape=(10**9,), chunks=(1,), dtype="u1", storage_options=options)
+    a[123_456_789] = 7
+    net.reset()
+    assert a.nchunks_initialized == 1
+    assert a.info_complete().chunks_initialized == 1
+    lists = [path for method, path in _log(net) if method == "GET" and "list-type=2" in path]
+    assert 1 <= len(lists) <= 4, lists  # a listing or two per count, not a request per chunk
