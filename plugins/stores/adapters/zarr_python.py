@@ -176,7 +176,7 @@ class ZarrPythonStore(Store):
             value = await self._read_within(key, asked, exc)
         if value is None:
             return None
-        if len(value) > limit:  # (before a copy of it is made)
+        if _length(value) > limit:  # (before a copy of it is made)
             raise ValueTooLargeError(
                 f"the store answered {len(value)} bytes, more than the {limit} the read can hold",
                 key=key,
@@ -321,6 +321,15 @@ class ZarrPythonStore(Store):
 
 def _is_zarr_store(obj: object, base: type) -> bool:
     return isinstance(obj, base)
+
+
+def _length(value: Any) -> int:
+    """The byte length of a store's answer (a zarr-python `Buffer`, or any bytes-like
+    object); 0 for anything else, which `_bytes` then refuses naming its type."""
+    try:
+        return len(value) if hasattr(value, "to_bytes") else memoryview(value).nbytes
+    except TypeError:
+        return 0
 
 
 def _request(rng: Range | None) -> Any:
