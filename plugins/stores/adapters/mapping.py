@@ -6,7 +6,10 @@ a URL or a zarrkit Store to the store classes, and this one, asked last (`adapt_
 takes anything that is a `Mapping`. An fsspec mapper is a mapping too, but the fsspec store,
 asked before, takes it and reads byte ranges through its filesystem.
 
-A mapping cannot read part of a value: a byte range reads the whole value and slices it. A
+A mapping cannot read part of a value: a byte range reads the whole value and slices it. Values
+may be any bytes-like object, or zarr-python's `Buffer`s (a dict zarr-python filled); what this
+store writes is `bytes`, which zarr-python's own `MemoryStore` over the same dict cannot read
+(it expects its `Buffer`s): hand zarr-python `zarrkit.zarr_python.as_zarr_store(the_dict)`. A
 missing key is one that raises `KeyError`; any other failure of the mapping raises `StoreError`
 naming the key and the operation, so it is never taken for a missing chunk.
 """
@@ -22,6 +25,17 @@ from zarrkit.errors import StoreError
 #: attempts at listing a mapping that other threads keep changing (a dict refuses iteration
 #: while its size changes)
 _LIST_ATTEMPTS = 16
+
+
+def _as_bytes(value: Any) -> bytes:
+    """A mapping's value as bytes: any bytes-like object, or a zarr-python `Buffer` (what a
+    dict that zarr-python filled holds), known by its `as_buffer_like` without importing
+    zarr-python."""
+    if hasattr(value, "as_buffer_like") and callable(getattr(value, "to_bytes", None)):
+        data = value.to_bytes()
+        if isinstance(data, bytes):
+            return data
+    return memoryview(value).tobytes()
 
 
 class MappingStore(Store):
@@ -64,7 +78,7 @@ class MappingStore(Store):
         except Exception as exc:
             raise self._error(exc, key, "read") from exc
         try:
-            data = value if type(value) is bytes else memoryview(value).tobytes()
+            data = value if type(value) is bytes else _as_bytes(value)
         except TypeError:
             raise StoreError(
                 f"the mapping holds a {type(value).__name__}, not bytes",
