@@ -44,6 +44,7 @@ except ImportError as exc:  # the optional dependency: say which extra brings it
 from zarrkit import abc as zarrkit_abc
 from zarrkit import registry
 from zarrkit.abc import ByteRange, Range, SuffixRange, check_prefix, open_store
+from zarrkit.errors import ArgumentError
 
 from .codecs import as_zarr_codec
 
@@ -83,6 +84,15 @@ class ZarrkitZarrStore(Store):
         return self.store
 
     def with_read_only(self, read_only: bool = False) -> ZarrkitZarrStore:
+        """This store, read-only or not. A writable copy of a zarrkit store that cannot be
+        written (opened with mode "r", or read-only by nature) is refused as zarr-python's
+        stores refuse what they cannot do, rather than claiming a writability it lacks."""
+        if not read_only and (self.store.read_only or not self.store.writeable):
+            raise NotImplementedError(
+                f"with_read_only is not implemented for the {type(self)} store type. "
+                f"(The zarrkit store {self.store} cannot be written: open it with a "
+                f"writable mode.)"
+            )
         return type(self)(self.store, read_only=read_only)
 
     def __eq__(self, other: object) -> bool:
@@ -109,6 +119,17 @@ class ZarrkitZarrStore(Store):
         requests = [(key, _range(request)) for key, request in key_ranges]
         values = await asyncio.to_thread(self.store.get_ranges, requests)
         return [None if v is None else prototype.buffer.from_bytes(v) for v in values]
+
+    async def is_empty(self, prefix: str) -> bool:
+        """Whether nothing is stored under `prefix`; "" and "/" are the whole store, as
+        zarr-python's stores take them."""
+        folder = _folder(prefix)
+        answer = await asyncio.to_thread(self.store.is_empty, folder)
+        if answer is not None:
+            return bool(answer)
+        return not await asyncio.to_thread(
+            lambda: any(True for _ in self.store.list_prefix(folder))
+        )
 
     async def exists(self, key: str) -> bool:
         return await asyncio.to_thread(self.store.exists, key)
@@ -176,4 +197,5 @@ def _range(request: ByteRequest | None) -> Range | None:
         return ByteRange(request.offset)
     if isinstance(request, SuffixByteRequest):
         return SuffixRange(request.suffix)
-    raise TypeError(f"unexpected byte request {request!r}")
+    # (zarr-python's stores say it in these words, and its StoreTests look for them)
+    raise ArgumentError(f"Unexpected byte_range, got {request!r}.")

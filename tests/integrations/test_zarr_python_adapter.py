@@ -154,3 +154,51 @@ def test_xarray_zarr_engine_over_a_zarrkit_store(zk_store: Any) -> None:
     grown = xr.open_dataset(as_zarr_store(zk_store), engine="zarr").load()
     assert grown.sizes["time"] == 8
     assert np.array_equal(grown["t"].values[6:], ds["t"].values[:2])
+
+
+# -- what zarr-python's StoreTests found (issue 42, item 6) -----------------------------------
+def _stores(tmp_path: Path) -> dict[str, str]:
+    return {
+        "memory": "memory://adapter-checks",
+        "local": str(tmp_path / "local.zarr"),
+        "zip": str(tmp_path / "data.zip"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["memory", "local", "zip"])
+def test_the_root_is_empty_whether_asked_as_empty_or_slash(tmp_path: Path, kind: str) -> None:
+    import asyncio
+
+    store = as_zarr_store(_stores(tmp_path)[kind], mode="w")
+    assert asyncio.run(store.is_empty("")) and asyncio.run(store.is_empty("/"))
+    buffer = zarr.core.buffer.default_buffer_prototype().buffer
+    asyncio.run(store.set("a/b", buffer.from_bytes(b"1")))
+    assert not asyncio.run(store.is_empty("/")) and not asyncio.run(store.is_empty("a"))
+    assert asyncio.run(store.is_empty("c/"))
+
+
+def test_an_unknown_byte_request_is_named_as_zarr_python_names_it(tmp_path: Path) -> None:
+    import asyncio
+
+    store = as_zarr_store(str(tmp_path / "x.zarr"), mode="w")
+    prototype = zarr.core.buffer.default_buffer_prototype()
+    asyncio.run(store.set("c/0", prototype.buffer.from_bytes(b"\x01\x02\x03\x04")))
+    with pytest.raises(TypeError, match=r"Unexpected byte_range, got \(0, 2\)"):
+        asyncio.run(store.get("c/0", prototype, byte_range=(0, 2)))  # type: ignore[arg-type]
+
+
+def test_a_writable_copy_of_a_read_only_store_is_refused_not_pretended(tmp_path: Path) -> None:
+    import asyncio
+
+    path = str(tmp_path / "y.zarr")
+    zk.create_array(path, shape=(2,), dtype="i1")
+    reader = as_zarr_store(path, mode="r")
+    assert reader.read_only
+    with pytest.raises(NotImplementedError, match="with_read_only is not implemented"):
+        reader.with_read_only(False)
+    writer = as_zarr_store(path, mode="a")
+    again = writer.with_read_only(True).with_read_only(False)
+    assert not again.read_only
+    buffer = zarr.core.buffer.default_buffer_prototype().buffer
+    asyncio.run(again.set("k", buffer.from_bytes(b"v")))  # writable, as it says
+    assert LocalStore(path).get("k") == b"v"
