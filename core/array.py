@@ -426,10 +426,6 @@ class Array(Node):
                 )
             yield StoredChunk(coords, key)
 
-    def _chunk_keys(self) -> set[str]:
-        """The stored keys that are chunks of this array (not metadata, not other nodes)."""
-        return {chunk.key for chunk in self.stored_chunks()}
-
     def nstored(self) -> int:
         """How many values the array's chunks are stored as: chunks, or shards when sharded
         (zarr-python's "Shards Initialized")."""

@@ -71,12 +71,6 @@ def _load(name: str) -> Format:
     return found
 
 
-def forget() -> None:
-    """Load the format plugins afresh on the next lookup (after installing one at run time)."""
-    with _lock:
-        _loaded.clear()
-
-
 def available() -> tuple[str, ...]:
     """The formats this installation implements."""
     out: list[str] = []
