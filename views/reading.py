@@ -86,17 +86,10 @@ def write(view: LazyArray, value: Any) -> None:
     """Write `value` (broadcast to the view's shape as numpy assigns) to the view's elements
     of its base array. Raises `ValueCastError` for a value that does not broadcast or cast,
     `ReadOnlyError` for an array opened read-only."""
-    from zarrkit.array import Array
-
-    from .view import LazyArray
-
-    if isinstance(value, LazyArray):
-        value = value.result()
-    elif isinstance(value, Array):
-        value = value[...]
     found = plan(view.transform)
     array = view.array
     scalar = np.ndim(value) == 0 and not isinstance(value, np.ndarray)
+    # (a view or an array as the value is read whole here, through its __array__)
     values = value if scalar else _broadcast(np.asarray(value), view.shape)
     if not view.size:
         return

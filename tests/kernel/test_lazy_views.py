@@ -405,3 +405,13 @@ def test_read_many_takes_views_of_several_arrays_and_empty_views() -> None:
 
 def test_lazy_array_is_a_top_level_name() -> None:
     assert zk.LazyArray is type(ARRAYS["regular"][0].lazy)
+
+
+def test_a_view_or_an_array_is_a_value_to_write() -> None:
+    a, expect = make("regular")
+    b, other = make("sharded")
+    a.lazy[0] = b.lazy[1, ::-1]
+    a.lazy[1:3, 0] = b.lazy[2:4, 1]
+    expect[0] = other[1, ::-1]
+    expect[1:3, 0] = other[2:4, 1]
+    np.testing.assert_array_equal(a[...], expect)
