@@ -91,7 +91,7 @@ class LazyArray:
             if isinstance(output, Constant):
                 parts.append(str(output.value))
             elif isinstance(output, Strided):
-                parts.append(f"{output.start}+{output.step}*i{output.dim}")
+                parts.append(_affine(output))
             else:
                 dims = ",".join(f"i{d}" for d in output.dims)
                 parts.append(f"array[{dims}]")
@@ -161,6 +161,14 @@ class LazyArray:
             else:
                 digest.update(repr(output).encode())
         return (type(self).__name__, digest.hexdigest())
+
+
+def _affine(output: Strided) -> str:
+    """`start + step * i<dim>` written as a person would: `i0`, `3+i1`, `5-2*i0`."""
+    term = f"i{output.dim}" if abs(output.step) == 1 else f"{abs(output.step)}*i{output.dim}"
+    if output.start == 0:
+        return term if output.step > 0 else f"-{term}"
+    return f"{output.start}{'+' if output.step > 0 else '-'}{term}"
 
 
 async def _first(values: Awaitable[list[np.ndarray]]) -> np.ndarray:
