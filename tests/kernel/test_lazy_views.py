@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarrkit as zk
-from zarrkit.errors import SelectionError, ValueCastError
+from zarrkit.errors import ReadOnlyError, SelectionError, ValueCastError
 from zarrkit.plugins.stores.memory import MemoryStore
 
 SHAPE = (7, 6, 5)
@@ -328,10 +328,10 @@ def _chunks_touched(a: zk.Array, where: np.ndarray, edges: Sequence[Sequence[int
     return {"c/" + "/".join(map(str, t)) for t in zip(*(i.tolist() for i in ids))}
 
 
-@pytest.mark.parametrize("layout", ["regular", "rectilinear"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 @settings(max_examples=40, deadline=None)
 @given(steps=chains())
-def test_a_chain_reads_only_the_chunks_its_final_view_touches(
+def test_a_chain_reads_only_the_chunks_or_shards_its_final_view_touches(
     layout: str, steps: list[Step]
 ) -> None:
     store = CountingStore()
@@ -339,6 +339,7 @@ def test_a_chain_reads_only_the_chunks_its_final_view_touches(
     edges = {
         "regular": [range(0, 7, 3), range(0, 6, 4), range(0, 5, 2)],
         "rectilinear": [[0, 2], [0, 1, 3], [0]],
+        "sharded": [range(0, 7, 6), range(0, 6, 4), range(0, 5, 4)],  # the shards
     }[layout]
     view = chained(a.lazy, steps, view_step)
     where = chained(np.arange(expect.size).reshape(SHAPE), steps, numpy_step)
@@ -415,3 +416,13 @@ def test_a_view_or_an_array_is_a_value_to_write() -> None:
     expect[0] = other[1, ::-1]
     expect[1:3, 0] = other[2:4, 1]
     np.testing.assert_array_equal(a[...], expect)
+
+
+def test_a_view_of_an_array_opened_read_only_reads_and_refuses_writes() -> None:
+    store = MemoryStore()
+    _, expect = make("regular", store)
+    a = zk.open_array(store, mode="r")
+    view = a.lazy[::-1, 2]
+    np.testing.assert_array_equal(view.result(), expect[::-1, 2])
+    with pytest.raises(ReadOnlyError):
+        view[0] = 1
