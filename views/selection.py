@@ -86,6 +86,7 @@ def parse(selection: Any, shape: tuple[int, ...], mode: Mode) -> IndexTransform:
             start, stop, step = item.indices(length)
             new_items.append(_Sliced(dim, start, step, len(range(start, stop, step))))
         elif isinstance(item, np.ndarray) and item.dtype == bool:
+            _check_mask(item, dim, shape)
             for offset, positions in enumerate(np.nonzero(item)):
                 if mode is Mode.OINDEX:
                     new_items.append(_OwnArray(dim + offset, positions.astype(np.int64)))
@@ -273,6 +274,16 @@ def _checked_array(array: np.ndarray, dim: int, length: int) -> np.ndarray:
         _out_of_bounds(dim, low if low < -length else high, length)
     positions = array.astype(np.int64)
     return positions + length * (positions < 0) if low < 0 else positions
+
+
+def _check_mask(mask: np.ndarray, dim: int, shape: tuple[int, ...]) -> None:
+    """A boolean index covers the dimensions it stands for, each at its full length."""
+    covered = shape[dim : dim + mask.ndim]
+    if mask.shape != covered:
+        raise SelectionError(
+            f"dimension {dim} of the view: a boolean index of shape {mask.shape} does not match "
+            f"the view's dimensions of lengths {covered}"
+        )
 
 
 def _out_of_bounds(dim: int, position: int, length: int) -> None:

@@ -109,6 +109,13 @@ def advanced_step(draw: st.DrawFn, shape: tuple[int, ...]) -> Step:
     slices, in place when side by side and first otherwise."""
     if not shape or not all(shape):
         return "numpy", ()
+    if draw(st.integers(0, 3)) == 0:  # a boolean array, in one dimension or over two
+        at = draw(st.integers(0, len(shape) - 1))
+        span = draw(st.integers(1, min(2, len(shape) - at)))
+        cells = int(np.prod(shape[at : at + span]))
+        mask = np.array(draw(st.lists(st.booleans(), min_size=cells, max_size=cells)))
+        items = [slice(None)] * at + [mask.reshape(shape[at : at + span])]
+        return "numpy", tuple(items)
     length = draw(st.integers(1, 4))
     arrays = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=2, unique=True))
     items: list[Any] = []
@@ -216,7 +223,7 @@ def chained(start: Any, steps: list[Step], apply: Callable[[Any, Step], Any]) ->
 
 
 # -- chains against numpy ----------------------------------------------------------------------
-CHAIN = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+CHAIN = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -288,6 +295,10 @@ def test_a_position_outside_the_view_names_its_dimension() -> None:
         view.vindex[[0], [-7]]
     with pytest.raises(SelectionError, match="too many indices"):
         view[0, 0, 0, 0]
+    with pytest.raises(
+        SelectionError, match=r"dimension 1 of the view: a boolean index of shape \(5,\)"
+    ):
+        view[:, np.ones(5, dtype=bool)]
 
 
 def test_a_scalar_view_reads_as_numpy_indexing_does() -> None:
@@ -426,3 +437,14 @@ def test_a_view_of_an_array_opened_read_only_reads_and_refuses_writes() -> None:
     np.testing.assert_array_equal(view.result(), expect[::-1, 2])
     with pytest.raises(ReadOnlyError):
         view[0] = 1
+
+
+def test_a_view_pickles_with_its_array(tmp_path: Any) -> None:
+    import pickle
+
+    a = zk.create_array(str(tmp_path / "p.zarr"), shape=(20, 10), dtype="i4", chunks=(5, 5))
+    a[...] = np.arange(200).reshape(20, 10)
+    view = a.lazy[::-3].vindex[[0, 1], [2, 3]]
+    again = pickle.loads(pickle.dumps(view))
+    assert again.shape == view.shape
+    np.testing.assert_array_equal(again.result(), a[...][::-3][[0, 1], [2, 3]])
