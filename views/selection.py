@@ -157,7 +157,10 @@ def _transform(
     final: list[OutputMap] = []
     for dim, output in enumerate(outputs):
         if dim in advanced:
-            index = np.broadcast_to(advanced[dim], broadcast)
+            # kept at its own shape (length 1 where it broadcasts), so an index array that
+            # varies along one dimension only (np.ix_) stays orthogonal
+            index = advanced[dim]
+            index = index.reshape((1,) * (len(broadcast) - index.ndim) + index.shape)
             lead = (1,) * block_start
             trail = (1,) * (ndim - block_start - len(broadcast))
             final.append(_squeezed(index.reshape(lead + index.shape + trail)))

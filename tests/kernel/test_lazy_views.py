@@ -448,3 +448,15 @@ def test_a_view_pickles_with_its_array(tmp_path: Any) -> None:
     again = pickle.loads(pickle.dumps(view))
     assert again.shape == view.shape
     np.testing.assert_array_equal(again.result(), a[...][::-3][[0, 1], [2, 3]])
+
+
+def test_index_arrays_that_broadcast_apart_read_numpys_values_and_their_chunks() -> None:
+    store = CountingStore()
+    a, expect = make("regular", store)
+    rows, columns = np.ix_([6, 0], [5, 1, 0])
+    view = a.lazy[rows, columns]
+    store.read.clear()
+    np.testing.assert_array_equal(view.result(), expect[rows, columns])
+    # rows 6 and 0 (chunks 2 and 0), columns 5, 1, 0 (chunks 1 and 0), the last dimension whole
+    assert len(set(store.read)) == 2 * 2 * 3
+    assert view.vindex[[1, 0], [2, 0]].result().tolist() == expect[[0, 6], [0, 5]].tolist()
