@@ -87,10 +87,10 @@ def plan(transform: IndexTransform) -> Plan:
     for output in transform.outputs:
         if isinstance(output, Strided):
             led.append(output.dim)
-        elif isinstance(output, Indexed):
+        elif isinstance(output, Indexed):  # (one position everywhere is a Constant)
             dims = output.dims
             coupled |= len(dims) != 1
-            led.append(dims[0] if dims else -1)
+            led.append(dims[0])
     if coupled or len(set(led)) != len(led):
         return _coordinate_plan(transform)
     selection = tuple(_orthogonal_item(output, transform.shape) for output in transform.outputs)

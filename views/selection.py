@@ -168,7 +168,7 @@ def _transform(
             at, positions = own[dim]
             along = [1] * ndim
             along[at] = positions.size
-            final.append(Indexed(positions.reshape(along)))
+            final.append(_squeezed(positions.reshape(along)))
         else:
             assert output is not None, "every old dimension is indexed by one item"
             final.append(output)
