@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -124,3 +125,8 @@ def _indexer(array: Array, found: Plan) -> Indexer:
 @functools.cache
 def _planner() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=4, thread_name_prefix="zarrkit-views")
+
+
+# a forked child inherits the pool without its threads: it makes a new one
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_planner.cache_clear)

@@ -103,9 +103,13 @@ class LazyArray:
         return LazyArray(self._array, compose(self._transform, step))
 
     def __getitem__(self, selection: Any) -> LazyArray:
+        """The view of `selection` (what numpy's indexing takes: ints, slices, `...`, `None`,
+        integer and boolean arrays), without I/O. Raises `SelectionError` (an `IndexError`)
+        for a position outside the view or a selection numpy would refuse."""
         return self._selected(selection, Mode.NUMPY)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
+        """`self[selection].write(value)`."""
         self[selection].write(value)
 
     @property
@@ -120,7 +124,9 @@ class LazyArray:
         return _Selecting(self, Mode.VINDEX)
 
     def transpose(self, *axes: Any) -> LazyArray:
-        """The view with its dimensions in the order `axes` (none: reversed), as numpy's."""
+        """The view with its dimensions in the order `axes` (ints or one tuple of them,
+        negative counted from the end; none: reversed), as numpy's. Raises `SelectionError`
+        when `axes` is not a permutation of the view's dimensions."""
         return LazyArray(self._array, compose(self._transform, transposed(axes, self.shape)))
 
     @property
@@ -135,11 +141,13 @@ class LazyArray:
         return values[()] if values.shape == () else values
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """`np.asarray(view)`: the view read, as a new array (cast to `dtype` when given)."""
         values = reading.read_one(self)
         return values if dtype is None else values.astype(dtype)
 
     def result_async(self) -> Awaitable[np.ndarray]:
-        """`result()` to await: the event loop runs on while the view is read."""
+        """`result()` to await (an array, 0-d for a 0-d view): the event loop runs on while
+        the view is read. Raises what `result()` raises."""
         return _first(reading.read_many_async([self]))
 
     def write(self, value: Any) -> None:
