@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from .metadata import ArrayMetadata
 from .names import V3
 from .node import Node, node_location
 from .store import Store, check_fits, limiting_listings
+
+if TYPE_CHECKING:
+    from zarrkit.views import LazyArray
 
 #: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
 #: the array is opened (a chunk of another shape is checked when it is first read or written)
@@ -494,6 +497,15 @@ class Array(Node):
             "this mix of several index arrays with other indices is ambiguous; use "
             "a.oindex[...] (each array indexes its own dimension) or a.vindex[...] (points)"
         )
+
+    @property
+    def lazy(self) -> LazyArray:
+        """A view of the whole array that reads nothing until asked: `a.lazy[sel]` chains
+        selections (numpy's, `.oindex`, `.vindex`, `.T`) and `.result()` reads them as one
+        (`zarrkit.views`, outside the kernel)."""
+        from zarrkit.views import LazyArray
+
+        return LazyArray(self)
 
     @property
     def oindex(self) -> _Indexed:
