@@ -64,7 +64,7 @@ class ArrayConfig:
     the fill value (`array.write_empty_chunks`; None: the setting when a chunk is written).
 
     zarr-python's other fields are kept and shown, with no effect in zarrkit (see
-    docs/zarr-python-differences.md): `read_missing_chunks` (a chunk that is not stored is
+    docs/zarr-python.md): `read_missing_chunks` (a chunk that is not stored is
     always read as the fill value), `sharding_coalesce_max_gap_bytes` and
     `sharding_coalesce_max_bytes` (reads of a shard are merged by the store's own sizes)."""
 

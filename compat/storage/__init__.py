@@ -8,7 +8,7 @@ Each name is a face, not a store: calling it opens zarrkit's store plugin for th
 storage (through the store registry, as a URL or an object a plugin adapts would be opened) and
 returns that plugin's store, so every store here is one zarrkit already has, accepted wherever
 a store is and as fast. `isinstance(store, zarrkit.storage.LocalStore)` asks the plugin's class.
-What zarr-python's classes have that these do not is in docs/zarr-python-differences.md.
+What zarr-python's classes have that these do not is in docs/zarr-python.md.
 """
 
 from __future__ import annotations
