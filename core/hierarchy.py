@@ -175,6 +175,10 @@ def consolidate_metadata(
 
 
 class Group(Node[GroupMetadata]):
+    """A group in a store: a mapping from member names (or relative paths, "a/b") to its arrays
+    and groups, made by `zarrkit.open_group`, `create_group` or a parent group. Members are
+    read when asked for; `members()` reads many at once."""
+
     def __init__(
         self,
         store: Store,
@@ -229,6 +233,14 @@ class Group(Node[GroupMetadata]):
             return False
 
     def __getitem__(self, name: str) -> Array | Group:
+        """The array or group at `name`, a path relative to this group ("t", "a/b/t").
+
+        Raises:
+            NodeNotFoundError: no member there (also a `KeyError`, as for a mapping).
+            NodeNameError: `name` cannot name a member ("", "..").
+            MetadataError: the member's metadata is invalid.
+            StoreError: the store failed.
+        """
         path = self._child_path(name)
         relative = self._relative(path)
         metadata = self._members.find(self, relative)
@@ -277,8 +289,24 @@ class Group(Node[GroupMetadata]):
         return [n for n, _ in self.groups()]
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        """A new array in this group (the arguments of `zarrkit.create_array`; its format is
-        the group's unless `zarr_format` says otherwise)."""
+        """A new array in this group.
+
+        Args:
+            name: The member's name, or a path relative to this group.
+            **kwargs: `zarrkit.create_array`'s arguments but `store` and `path`; the format
+                is the group's unless `zarr_format` says otherwise.
+
+        Returns:
+            The new array.
+
+        Raises:
+            ArgumentError: `path=` given (the member is named by `name`), or an argument
+                `create_array` does not take.
+            ReadOnlyError: the group's handle or store is read-only.
+            ContainsArrayError: a node is already there and `overwrite` is false
+                (`ContainsGroupError` for a group).
+            MetadataError: as `zarrkit.create_array` raises for invalid arguments.
+        """
         self._check_writeable()
         if "path" in kwargs:
             raise ArgumentError("Group.create_array takes the member's name, not path=")
@@ -318,6 +346,23 @@ class Group(Node[GroupMetadata]):
         overwrite: bool = False,
         zarr_format: Any = None,
     ) -> Group:
+        """A new group in this group (and the groups between, for a path "a/b").
+
+        Args:
+            name: The member's name, or a path relative to this group.
+            attributes: The new group's attributes.
+            overwrite: Replace a node already there (else it is an error).
+            zarr_format: The format (None: this group's).
+
+        Returns:
+            The new group.
+
+        Raises:
+            ReadOnlyError: the group's handle or store is read-only.
+            ContainsArrayError: a node is already there and `overwrite` is false
+                (`ContainsGroupError` for a group).
+            NodeNameError: `name` cannot name a member.
+        """
         self._check_writeable()
         path = self._child_path(name)
         metadata = write_group(

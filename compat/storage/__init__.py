@@ -27,6 +27,7 @@ __all__ = ["FsspecStore", "LocalStore", "MemoryStore", "ObjectStore", "StoreLike
 
 #: what zarr-python's functions take as `store` (zarrkit's take the same)
 StoreLike = Store | str | os.PathLike[str] | MutableMapping[str, Any] | None
+"""What zarr-python's functions take as `store` (zarrkit's take the same)."""
 
 
 def _mode(read_only: bool) -> str:
