@@ -94,7 +94,7 @@ def test_the_pages_have_examples_and_the_skips_are_listed() -> None:
     every = [b for p in PAGES for b in blocks(p)]
     scripts = {b.script for b in every if b.script}
     assert scripts == set(SCRIPT_OUTPUT)
-    assert sum(not b.skipped for b in every) >= 40  # (a parsing slip would find none)
+    assert sum(not b.skipped for b in every) >= 30  # (a parsing slip would find none)
 
 
 def _run_script(block: Block, folder: Path) -> None:
