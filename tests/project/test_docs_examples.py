@@ -76,9 +76,7 @@ def blocks(page: Path) -> list[Block]:
             code = "\n".join(lines[i + 1 : end]) + "\n"
             before = lines[i - 1].strip() if i else ""
             first = SCRIPT.fullmatch(lines[i + 1].strip()) if end > i + 1 else None
-            found.append(
-                Block(code, i + 2, bool(SKIP.fullmatch(before)), first and first.group(1))
-            )
+            found.append(Block(code, i + 2, bool(SKIP.fullmatch(before)), first and first.group(1)))
             i = end
         i += 1
     return found
@@ -111,9 +109,7 @@ def _run_script(block: Block, folder: Path) -> None:
 @pytest.mark.parametrize(
     "page", [pytest.param(p, id=_name(p), marks=MARKS.get(_name(p), [])) for p in PAGES]
 )
-def test_the_page_examples_run(
-    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_page_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     names: dict[str, object] = {"__name__": "docs_example"}
     printed = io.StringIO()

@@ -73,9 +73,11 @@ def public_names() -> list[tuple[str, str, Any]]:
                 for n, v in vars(module).items()
                 if not n.startswith("_") and getattr(v, "__module__", None) == module_name
             ]
-        for name in names:
-            if f"{module_name}.{name}" not in NOT_DOCUMENTED:
-                found.append((module_name, name, getattr(module, name)))
+        found.extend(
+            (module_name, name, getattr(module, name))
+            for name in names
+            if f"{module_name}.{name}" not in NOT_DOCUMENTED
+        )
     return found
 
 
