@@ -215,6 +215,7 @@ class Group(Node[GroupMetadata]):
         )
 
     def keys(self) -> list[str]:
+        """The children's names, sorted (one listing, or the consolidated metadata)."""
         return self._members.names(self)
 
     def __iter__(self) -> Iterator[str]:
@@ -249,6 +250,7 @@ class Group(Node[GroupMetadata]):
         return self._member(relative, metadata)
 
     def get(self, name: str, default: Any = None) -> Any:
+        """`self[name]`, or `default` when no member is there."""
         try:
             return self[name]
         except NodeNotFoundError:
@@ -315,6 +317,8 @@ class Group(Node[GroupMetadata]):
 
     # zarr-python's shortcuts on a group: an array named `name` in it
     def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """`create_array(name, shape=shape, ...)`, zarr-python's `Group.empty`; `zeros`,
+        `ones`, `full` and the `*_like` forms set the fill value or copy `data`'s shape too."""
         return self.create_array(name, shape=shape, **_with_dtype(kwargs))
 
     def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
@@ -410,7 +414,14 @@ class Group(Node[GroupMetadata]):
     def move(self, source: str, dest: str) -> None:
         """Move the member at `source` (and everything below it) to `dest`, both relative to
         this group; missing groups above `dest` are created. zarr-python 3.4 declares this
-        and raises NotImplementedError."""
+        and raises NotImplementedError.
+
+        Raises:
+            ReadOnlyError: the group's handle or store is read-only.
+            CapabilityError: the store cannot list (HTTP).
+            NodeNotFoundError: nothing at `source`.
+            ContainsArrayError: a node is already at `dest` (`ContainsGroupError` for a group).
+        """
         self._check_writeable()
         self._store.require("list", f"move {source!r} in group {self.name!r}")
         src, dst = self._child_path(source), self._child_path(dest)
@@ -436,7 +447,13 @@ class Group(Node[GroupMetadata]):
     def members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) for each member, sorted by name; with `max_depth` (zarr-python's
         argument) also the members of member groups that many levels down (None: all), named
-        by their path relative to this group."""
+        by their path relative to this group.
+
+        Raises:
+            InvalidArgumentError: `max_depth` is negative.
+            MetadataError: a member's metadata is invalid.
+            StoreError: the store failed.
+        """
         if max_depth is not None and max_depth < 0:
             raise InvalidArgumentError(f"max_depth must be None or >= 0, got {max_depth}")
         # depth first with a stack of member iterators, not recursion: a hierarchy may be

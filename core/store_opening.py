@@ -70,7 +70,8 @@ def open_store(
 
     Raises:
         InvalidArgumentError: `mode` is not an open mode.
-        UnknownExtensionError: no installed store plugin takes the URL's scheme or the object.
+        UnknownExtensionError: no installed store plugin takes the URL's scheme.
+        ArgumentError: `store` is an object no installed store plugin adapts.
         StoreNotFoundError: the place does not exist where the mode needs it to.
         StoreError: the store failed to open.
     """

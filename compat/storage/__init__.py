@@ -56,7 +56,12 @@ class _Face(type):
 
 class MemoryStore(metaclass=_Face):
     """zarr-python's `MemoryStore(store_dict=None, *, read_only=False)`: a new store of this
-    process's memory (zarrkit's `memory` plugin); given a dict, a store over that dict."""
+    process's memory (zarrkit's `memory` plugin); given a dict, a store over that dict.
+
+    Args:
+        store_dict: A mapping to keep the keys in (None: a new, empty store).
+        read_only: Open it for reading only.
+    """
 
     scheme = "memory"
 
@@ -71,7 +76,15 @@ class MemoryStore(metaclass=_Face):
 
 class LocalStore(metaclass=_Face):
     """zarr-python's `LocalStore(root, *, read_only=False)`: files under a folder (zarrkit's
-    `file` plugin)."""
+    `file` plugin).
+
+    Args:
+        root: The folder (created on the first write).
+        read_only: Open it for reading only (writes raise `zarrkit.errors.ReadOnlyError`).
+
+    Raises:
+        TypeError: `root` is not a string or path, as zarr-python raises.
+    """
 
     scheme = "file"
 
@@ -99,7 +112,20 @@ _ZIP_COMPRESSION = {
 class ZipStore(metaclass=_Face):
     """zarr-python's `ZipStore(path, *, mode="r", read_only=None, compression=ZIP_STORED)`:
     a zip archive (zarrkit's `zip` plugin), written when the store is closed or flushed.
-    `mode="w"` starts the archive empty, as zipfile's "w" does; "x" refuses an existing one."""
+    `mode="w"` starts the archive empty, as zipfile's "w" does; "x" refuses an existing one.
+
+    Args:
+        path: The archive's file.
+        mode: zipfile's mode: "r", "a", "w" or "x".
+        read_only: Open it for reading only (None: when `mode` is "r").
+        compression: zipfile's constant for the members' compression.
+        allowZip64: Accepted for zarr-python's signature (zarrkit always allows ZIP64).
+
+    Raises:
+        ValueError: an unknown `mode` or `compression`, as zarr-python raises.
+        FileExistsError: `mode="x"` and the archive exists.
+        zarrkit.errors.StoreError: `mode="r"` and no archive at `path`.
+    """
 
     scheme = "zip"
 
@@ -134,7 +160,15 @@ class ZipStore(metaclass=_Face):
 class FsspecStore(metaclass=_Face):
     """zarr-python's `FsspecStore`: a store over an fsspec filesystem (zarrkit's `fsspec+*`
     plugin): `FsspecStore.from_url(url, storage_options=..., read_only=...)` or
-    `FsspecStore(fs, path=..., read_only=...)`."""
+    `FsspecStore(fs, path=..., read_only=...)`.
+
+    Args:
+        fs: An fsspec filesystem.
+        read_only: Open it for reading only.
+        path: The store's root inside the filesystem.
+        allowed_exceptions: Accepted for zarr-python's signature; zarrkit's store turns
+            the filesystem's errors into `zarrkit.errors.StoreError`.
+    """
 
     scheme = "fsspec+file"
 
@@ -162,7 +196,16 @@ class FsspecStore(metaclass=_Face):
 
 class ObjectStore(metaclass=_Face):
     """zarr-python's `ObjectStore(store, *, read_only=False)` over an obstore store object
-    (`obstore.store.S3Store(...)`, ...): zarrkit's `obstore+*` plugin."""
+    (`obstore.store.S3Store(...)`, ...): zarrkit's `obstore+*` plugin.
+
+    Args:
+        store: The obstore store object.
+        read_only: Open it for reading only.
+
+    Raises:
+        zarrkit.errors.ArgumentError: no installed store plugin takes `store` (it is not an
+            obstore store, or obstore is not installed: `pip install 'zarrkit[obstore]'`).
+    """
 
     scheme = "obstore+s3"
 
