@@ -234,7 +234,10 @@ class Group(Node[GroupMetadata]):
             return False
 
     def __getitem__(self, name: str) -> Array | Group:
-        """The array or group at `name`, a path relative to this group ("t", "a/b/t").
+        """The array or group at `name`.
+
+        Args:
+            name: A member's name, or a path relative to this group ("a/b/t").
 
         Raises:
             NodeNotFoundError: no member there (also a `KeyError`, as for a mapping).
@@ -416,6 +419,10 @@ class Group(Node[GroupMetadata]):
         this group; missing groups above `dest` are created. zarr-python 3.4 declares this
         and raises NotImplementedError.
 
+        Args:
+            source: The member's path, relative to this group.
+            dest: Its new path, relative to this group.
+
         Raises:
             ReadOnlyError: the group's handle or store is read-only.
             CapabilityError: the store cannot list (HTTP).
@@ -448,6 +455,10 @@ class Group(Node[GroupMetadata]):
         """(name, node) for each member, sorted by name; with `max_depth` (zarr-python's
         argument) also the members of member groups that many levels down (None: all), named
         by their path relative to this group.
+
+        Args:
+            max_depth: How many levels below the children to include (0: the children
+                only; None: every level).
 
         Raises:
             InvalidArgumentError: `max_depth` is negative.

@@ -58,9 +58,10 @@ class MemoryStore(metaclass=_Face):
     """zarr-python's `MemoryStore(store_dict=None, *, read_only=False)`: a new store of this
     process's memory (zarrkit's `memory` plugin); given a dict, a store over that dict.
 
-    Args:
-        store_dict: A mapping to keep the keys in (None: a new, empty store).
-        read_only: Open it for reading only.
+    The call takes:
+
+    - `store_dict`: A mapping to keep the keys in (None: a new, empty store).
+    - `read_only`: Open it for reading only.
     """
 
     scheme = "memory"
@@ -78,9 +79,10 @@ class LocalStore(metaclass=_Face):
     """zarr-python's `LocalStore(root, *, read_only=False)`: files under a folder (zarrkit's
     `file` plugin).
 
-    Args:
-        root: The folder (created on the first write).
-        read_only: Open it for reading only (writes raise `zarrkit.errors.ReadOnlyError`).
+    The call takes:
+
+    - `root`: The folder (created on the first write).
+    - `read_only`: Open it for reading only (writes raise `zarrkit.errors.ReadOnlyError`).
 
     Raises:
         TypeError: `root` is not a string or path, as zarr-python raises.
@@ -114,12 +116,13 @@ class ZipStore(metaclass=_Face):
     a zip archive (zarrkit's `zip` plugin), written when the store is closed or flushed.
     `mode="w"` starts the archive empty, as zipfile's "w" does; "x" refuses an existing one.
 
-    Args:
-        path: The archive's file.
-        mode: zipfile's mode: "r", "a", "w" or "x".
-        read_only: Open it for reading only (None: when `mode` is "r").
-        compression: zipfile's constant for the members' compression.
-        allowZip64: Accepted for zarr-python's signature (zarrkit always allows ZIP64).
+    The call takes:
+
+    - `path`: The archive's file.
+    - `mode`: zipfile's mode: "r", "a", "w" or "x".
+    - `read_only`: Open it for reading only (None: when `mode` is "r").
+    - `compression`: zipfile's constant for the members' compression.
+    - `allowZip64`: Accepted for zarr-python's signature (zarrkit always allows ZIP64).
 
     Raises:
         ValueError: an unknown `mode` or `compression`, as zarr-python raises.
@@ -162,12 +165,12 @@ class FsspecStore(metaclass=_Face):
     plugin): `FsspecStore.from_url(url, storage_options=..., read_only=...)` or
     `FsspecStore(fs, path=..., read_only=...)`.
 
-    Args:
-        fs: An fsspec filesystem.
-        read_only: Open it for reading only.
-        path: The store's root inside the filesystem.
-        allowed_exceptions: Accepted for zarr-python's signature; zarrkit's store turns
-            the filesystem's errors into `zarrkit.errors.StoreError`.
+    The call takes:
+
+    - `fs`: An fsspec filesystem.
+    - `read_only`: Open it for reading only.
+    - `path`: The store's root inside the filesystem.
+    - `allowed_exceptions`: Accepted for zarr-python's signature; zarrkit's store turns the filesystem's errors into `zarrkit.errors.StoreError`.
     """
 
     scheme = "fsspec+file"
@@ -198,9 +201,10 @@ class ObjectStore(metaclass=_Face):
     """zarr-python's `ObjectStore(store, *, read_only=False)` over an obstore store object
     (`obstore.store.S3Store(...)`, ...): zarrkit's `obstore+*` plugin.
 
-    Args:
-        store: The obstore store object.
-        read_only: Open it for reading only.
+    The call takes:
+
+    - `store`: The obstore store object.
+    - `read_only`: Open it for reading only.
 
     Raises:
         zarrkit.errors.ArgumentError: no installed store plugin takes `store` (it is not an

@@ -41,6 +41,30 @@ PUBLIC_MODULES = [
 #: names that are not objects of their own to document (the version string)
 NOT_DOCUMENTED = {"zarrkit.__version__"}
 
+#: the calls a user meets first: their docstrings say what each argument is and which zarrkit
+#: errors they raise (a Google-style `Args:` and `Raises:` section)
+ENTRY_POINTS = [
+    "zarrkit.api.synchronous.open",
+    "zarrkit.api.synchronous.open_array",
+    "zarrkit.api.synchronous.open_group",
+    "zarrkit.api.synchronous.open_consolidated",
+    "zarrkit.api.synchronous.consolidate_metadata",
+    "zarrkit.api.synchronous.create_group",
+    "zarrkit.creation.writing.create_array",
+    "zarrkit.array.Array.__getitem__",
+    "zarrkit.array.Array.__setitem__",
+    "zarrkit.array.Array.get_many",
+    "zarrkit.array.Array.set_many",
+    "zarrkit.array.Array.resize",
+    "zarrkit.array.Array.append",
+    "zarrkit.hierarchy.Group.__getitem__",
+    "zarrkit.hierarchy.Group.create_array",
+    "zarrkit.hierarchy.Group.create_group",
+    "zarrkit.hierarchy.Group.members",
+    "zarrkit.hierarchy.Group.move",
+    "zarrkit.store_opening.open_store",
+]
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -136,3 +160,31 @@ def test_every_public_name_is_in_the_api_reference(site: Path) -> None:
         if canonical(module, name, value) not in rendered and f"{module}.{name}" not in rendered
     ]
     assert not absent, "public names the API pages do not show:\n" + "\n".join(absent)
+
+
+def test_the_entry_points_say_their_arguments_and_errors(site: Path) -> None:
+    import griffe
+
+    import zarrkit.errors
+
+    loader = griffe.GriffeLoader(search_paths=[str(ROOT / "build" / "docs-src")])
+    collection = loader.load("zarrkit").modules_collection
+    problems = []
+    for path in ENTRY_POINTS:
+        function = collection[path]
+        sections = {
+            section.kind.value: section
+            for section in function.docstring.parse("google")
+            if section.kind.value in ("parameters", "raises")
+        }
+        wanted = {p.name for p in function.parameters if p.name not in ("self", "args", "kwargs")}
+        given = {p.name.lstrip("*") for p in getattr(sections.get("parameters"), "value", [])}
+        if wanted - given:
+            problems.append(f"{path}: arguments not described: {sorted(wanted - given)}")
+        raised = [str(r.annotation) for r in getattr(sections.get("raises"), "value", [])]
+        if not raised:
+            problems.append(f"{path}: no Raises section")
+        unknown = [r for r in raised if not hasattr(zarrkit.errors, r.rsplit(".", 1)[-1])]
+        if unknown:
+            problems.append(f"{path}: raises what zarrkit.errors does not have: {unknown}")
+    assert not problems, "\n".join(problems)
