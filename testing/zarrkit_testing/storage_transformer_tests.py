@@ -315,12 +315,9 @@ class StorageTransformerTests:
         assert code == 0, out
         report = json.loads(out)["arrays"][0]
         assert (report["stored"], report["absent"]) == (4, 2), f"zarrkit check: {report}"
-        for name, transfer in (("copy", copy), ("convert", convert)):
+        for name in ("copy", "convert"):
             target = str(tmp_path / f"{name}.zarr")
-            if transfer is convert:
-                done = convert(source, target, to="v3")
-            else:
-                done = copy(source, target)
+            done = convert(source, target, to="v3") if name == "convert" else copy(source, target)
             moved = done.chunks_copied + done.chunks_reencoded
             assert moved == 4, f"{name} moved {moved} of the 4 stored chunks: {done.summary()}"
             again = zarrkit.open_array(target, path="g/temp")
