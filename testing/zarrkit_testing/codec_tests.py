@@ -31,7 +31,7 @@ import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pytest
@@ -589,6 +589,7 @@ class CodecTests:
         from zarrkit.api import data_type_from_arg
 
         name = type(codec).__name__
+        shape: tuple[int, ...]
         if isinstance(codec, BytesBytesCodec):
             dtype, shape = "uint8", (1024,)
         else:
@@ -666,7 +667,8 @@ def _false_headers(value: bytes, size: int) -> Iterator[tuple[str, bytes]]:
     starts = sorted(
         set(range(min(16, len(value)))) | set(range(max(0, len(value) - 16), len(value)))
     )
-    for width, order, at in itertools.product((8, 4), ("little", "big"), starts):
+    orders: tuple[Literal["little", "big"], ...] = ("little", "big")
+    for width, order, at in itertools.product((8, 4), orders, starts):
         if at + width > len(value) or size >= 1 << (8 * width):
             continue
         lie = value[:at] + size.to_bytes(width, order) + value[at + width :]
