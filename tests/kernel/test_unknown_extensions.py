@@ -71,3 +71,17 @@ def test_the_hint_names_the_distribution_it_knows() -> None:
     assert hint is not None and "'zarrkit-example-lz4'" in hint
     assert "examples/lz4-codec" in hint
     assert hooks.install_hint("codec", "no.such.codec", "v3") is None
+
+
+def test_a_v2_document_lists_its_unknown_codecs_at_once() -> None:
+    store = MemoryStore()
+    zk.create_array(store, shape=(4,), chunks=(2,), dtype="i4", zarr_format=2)
+    doc = json.loads(store.get(".zarray") or b"")
+    doc["filters"] = [{"id": "no_such_filter"}]
+    doc["compressor"] = {"id": "no_such_compressor"}
+    store.set(".zarray", json.dumps(doc).encode())
+    with pytest.raises(UnknownExtensionsError) as info:
+        zk.open_array(store)
+    found = [(m.name, m.key) for m in info.value.missing]
+    assert found == [("no_such_filter", "filters[0]"), ("no_such_compressor", "compressor")]
+    assert str(info.value).startswith(".zarray in ")
