@@ -14,7 +14,9 @@ Optional overrides: `shapes`, `sample(dtype, shape)` (data for the round trip), 
 `corrupt_detected` (False for a codec whose format cannot notice truncation, such as a raw
 zfp stream), `registered` (False to skip the checks that the registry resolves the names),
 `bomb_bytes` (what the decompression bomb of the bounded-decoding check inflates to),
-`false_size` (what the false length headers of the same check claim), `narrow_dtypes` (the
+`false_size`, `decode_slack` and `false_headers_unsafe` (what the false length headers of
+`test_a_false_length_header_is_not_believed` claim, what a decoder may allocate beside the
+chunk, and why the check cannot run on a codec: a visible skip), `narrow_dtypes` (the
 narrow types every codec must round-trip exactly or refuse), `threads`, `thread_chunks` and
 `thread_elements` (the thread-safety check: threads, the distinct chunks they share, and the
 size of those chunks).
