@@ -36,7 +36,7 @@ from .codec import (
     RangeReads,
     Region,
 )
-from .errors import ChunkDecodeError, CodecChainError, ZarrkitError
+from .errors import ChunkDecodeError, CodecChainError, ValueCastError, ZarrkitError
 
 
 def split(
@@ -156,12 +156,16 @@ class BoundChain:
     _undo: tuple[tuple[BytesBytesCodec, int], ...] = field(init=False)
     _nbytes: int | None = field(init=False)
     _dtype: np.dtype = field(init=False)
+    #: the range of a narrow integer type (fewer bits than the numpy type it is held in) that
+    #: the array -> bytes codec gets from array -> array codecs; None when nothing can leave it
+    _narrow: tuple[int, int] | None = field(init=False)
 
     def __post_init__(self) -> None:
         aa = [c for c, _ in self.array_array]
         ab = self.array_bytes[0]
         object.__setattr__(self, "_nbytes", self.spec.nbytes)
         object.__setattr__(self, "_dtype", self.spec.dtype)
+        object.__setattr__(self, "_narrow", _narrow_range(self.array_bytes[1]) if aa else None)
         raw_dtype = ab.raw_dtype(self.array_bytes[1])
         # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
         raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
@@ -225,11 +229,15 @@ class BoundChain:
         object.__setattr__(self, "_batcher", batcher)
         object.__setattr__(self, "batched", batcher is not None)
 
-    def encode(self, chunk: np.ndarray) -> Any:
+    def encode(self, chunk: np.ndarray, key: str | None = None) -> Any:
+        """The stored value of a chunk (`key` names it in errors). Raises ValueCastError when
+        array -> array codecs take a narrow type's values out of its range."""
         if self.raw:  # the elements as they are: no need to ask the array->bytes codec
             return self._encode_raw(chunk)
         for aa, aa_spec in self.array_array:
             chunk = aa.encode(chunk, aa_spec)
+        if self._narrow is not None:
+            self._check_range(chunk, self._narrow, key)
         ab, spec = self.array_bytes
         data = ab.encode(chunk, spec)
         if data is None:  # an array->bytes codec found nothing to store (a shard of fill)
@@ -237,6 +245,24 @@ class BoundChain:
         for bb in self.bytes_bytes:
             data = bb.encode(data, spec)
         return data
+
+    def _check_range(self, chunk: np.ndarray, span: tuple[int, int], key: str | None) -> None:
+        """Refuse what a narrow type cannot hold before its serializer cuts it to its bits
+        (silently: a 24-bit type keeps 3 of 4 bytes), so nothing wrong is stored."""
+        if not chunk.size:
+            return
+        low, high = int(chunk.min()), int(chunk.max())
+        if span[0] <= low and high <= span[1]:
+            return
+        codecs = ", ".join(repr(c.written_name()) for c, _ in self.array_array)
+        where = f"chunk {key!r}: " if key else ""
+        raise ValueCastError(
+            f"{where}the codecs {codecs} encode values from {low} to {high}, outside the range "
+            f"{span[0]}..{span[1]} of data type {self.array_bytes[1].data_type.describe()}, "
+            f"which the array -> bytes codec {self.array_bytes[0].written_name()!r} cannot "
+            f"store; nothing was written. Choose codecs that keep the type's range, or a wider "
+            f"data type"
+        )
 
     def _encode_raw(self, chunk: np.ndarray) -> Any:
         """A chunk whose stored bytes are its elements, often a strided view of the written
@@ -591,6 +617,16 @@ def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Excep
 #: a codec that cannot bound its input (`BytesBytesCodec.max_encoded_size` None) is allowed this much
 #: beyond twice its output, when that is more than `config.max_chunk_bytes`
 _SLACK = 64 << 10
+
+
+def _narrow_range(spec: ChunkSpec) -> tuple[int, int] | None:
+    """The `int_range` of the spec's data type when it is narrower than its numpy type's."""
+    span = spec.data_type.int_range
+    native = spec.dtype
+    if span is None or native.kind not in "iu":
+        return None
+    info = np.iinfo(native)
+    return span if (span[0], span[1]) != (int(info.min), int(info.max)) else None
 
 
 def decode_bounds(

@@ -6,6 +6,8 @@ without a debugger; none of them is a bare KeyError or ValueError escaping from 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class ZarrkitError(Exception):
     """Base of every error zarrkit raises on purpose."""
@@ -60,9 +62,44 @@ class UnknownExtensionError(MetadataError):
             msg += f"; {hint}"
         else:
             msg += (
-                f"; install a package that registers it in the entry-point group 'zarrkit.{kind}s'"
+                f"; install a package that registers it in the entry-point group "
+                f"'zarrkit.{kind}s' (`zarrkit plugins` lists the plugins installed)"
             )
         super().__init__(msg, where=where)
+
+
+class UnknownExtensionsError(UnknownExtensionError):
+    """A document names several extensions no installed plugin provides: all of them, each
+    with where it appears and what to install when that is known (`missing`), in one error.
+    `kind` and `name` are the first one's."""
+
+    def __init__(self, missing: list[MissingExtension], *, where: str | None = None):
+        self.missing = missing
+        first = missing[0]
+        self.kind, self.name, self.format = first.kind, first.name, first.format
+        listed = "; ".join(m.describe() for m in missing)
+        MetadataError.__init__(
+            self,
+            f"no installed plugin provides {len(missing)} extensions of this document: "
+            f"{listed}. `zarrkit plugins` lists the plugins installed",
+            where=where,
+        )
+
+
+@dataclass(frozen=True)
+class MissingExtension:
+    """One unknown extension of a document: its kind, name, format, the field naming it, and
+    the install hint the `zarrkit_install_hint` hook gave (None: none known)."""
+
+    kind: str
+    name: str
+    format: str | None
+    key: str
+    hint: str | None = None
+
+    def describe(self) -> str:
+        text = f"the {self.kind.replace('_', ' ')} {self.name!r} ({self.key})"
+        return f"{text}: {self.hint}" if self.hint else text
 
 
 class PluginConflictError(ZarrkitError):

@@ -13,8 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import registry
-from .errors import MetadataError, MustUnderstandError, UnknownExtensionError
+from . import hooks, registry
+from .errors import (
+    MetadataError,
+    MissingExtension,
+    MustUnderstandError,
+    UnknownExtensionError,
+    UnknownExtensionsError,
+)
 from .extension import Extension, parse_named_config
 
 #: kinds whose unknown members may be skipped when marked must_understand: false
@@ -83,6 +89,46 @@ def extension_list(
             )
         ignored.append(item)
     return ignored
+
+
+#: configuration fields of an extension that hold more extensions of the same kind (the
+#: sharding codec's inner chains), looked into for unknown names
+_NESTED = ("codecs", "index_codecs")
+
+
+def require_known(fields: Iterable[tuple[str, Any, str]], format: str, *, where: str) -> None:
+    """Refuse, in one `UnknownExtensionsError`, a document that names two or more extensions
+    no installed plugin provides: `fields` are (kind, JSON, field name) of its extensions (a
+    list of them for codecs and storage transformers). So a user installs all they need at
+    once, not one per attempt. A single unknown one, or a malformed field, is left to the
+    parse that follows, whose error says more of it (plugins that failed to load)."""
+    missing: list[MissingExtension] = []
+    for kind, doc, key in fields:
+        items = list(enumerate(doc)) if isinstance(doc, list) else [(None, doc)]
+        for i, item in items:
+            _find_missing(kind, item, key if i is None else f"{key}[{i}]", format, missing)
+    if len(missing) > 1:
+        raise UnknownExtensionsError(missing, where=where)
+
+
+def _find_missing(
+    kind: str, doc: Any, key: str, format: str, missing: list[MissingExtension]
+) -> None:
+    try:
+        name, configuration, must_understand = parse_named_config(doc, key=key)
+    except MetadataError:
+        return
+    if not must_understand and kind in SKIPPABLE_KINDS:
+        return
+    if registry.get_registry(kind).find(name, format) is None:
+        hint = hooks.install_hint(kind, name, format)
+        missing.append(MissingExtension(kind, name, format, key, hint))
+        return
+    for field in _NESTED:
+        inner = configuration.get(field)
+        if kind == "codec" and isinstance(inner, list):
+            for i, item in enumerate(inner):
+                _find_missing(kind, item, f"{key}.configuration.{field}[{i}]", format, missing)
 
 
 def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: str | None) -> Any:

@@ -582,7 +582,7 @@ class _Write:
             if not write_empty and _maybe_fill(chunk, first_fill) and equals_fill(chunk, fill):
                 mine[key] = None
             else:
-                mine[key] = chain.encode(chunk)
+                mine[key] = chain.encode(chunk, key)
             if target is not None and len(mine) >= group:
                 _store_results(target, mine)
                 mine = {}

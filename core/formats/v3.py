@@ -15,7 +15,7 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..metadata_field import read_fields, write_fields
 from ..names import V3
-from ..negotiation import Skipped, extension_from_json
+from ..negotiation import Skipped, extension_from_json, require_known
 from ..store import Store
 from .documents import check_attributes as _attributes
 from .documents import check_chunk_size, load_document
@@ -108,6 +108,11 @@ class V3Format(Format):
             if required not in doc:
                 raise MetadataError("required field is missing", key=required, where=where)
         shape = _shape(doc["shape"], where)
+        require_known(
+            [(kind, doc[field], field) for kind, field in _EXTENSION_FIELDS if field in doc],
+            NAME,
+            where=where,
+        )
         data_type = extension_from_json(
             "data_type", doc["data_type"], NAME, key="data_type", where=where
         )
@@ -256,6 +261,16 @@ def _dimension_names(value: Any, ndim: int, where: str) -> tuple[str | None, ...
             where=where,
         )
     return tuple(value)
+
+
+#: (kind, field) of every extension an array document names
+_EXTENSION_FIELDS = (
+    ("data_type", "data_type"),
+    ("chunk_grid", "chunk_grid"),
+    ("chunk_key_encoding", "chunk_key_encoding"),
+    ("codec", "codecs"),
+    ("storage_transformer", "storage_transformers"),
+)
 
 
 def _extensions(

@@ -40,6 +40,7 @@ from zarrkit.abc.format import (
     lookup,
     member_documents,
     member_order,
+    require_known,
     short_repr,
 )
 from zarrkit.errors import MetadataError
@@ -116,6 +117,21 @@ def _resolved(kind: str, name: str, configuration: dict, field: str, where: str)
     except MetadataError as exc:
         raise exc.locate(field, where) from None
     return build(cls, name, configuration, NAME, key=field, where=where)
+
+
+def _codec_ids(doc: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """(kind, numcodecs id, field) of each codec a v2 array document names, for
+    `require_known` (malformed entries are left to the parse, which says what is wrong)."""
+    filters = doc.get("filters")
+    items = list(enumerate(filters)) if isinstance(filters, list) else []
+    named = [(f"filters[{i}]", item) for i, item in items]
+    if doc.get("compressor") is not None:
+        named.append(("compressor", doc["compressor"]))
+    return [
+        ("codec", item["id"], field)
+        for field, item in named
+        if isinstance(item, Mapping) and isinstance(item.get("id"), str)
+    ]
 
 
 def _codec(item: Any, field: str, where: str) -> Codec:
@@ -485,6 +501,7 @@ class V2Format(Format):
                 key="chunks",
                 where=where,
             )
+        require_known(_codec_ids(doc), NAME, where=where)
         filters = _codec_list(doc["filters"], where)
         compressor = (
             None if doc["compressor"] is None else _codec(doc["compressor"], "compressor", where)
