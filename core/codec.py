@@ -11,7 +11,7 @@ A codec derives from the base of its kind, which carries only the methods valid 
 
 Anything more a codec can do it declares by also deriving from a capability class, whose
 methods are then abstract (a codec that declares one and lacks its method cannot be built).
-The codec chain reads the declarations once per chunk shape (`BoundChain`); nothing is inferred
+The codec chain reads the declarations once per chunk shape (`ChunkPlan`); nothing is inferred
 from which methods a class happens to override.
 
 Partial access (sharding is one user, not a special case):
@@ -339,7 +339,7 @@ class BytesBytesCodec(Codec):
     def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
         """`decode`, refusing with a ChunkDecodeError a value that would decode to more than
         `max_size` bytes. The chain decodes through this, never through `decode`, and works
-        `max_size` out from the chunk spec (see `BoundChain`), so a stored value can make a
+        `max_size` out from the chunk spec (see `ChunkPlan`), so a stored value can make a
         decoder allocate no more than a chunk of its array can hold: a tiny frame that
         declares or inflates to gigabytes (a decompression bomb) is refused, not decompressed.
 

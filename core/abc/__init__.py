@@ -9,7 +9,7 @@ One module per kind, each re-exported here:
 - `zarrkit.abc.codec`: the three codec bases (`ArrayArrayCodec`, `ArrayBytesCodec`,
   `BytesBytesCodec`), each with only the methods of its kind; the capabilities a codec declares
   by deriving from them (partial decoding and encoding, decoding into a buffer, by prefix, in
-  batches); `ChunkSpec`, `Region` and partial-read helpers; `CodecChain` / `BoundChain` for a
+  batches); `ChunkSpec`, `Region` and partial-read helpers; `CodecChain` / `ChunkPlan` for a
   codec that runs codecs of its own (sharding's inner chunks).
 - `zarrkit.abc.data_type`: `DataType`, `data_type_from_native`.
 - `zarrkit.abc.store`: `Store`, byte ranges, key and mode checks, read limits, optimistic
@@ -45,16 +45,17 @@ from .codec import (
     ArrayBytesDecodeInto,
     ArrayBytesPartialDecode,
     ArrayBytesPartialEncode,
-    BoundChain,
     BytesBytesCodec,
     BytesBytesDecodeBatch,
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
     CodecKind,
+    DecodeInto,
     Lasting,
     RangeReads,
     Region,
@@ -132,7 +133,6 @@ __all__ = [
     "ArrayBytesDecodeInto",
     "ArrayBytesPartialDecode",
     "ArrayBytesPartialEncode",
-    "BoundChain",
     "ByteRange",
     "BytesBytesCodec",
     "BytesBytesDecodeBatch",
@@ -141,11 +141,13 @@ __all__ = [
     "BytesBytesPartialDecode",
     "ChunkGrid",
     "ChunkKeyEncoding",
+    "ChunkPlan",
     "ChunkSpec",
     "Codec",
     "CodecChain",
     "CodecKind",
     "DataType",
+    "DecodeInto",
     "Extension",
     "FieldSite",
     "Gate",

@@ -16,7 +16,7 @@ this module is the one place a plugin imports them from.
 - Helpers: `as_bytes_view`, `decoded_too_large` (the error for a decompression bomb),
   `shift_range` and `lockstep` (nesting partial decodes).
 - Nested chains: `CodecChain` (a list of codecs for one data type and fill value; `bind(shape)`
-  gives a `BoundChain` that encodes, decodes and decodes partially with the same checks as an
+  gives a `ChunkPlan` that encodes, decodes and decodes partially with the same checks as an
   array's own chain) and `evolve_codecs` (fill in defaults at array creation).
 """
 
@@ -47,7 +47,7 @@ from ..codec import (
     lockstep,
     shift_range,
 )
-from ..codec_chain import BoundChain, CodecChain
+from ..codec_chain import ChunkPlan, CodecChain, DecodeInto
 from ..codec_chain import evolve as evolve_codecs
 
 __all__ = [
@@ -59,16 +59,17 @@ __all__ = [
     "ArrayBytesDecodeInto",
     "ArrayBytesPartialDecode",
     "ArrayBytesPartialEncode",
-    "BoundChain",
     "BytesBytesCodec",
     "BytesBytesDecodeBatch",
     "BytesBytesDecodeInto",
     "BytesBytesDecodePrefix",
     "BytesBytesPartialDecode",
+    "ChunkPlan",
     "ChunkSpec",
     "Codec",
     "CodecChain",
     "CodecKind",
+    "DecodeInto",
     "Lasting",
     "RangeReads",
     "Region",

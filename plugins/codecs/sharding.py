@@ -30,8 +30,8 @@ from zarrkit.abc import (
     ArrayBytesDecodeInto,
     ArrayBytesPartialDecode,
     ArrayBytesPartialEncode,
-    BoundChain,
     ByteRange,
+    ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
@@ -383,8 +383,8 @@ class _Layout:
     shape: tuple[int, ...]
     chunk_shape: tuple[int, ...]
     per_shard: tuple[int, ...]
-    inner: BoundChain
-    index_chain: BoundChain
+    inner: ChunkPlan
+    index_chain: ChunkPlan
     index_size: int
     at_start: bool
     spec: ChunkSpec
@@ -589,7 +589,7 @@ class _Layout:
         that marks only one of offset and nbytes absent, whose byte range overflows or reaches
         past `total` (the shard's length; None when not known, as in a partial read), or that
         claims more bytes than the inner chain accepts for one inner chunk
-        (`BoundChain.max_stored_size`). Every entry is checked before any is used, so no
+        (`ChunkPlan.max_stored_size`). Every entry is checked before any is used, so no
         buffer is ever sized from a bad one. One pass over the table with numpy: a cache of
         decoded indexes calls it once per index it keeps."""
         offsets, sizes = index[..., 0], index[..., 1]
@@ -629,7 +629,8 @@ class _Layout:
         copied."""
 
         def work(share: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> None:
-            if self.inner.batched:  # whole inner chunks in one batch decode (tiny ones)
+            # whole inner chunks in one batch decode (tiny ones)
+            if self.inner.batch_decoder is not None:
                 whole = [job for job in share if job[3] is None]
                 if len(whole) > 1 and self._decode_many(whole):
                     share = [job for job in share if job[3] is not None]

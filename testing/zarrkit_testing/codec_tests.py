@@ -42,12 +42,12 @@ from zarrkit.abc import (
     ArrayBytesDecodeInto,
     ArrayBytesPartialDecode,
     ArrayBytesPartialEncode,
-    BoundChain,
     BytesBytesCodec,
     BytesBytesDecodeBatch,
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
@@ -145,7 +145,7 @@ class CodecTests:
         chunks += [flat[rng.permutation(flat.size)].reshape(shape) for _ in range(n - 1)]
         return chunks
 
-    def chain_for(self, codec: Codec, data_type: Any, shape: tuple[int, ...]) -> BoundChain:
+    def chain_for(self, codec: Codec, data_type: Any, shape: tuple[int, ...]) -> ChunkPlan:
         """The codec in the smallest valid chain, evolved as array creation would, bound."""
         bytes_codec = _default_serializer(data_type, shape)
         codecs: list[Codec]
@@ -527,7 +527,7 @@ def _positions(region: Region) -> tuple[np.ndarray, ...]:
 _Step = ArrayArrayCodec | ArrayBytesCodec | BytesBytesCodec
 
 
-def _step_of(bound: BoundChain) -> tuple[_Step, ChunkSpec]:
+def _step_of(bound: ChunkPlan) -> tuple[_Step, ChunkSpec]:
     """The codec `chain_for` built the chain around (the one not from the defaults), and the
     spec it sees."""
     if bound.array_array:
@@ -537,7 +537,7 @@ def _step_of(bound: BoundChain) -> tuple[_Step, ChunkSpec]:
     return bound.array_bytes
 
 
-def _codecs_of(bound: BoundChain) -> list[Codec]:
+def _codecs_of(bound: ChunkPlan) -> list[Codec]:
     return [c for c, _ in bound.array_array] + [bound.array_bytes[0], *bound.bytes_bytes]
 
 
