@@ -35,9 +35,9 @@ from .codec import (
     Codec,
     CodecKind,
     RangeReads,
-    Region,
 )
 from .errors import ChunkDecodeError, CodecChainError, ZarrkitError
+from .indexing import Region
 
 
 def split(

@@ -41,7 +41,6 @@ from ..codec import (
     CodecKind,
     Lasting,
     RangeReads,
-    Region,
     as_bytes_view,
     decoded_too_large,
     lockstep,
@@ -49,6 +48,7 @@ from ..codec import (
 )
 from ..codec_chain import ChunkPlan, CodecChain, DecodeInto
 from ..codec_chain import evolve as evolve_codecs
+from ..indexing import Region
 
 __all__ = [
     "ArrayArrayCodec",
