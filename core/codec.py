@@ -56,7 +56,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Lasting:
+class CacheableRange:
     """A range a partial decode asks for whose answer stays right for as long as the stored
     value is not rewritten (a shard's index, which every read of that shard needs first): the
     engine may answer it from a cache kept by the array handle, which its own writes clear."""
@@ -66,9 +66,9 @@ class Lasting:
 
 #: A partial decode runs as a generator, so the engine can gather the byte ranges that many
 #: chunks need into one store request. It yields a list of ranges of its encoded value
-#: (`ByteRange` / `SuffixRange`, or either wrapped in `Lasting`), is sent the list of answers
+#: (`ByteRange` / `SuffixRange`, or either wrapped in `CacheableRange`), is sent the list of answers
 #: (bytes; None when the value does not exist) and returns its result.
-RangeReads = Generator[list["Range | Lasting"], list[Any], T]
+RangeReads = Generator[list["Range | CacheableRange"], list[Any], T]
 
 
 class CodecKind(enum.Enum):
@@ -100,11 +100,13 @@ class ChunkSpec:
         return replace(self, shape=tuple(shape))
 
 
-def shift_range(rng: Range | Lasting, offset: int, length: int) -> ByteRange | Lasting:
+def shift_range(
+    rng: Range | CacheableRange, offset: int, length: int
+) -> ByteRange | CacheableRange:
     """A range of a value that sits at `offset` (with `length` bytes) inside a larger one, as a
     range of the larger value; nested partial decoders use it to pass requests outwards."""
-    if isinstance(rng, Lasting):  # inside a value that lasts, a lasting part lasts as well
-        return Lasting(_shift(rng.range, offset, length))
+    if isinstance(rng, CacheableRange):  # inside a value that lasts, a lasting part lasts as well
+        return CacheableRange(_shift(rng.range, offset, length))
     return _shift(rng, offset, length)
 
 
@@ -121,7 +123,7 @@ def lockstep(reads: Sequence[RangeReads[Any]]) -> RangeReads[list[Any]]:
     """Run several partial decodes together, yielding their requests as one list per round, so
     a codec that needs many sub-decodes (a shard's inner chunks) still makes one request."""
     results: list[Any] = [None] * len(reads)
-    pending: list[tuple[int, list[Range | Lasting]]] = []
+    pending: list[tuple[int, list[Range | CacheableRange]]] = []
     for i, gen in enumerate(reads):
         _advance(gen, None, i, results, pending)
     while pending:
@@ -138,7 +140,7 @@ def _advance(
     answer: Any,
     i: int,
     results: list[Any],
-    pending: list[tuple[int, list[Range | Lasting]]],
+    pending: list[tuple[int, list[Range | CacheableRange]]],
 ) -> None:
     try:
         pending.append((i, gen.send(answer)))
@@ -175,7 +177,7 @@ class Codec(Extension, metaclass=ABCMeta):
         """The error for a data type this codec cannot handle, naming both."""
         return CodecChainError(
             f"codec {self.written_name()!r} cannot handle data type {data_type.describe()}: {why}",
-            key="codecs",
+            field="codecs",
         )
 
     def validate(self, spec: ChunkSpec) -> None:

@@ -51,16 +51,16 @@ def split(
         raise CodecChainError(
             f"a codec chain needs exactly one array -> bytes codec, got {n_ab} "
             f"in {[c.to_json() for c in codecs]}",
-            key="codecs",
+            field="codecs",
         )
     i = kinds.index(CodecKind.ARRAY_BYTES)
     if any(k is not CodecKind.ARRAY_ARRAY for k in kinds[:i]):
         raise CodecChainError(
-            "only array -> array codecs may come before the array -> bytes codec", key="codecs"
+            "only array -> array codecs may come before the array -> bytes codec", field="codecs"
         )
     if any(k is not CodecKind.BYTES_BYTES for k in kinds[i + 1 :]):
         raise CodecChainError(
-            "only bytes -> bytes codecs may come after the array -> bytes codec", key="codecs"
+            "only bytes -> bytes codecs may come after the array -> bytes codec", field="codecs"
         )
     ab = codecs[i]
     assert isinstance(ab, ArrayBytesCodec)
@@ -76,7 +76,7 @@ def _kind_of(codec: Codec) -> CodecKind:
         raise CodecChainError(
             f"codec {type(codec).__name__} must derive from exactly one of zarrkit.abc's "
             f"ArrayArrayCodec, ArrayBytesCodec and BytesBytesCodec, so that its kind is known",
-            key="codecs",
+            field="codecs",
         )
     return kinds[0]
 
@@ -140,7 +140,7 @@ class ChunkPlan:
     #: the codec behind `DecodeInto.ARRAY_CODEC` (None: another strategy)
     array_into: ArrayBytesDecodeInto | None
     #: the bytes->bytes codec nearest the array when it can stop after a prefix, so that
-    #: `decode_scratch(selection=...)` decodes only the rows a selection reaches
+    #: `decode_transient(selection=...)` decodes only the rows a selection reaches
     prefix_decoder: BytesBytesDecodePrefix | None
     #: the outermost bytes->bytes codec when it decodes a group of chunks in one call
     #: (`decode_many_into`), and the plan of what is left after it
@@ -187,29 +187,28 @@ class ChunkPlan:
         """A chunk whose stored bytes are its elements, often a strided view of the written
         array: with nothing after the array->bytes codec it is handed on as it is (a store
         takes any buffer and writes it in C order), else the bytes->bytes codecs get it in C
-        order, copied when need be into this thread's encode scratch rather than a fresh
-        chunk-sized array (page faults on every chunk from pool threads: ~30 % of an
-        uncompressed write's time here)."""
+        order, copied when need be into this thread's encode buffer rather than a fresh
+        chunk-sized array (whose fresh pages would fault on every chunk)."""
         if not self.bytes_bytes:
             return chunk if not chunk.flags.c_contiguous else chunk.reshape(-1).view(np.uint8)
-        scratch = None
+        buffer = None
         if chunk.flags.c_contiguous:
             flat = chunk.reshape(-1).view(np.uint8)
         else:
-            scratch = _encode_scratch(chunk.nbytes)
-            np.copyto(scratch.view(chunk.dtype).reshape(chunk.shape), chunk)
-            flat = scratch
+            buffer = _encode_buffer(chunk.nbytes)
+            np.copyto(buffer.view(chunk.dtype).reshape(chunk.shape), chunk)
+            flat = buffer
         data: Any = flat
         spec = self.array_bytes[1]
         for codec in self.bytes_bytes:
             data = codec.encode(data, spec)
-        # a codec that passed (part of) its input on must not hand out the scratch buffer; a
+        # a codec that passed (part of) its input on must not hand out the encode buffer; a
         # `bytes` (what compressors return) owns its memory, and is not asked: numpy's overlap
         # check releases the GIL, which on two threads is a hand-off per chunk
         if (
-            scratch is not None
+            buffer is not None
             and type(data) is not bytes
-            and np.may_share_memory(np.asarray(memoryview(data)), scratch)
+            and np.may_share_memory(np.asarray(memoryview(data)), buffer)
         ):
             data = bytes(memoryview(data))
         return data
@@ -232,14 +231,14 @@ class ChunkPlan:
     def decode_into(self, data: Any, dest: np.ndarray, key: str | None = None) -> None:
         """Decode a chunk into `dest` (a writable array of the chunk's shape and dtype, e.g.
         its place in a read's output): when the chain allows, the last bytes->bytes codec
-        writes straight into it (or into a per-thread scratch buffer when `dest` is strided),
+        writes straight into it (or into a per-thread buffer when `dest` is strided),
         so no chunk-sized buffer is allocated per chunk."""
         codec = self.bytes_into
         if codec is not None:  # DecodeInto.BYTES_CODEC
             try:
                 target, buffer = dest, dest.data.cast("B")
             except (TypeError, ValueError):  # strided, or a dtype numpy gives no buffer format
-                target = buffers.scratch("decode-into", dest.nbytes)
+                target = buffers.thread_buffer("decode-into", dest.nbytes)
                 buffer = memoryview(target)
             if len(self.bytes_bytes) == 1:  # (`_bytes_into` inlined: tiny chunks feel each call)
                 try:
@@ -292,10 +291,10 @@ class ChunkPlan:
             else:
                 rest.decode_into(value, dest, key)
 
-    def decode_scratch(
+    def decode_transient(
         self, data: Any, key: str | None = None, selection: tuple | None = None
     ) -> np.ndarray:
-        """The decoded chunk, in this thread's scratch buffer when the chain decodes in place:
+        """The decoded chunk, in this thread's decode buffer when the plan decodes in place:
         valid only until this thread's next decode, for a caller that copies part of it out
         at once (no chunk-sized allocation per chunk). Given the chunk `selection` the caller
         will copy, a plan that can (`prefix_decoder`) decodes only the C-order prefix holding it:
@@ -309,7 +308,7 @@ class ChunkPlan:
         nbytes = self.nbytes
         if nbytes is None:  # (never: a stored-elements chain's data type has a fixed size)
             return self.decode(data, key)
-        dest = _scratch(nbytes, self.dtype).reshape(self.spec.shape)
+        dest = _decode_buffer(nbytes, self.dtype).reshape(self.spec.shape)
         if (
             selection is not None
             and self.prefix_decoder is not None
@@ -548,16 +547,16 @@ def _rows_needed(item: Any, n: int) -> int:
     return int(item) + 1
 
 
-def _scratch(nbytes: int, dtype: np.dtype) -> np.ndarray:
+def _decode_buffer(nbytes: int, dtype: np.dtype) -> np.ndarray:
     """A per-thread buffer of `nbytes` bytes viewed as `dtype`, reused from chunk to chunk (a
     fresh chunk-sized allocation costs page faults every time)."""
-    return buffers.scratch("decode", nbytes).view(dtype)
+    return buffers.thread_buffer("decode", nbytes).view(dtype)
 
 
-def _encode_scratch(nbytes: int) -> np.ndarray:
+def _encode_buffer(nbytes: int) -> np.ndarray:
     """A per-thread uint8 buffer for putting a chunk in C order before its bytes->bytes codecs
-    (apart from `_scratch`, which reads use: valid until this thread's next encode)."""
-    return buffers.scratch("encode", nbytes)
+    (apart from `_decode_buffer`, which reads use: valid until this thread's next encode)."""
+    return buffers.thread_buffer("encode", nbytes)
 
 
 def _through_view(

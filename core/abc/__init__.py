@@ -24,7 +24,7 @@ One module per kind, each re-exported here:
 - `zarrkit.abc.runtime`: settings, the shared thread pool, fork-safe locks, per-thread buffers.
 - `zarrkit.abc.format`: what a Zarr format plugin (the `zarrkit.formats` group) uses: the
   `Format` base, document checks, metadata objects, registry lookups.
-- `zarrkit.abc.hooks`: `hookimpl`, for a module under the `zarrkit.plugins` entry-point group.
+- `zarrkit.abc.hooks`: `hookimpl`, for a module under the `zarrkit.hooks` entry-point group.
 
 Why these helpers are public: each is something a plugin otherwise has to re-implement and
 would get subtly different from the kernel (key rules, read limits, decompression-bomb
@@ -50,13 +50,13 @@ from .codec import (
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    CacheableRange,
     ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
     CodecKind,
     DecodeInto,
-    Lasting,
     RangeReads,
     Region,
     as_bytes_view,
@@ -72,8 +72,8 @@ from .extension import (
     V3,
     V3_DRAFT_2020,
     Extension,
-    Names,
-    Skipped,
+    ExtensionNames,
+    SkippedExtension,
     check_known_fields,
     config_value,
     extension_from_json,
@@ -85,7 +85,7 @@ from .hooks import hookimpl
 from .memory_layout import MemoryLayout
 from .metadata_field import FieldSite, MetadataField
 from .runtime import (
-    Gate,
+    InFlightLimit,
     Settings,
     after_fork_in_child,
     at_fork,
@@ -95,8 +95,8 @@ from .runtime import (
     reusable,
     rlock,
     run_batched,
-    scratch,
     settings,
+    thread_buffer,
 )
 from .storage_transformer import StorageTransformer
 from .store import (
@@ -139,6 +139,7 @@ __all__ = [
     "BytesBytesDecodeInto",
     "BytesBytesDecodePrefix",
     "BytesBytesPartialDecode",
+    "CacheableRange",
     "ChunkGrid",
     "ChunkKeyEncoding",
     "ChunkPlan",
@@ -149,17 +150,16 @@ __all__ = [
     "DataType",
     "DecodeInto",
     "Extension",
+    "ExtensionNames",
     "FieldSite",
-    "Gate",
-    "Lasting",
+    "InFlightLimit",
     "MemoryLayout",
     "MetadataField",
-    "Names",
     "Range",
     "RangeReads",
     "Region",
     "Settings",
-    "Skipped",
+    "SkippedExtension",
     "StorageTransformer",
     "Store",
     "StoreLike",
@@ -193,9 +193,9 @@ __all__ = [
     "rlock",
     "run_batched",
     "scheme_of",
-    "scratch",
     "settings",
     "shift_range",
+    "thread_buffer",
     "value_limit",
     "write_back",
 ]

@@ -12,7 +12,7 @@ this module is the one place a plugin imports them from.
   `ArrayBytesPartialEncode`, `ArrayBytesDecodeInto`, `BytesBytesPartialDecode`,
   `BytesBytesDecodeInto`, `BytesBytesDecodePrefix`, `BytesBytesDecodeBatch`.
 - What codecs are handed and return: `ChunkSpec`, `Region`, `RangeReads` (a partial decode's
-  generator of byte-range requests), `Lasting` (a request whose answer may be cached).
+  generator of byte-range requests), `CacheableRange` (a request whose answer may be cached).
 - Helpers: `as_bytes_view`, `decoded_too_large` (the error for a decompression bomb),
   `shift_range` and `lockstep` (nesting partial decodes).
 - Nested chains: `CodecChain` (a list of codecs for one data type and fill value; `bind(shape)`
@@ -36,10 +36,10 @@ from ..codec import (
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    CacheableRange,
     ChunkSpec,
     Codec,
     CodecKind,
-    Lasting,
     RangeReads,
     as_bytes_view,
     decoded_too_large,
@@ -64,13 +64,13 @@ __all__ = [
     "BytesBytesDecodeInto",
     "BytesBytesDecodePrefix",
     "BytesBytesPartialDecode",
+    "CacheableRange",
     "ChunkPlan",
     "ChunkSpec",
     "Codec",
     "CodecChain",
     "CodecKind",
     "DecodeInto",
-    "Lasting",
     "RangeReads",
     "Region",
     "as_bytes_view",

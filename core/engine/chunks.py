@@ -401,7 +401,7 @@ class ChunkEngine:
         return MetadataError(
             f"cannot allocate memory for a chunk: the array's {what} are too "
             f"large for this process",
-            key="chunk_grid",
+            field="chunk_grid",
             where=self.where,
         )
 
@@ -484,9 +484,9 @@ class _Read:
             ):
                 chain.decode_into(blob, out[proj.out_selection], key)
             elif proj.is_complete:
-                _place(out, proj, chain.decode_scratch(blob, key))
+                _place(out, proj, chain.decode_transient(blob, key))
             else:
-                _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
+                _place(out, proj, chain.decode_transient(blob, key, proj.chunk_selection))
 
     # -- reading ahead (stores whose calls are round trips) -----------------------------------
     def read_ahead(self, batches: Iterator[list[ChunkProjection]], threaded: bool) -> None:
