@@ -1,5 +1,5 @@
-"""zarrkit.indexing: selections to per-chunk work: which chunks a selection touches, and for each one what to take
-from the decoded chunk and where it goes in the result.
+"""zarrkit.indexing: selections to per-chunk work: which chunks a selection touches, and for
+each one what to take from the decoded chunk and where it goes in the result.
 
 Everything is computed per dimension, so the cost follows the number of chunks touched, never the
 number of elements: a slice gets its per-chunk pieces by integer arithmetic on Python ints (no

@@ -57,7 +57,8 @@ class Region:
 
     def bounds(self) -> tuple[tuple[int, int], ...]:
         """The box around the region: (first, last + 1) per dimension. A partial decode
-        returns this box of the chunk, not the whole chunk (see `ArrayBytesPartialDecode.decode_partial`)."""
+        returns this box of the chunk, not the whole chunk (see
+        `ArrayBytesPartialDecode.decode_partial`)."""
         return tuple(
             (p.start, p.stop)
             if isinstance(p, slice)

@@ -1,9 +1,9 @@
 """What every extension shares: `Extension` (names per format, `from_json`, `to_json`), how it
-is spelled (`names`, `ExtensionNames`, the formats `V3`, `V2`, `V3_DRAFT_2020`, `FORMATS`), reading its
-configuration with errors that name the field (`config_value`, `check_known_fields`,
-`parse_named_config`, `named_config`), and building an extension nested in another's
-configuration through the registry (`extension_from_json`; `SkippedExtension` is what an optional one
-that is not understood resolves to)."""
+is spelled (`names`, `ExtensionNames`, the formats `V3`, `V2`, `V3_DRAFT_2020`, `FORMATS`),
+reading its configuration with errors that name the field (`config_value`,
+`check_known_fields`, `parse_named_config`, `named_config`), and building an extension nested
+in another's configuration through the registry (`extension_from_json`; `SkippedExtension` is
+what an optional one that is not understood resolves to)."""
 
 from __future__ import annotations
 
