@@ -14,27 +14,28 @@ class ZarrkitError(Exception):
 
 
 class MetadataError(ZarrkitError):
-    """A metadata document is malformed; `key` names the offending field and `where` the node."""
+    """A metadata document is malformed; `field` names the offending field (dotted, e.g.
+    `codecs.0.configuration.level`) and `where` the node."""
 
-    def __init__(self, message: str, *, key: str | None = None, where: str | None = None):
+    def __init__(self, message: str, *, field: str | None = None, where: str | None = None):
         self.detail = message
-        self.key = key
+        self.field = field
         self.where = where
         super().__init__(self._text())
 
     def _text(self) -> str:
         prefix = f"{self.where}: " if self.where else ""
-        if self.key:
-            prefix += f"field {self.key!r}: "
+        if self.field:
+            prefix += f"field {self.field!r}: "
         return prefix + self.detail
 
-    def locate(self, key: str | None = None, where: str | None = None) -> MetadataError:
-        """Point the error at a field of a document (`key` is prefixed to the plugin's own)."""
-        if key:
-            if not self.key:
-                self.key = key
-            elif self.key != key and not self.key.startswith(f"{key}."):
-                self.key = f"{key}.{self.key}"  # a plugin's own key, relative to its object
+    def locate(self, field: str | None = None, where: str | None = None) -> MetadataError:
+        """Point the error at a field of a document (`field` is prefixed to the plugin's own)."""
+        if field:
+            if not self.field:
+                self.field = field
+            elif self.field != field and not self.field.startswith(f"{field}."):
+                self.field = f"{field}.{self.field}"  # a plugin's own field, relative to its object
         if where and not self.where:
             self.where = where
         self.args = (self._text(),)
@@ -145,7 +146,7 @@ class AmbiguousExtensionError(MetadataError):
         message = f"{name!r} names several {what}s{fmt}: {', '.join(providers)}; " + (
             hint or f"give the {what} by a name only one of them has"
         )
-        super().__init__(message, key=None, where=where)
+        super().__init__(message, where=where)
 
 
 class PluginLoadError(ZarrkitError):
@@ -169,6 +170,11 @@ class ArgumentError(ZarrkitError, TypeError):
 class InvalidArgumentError(ZarrkitError, ValueError):
     """An argument of the right kind whose value is out of range: an unknown mode, a negative
     depth or byte range, an order other than C or F. Also a ValueError, as Python raises."""
+
+
+class UntranslatableOptionsError(InvalidArgumentError):
+    """Store options in one library's spelling (s3fs's) that cannot go to another (obstore)
+    with the meaning the first gives them; the message says which and why."""
 
 
 class ConfigError(ZarrkitError, ValueError):
@@ -287,6 +293,10 @@ class StoreError(ZarrkitError):
         target = f" {key!r}" if key is not None else ""
         where = f" in {store}" if store is not None else ""
         super().__init__(f"cannot {what}{target}{where}: {message}")
+
+
+class RedirectRefusedError(StoreError):
+    """A redirect a store will not follow: from https to plain http, or to another scheme."""
 
 
 class ValueTooLargeError(StoreError):

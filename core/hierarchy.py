@@ -145,7 +145,7 @@ def apply_use_consolidated(group: Group, use_consolidated: bool | None) -> Group
     raise MetadataError(
         f"group {group.name!r} has no consolidated metadata; create it with "
         f"zarrkit.consolidate_metadata()",
-        key="consolidated_metadata",
+        field="consolidated_metadata",
         where=group._where(),
     )
 

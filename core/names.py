@@ -52,7 +52,7 @@ class Spelling:
 
 
 @dataclass(frozen=True)
-class Names:
+class ExtensionNames:
     """Spellings of one extension per format; a format missing here has no such extension."""
 
     per_format: dict = field(default_factory=dict)
@@ -83,7 +83,7 @@ def names(
     pattern: str | None = None,
     v2_pattern: str | None = None,
     draft_pattern: str | None = None,
-) -> Names:
+) -> ExtensionNames:
     """Shorthand for the common case: `names("bytes", aliases=["endian"])`."""
     table = {}
     for fmt, name, als, pat in (
@@ -94,4 +94,4 @@ def names(
         als = tuple(als)
         if name or als or pat:
             table[fmt] = Spelling(name, als, pat)
-    return Names(table)
+    return ExtensionNames(table)

@@ -28,7 +28,7 @@ SKIPPABLE_KINDS = frozenset({"codec", "storage_transformer"})
 
 
 @dataclass(frozen=True)
-class Skipped:
+class SkippedExtension:
     """An extension that was not understood and, being optional, was left out."""
 
     kind: str
@@ -48,7 +48,7 @@ def unknown_fields(doc: Mapping[str, Any], known: Iterable[str], *, where: str) 
         raise MustUnderstandError(
             "this installation does not understand this field, and it is not marked "
             '"must_understand": false',
-            key=key,
+            field=key,
             where=where,
         )
     return extra
@@ -63,7 +63,7 @@ def extension_list(
     returned (they stay in the document as read)."""
     if not isinstance(items, list):
         raise MetadataError(
-            f"expected a list of extension objects, got {items!r}", key=key, where=where
+            f"expected a list of extension objects, got {items!r}", field=key, where=where
         )
     understood = set(understood)
     ignored = []
@@ -71,12 +71,12 @@ def extension_list(
         at = f"{key}[{i}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("extension"), str):
             raise MetadataError(
-                f"expected an object with a string 'extension', got {item!r}", key=at, where=where
+                f"expected an object with a string 'extension', got {item!r}", field=at, where=where
             )
         flag = item.get("must_understand", True)
         if not isinstance(flag, bool):
             raise MetadataError(
-                f"'must_understand' must be true or false, got {flag!r}", key=at, where=where
+                f"'must_understand' must be true or false, got {flag!r}", field=at, where=where
             )
         if item["extension"] in understood:
             continue
@@ -84,7 +84,7 @@ def extension_list(
             raise MustUnderstandError(
                 f"this installation does not understand the extension {item['extension']!r}, "
                 'and it is not marked "must_understand": false',
-                key=at,
+                field=at,
                 where=where,
             )
         ignored.append(item)
@@ -132,7 +132,7 @@ def _find_missing(
 
 
 def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: str | None) -> Any:
-    """Build an extension instance from its metadata JSON, or Skipped when allowed.
+    """Build an extension instance from its metadata JSON, or SkippedExtension when allowed.
 
     `where` is the document, None for an extension nested in another's configuration (the
     outer one's error handling names the document)."""
@@ -141,7 +141,7 @@ def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: st
         cls = registry.lookup(kind, name, format, where=where)
     except UnknownExtensionError:
         if not must_understand and kind in SKIPPABLE_KINDS:
-            return Skipped(kind, name)
+            return SkippedExtension(kind, name)
         raise
     return build(cls, name, configuration, format, key=key, where=where)
 
@@ -162,7 +162,7 @@ def build(
         raise exc.locate(key, where) from None
     except (TypeError, ValueError) as exc:
         raise MetadataError(
-            f"invalid configuration for {name!r}: {exc}", key=key, where=where
+            f"invalid configuration for {name!r}: {exc}", field=key, where=where
         ) from None
 
 

@@ -33,7 +33,7 @@ from .errors import (
     ReadOnlyError,
     StoreError,
 )
-from .names import Names
+from .names import ExtensionNames
 
 
 @dataclass(frozen=True)
@@ -281,7 +281,7 @@ _SIZE_BATCH = 64
 class Store:
     """Base of every store plugin. Override what the backend supports; set the capabilities."""
 
-    names: ClassVar[Names]
+    names: ClassVar[ExtensionNames]
     #: what the backend can do; a class sets them, or an instance where it depends on the URL
     #: (plain HTTP through fsspec or obstore: no writing, no listing)
     readable: bool = True
@@ -313,6 +313,12 @@ class Store:
     #: high, so that classes recognising a narrower kind (an fsspec mapper, which is also a
     #: mapping) are asked before it.
     adapt_order: ClassVar[int] = 0
+
+    @classmethod
+    def matches_name(cls, name: str, format: str) -> bool:
+        """Whether this class opens URLs of the scheme `name`: by default what its `names`
+        declare; a class answering for schemes it cannot list overrides it."""
+        return cls.names.matches(name, format)
 
     @classmethod
     def adapt(cls, obj: object, *, mode: str = "r") -> Store | None:

@@ -19,7 +19,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from zarrkit import registry
-from zarrkit.errors import ZarrkitError
+from zarrkit.errors import InvalidArgumentError, ZarrkitError
 from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
@@ -142,9 +142,9 @@ class ZipStore(metaclass=_Face):
         allowZip64: bool = True,
     ) -> Store:
         if mode not in _ZIP_MODES:
-            raise ValueError(f"mode must be one of {sorted(_ZIP_MODES)}, got {mode!r}")
+            raise InvalidArgumentError(f"mode must be one of {sorted(_ZIP_MODES)}, got {mode!r}")
         if compression not in _ZIP_COMPRESSION:
-            raise ValueError(f"unsupported zip compression {compression!r}")
+            raise InvalidArgumentError(f"unsupported zip compression {compression!r}")
         if read_only is None:
             read_only = mode == "r"
         where = os.path.abspath(os.fspath(path))

@@ -211,7 +211,9 @@ def _new_array(
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     where = f"new array {path or '/'!r}"
     if any(n < 0 for n in shape):
-        raise MetadataError(f"expected non-negative lengths, got {shape}", key="shape", where=where)
+        raise MetadataError(
+            f"expected non-negative lengths, got {shape}", field="shape", where=where
+        )
     check_dimensions(shape, "shape", where)
     try:
         data_type = data_type_from_arg(dtype, fmt)

@@ -47,8 +47,8 @@ from zarrkit.abc import (
     names,
 )
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
+from zarrkit.plugins.codecs.codec_ids import DRAFT_PATTERN, draft_id, draft_uri
 from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, BOUNDED_CHUNKS, max_encoded_size
-from zarrkit.plugins.codecs.spellings import DRAFT_PATTERN, draft_id, draft_uri
 
 PREFIX = "numcodecs."
 _ID = r"[A-Za-z0-9_.\-]+"
@@ -159,7 +159,7 @@ class NumcodecsCodec(Codec):
             raise MetadataError(
                 f"{name}: configuration 'id' {config['id']!r} differs from the "
                 f"name's codec id {cid!r}",
-                key="configuration.id",
+                field="configuration.id",
             )
         config.pop("id", None)
         return for_id(cid, config)
@@ -180,7 +180,7 @@ class NumcodecsCodec(Codec):
             raise CodecChainError(
                 f"{self.written_name()}: configuration lacks {missing}, which "
                 f"is filled in only when an array is created",
-                key="codecs",
+                field="codecs",
             )
         return self._impl
 
@@ -217,7 +217,7 @@ def _build(cid: str, config: dict) -> Any:
     except Exception as exc:  # numcodecs' constructors raise TypeError/ValueError/...
         raise MetadataError(
             f"numcodecs.{cid}: bad configuration {config!r}: {type(exc).__name__}: {exc}",
-            key="configuration",
+            field="configuration",
         ) from None
 
 
@@ -300,20 +300,20 @@ class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
                 raise CodecChainError(
                     f"{self.written_name()}: its {param} {declared!r} is not the "
                     f"chunk's {spec.data_type.describe()}",
-                    key="codecs",
+                    field="codecs",
                 )
         try:
             self.encoded_spec(spec)
         except ZarrkitError as exc:
             raise CodecChainError(
                 f"{self.written_name()} cannot encode {spec.data_type.describe()}: {exc}",
-                key="codecs",
+                field="codecs",
             ) from None
         except Exception as exc:
             raise CodecChainError(
                 f"{self.written_name()} cannot encode {spec.data_type.describe()}"
                 f": {type(exc).__name__}: {exc}",
-                key="codecs",
+                field="codecs",
             ) from None
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:

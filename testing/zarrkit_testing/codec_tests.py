@@ -49,12 +49,12 @@ from zarrkit.abc import (
     ArrayBytesDecodeInto,
     ArrayBytesPartialDecode,
     ArrayBytesPartialEncode,
-    BoundChain,
     BytesBytesCodec,
     BytesBytesDecodeBatch,
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
@@ -169,7 +169,7 @@ class CodecTests:
 
     def chain_for(
         self, codec: Codec, data_type: Any, shape: tuple[int, ...], fill_value: Any = None
-    ) -> BoundChain:
+    ) -> ChunkPlan:
         """The codec in the smallest valid chain, evolved as array creation would, bound
         (with `fill_value`, already of the type, or else the class's `fill_value` cast)."""
         bytes_codec = _default_serializer(data_type, shape)
@@ -713,7 +713,7 @@ def _positions(region: Region) -> tuple[np.ndarray, ...]:
 _Step = ArrayArrayCodec | ArrayBytesCodec | BytesBytesCodec
 
 
-def _step_of(bound: BoundChain) -> tuple[_Step, ChunkSpec]:
+def _step_of(bound: ChunkPlan) -> tuple[_Step, ChunkSpec]:
     """The codec `chain_for` built the chain around (the one not from the defaults), and the
     spec it sees."""
     if bound.array_array:
@@ -723,7 +723,7 @@ def _step_of(bound: BoundChain) -> tuple[_Step, ChunkSpec]:
     return bound.array_bytes
 
 
-def _codecs_of(bound: BoundChain) -> list[Codec]:
+def _codecs_of(bound: ChunkPlan) -> list[Codec]:
     return [c for c, _ in bound.array_array] + [bound.array_bytes[0], *bound.bytes_bytes]
 
 

@@ -59,7 +59,7 @@ class Int24(DataType):
             raise MetadataError(
                 f"the fill value of zarrkit_testing.int24 is an integer in {LOW}..{HIGH}, "
                 f"got {value!r}",
-                key="fill_value",
+                field="fill_value",
             )
         return np.int32(value)
 

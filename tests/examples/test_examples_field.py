@@ -75,7 +75,7 @@ def test_the_example_refuses_a_bad_count_naming_it(tmp_path: Path, example: None
     doc_path.write_text(json.dumps(doc))
     with pytest.raises(MetadataError) as info:
         zk.open_array(str(tmp_path))
-    assert info.value.key == f"{FIELD}.revision"
+    assert info.value.field == f"{FIELD}.revision"
 
 
 def test_the_guide_shows_the_example_as_it_is() -> None:

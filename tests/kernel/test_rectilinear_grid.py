@@ -168,7 +168,7 @@ def test_bad_metadata_refused_naming_the_field(tmp_path: Path, case: str) -> Non
     (tmp_path / "zarr.json").write_text(json.dumps(doc))
     with pytest.raises(MetadataError) as info:
         zk.open_array(str(tmp_path))
-    assert info.value.key == f"chunk_grid.configuration.{BAD[case][1]}"
+    assert info.value.field == f"chunk_grid.configuration.{BAD[case][1]}"
     assert "zarr.json" in str(info.value)
     del a
 

@@ -56,7 +56,7 @@ from zarrkit.abc import (
     check_prefix,
     names,
     reusable,
-    scratch,
+    thread_buffer,
     value_limit,
     write_back,
 )
@@ -1119,7 +1119,7 @@ def _c_order(data: Any) -> Any:
             return memoryview(data.tobytes())
     if source.flags.c_contiguous:
         return source
-    flat = scratch("c_order", source.nbytes)
+    flat = thread_buffer("c_order", source.nbytes)
     np.copyto(flat.view(source.dtype).reshape(source.shape), source)
     return flat
 

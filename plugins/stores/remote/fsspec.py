@@ -58,7 +58,7 @@ from typing import Any, TypeVar
 from zarrkit.abc import (
     Absence,
     ByteRange,
-    Gate,
+    InFlightLimit,
     Range,
     Store,
     SuffixRange,
@@ -75,6 +75,7 @@ from zarrkit.abc import (
 )
 from zarrkit.errors import (
     PluginLoadError,
+    RedirectRefusedError,
     StoreError,
     UnknownExtensionError,
     ValueTooLargeError,
@@ -83,7 +84,6 @@ from zarrkit.errors import (
 from zarrkit.plugins.stores.pickling import reopening
 from zarrkit.plugins.stores.remote import ranges, s3_updates
 from zarrkit.plugins.stores.remote.http_rules import (
-    RedirectRefusedError,
     Refused,
     TooLong,
     guarded_http_options,
@@ -215,7 +215,7 @@ class FsspecStore(Store):
         self._fs_pid = os.getpid()
         self.root = path.rstrip("/")
         self.concurrency = concurrency
-        self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
+        self._gate = InFlightLimit()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         #: retries of reads whose body was cut or stalled (the clients retry the rest)
         self._policy = RetryPolicy.current()

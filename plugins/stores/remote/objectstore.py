@@ -65,7 +65,7 @@ from typing import Any, TypeVar
 from zarrkit.abc import (
     Absence,
     ByteRange,
-    Gate,
+    InFlightLimit,
     Range,
     Store,
     SuffixRange,
@@ -441,7 +441,7 @@ class ObstoreStore(Store):
         self.concurrency = concurrency or settings().io_concurrency
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
-        self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
+        self._gate = InFlightLimit()  # (`concurrency` bounds the requests of all its calls at once)
         self._url = url
         self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
         #: a plain HTTP server's: bodies cut short are retried here (`_fetch`)

@@ -58,7 +58,7 @@ class Int24(DataType):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or not LOW <= value <= HIGH:
-            raise MetadataError(f"bad int24 fill value {value!r}", key="fill_value")
+            raise MetadataError(f"bad int24 fill value {value!r}", field="fill_value")
         return np.int32(value)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:

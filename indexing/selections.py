@@ -1,25 +1,6 @@
-"""Selections to per-chunk work: which chunks a selection touches, and for each one what to take
-from the decoded chunk and where it goes in the result.
-
-Everything is computed per dimension, so the cost follows the number of chunks touched, never the
-number of elements: a slice gets its per-chunk pieces by integer arithmetic on Python ints (no
-numpy at all, so `a[:]` and `a[10:20, ::2]` stay cheap), integer/boolean arrays are grouped by
-chunk with one sort per dimension, and only chunks that receive at least one element are visited.
-
-Three kinds of selection, all matching numpy's results on the same data:
-
-* `basic_indexer`      -- ints, slices (any step) and one Ellipsis, as `numpy.ndarray.__getitem__`.
-* `orthogonal_indexer` -- each dimension independently an int, slice, integer array or boolean
-  array (`.oindex`): the result is the outer product of the per-dimension picks.
-* `vectorized_indexer` -- integer coordinate arrays broadcast together, or a single boolean mask of
-  the array's shape (`.vindex`), as numpy advanced indexing.
-
-Every `ChunkProjection` satisfies, for `out` of shape `indexer.shape` and `chunk` the decoded chunk
-(padded edge chunks included):
-
-    out[p.out_selection] = chunk[p.chunk_selection]      # read
-    chunk[p.chunk_selection] = value[p.out_selection]    # write, value broadcast to indexer.shape
-"""
+"""Selections resolved against an array's shape and chunk grid: which chunks a selection
+touches, and for each one what to take from the decoded chunk and where it goes (see the
+package's docstring)."""
 
 from __future__ import annotations
 
@@ -31,9 +12,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .chunk_grid import ChunkGrid
-from .codec import Region
-from .errors import SelectionError
+from zarrkit.errors import SelectionError
+
+from .grid import ChunkGrid
+from .region import Region
 
 __all__ = [
     "ChunkProjection",

@@ -2,6 +2,9 @@
 is in zarrkit: the `Settings` field it sets and reads, or nothing (a key kept and reported by
 `config.get`, with no effect on zarrkit; docs/zarr-python.md says why for each).
 
+A table of keys for `zarrkit.config`, which finds it through the `zarrkit.config_keys`
+entry-point group (`TABLE`), so the kernel's settings name nothing of zarr-python.
+
 The defaults are zarr-python's (`zarr/core/config.py`), so `config.get(key)` of a key with no
 zarrkit meaning answers what zarr-python would; a mapped key answers zarrkit's setting.
 """
@@ -11,10 +14,10 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError, UnknownConfigKeyError
+from zarrkit.config import ConfigKey as Key
+from zarrkit.errors import ConfigError, UnknownConfigKeyError
 
 #: the keys under which any name is taken (zarr-python's codec classes by name, each a dotted
 #: import path a program may register): what they name is zarr-python's, never checked here
@@ -65,21 +68,6 @@ def _indent(value: Any) -> int | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise ConfigError(f"json_indent must be None or an integer >= 0, got {value!r}")
     return value
-
-
-@dataclass(frozen=True)
-class Key:
-    """One zarr-python key: its default there, and the zarrkit setting it is (if any)."""
-
-    name: str
-    default: Any
-    #: the `Settings` field this key sets and reads; None: kept, no effect on zarrkit
-    setting: str | None = None
-    #: checks a value given for the key and turns it into the setting's value
-    parse: Callable[[Any], Any] | None = None
-    #: said (as a UserWarning) when the key is given a value other than its default, for keys
-    #: whose other values would change what a program reads and zarrkit does not do
-    unsupported: str | None = None
 
 
 _KEYS = (
@@ -213,3 +201,22 @@ def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
             node = node.setdefault(part, {})
         node[leaf] = value
     return tree
+
+
+class _Table:
+    """zarr-python's keys as `zarrkit.config` asks for them (`ConfigKeys`)."""
+
+    keys = KEYS
+
+    def key_of(self, name: str) -> Key:
+        return key_of(name)
+
+    def under(self, prefix: str) -> list[Key]:
+        return under(prefix)
+
+    def nested(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        return nested(flat)
+
+
+#: the object the `zarrkit.config_keys` entry point names
+TABLE = _Table()

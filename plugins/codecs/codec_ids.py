@@ -1,4 +1,4 @@
-"""How first-party codecs are spelled outside v3: numcodecs ids (v2) and the 2020 draft's URIs.
+"""A codec's names outside v3: its numcodecs id (v2) and the 2020 draft's URI made of it.
 
 Zarr v2 names a codec by its numcodecs id (`{"id": "gzip", "level": 1}`); the 2020 v3 draft
 by a URI made of that id (`https://purl.org/zarr/spec/codec/gzip/1.0`, as zarr-python 2.x's
