@@ -100,6 +100,7 @@ from .runtime import (
 from .storage_transformer import StorageTransformer
 from .store import (
     Absence,
+    AwaitableReads,
     ByteRange,
     Range,
     Store,
@@ -132,6 +133,7 @@ __all__ = [
     "ArrayBytesDecodeInto",
     "ArrayBytesPartialDecode",
     "ArrayBytesPartialEncode",
+    "AwaitableReads",
     "BoundChain",
     "ByteRange",
     "BytesBytesCodec",
