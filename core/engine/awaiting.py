@@ -69,7 +69,8 @@ async def on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, A
         try:
             return await coro
         finally:
-            here.call_soon_threadsafe(end)
+            if not here.is_closed():  # (a caller's loop may end before this does)
+                here.call_soon_threadsafe(end)
 
     future = asyncio.run_coroutine_threadsafe(run(), loop)
     try:

@@ -238,3 +238,56 @@ def test_cancelled_write_leaves_each_chunk_old_or_new(net: NetBed, backend: str)
     after = array[...]
     for row, old in zip(after, data):
         assert (row == old).all() or (row == -old).all()
+
+
+@pytest.mark.parametrize("backend", ["obstore+s3", "fsspec+s3", "zarr-python"])
+def test_sync_reads_inside_a_running_loop_do_not_deadlock(net: NetBed, backend: str) -> None:
+    """As in a notebook cell: the synchronous API called from a coroutine, beside awaited
+    reads of the same array, on a store whose client runs coroutines of its own."""
+    array, data = _written(net, backend)
+    face = zarrkit.AsyncArray(array)
+
+    async def cell() -> tuple[Any, Any]:
+        awaited = asyncio.create_task(face.getitem(slice(0, 5)))
+        plain = array[5:10]  # blocks this loop while it reads, and returns
+        return plain, await awaited
+
+    plain, awaited = asyncio.run(asyncio.wait_for(cell(), 60))
+    np.testing.assert_array_equal(plain, data[5:10])
+    np.testing.assert_array_equal(awaited, data[0:5])
+
+
+@pytest.mark.parametrize("backend", ["obstore+s3", "fsspec+s3"])
+@pytest.mark.parametrize("seed", range(3))
+def test_random_awaited_windows_equal_sync_reads(net: NetBed, backend: str, seed: int) -> None:
+    """The native path (partial decodes of shards, shard indexes shared between concurrent
+    reads) reads what the synchronous path reads, for random windows and selections."""
+    rng = np.random.default_rng(seed)
+    shape = (int(rng.integers(20, 60)), int(rng.integers(20, 60)))
+    chunks = (int(rng.integers(2, 8)), int(rng.integers(2, 8)))
+    shards = (chunks[0] * int(rng.integers(1, 4)), chunks[1] * int(rng.integers(1, 4)))
+    data = rng.integers(0, 1000, shape).astype("u2")
+    options = obstore_s3_options(net.s3_endpoint) if "obstore" in backend else net.s3_options()
+    url = f"{backend}://{net.bucket}/{uuid.uuid4().hex}"
+    written = zarrkit.create_array(
+        url, shape=shape, chunks=chunks, shards=shards, dtype="u2", storage_options=options
+    )
+    written[...] = data
+    written[: shape[0] // 3, :] = 0  # (whole shards of fill: not stored)
+    array = zarrkit.open_array(url, storage_options=options)
+    face = zarrkit.AsyncArray(array)
+    windows = []
+    for _ in range(12):
+        r = sorted(int(x) for x in rng.integers(0, shape[0] + 1, 2))
+        c = sorted(int(x) for x in rng.integers(0, shape[1] + 1, 2))
+        windows.append((slice(r[0], r[1], int(rng.integers(1, 3))), slice(c[0], c[1])))
+    points = tuple(rng.integers(0, n, 7) for n in shape)
+
+    async def go() -> tuple[list[Any], Any]:
+        values = await asyncio.gather(*[face.getitem(w) for w in windows])
+        return values, await face.get_coordinate_selection(points)
+
+    values, picked = asyncio.run(go())
+    for window, value in zip(windows, values):
+        np.testing.assert_array_equal(value, array[window])
+    np.testing.assert_array_equal(picked, array.vindex[points])
