@@ -27,11 +27,11 @@ import numpy as np
 
 from .. import executor
 from ..codec import Lasting, RangeReads, lockstep
-from ..indexing import ChunkProjection, Indexer
+from ..indexing import Indexer
 from ..store import AwaitableReads, Range
 from .chunks import ChunkEngine, _batches, _Read, _result, _Whole
 from .ranges import RangeCache, coalesce
-from .sizing import batch_size
+from .sizing import batch_size, parallel
 
 T = TypeVar("T")
 
@@ -96,29 +96,62 @@ async def read(engine: ChunkEngine, indexer: Indexer, out: np.ndarray | None) ->
     given = out is not None
     target = _result(indexer.shape, engine.dtype) if out is None else out
     job = _Read(engine, indexer, target)
-    for batch in _batches(indexer, batch_size(engine.chunk_nbytes, store)):
-        await _read_batch(engine, store, job, batch)
+    # each batch's whole chunks are fetched while the batch before decodes, as the
+    # synchronous read reads ahead (`_Read.read_ahead`): at most two batches held
+    pending: list[_Fetching] = []
+    try:
+        for batch in _batches(indexer, batch_size(engine.chunk_nbytes, store)):
+            whole, parts = job.plan(batch)
+            fetching = asyncio.ensure_future(_fetch_whole(engine, store, whole))
+            pending.append(_Fetching(whole, parts, fetching))
+            if len(pending) > 1:
+                await _finish(engine, store, job, pending.pop(0))
+        while pending:
+            await _finish(engine, store, job, pending.pop(0))
+    finally:
+        started = [f.values for f in pending if not f.values.done()]
+        for task in started:
+            task.cancel()
+        if started:
+            await asyncio.wait(started)
     return target[()] if target.shape == () and not given else target
 
 
-async def _read_batch(
-    engine: ChunkEngine, store: AwaitableReads, job: _Read, batch: list[ChunkProjection]
-) -> None:
-    """One batch: whole chunks fetched in one awaited call and decoded on the chunk pool;
-    chunks read in part driven round by round, each round's ranges one awaited call."""
-    whole, parts = job.plan(batch)
-    loop, limit = store.reads_loop(), engine.value_limit
+class _Fetching:
+    """A batch planned, its whole chunks' values on their way."""
+
+    __slots__ = ("parts", "values", "whole")
+
+    def __init__(
+        self, whole: list[_Whole], parts: list[Any], values: asyncio.Future[dict[str, Any]]
+    ) -> None:
+        self.whole = whole
+        self.parts = parts
+        self.values = values
+
+
+async def _fetch_whole(
+    engine: ChunkEngine, store: AwaitableReads, whole: list[_Whole]
+) -> dict[str, Any]:
+    if not whole:
+        return {}
+    keys = list(dict.fromkeys(key for _, key, _ in whole))
+    return await on_loop(store.reads_loop(), store.read_many_async(keys, engine.value_limit))
+
+
+async def _finish(engine: ChunkEngine, store: AwaitableReads, job: _Read, batch: _Fetching) -> None:
+    """A batch decoded once its values are in, on the chunk pool (a share per thread, as
+    `run_batched` shares it); its chunks read in part driven round by round."""
+    blobs = await batch.values
+    whole = batch.whole
     if whole:
-        keys = list(dict.fromkeys(key for _, key, _ in whole))
-        blobs = await on_loop(loop, store.read_many_async(keys, limit))
-        await _on_cpu(_decode_whole, job, blobs, whole)
-    if parts:
+        n = min(executor.threads(), len(whole)) if parallel(engine.chunk_nbytes) else 1
+        await asyncio.gather(*[_on_cpu(job.decode_whole, blobs, whole[i::n]) for i in range(n)])
+    del blobs
+    if batch.parts:
+        parts = batch.parts
         boxes = await drive(engine, store, [(p[1], p[2]) for p in parts])
         await _on_cpu(_place_all, job, parts, boxes)
-
-
-def _decode_whole(job: _Read, blobs: dict[str, Any], whole: list[_Whole]) -> None:
-    job.decode_whole(blobs, whole)
 
 
 def _place_all(job: _Read, parts: Sequence[Any], boxes: Sequence[Any]) -> None:
