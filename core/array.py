@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,7 @@ from . import indexing
 from .codec import CodecKind
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
-from .engine import ChunkEngine
+from .engine import ChunkEngine, awaiting
 from .errors import (
     ArgumentError,
     CodecChainError,
@@ -579,6 +579,50 @@ class Array(Node):
         Python clamps slices (zarr-python 3.4 raises for a start beyond the grid). The chunks
         of a sharded array are its shards, as in zarr-python."""
         return self._get(self.blocks._indexer(selection), out)
+
+    # -- awaited reads and writes (`engine.awaiting`; `zarrkit.AsyncArray` is built on them) --
+    def read_awaitable(
+        self, selection: Any = Ellipsis, *, kind: str = "basic", out: np.ndarray | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """`self[selection]` as a coroutine that an event loop awaits without blocking: on a
+        store whose client is asynchronous (`zarrkit.abc.AwaitableReads`) the requests are
+        its own coroutines and decoding runs on the chunk pool; elsewhere the read runs on
+        the I/O pool. `kind` says how `selection` indexes: "basic" (as `a[...]`),
+        "orthogonal", "coordinate", "mask" or "block" (as the `get_*_selection` methods).
+        The selection is checked now: a bad one raises `SelectionError` (or
+        `InvalidArgumentError` for a bad `out`) before any coroutine exists."""
+        indexer = self._indexer_of(kind, selection)
+        if out is not None:
+            _checked_out(out, indexer.shape)
+        return self._awaited_read(indexer, out)
+
+    async def _awaited_read(self, indexer: Indexer, out: np.ndarray | None) -> Any:
+        values = await awaiting.read(self._engine, indexer, out)
+        if out is None and self._config.order == "F" and np.ndim(values) > 1:
+            return np.asfortranarray(values)
+        return values
+
+    def write_awaitable(
+        self, selection: Any, value: Any, *, kind: str = "basic"
+    ) -> Coroutine[Any, Any, None]:
+        """`self[selection] = value` as a coroutine (see `read_awaitable`); the selection and
+        value are checked now (`SelectionError`, `ValueCastError`, `ReadOnlyError`), so a bad
+        one writes nothing."""
+        self._check_writeable()
+        indexer = self._indexer_of(kind, selection)
+        return awaiting.write(self._engine, indexer, self._prepare_value(value, indexer.shape))
+
+    def _indexer_of(self, kind: str, selection: Any) -> Indexer:
+        if kind == "basic":
+            return self._indexer(selection)  # type: ignore[no-any-return]
+        if kind == "mask":
+            return self._mask_indexer(selection)  # type: ignore[no-any-return]
+        indexed = {"orthogonal": self.oindex, "coordinate": self.vindex, "block": self.blocks}
+        if kind not in indexed:
+            raise ArgumentError(
+                f"kind is one of basic, orthogonal, coordinate, mask, block; got {kind!r}"
+            )
+        return indexed[kind]._indexer(selection)  # type: ignore[no-any-return]
 
     # -- many selections at once -------------------------------------------------------------
     def read_async(
