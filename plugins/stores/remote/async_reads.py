@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
 
-from zarrkit.abc import AwaitableReads, Gate, Range, check_key, gather_limited
+from zarrkit.abc import AwaitableReads, InFlightLimit, Range, check_key, gather_limited
 
 from . import ranges
 
@@ -24,7 +24,7 @@ class GatheredAwaitableReads(AwaitableReads):
     """`read_many_async` and `read_ranges_async` over the store's own `_read` coroutine."""
 
     concurrency: int
-    _gate: Gate
+    _gate: InFlightLimit
     _read: Callable[[str, Range | None, int], Awaitable[Any]]
 
     async def read_many_async(self, keys: Sequence[str], limit: int) -> dict[str, Any]:
