@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .array import Array
+from .array import Array, format_number, store_type
 from .creation import create_array, write_group
 from .errors import (
     ArgumentError,
@@ -414,7 +414,12 @@ class Group(Node[GroupMetadata]):
     @property
     def info(self) -> GroupInfo:
         """What zarr-python's `Group.info` shows (no I/O)."""
-        return GroupInfo(self.name, self._meta.format, self.read_only, str(self._store))
+        return GroupInfo(
+            self.name, self._meta.format, self.read_only, str(self._store), **self._info_kinds()
+        )
+
+    def _info_kinds(self) -> dict[str, Any]:
+        return {"store_type": store_type(self._store)}
 
     def info_complete(self) -> GroupInfo:
         """`info` with the counts of members, arrays and groups at every depth."""
@@ -428,6 +433,7 @@ class Group(Node[GroupMetadata]):
             len(members),
             arrays,
             len(members) - arrays,
+            **self._info_kinds(),
         )
 
     def __delitem__(self, name: str) -> None:
@@ -502,14 +508,17 @@ class GroupInfo:
     count_members: int | None = None
     count_arrays: int | None = None
     count_groups: int | None = None
+    #: the kind of store, as zarr-python names its class (what `str` shows)
+    store_type: str = ""
 
     def __str__(self) -> str:
+        """zarr-python's `GroupInfo` text, row for row."""
         rows: list[tuple[str, Any]] = [
-            ("Name", self.name),
-            ("Type", "zarrkit.Group"),
-            ("Zarr format", self.zarr_format),
+            ("Name", self.name.strip("/")),
+            ("Type", "Group"),
+            ("Zarr format", format_number(self.zarr_format)),
             ("Read-only", self.read_only),
-            ("Store", self.store),
+            ("Store type", self.store_type or self.store),
         ]
         if self.count_members is not None:
             rows += [
@@ -517,4 +526,4 @@ class GroupInfo:
                 ("No. arrays", self.count_arrays),
                 ("No. groups", self.count_groups),
             ]
-        return "\n".join(f"{k:<12}: {v}" for k, v in rows)
+        return "\n".join(f"{k:<11} : {v}" for k, v in rows)

@@ -81,7 +81,7 @@ class LocalStore(metaclass=_Face):
             raise TypeError(
                 f"'root' must be a string or Path instance. Got an instance of {type(root)} instead."
             )
-        return open_store(os.path.abspath(os.fspath(root)), mode=_mode(read_only))
+        return open_store(os.fspath(root), mode=_mode(read_only))
 
 
 #: zarr-python's zip modes -> zarrkit's
@@ -121,7 +121,7 @@ class ZipStore(metaclass=_Face):
         if mode == "x" and os.path.exists(where):
             raise FileExistsError(f"{where} exists (mode 'x' creates a new archive)")
         store = open_store(
-            f"zip://{where}",
+            f"zip://{os.fspath(path)}",  # (as given: it prints as given, as zarr-python's does)
             mode="r" if read_only else _ZIP_MODES[mode],
             storage_options={"compression": _ZIP_COMPRESSION[compression]},
         )

@@ -8,8 +8,8 @@ asked before, takes it and reads byte ranges through its filesystem.
 
 A mapping cannot read part of a value: a byte range reads the whole value and slices it. Values
 may be any bytes-like object, or zarr-python's `Buffer`s (a dict zarr-python filled); what this
-store writes is `bytes`, which zarr-python's own `MemoryStore` over the same dict cannot read
-(it expects its `Buffer`s): hand zarr-python `zarrkit.zarr_python.as_zarr_store(the_dict)`. A
+store writes is `bytes` (`StoredBytes`, which also has `Buffer`'s `to_bytes()`), which
+zarr-python's own `MemoryStore` over the same dict cannot read (it expects its `Buffer`s): hand zarr-python `zarrkit.zarr_python.as_zarr_store(the_dict)`. A
 missing key is one that raises `KeyError`; any other failure of the mapping raises `StoreError`
 naming the key and the operation, so it is never taken for a missing chunk.
 """
@@ -36,6 +36,17 @@ def _as_bytes(value: Any) -> bytes:
         if isinstance(data, bytes):
             return data
     return memoryview(value).tobytes()
+
+
+class StoredBytes(bytes):
+    """What this store writes into a mapping: bytes, that also answer zarr-python `Buffer`'s
+    `to_bytes()`, so code written for a dict zarr-python filled (`store["zarr.json"].to_bytes()`,
+    as zarr-python's guide reads metadata) reads one zarrkit filled."""
+
+    __slots__ = ()
+
+    def to_bytes(self) -> bytes:
+        return bytes(self)
 
 
 class MappingStore(Store):
@@ -78,7 +89,7 @@ class MappingStore(Store):
         except Exception as exc:
             raise self._error(exc, key, "read") from exc
         try:
-            data = value if type(value) is bytes else _as_bytes(value)
+            data = value if type(value) in (bytes, StoredBytes) else _as_bytes(value)
         except TypeError:
             raise StoreError(
                 f"the mapping holds a {type(value).__name__}, not bytes",
@@ -103,7 +114,7 @@ class MappingStore(Store):
     def set(self, key: str, value: Any) -> None:
         self.require("write", f"set {key!r}")
         check_key(key)
-        data = value if type(value) is bytes else memoryview(value).tobytes()  # a copy of ours
+        data = StoredBytes(value)  # (a copy of ours)
         try:
             self._mutable()[key] = data
         except Exception as exc:

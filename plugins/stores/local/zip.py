@@ -97,6 +97,8 @@ class ZipStore(Store):
                 f"compression must be one of {sorted(_COMPRESSION)}, got {compression!r}"
             )
         self.path = Path(path).absolute()
+        #: the path as the caller wrote it, which is what prints (zarr-python's `zip://data.zip`)
+        self._shown = Path(path)
         self.compression = _COMPRESSION[compression]
         self.fsync = fsync
         self._acquire()
@@ -206,7 +208,8 @@ class ZipStore(Store):
         return hash(self.path)
 
     def __str__(self) -> str:
-        return self.url  # (zarr-python's form: zip:///absolute/x.zip)
+        # zarr-python's form: the path as given, `zip://data.zip` or `zip:///absolute/x.zip`
+        return f"zip://{self.__dict__.get('_shown', self.path).as_posix()}"
 
     def __repr__(self) -> str:
         return f"ZipStore('{self}')"
