@@ -844,6 +844,12 @@ def format_number(fmt: str) -> Any:
 def store_type(store: Any) -> str:
     """The kind of store, as zarr-python names its class: the name a store's repr starts with
     (`LocalStore('file://...')`, `ManagedMemoryStore('memory://x')`)."""
+    named = getattr(store, "zarr_python_name", None)  # (a store zarr-python knows by another)
+    if isinstance(named, str):
+        return named
+    named = getattr(store, "zarr_python_name", None)  # (a store zarr-python knows by another)
+    if isinstance(named, str):
+        return named
     text = repr(store)
     return text.split("(", 1)[0].lstrip("<") if "(" in text else type(store).__name__
 

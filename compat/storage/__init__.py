@@ -19,7 +19,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from zarrkit import registry
-from zarrkit.errors import ZarrkitError
+from zarrkit.errors import ArgumentError, ZarrkitError
 from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
@@ -111,6 +111,9 @@ class ZipStore(metaclass=_Face):
         compression: int = zipfile.ZIP_STORED,
         allowZip64: bool = True,
     ) -> Store:
+        if hasattr(path, "read"):  # an open file, as zipfile takes: the archive at its name
+            path = _file_name(path)
+            read_only = True if read_only is None else read_only
         if mode not in _ZIP_MODES:
             raise ValueError(f"mode must be one of {sorted(_ZIP_MODES)}, got {mode!r}")
         if compression not in _ZIP_COMPRESSION:
@@ -128,6 +131,18 @@ class ZipStore(metaclass=_Face):
         if mode == "w" and not read_only:
             store.erase_prefix("")  # (zipfile's "w" truncates; published on close)
         return store
+
+
+def _file_name(file: Any) -> str:
+    """The path of an open file given for a zip archive (zarrkit's zip store reads the archive
+    by its path, with positioned reads); a file without one (`io.BytesIO`) is refused."""
+    name = getattr(file, "name", None)
+    if not isinstance(name, (str, os.PathLike)) or not os.path.isfile(name):
+        raise ArgumentError(
+            f"ZipStore takes a path or a file opened on one; {type(file).__name__} has no "
+            "file name (write it to a file first)"
+        )
+    return os.fspath(name)
 
 
 class FsspecStore(metaclass=_Face):

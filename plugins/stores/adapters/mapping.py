@@ -54,6 +54,8 @@ class MappingStore(Store):
     is not mutable. The mapping is the caller's: closing the store leaves it alone."""
 
     names = names("mapping")
+    #: the class zarr-python keeps a dict given as a store in (what `info` names)
+    zarr_python_name = "MemoryStore"
     #: any mapping: asked after the classes that recognise narrower kinds of object
     adapt_order = 100
 
