@@ -23,10 +23,20 @@ from zarrkit.errors import ArgumentError, ZarrkitError
 from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
-__all__ = ["FsspecStore", "LocalStore", "MemoryStore", "ObjectStore", "StoreLike", "ZipStore"]
+from .store_path import StorePath
+
+__all__ = [
+    "FsspecStore",
+    "LocalStore",
+    "MemoryStore",
+    "ObjectStore",
+    "StoreLike",
+    "StorePath",
+    "ZipStore",
+]
 
 #: what zarr-python's functions take as `store` (zarrkit's take the same)
-StoreLike = Store | str | os.PathLike[str] | MutableMapping[str, Any] | None
+StoreLike = Store | StorePath | str | os.PathLike[str] | MutableMapping[str, Any] | None
 
 
 def _mode(read_only: bool) -> str:
