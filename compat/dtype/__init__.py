@@ -64,7 +64,9 @@ class ZDType:
         return ZDType(found)
 
     def to_native_dtype(self) -> np.dtype:
-        return self.data_type.native
+        """The numpy dtype, in the byte order the data type remembers (little when none)."""
+        native = self.data_type.native
+        return native.newbyteorder(">") if self.data_type.endian == "big" else native
 
     def default_scalar(self) -> Any:
         return self.data_type.default_fill()

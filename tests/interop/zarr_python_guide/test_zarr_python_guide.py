@@ -32,8 +32,8 @@ RUNNER = Path(__file__).parent / "runner.py"
 #: examples that print differently on purpose, and why (docs/zarr-python-differences.md)
 DIFFERENT = {
     "groups-17": "imports GroupMetadata from zarr-python's internal module `zarr.core.group`; "
-    "zarrkit mirrors zarr-python's public modules only (its GroupMetadata is "
-    "`zarrkit.abc.GroupMetadata`)",
+    "zarrkit mirrors zarr-python's public modules only (create_hierarchy takes a node's "
+    "document or `.metadata` instead)",
     "storage-13": "an fsspec store prints its URL (`FsspecStore('s3://bucket')`), which zarrkit's "
     "errors use to say where; zarr-python prints `<FsspecStore(S3FileSystem, bucket)>`",
     "storage-15": "a store over an obstore object prints its URL; zarr-python prints "
