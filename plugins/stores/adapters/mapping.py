@@ -16,7 +16,7 @@ naming the key and the operation, so it is never taken for a missing chunk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from zarrkit.abc import Range, Store, check_key, check_mode, check_prefix, names
@@ -83,6 +83,20 @@ class MappingStore(Store):
 
     # -- readable ----------------------------------------------------------------------------
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        data = self._held(key)
+        if data is None:
+            return None
+        if byte_range is not None:
+            return data[byte_range.slice(len(data))]  # (a slice of bytes is plain bytes)
+        return bytes(data) if type(data) is StoredBytes else data  # (`get` gives exact bytes)
+
+    def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The values as held (what this store wrote is `StoredBytes`: no copy)."""
+        found = {key: self._held(key) for key in keys}
+        return {key: value for key, value in found.items() if value is not None}
+
+    def _held(self, key: str) -> bytes | None:
+        """The value at `key` as bytes (`StoredBytes` as they are), None when absent."""
         check_key(key)
         try:
             value = self.mapping[key]
@@ -91,7 +105,7 @@ class MappingStore(Store):
         except Exception as exc:
             raise self._error(exc, key, "read") from exc
         try:
-            data = value if type(value) in (bytes, StoredBytes) else _as_bytes(value)
+            return value if type(value) in (bytes, StoredBytes) else _as_bytes(value)
         except TypeError:
             raise StoreError(
                 f"the mapping holds a {type(value).__name__}, not bytes",
@@ -99,7 +113,6 @@ class MappingStore(Store):
                 store=self,
                 operation="read",
             ) from None
-        return data if byte_range is None else data[byte_range.slice(len(data))]
 
     def exists(self, key: str) -> bool:
         check_key(key)
