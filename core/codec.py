@@ -68,9 +68,13 @@ class Lasting:
 #: (`ByteRange` / `SuffixRange`, or either wrapped in `Lasting`), is sent the list of answers
 #: (bytes; None when the value does not exist) and returns its result.
 RangeReads = Generator[list["Range | Lasting"], list[Any], T]
+"""A partial decoder's plan: it yields the byte ranges it needs, is sent their bytes, and
+returns its result (so many decoders' reads go to the store together)."""
 
 
 class CodecKind(enum.Enum):
+    """What a codec turns into what: the three places of a codec chain."""
+
     ARRAY_ARRAY = "array -> array"
     ARRAY_BYTES = "array -> bytes"
     BYTES_BYTES = "bytes -> bytes"

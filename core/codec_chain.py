@@ -390,9 +390,9 @@ class BoundChain:
         if rows >= shape[0]:
             return False
         nbytes = rows * (dest.nbytes // shape[0])
-        return self._bytes_into(
-            data, memoryview(dest.reshape(-1)).cast("B")[:nbytes], key, prefix=True
-        )
+        # (viewed as bytes first: numpy exports no buffer of datetime64 or timedelta64)
+        as_bytes = memoryview(dest.reshape(-1).view(np.uint8))
+        return self._bytes_into(data, as_bytes[:nbytes], key, prefix=True)
 
     def _bytes_into(
         self, data: Any, buffer: memoryview, key: str | None, prefix: bool = False

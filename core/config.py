@@ -87,6 +87,9 @@ def _env_schemes() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Settings:
+    """The process-wide settings, each field defaulting to its `ZARRKIT_*` environment
+    variable (docs/guide/configuration.md lists them); `get()` returns the current ones."""
+
     threads: int = field(default_factory=lambda: _env_int("ZARRKIT_THREADS", os.cpu_count() or 1))
     write_empty_chunks: bool = field(
         default_factory=lambda: _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)

@@ -1,6 +1,6 @@
 """zarr-python 3.4's configuration keys (`zarr.config.set({"array.order": "F"})`) and what each
 is in zarrkit: the `Settings` field it sets and reads, or nothing (a key kept and reported by
-`config.get`, with no effect on zarrkit; docs/zarr-python-differences.md says why for each).
+`config.get`, with no effect on zarrkit; docs/zarr-python.md says why for each).
 
 The defaults are zarr-python's (`zarr/core/config.py`), so `config.get(key)` of a key with no
 zarrkit meaning answers what zarr-python would; a mapped key answers zarrkit's setting.

@@ -14,6 +14,9 @@ from .names import V3, Names
 
 
 class Extension:
+    """What every extension (codec, data type, grid, key encoding, layout, store, storage
+    transformer) shares: its names per format, and reading and writing its configuration."""
+
     names: ClassVar[Names]
     #: True for a provider that answers for extensions it does not own, such as a bridge to
     #: another library's registry (the numcodecs bridge): any provider that names the
@@ -130,6 +133,8 @@ def config_value(
 
 
 def check_known_fields(configuration: Mapping[str, Any], allowed: set[str], *, owner: str) -> None:
+    """Refuse configuration fields outside `allowed` (`owner` names the extension in the
+    message) with a `MetadataError`."""
     extra = set(configuration) - allowed
     if extra:
         raise MetadataError(

@@ -15,9 +15,13 @@ from .errors import InvalidArgumentError
 
 #: The Zarr formats zarrkit speaks; every per-format table is keyed by these.
 V3 = "v3"
+"""Zarr v3, the kernel's own format."""
 V2 = "v2"
+"""Zarr v2."""
 V3_DRAFT_2020 = "v3-draft-2020"
+"""The 2020 draft of v3, as zarr-python 2's experimental v3 support wrote it."""
 FORMATS = (V3, V2, V3_DRAFT_2020)
+"""Every format's name, v3 first."""
 
 
 def check_format(fmt: str) -> str:

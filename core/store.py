@@ -67,6 +67,7 @@ class SuffixRange:
 
 
 Range = ByteRange | SuffixRange
+"""A part of a stored value: from an offset (`ByteRange`) or the last bytes (`SuffixRange`)."""
 
 
 #: the most bytes of one value a read holds when no caller said (metadata documents, values read
@@ -171,6 +172,8 @@ def check_prefix(prefix: str) -> str:
 
 #: `Store.update_many`'s compute: (keys, their current values) -> their new values
 Update = Callable[[Sequence[str], Mapping[str, Any]], Mapping[str, Any]]
+"""What `Store.update_many` calls: given the keys and their current values, it returns the
+new values (called again if another writer got there first)."""
 
 
 def unguarded_update(store: Store, keys: Sequence[str], compute: Update) -> None:
@@ -246,6 +249,8 @@ MODES = ("r", "r+", "a", "w", "w-")
 
 
 def check_mode(mode: str) -> str:
+    """`mode` if it is one of the open modes ("r", "r+", "a", "w", "w-"), else an
+    `InvalidArgumentError`."""
     if mode not in MODES:
         raise InvalidArgumentError(f"mode must be one of {MODES}, got {mode!r}")
     return mode

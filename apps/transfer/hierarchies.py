@@ -56,6 +56,7 @@ _MAX_BATCH_CHUNKS = 256
 _FORMAT_ALIASES = {3: V3, "3": V3, 2: V2, "2": V2, "v3-draft": V3_DRAFT_2020}
 
 Progress = Callable[[str, int, int], None]
+"""A progress callback: called with a node's path, the bytes done and the bytes in all."""
 
 
 class TransferError(ZarrkitError):
@@ -64,6 +65,8 @@ class TransferError(ZarrkitError):
 
 @dataclass(frozen=True)
 class NodePlan:
+    """One node of a transfer: its path, and its metadata in the source and in the target."""
+
     path: str
     source: ArrayMetadata | GroupMetadata
     target: ArrayMetadata | GroupMetadata
@@ -79,6 +82,9 @@ class NodePlan:
 
 @dataclass
 class TransferReport:
+    """What `convert` or `copy` did: the nodes, the chunks copied as encoded, re-encoded or
+    already present, the bytes written, and what verification found."""
+
     format: str
     nodes: list[NodePlan] = field(default_factory=list)
     chunks_copied: int = 0

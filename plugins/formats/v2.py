@@ -521,7 +521,7 @@ class V2Format(Format):
             # a `null` fill value reads as the type's default (zarr-python 3), and chunks
             # equal to it are erased as zarr-python 3 erases them: not kept for zarr-python
             # 2, which reads such missing chunks as undefined (write_empty_chunks=True keeps
-            # them; docs/zarr-python-differences.md)
+            # them; docs/zarr-python.md)
         )
 
     # -- writing ----------------------------------------------------------------------------

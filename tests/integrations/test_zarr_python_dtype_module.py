@@ -55,7 +55,7 @@ def test_parse_dtype(spec: Any, zarr_format: int) -> None:
     "dtype", ["i1", "u1", "bool", "<i4", "<u8", "<f2", "<c16", "M8[ms]", [("a", "f8"), ("b", "i8")]]
 )
 def test_data_types_print_as_zarr_pythons(dtype: Any) -> None:
-    """(A v3 array of a big-endian numpy dtype differs: docs/zarr-python-differences.md.)"""
+    """(A v3 array of a big-endian numpy dtype differs: docs/zarr-python.md.)"""
     theirs = zarr.create_array({}, shape=(1,), dtype=dtype).metadata.data_type
     ours = zarrkit.create_array({}, shape=(1,), dtype=dtype).metadata.data_type
     assert repr(ours) == repr(theirs)

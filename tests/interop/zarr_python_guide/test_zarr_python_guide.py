@@ -9,7 +9,7 @@ folder's path, object addresses (`0x7f...`) and the ids that name memory stores
 (`memory://140...`, the id of the store's dict, in both libraries).
 
 An example that prints differently must be in `DIFFERENT` with the reason (each reason is
-also in docs/zarr-python-differences.md); one that starts printing the same must leave it.
+also in docs/zarr-python.md); one that starts printing the same must leave it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 RUNNER = Path(__file__).parent / "runner.py"
 
-#: examples that print differently on purpose, and why (docs/zarr-python-differences.md)
+#: examples that print differently on purpose, and why (docs/zarr-python.md)
 DIFFERENT = {
     "groups-17": "imports GroupMetadata from zarr-python's internal module `zarr.core.group`; "
     "zarrkit mirrors zarr-python's public modules only (create_hierarchy takes a node's "
