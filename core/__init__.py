@@ -55,7 +55,7 @@ _API = {
 #: submodules reached as attributes after a bare `import zarrkit`, as zarr-python's are
 #: (`zarr.config.set(...)`, `zarr.storage.MemoryStore()`): imported on first access, so a
 #: program that never touches them pays nothing for them
-_SUBMODULES = frozenset({"abc", "codecs", "config", "errors", "storage"})
+_SUBMODULES = frozenset({"abc", "codecs", "config", "dtype", "errors", "storage"})
 
 __all__ = [*_API, "__version__"]
 
