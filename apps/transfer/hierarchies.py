@@ -33,7 +33,6 @@ from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import has_consolidated
 from zarrkit.hierarchy import (
     Group,
-    apply_use_consolidated,
     consolidate_metadata,
     open_node,
     read_metadata,
@@ -250,8 +249,9 @@ def _open_root(store: Any, path: str) -> Array | Group:
     consolidated metadata (perhaps older) says: nothing written since is left behind."""
     node: Array | Group = open_node(store, path, read_only=True)
     if isinstance(node, Group) and store.listable:
-        chosen: Group = apply_use_consolidated(node, False)
-        return chosen
+        # (its document kept whole: a copy keeps it, and convert consolidates the target
+        # where the source was consolidated)
+        return Group(node.store, node.path, node.metadata, read_only=True)
     return node
 
 
