@@ -50,9 +50,9 @@ from zarrkit.abc import (
     ByteRange,
     Range,
     Store,
+    StoreCapabilities,
     Update,
     check_key,
-    check_mode,
     check_prefix,
     names,
     reusable,
@@ -117,14 +117,18 @@ class LocalStore(Store):
     docstring for what that covers); symlinks inside the root that stay inside are followed."""
 
     names = names("file")
-    blocking_writes = True  # a file create plus a rename per write
+    #: a file create plus a rename per write (`blocking_writes`); updates held under each
+    #: key's lock file where folders are opened by handle (not on Windows)
+    capabilities = StoreCapabilities(
+        blocking_writes=True, safe_updates=keylocks.AVAILABLE and _DIR_FD
+    )
 
     def __init__(
         self, root: str | os.PathLike[str], *, mode: str = "r", fsync: bool = False
     ) -> None:
         # "w", "w-" and "r+" (overwrite, refuse, require a node) are for the caller, which knows
         # the node's path; a store only needs to know whether it may write at all.
-        self.read_only = check_mode(mode) == "r"
+        self.capabilities = self.capabilities.opened(mode)
         self.root = Path(root).resolve()
         self.fsync = fsync
         self._root = str(self.root)
@@ -304,8 +308,8 @@ class LocalStore(Store):
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """`get_many`, with files of `_MAX_HINT` or more read into numpy buffers (see
-        `Store.read_many`): measured here, whole reads of a sharded array fault in 13,000
-        pages instead of 96,000."""
+        `Store.read_many`): a buffer this thread reuses is already faulted in, where a fresh
+        `bytes` of a large file is faulted in a page at a time."""
         return self._read_files(keys, buffers=True)
 
     def reading(self) -> AbstractContextManager[Any]:
@@ -658,7 +662,6 @@ class LocalStore(Store):
         return True
 
     # -- updates: per-key lock files (`keylocks`) ---------------------------------------------
-    safe_updates = keylocks.AVAILABLE and _DIR_FD
 
     def update_many(self, keys: Sequence[str], compute: Update) -> None:
         """Read, compute and write holding each key's lock file, which every process updating
@@ -1147,8 +1150,8 @@ _BUFFERED_FROM = 64 << 10
 
 def _read_into_buffer(fd: int, size: int, limit: int = sys.maxsize) -> Any:
     """A file of about `size` bytes in a numpy buffer this thread reuses, for
-    `LocalStore.read_many` (a whole read of 32 shards of 12 MB: 11,000 page faults in fresh
-    buffers)."""
+    `LocalStore.read_many` (reused memory is already faulted in; fresh buffers for every
+    large file would be faulted in again, a page at a time)."""
     buffer = reusable("files", size)[:size]
     got = 0
     while got < size:

@@ -15,6 +15,7 @@ from zarrkit_testing.store_tests import StoreTests
 import zarrkit as zk
 from zarrkit import registry
 from zarrkit.errors import (
+    CapabilityError,
     InvalidKeyError,
     ReadOnlyError,
     StoreError,
@@ -635,3 +636,49 @@ def test_store_error_names_key_store_and_operation() -> None:
     error = StoreError("HTTP 503", key="c/0", store="S3Store('s3://b/x')", operation="read")
     assert str(error) == "cannot read 'c/0' in S3Store('s3://b/x'): HTTP 503"
     assert (error.key, error.operation) == ("c/0", "read")
+
+
+# -- capabilities ------------------------------------------------------------------------------------
+def test_every_store_declares_its_capabilities_and_the_mode_sets_read_only(tmp_path: Path) -> None:
+    from zarrkit.abc import StoreCapabilities
+
+    writer = LocalStore(tmp_path / "data", mode="a")
+    reader = LocalStore(tmp_path / "data", mode="r")
+    assert isinstance(LocalStore.capabilities, StoreCapabilities)
+    assert LocalStore.capabilities.blocking_writes and not MemoryStore.capabilities.blocking_writes
+    assert not writer.capabilities.read_only and reader.capabilities.read_only
+    assert reader.read_only and reader.capabilities.writeable  # (its older name reads it)
+    with pytest.raises(ReadOnlyError):
+        reader.set("k", b"1")
+    with pytest.raises(AttributeError):
+        reader.capabilities.read_only = False  # type: ignore[misc]  # frozen
+
+
+def test_a_store_written_before_capabilities_declares_them_by_its_older_names() -> None:
+    """A store plugin that sets `writeable = False` on its class, or `self.listable = False`
+    on an instance, has those capabilities: the kernel refuses what it cannot do."""
+
+    class Older(Store):
+        writeable = False
+        safe_updates = True
+
+        def __init__(self) -> None:
+            self.listable = False
+
+        def get(self, key: str, byte_range: object = None) -> bytes | None:
+            return None
+
+    store = Older()
+    assert Older.capabilities.safe_updates and not Older.capabilities.writeable
+    assert not store.capabilities.listable and store.capabilities.readable
+    with pytest.raises(ReadOnlyError):
+        store.set_many({"k": b"1"})
+    with pytest.raises(CapabilityError):
+        store.list_dir("")
+    assert Store.capabilities.writeable  # (the base keeps its own)
+
+
+def test_a_wrapper_can_do_what_it_wraps(tmp_path: Path) -> None:
+    reader = open_store(f"cache://file://{tmp_path}", mode="r")
+    assert reader.capabilities == reader.inner.capabilities  # type: ignore[attr-defined]
+    assert reader.capabilities.read_only and reader.capabilities.blocking_writes
