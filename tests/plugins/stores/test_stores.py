@@ -52,6 +52,23 @@ class TestLocalStore(StoreTests):
         return LocalStore(store.root, mode="r")
 
 
+class TestPortableLocalStore(StoreTests):
+    """The local store's way for an OS that cannot open files relative to a folder
+    (Windows), made directly here: the same contract over checked paths."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> LocalStore:
+        from zarrkit.plugins.stores.local.portable import PortableLocalStore
+
+        return PortableLocalStore(tmp_path / "root", mode="w")
+
+    def store_reopen(self, store: Store) -> Store:
+        from zarrkit.plugins.stores.local.portable import PortableLocalStore
+
+        assert isinstance(store, PortableLocalStore)
+        return PortableLocalStore(store.root, mode="r")
+
+
 # -- memory:// ---------------------------------------------------------------------------------
 def test_memory_url_shares_data_by_name() -> None:
     url = f"memory://{_unique_name()}"
@@ -127,7 +144,7 @@ def test_buffered_read_takes_the_file_as_it_is_when_it_changed_size(
     tmp_path: Path, sized_as: int
 ) -> None:
     """A file sized, then rewritten before it is read: the read gives what is there now."""
-    from zarrkit.plugins.stores.local.local import _read_into_buffer
+    from zarrkit.plugins.stores.local.posix import _read_into_buffer
 
     value = os.urandom((4 << 20) + 11)
     (tmp_path / "k").write_bytes(value)
@@ -231,21 +248,21 @@ def test_writes_fall_back_to_renaming_where_unnamed_files_fail(
     creating the unnamed file and naming it: the value is written the renaming way."""
     import errno
 
-    from zarrkit.plugins.stores.local import local
+    from zarrkit.plugins.stores.local import posix
 
     store = LocalStore(tmp_path, mode="w")
 
     def gone(fd: int, folder: int, name: str) -> None:
         raise FileNotFoundError(errno.ENOENT, "pruned", name)
 
-    monkeypatch.setattr(local, "_link_fd", gone)
+    monkeypatch.setattr(posix, "_link_fd", gone)
     store.set("c/0", b"first")
     assert store.get("c/0") == b"first" and store._unnamed  # only this write went around
 
     def unsupported(folder: int) -> int:
         raise OSError(errno.EOPNOTSUPP, "not on this file system")
 
-    monkeypatch.setattr(local, "_open_unnamed", unsupported)
+    monkeypatch.setattr(posix, "_open_unnamed", unsupported)
     store.set_many({"c/1": b"second", "c/0": b"third"})
     assert not store._unnamed
     assert store.get_many(["c/0", "c/1"]) == {"c/0": b"third", "c/1": b"second"}
@@ -257,7 +274,7 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
 ) -> None:
     """An overwrite that dies between naming its new file and renaming it over the key (here:
     the rename fails and the clean-up is lost, as after a crash) leaves a name listings skip."""
-    from zarrkit.plugins.stores.local import local
+    from zarrkit.plugins.stores.local import posix
 
     store = LocalStore(tmp_path, mode="w")
     store.set("a/k", b"old")
@@ -266,7 +283,7 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
         raise OSError("killed")
 
     monkeypatch.setattr(os, "replace", crash)
-    monkeypatch.setattr(local, "_remove_quietly", lambda path, **folder: None)
+    monkeypatch.setattr(posix, "_remove_quietly", lambda path, **folder: None)
     with pytest.raises(StoreError, match="killed"):
         store.set("a/k", b"new")
     monkeypatch.undo()
@@ -512,16 +529,15 @@ def test_relative_symlinks_that_lead_out_are_refused(tmp_path: Path, target: str
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outside", "root"]
 
 
-def test_the_checked_path_way_refuses_symlinks_out_too(
-    escape: tuple[LocalStore, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_checked_path_way_refuses_symlinks_out_too(escape: tuple[LocalStore, Path]) -> None:
     """Where the OS cannot open relative to a folder (Windows), paths are checked before use:
-    the same static escapes are refused, and the store works (run here with that way forced,
-    as Windows is not at hand)."""
-    from zarrkit.plugins.stores.local import local
+    the same static escapes are refused, and the store works (run here with that way made
+    directly, as Windows is not at hand)."""
+    from zarrkit.plugins.stores.local.portable import PortableLocalStore
 
-    monkeypatch.setattr(local, "_DIR_FD", False)
-    store, outside = escape
+    posix_store, outside = escape
+    store = PortableLocalStore(posix_store.root, mode="w")
+    assert isinstance(store, LocalStore) and store == posix_store
     store.set_many({"a/k": b"1", "b": b"2"})
     assert store.get_many(["a/k", "b"]) == {"a/k": b"1", "b": b"2"}
     assert store.get_ranges([("a/k", SuffixRange(1))]) == [b"1"]
