@@ -110,14 +110,17 @@ def empty(shape: Sequence[int] | int, **kwargs: Any) -> Array:
 
 
 def zeros(shape: Sequence[int] | int, **kwargs: Any) -> Array:
+    """`create` with fill value 0: an array that reads as zeros; raises as `create_array`."""
     return create(shape, fill_value=0, **kwargs)
 
 
 def ones(shape: Sequence[int] | int, **kwargs: Any) -> Array:
+    """`create` with fill value 1: an array that reads as ones; raises as `create_array`."""
     return create(shape, fill_value=1, **kwargs)
 
 
 def full(shape: Sequence[int] | int, fill_value: Any, **kwargs: Any) -> Array:
+    """`create` with `fill_value`: an array that reads as it; raises as `create_array`."""
     return create(shape, fill_value=fill_value, **kwargs)
 
 
@@ -173,18 +176,24 @@ def _like(a: Any, zarr_format: Any, kwargs: dict[str, Any], **fixed: Any) -> Arr
 
 
 def empty_like(a: Any, *, zarr_format: Any = None, **kwargs: Any) -> Array:
+    """`empty` with the shape, dtype and chunks of `a` (an array or a numpy array), `kwargs`
+    overriding them; raises as `create_array`."""
     return _like(a, zarr_format, kwargs)
 
 
 def zeros_like(a: Any, *, zarr_format: Any = None, **kwargs: Any) -> Array:
+    """`zeros` shaped like `a`, as `empty_like`."""
     return _like(a, zarr_format, kwargs, fill_value=0)
 
 
 def ones_like(a: Any, *, zarr_format: Any = None, **kwargs: Any) -> Array:
+    """`ones` shaped like `a`, as `empty_like`."""
     return _like(a, zarr_format, kwargs, fill_value=1)
 
 
 def full_like(a: Any, *, zarr_format: Any = None, **kwargs: Any) -> Array:
+    """`full` shaped like `a` (its fill value unless `fill_value` is given), as
+    `empty_like`."""
     if "fill_value" not in kwargs and not isinstance(a, Array):
         raise ArgumentError("full_like needs fill_value= for an array that has none")
     return _like(a, zarr_format, kwargs)

@@ -94,8 +94,29 @@ def create_group(
     overwrite: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
-    """Create a group (and any missing ancestor groups) and return it open for writing;
-    `store` None is a new in-memory store, as in zarr-python."""
+    """Create a group (and any missing ancestor groups) and return it open for writing.
+
+    Args:
+        store: Where the node lives: a path, a URL (the scheme picks the store plugin:
+            `memory://`, `zip://`, `s3://`, ...), a zarrkit store, or an object a store
+            plugin adapts (a dict, an fsspec mapper, an obstore or zarr-python store). None: a new in-memory store, as in zarr-python.
+        path: The node's path inside the store ("" or None: its root).
+        attributes: The group's attributes (JSON values).
+        zarr_format: 3 (the `default_zarr_format` setting when None), 2 or "v3-draft-2020".
+        overwrite: Replace a node already at `path` (else it is an error).
+        storage_options: Options for the store a URL opens (for `s3://`, credentials and
+            endpoint); ignored for a store object.
+
+    Returns:
+        The new group.
+
+    Raises:
+        ContainsArrayError: a node is already at `path` and `overwrite` is false
+            (`ContainsGroupError` for a group).
+        NodeNameError: `path` is not a valid node path.
+        ReadOnlyError: the store cannot be written.
+        StoreError: the store failed.
+    """
     opened = open_store(
         "memory://" if store is None else store, mode="a", storage_options=storage_options
     )
@@ -125,9 +146,39 @@ def open_array(
     config: Any = None,
     **create_kwargs: Any,
 ) -> Array:
-    """Open an array. Modes: r, r+ (must exist), a (create if missing), w (replace), w- (new).
-    `config` (zarr-python's runtime settings: `order`, `write_empty_chunks`) applies to the
-    handle returned; `zarr_format` picks the format when creating and is checked otherwise."""
+    """Open an array, or create one in the modes that create.
+
+    Args:
+        store: Where the node lives: a path, a URL (the scheme picks the store plugin:
+            `memory://`, `zip://`, `s3://`, ...), a zarrkit store, or an object a store
+            plugin adapts (a dict, an fsspec mapper, an obstore or zarr-python store).
+        path: The node's path inside the store ("" or None: its root).
+        mode: "r" (read-only), "r+" (read and write; must exist), "a" (create if
+            missing), "w" (replace) or "w-" (create; fail if present).
+        storage_options: Options for the store a URL opens (for `s3://`, credentials and
+            endpoint); ignored for a store object.
+        zarr_format: The format to create in; when opening, the format the array must have.
+        config: zarr-python's runtime settings for the handle returned (`order`,
+            `write_empty_chunks`), an `ArrayConfig` or a dict.
+        **create_kwargs: `create_array`'s arguments (`shape`, `dtype`, `chunks`, ...),
+            used when the mode creates the array.
+
+    Returns:
+        The array.
+
+    Raises:
+        InvalidArgumentError: `mode` is not one of the five.
+        ArgumentError: an argument this call does not take, or creation arguments with mode
+            "r" or "r+".
+        NodeNotFoundError: nothing to open at `path` in mode "r" or "r+" (its subclasses
+            `StoreNotFoundError`, `NotZarrError` and `PermissionDeniedError` say why).
+        ContainsArrayError: mode "w-" and an array is already there (`ContainsGroupError`
+            for a group).
+        MetadataError: the stored metadata is invalid (the message names the field);
+            `UnknownExtensionError` and `MustUnderstandError` for extensions this
+            installation lacks.
+        StoreError: the store failed (the message names the key and the operation).
+    """
     node = _open_or_create(
         store, path, mode, storage_options, "array", zarr_format, create_kwargs, config
     )
@@ -146,10 +197,38 @@ def open_group(
     zarr_format: Any = None,
     **create_kwargs: Any,
 ) -> Group:
-    """Open a group. Consolidated metadata is used when the group has it (`use_consolidated`
-    None), required (True) or ignored (False), as in zarr-python; see formats/consolidated.py.
-    `mode` defaults to "r"; `store` None is a new in-memory store, as in zarr-python, where
-    the default mode is "a" (a new store has no group to read)."""
+    """Open a group, or create one in the modes that create.
+
+    Args:
+        store: Where the node lives: a path, a URL (the scheme picks the store plugin:
+            `memory://`, `zip://`, `s3://`, ...), a zarrkit store, or an object a store
+            plugin adapts (a dict, an fsspec mapper, an obstore or zarr-python store). None: a new in-memory store, as in zarr-python.
+        path: The node's path inside the store ("" or None: its root).
+        mode: As for `open_array`; None is "r", or "a" for a new in-memory store (which
+            has no group to read).
+        storage_options: Options for the store a URL opens (for `s3://`, credentials and
+            endpoint); ignored for a store object.
+        use_consolidated: Use the group's consolidated metadata when it has some (None),
+            require it (True) or ignore it (False), as in zarr-python.
+        zarr_format: The format to create in; when opening, the format the group must have.
+        **create_kwargs: `attributes` (and `zarr_format`) for a group the mode creates.
+
+    Returns:
+        The group.
+
+    Raises:
+        InvalidArgumentError: `mode` is not one of the five.
+        ArgumentError: an argument this call does not take, or creation arguments with mode
+            "r" or "r+".
+        NodeNotFoundError: nothing to open at `path` in mode "r" or "r+" (its subclasses
+            `StoreNotFoundError`, `NotZarrError` and `PermissionDeniedError` say why).
+        ContainsArrayError: mode "w-" and an array is already there (`ContainsGroupError`
+            for a group).
+        MetadataError: the stored metadata is invalid (the message names the field);
+            `UnknownExtensionError` and `MustUnderstandError` for extensions this
+            installation lacks.
+        StoreError: the store failed (the message names the key and the operation).
+    """
     if mode is None:
         mode = "a" if store is None else "r"
     if store is None:
@@ -172,8 +251,29 @@ def open_consolidated(
     zarr_format: Any = None,
     use_consolidated: bool = True,
 ) -> Group:
-    """Open a group through its consolidated metadata (an error when it has none): members come
-    from one document, so a store that cannot list (HTTP) can be browsed."""
+    """Open a group through its consolidated metadata: members come from one document, so a
+    store that cannot list (HTTP) can be browsed.
+
+    Args:
+        store: Where the node lives: a path, a URL (the scheme picks the store plugin:
+            `memory://`, `zip://`, `s3://`, ...), a zarrkit store, or an object a store
+            plugin adapts (a dict, an fsspec mapper, an obstore or zarr-python store).
+        path: The node's path inside the store ("" or None: its root).
+        mode: As for `open_group`.
+        storage_options: Options for the store a URL opens (for `s3://`, credentials and
+            endpoint); ignored for a store object.
+        zarr_format: The format the group must have (None: any).
+        use_consolidated: True only (zarr-python's signature).
+
+    Returns:
+        The group, its members read from the consolidated metadata.
+
+    Raises:
+        ArgumentError: `use_consolidated` is not True.
+        MetadataError: the group has no consolidated metadata, or it is invalid.
+        NodeNotFoundError: no group at `path`.
+        StoreError: the store failed.
+    """
     if use_consolidated is not True:
         raise ArgumentError("open_consolidated takes use_consolidated=True only")
     return open_group(
@@ -194,7 +294,25 @@ def consolidate_metadata(
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Write the metadata of every node below the group at `path` into that group (v3:
-    `consolidated_metadata` in its zarr.json; v2: `.zmetadata`), as zarr-python does."""
+    `consolidated_metadata` in its zarr.json; v2: `.zmetadata`), as zarr-python does.
+
+    Args:
+        store: Where the node lives: a path, a URL (the scheme picks the store plugin:
+            `memory://`, `zip://`, `s3://`, ...), a zarrkit store, or an object a store
+            plugin adapts (a dict, an fsspec mapper, an obstore or zarr-python store).
+        path: The node's path inside the store ("" or None: its root).
+        zarr_format: The format the group must have (None: any).
+        storage_options: Options for the store a URL opens (for `s3://`, credentials and
+            endpoint); ignored for a store object.
+
+    Returns:
+        The group, opened through its new consolidated metadata.
+
+    Raises:
+        NodeNotFoundError: no group at `path` (or not one of `zarr_format`).
+        ReadOnlyError: the store cannot be written.
+        StoreError: the store failed.
+    """
     if zarr_format is not None:
         node = open_group(store, path=path, storage_options=storage_options)
         if node.metadata.format != format_name(zarr_format):
@@ -217,7 +335,39 @@ def open(
     config: Any = None,
     **create_kwargs: Any,
 ) -> Array | Group:
-    """Open whatever node is at `path`; when creating, an array if `shape` is given, else a group."""
+    """Open whatever node is at `path`: an array or a group.
+
+    When the mode creates the node, it is an array if `shape` is given, else a group.
+
+    Args:
+        store: Where the node lives: a path, a URL (the scheme picks the store plugin:
+            `memory://`, `zip://`, `s3://`, ...), a zarrkit store, or an object a store
+            plugin adapts (a dict, an fsspec mapper, an obstore or zarr-python store). None: a new in-memory store.
+        path: The node's path inside the store ("" or None: its root).
+        mode: As for `open_array`.
+        storage_options: Options for the store a URL opens (for `s3://`, credentials and
+            endpoint); ignored for a store object.
+        zarr_format: The format to create in; when opening, the format the node must have.
+        config: Runtime settings for an array handle (as for `open_array`).
+        **create_kwargs: `create_array`'s or `create_group`'s arguments, for a node the
+            mode creates.
+
+    Returns:
+        The array or group.
+
+    Raises:
+        InvalidArgumentError: `mode` is not one of the five.
+        ArgumentError: an argument this call does not take, or creation arguments with mode
+            "r" or "r+".
+        NodeNotFoundError: nothing to open at `path` in mode "r" or "r+" (its subclasses
+            `StoreNotFoundError`, `NotZarrError` and `PermissionDeniedError` say why).
+        ContainsArrayError: mode "w-" and an array is already there (`ContainsGroupError`
+            for a group).
+        MetadataError: the stored metadata is invalid (the message names the field);
+            `UnknownExtensionError` and `MustUnderstandError` for extensions this
+            installation lacks.
+        StoreError: the store failed (the message names the key and the operation).
+    """
     kind = "array" if "shape" in create_kwargs else "group"
     return _open_or_create(
         "memory://" if store is None else store,

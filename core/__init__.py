@@ -43,6 +43,10 @@ _API = {
     "save_group": "api",
     "zeros": "api",
     "zeros_like": "api",
+    # lazy views (`array.lazy[...]`), read one at a time or many in one plan
+    "LazyArray": "views",
+    "read_many": "views",
+    "read_many_async": "views",
 }
 
 #: submodules reached as attributes after a bare `import zarrkit`, as zarr-python's are
@@ -84,6 +88,9 @@ if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded laz
     from .array import Array as Array
     from .array import ArrayConfig as ArrayConfig
     from .hierarchy import Group as Group
+    from .views import LazyArray as LazyArray
+    from .views import read_many as read_many
+    from .views import read_many_async as read_many_async
 
 
 class _Package(types.ModuleType):

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from .names import V3
 from .node import Node, node_location
 from .store import Store, check_fits, limiting_listings
 
+if TYPE_CHECKING:
+    from zarrkit.views import LazyArray
+
 #: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
 #: the array is opened (a chunk of another shape is checked when it is first read or written)
 _CHECKED_CHUNK_SHAPES = 64
@@ -64,7 +67,7 @@ class ArrayConfig:
     the fill value (`array.write_empty_chunks`; None: the setting when a chunk is written).
 
     zarr-python's other fields are kept and shown, with no effect in zarrkit (see
-    docs/zarr-python-differences.md): `read_missing_chunks` (a chunk that is not stored is
+    docs/zarr-python.md): `read_missing_chunks` (a chunk that is not stored is
     always read as the fill value), `sharding_coalesce_max_gap_bytes` and
     `sharding_coalesce_max_bytes` (reads of a shard are merged by the store's own sizes)."""
 
@@ -115,6 +118,11 @@ def _decoded(decode: Callable[[str], tuple[int, ...]], key: str) -> tuple[int, .
 
 
 class Array(Node):
+    """An array in a store: a handle made by `zarrkit.open_array`, `create_array` or a group,
+    never by hand. Indexing reads and writes (`a[...]`, `a.oindex[...]`, `a.vindex[...]`,
+    `a.blocks[...]`), touching only the chunks a selection covers. A handle pickles as what
+    opens it again; it is safe to share between threads."""
+
     _meta: ArrayMetadata
     _engine: ChunkEngine
 
@@ -463,12 +471,42 @@ class Array(Node):
 
     # -- indexing ----------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
+        """Read a selection, as numpy indexes: `a[2]`, `a[10:20, ::2]`, `a[...]`; an integer
+        array or list in one dimension selects along it (orthogonally), arrays in every
+        dimension or a boolean mask of the array's shape pick points (as `vindex`).
+
+        Args:
+            selection: ints, slices (any step), Ellipsis, integer lists or arrays, or a mask.
+
+        Returns:
+            A numpy array of the selection's shape (a numpy scalar for a single element).
+
+        Raises:
+            SelectionError: the selection is outside the array or of a kind it cannot be.
+            ChunkDecodeError: a stored chunk does not decode (corrupt, or larger than it can be).
+            StoreError: the store failed.
+        """
         out = self._engine.read(self._indexer(selection))
         if self._config.order == "F" and isinstance(out, np.ndarray) and out.ndim > 1:
             return np.asfortranarray(out)
         return out
 
     def __setitem__(self, selection: Any, value: Any) -> None:
+        """Write `value` to a selection (the forms `__getitem__` takes). The value is cast
+        and broadcast to the selection first, so a bad one writes nothing.
+
+        Args:
+            selection: As for `__getitem__`.
+            value: A scalar, or array-like values broadcastable to the selection's shape.
+
+        Raises:
+            SelectionError: the selection is outside the array or of a kind it cannot be.
+            ValueCastError: the value cannot be stored in the data type, or does not fit the
+                selection's shape.
+            ReadOnlyError: the handle or store is read-only, or the array uses extensions this
+                installation cannot write.
+            StoreError: the store failed.
+        """
         self._set(self._indexer(selection), value)
 
     def _indexer(self, selection: Any) -> Any:
@@ -494,6 +532,15 @@ class Array(Node):
             "this mix of several index arrays with other indices is ambiguous; use "
             "a.oindex[...] (each array indexes its own dimension) or a.vindex[...] (points)"
         )
+
+    @property
+    def lazy(self) -> LazyArray:
+        """A view of the whole array that reads nothing until asked: `a.lazy[sel]` chains
+        selections (numpy's, `.oindex`, `.vindex`, `.T`) and `.result()` reads them as one
+        (`zarrkit.views`, outside the kernel)."""
+        from zarrkit.views import LazyArray
+
+        return LazyArray(self)
 
     @property
     def oindex(self) -> _Indexed:
@@ -558,7 +605,19 @@ class Array(Node):
         then they are read in a few groups (one per thread at least), each group asking the
         store for all its chunks at once, so selections that share a chunk or a shard fetch
         it once and 100 windows cost a couple of round trips and a few requests per shard.
-        `read_async` starts one read on its own."""
+        `read_async` starts one read on its own.
+
+        Args:
+            selections: Selections of the forms `__getitem__` takes.
+
+        Returns:
+            One numpy array per selection, in order.
+
+        Raises:
+            SelectionError: a selection does not fit the array (before anything is read).
+            ChunkDecodeError: a stored chunk does not decode.
+            StoreError: the store failed.
+        """
         return self._engine.read_many(self._indexer(s) for s in selections)
 
     def set_many(self, items: Iterable[tuple[Any, Any]]) -> None:
@@ -567,7 +626,18 @@ class Array(Node):
         them touches is read back (when none covers it whole) and written once, holding
         every selection's values in the order given. 100 windows in four shards of an
         object store cost four reads and four writes, about two round trips.
-        `write_async` starts one write on its own."""
+        `write_async` starts one write on its own.
+
+        Args:
+            items: (selection, value) pairs, each as `__setitem__` takes them; where two
+                selections meet, the later value is stored.
+
+        Raises:
+            SelectionError: a selection does not fit the array (before anything is written).
+            ValueCastError: a value cannot be stored or does not fit its selection.
+            ReadOnlyError: the handle or store is read-only.
+            StoreError: the store failed.
+        """
         prepared = []
         self._check_writeable()
         for selection, value in items:
@@ -655,7 +725,17 @@ class Array(Node):
 
     # -- shape changes -----------------------------------------------------------------------
     def resize(self, *shape: Any) -> None:
-        """Change the shape. Data outside the new shape is dropped, so growing again shows fill."""
+        """Change the shape. Data outside the new shape is dropped, so growing again shows fill.
+
+        Args:
+            *shape: The new shape, as one tuple or as one int per dimension.
+
+        Raises:
+            InvalidArgumentError: a shape of another number of dimensions, or a negative one.
+            CodecChainError: the array's codecs cannot take chunks of the new shape.
+            ReadOnlyError: the handle or store is read-only.
+            StoreError: the store failed.
+        """
         new = tuple(
             int(n) for n in (shape[0] if len(shape) == 1 and np.ndim(shape[0]) > 0 else shape)
         )
@@ -694,6 +774,21 @@ class Array(Node):
         self._engine.erase(_outside_coords(old_grid, new_grid))
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow the array along `axis` and write `data` into the new part.
+
+        Args:
+            data: Values whose shape matches the array's in every other dimension.
+            axis: The dimension to grow.
+
+        Returns:
+            The new shape.
+
+        Raises:
+            ValueCastError: `axis` is not a dimension, the shapes do not match, or the values
+                cannot be stored in the data type (checked before the array grows).
+            ReadOnlyError: the handle or store is read-only.
+            StoreError: the store failed.
+        """
         data = np.asanyarray(data)
         old = self.shape
         if not -self.ndim <= axis < self.ndim:

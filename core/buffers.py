@@ -3,7 +3,7 @@ fault per 4 KiB page: glibc hands a big freed block back to the OS once the free
 top of a heap passes its trim threshold, so big values made and freed in turn keep coming back
 as fresh pages). Two kinds:
 
-- `scratch`: valid until this thread next asks for the same use, for work done with it at once
+- `thread_buffer`: valid until this thread next asks for the same use, for work done with it at once
   (decoding a chunk before copying part of it out, putting a strided chunk in C order);
 - `reusable`: for values handed out and passed on (a store's read, a shard being assembled),
   reused only when nothing holds it any more, which its reference count tells (a memoryview,
@@ -28,8 +28,8 @@ import numpy as np
 
 #: a thread keeps a buffer for reuse only up to this size
 KEPT_BYTES = 32 << 20
-#: larger scratch buffers are fresh each time, so one huge chunk does not stay allocated
-SCRATCH_MAX = 64 << 20
+#: larger thread buffers are fresh each time, so one huge chunk does not stay allocated
+THREAD_BUFFER_MAX = 64 << 20
 
 #: smaller buffers come from numpy's allocator (a mapping each would cost more than it saves)
 PLACED_FROM = 64 << 10
@@ -46,7 +46,7 @@ _PRIVATE = (
 )
 
 _kept = threading.local()
-_scratch = threading.local()
+_thread_buffers = threading.local()
 
 
 def placed(nbytes: int) -> np.ndarray:
@@ -67,14 +67,16 @@ def placed(nbytes: int) -> np.ndarray:
     return np.frombuffer(mapping, dtype=np.uint8, count=nbytes, offset=_PHASE)
 
 
-def scratch(use: str, nbytes: int) -> np.ndarray:
-    """`nbytes` of this thread's uint8 scratch buffer for `use`, grown as needed."""
-    if nbytes > SCRATCH_MAX:
+def thread_buffer(use: str, nbytes: int) -> np.ndarray:
+    """`nbytes` of this thread's uint8 buffer for `use`, grown as needed: valid until this
+    thread next asks for `use`, so for work done with it at once (a value handed on takes
+    `reusable`)."""
+    if nbytes > THREAD_BUFFER_MAX:
         return np.empty(nbytes, dtype=np.uint8)
-    buf = getattr(_scratch, use, None)
+    buf = getattr(_thread_buffers, use, None)
     if buf is None or buf.nbytes < nbytes:
         buf = placed(nbytes)
-        setattr(_scratch, use, buf)
+        setattr(_thread_buffers, use, buf)
     return buf[:nbytes]
 
 
@@ -84,7 +86,7 @@ def reusable(use: str, size: int) -> np.ndarray:
     new one with room to spare (values of one array differ a little in size): the kept one
     when there is none yet or it is too small (kept up to `KEPT_BYTES`); while the kept one is
     in use, a one-off from numpy's allocator, which hands out memory freed before (a mapping
-    of its own would be fresh pages every time: writing 32 shards took 18 of them)."""
+    of its own would be fresh pages, faulted in, every time)."""
     held: np.ndarray | None = getattr(_kept, use, None)
     if held is not None and held.size >= size:
         # references when free: the thread's, `held`, and getrefcount's argument

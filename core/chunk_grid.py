@@ -11,6 +11,9 @@ from .extension import Extension
 
 
 class ChunkGrid(Extension):
+    """How an array's shape is cut into chunks (the `chunk_grid` of its metadata): the base
+    of a chunk grid plugin (docs/plugins/authoring-chunk-grids.md)."""
+
     def validate(self, array_shape: Sequence[int]) -> None:
         """Raise MetadataError if this grid cannot describe an array of this shape."""
 

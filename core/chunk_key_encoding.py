@@ -8,6 +8,9 @@ from .extension import Extension
 
 
 class ChunkKeyEncoding(Extension):
+    """How a chunk's grid coordinates become its store key, and back: the base of a chunk key
+    encoding plugin (docs/plugins/authoring-chunk-key-encodings.md)."""
+
     def encode(self, coords: Sequence[int]) -> str:
         raise NotImplementedError
 

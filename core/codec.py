@@ -11,7 +11,7 @@ A codec derives from the base of its kind, which carries only the methods valid 
 
 Anything more a codec can do it declares by also deriving from a capability class, whose
 methods are then abstract (a codec that declares one and lacks its method cannot be built).
-The codec chain reads the declarations once per chunk shape (`BoundChain`); nothing is inferred
+The codec chain reads the declarations once per chunk shape (`ChunkPlan`); nothing is inferred
 from which methods a class happens to override.
 
 Partial access (sharding is one user, not a special case):
@@ -48,6 +48,7 @@ import numpy as np
 from .data_type import DataType
 from .errors import ChunkDecodeError, CodecChainError
 from .extension import Extension, named_config
+from .indexing import Region
 from .names import V2, V3, V3_DRAFT_2020
 from .store import ByteRange, Range, SuffixRange
 
@@ -55,7 +56,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Lasting:
+class CacheableRange:
     """A range a partial decode asks for whose answer stays right for as long as the stored
     value is not rewritten (a shard's index, which every read of that shard needs first): the
     engine may answer it from a cache kept by the array handle, which its own writes clear."""
@@ -65,12 +66,16 @@ class Lasting:
 
 #: A partial decode runs as a generator, so the engine can gather the byte ranges that many
 #: chunks need into one store request. It yields a list of ranges of its encoded value
-#: (`ByteRange` / `SuffixRange`, or either wrapped in `Lasting`), is sent the list of answers
+#: (`ByteRange` / `SuffixRange`, or either wrapped in `CacheableRange`), is sent the list of answers
 #: (bytes; None when the value does not exist) and returns its result.
-RangeReads = Generator[list["Range | Lasting"], list[Any], T]
+RangeReads = Generator[list["Range | CacheableRange"], list[Any], T]
+"""A partial decoder's plan: it yields the byte ranges it needs, is sent their bytes, and
+returns its result (so many decoders' reads go to the store together)."""
 
 
 class CodecKind(enum.Enum):
+    """What a codec turns into what: the three places of a codec chain."""
+
     ARRAY_ARRAY = "array -> array"
     ARRAY_BYTES = "array -> bytes"
     BYTES_BYTES = "bytes -> bytes"
@@ -99,73 +104,13 @@ class ChunkSpec:
         return replace(self, shape=tuple(shape))
 
 
-@dataclass(frozen=True)
-class Region:
-    """The part of a chunk a selection touches, per dimension: a step-1 slice or sorted unique
-    positions (int64). `exact` says every element of the product is selected (orthogonal
-    selections); otherwise the region is only a box around the selected points."""
-
-    parts: tuple[slice | np.ndarray, ...]
-    exact: bool = True
-
-    @classmethod
-    def whole(cls, shape: Sequence[int]) -> Region:
-        return cls(tuple(slice(0, int(n)) for n in shape), True)
-
-    def overlap(self, dim: int, start: int, stop: int) -> slice | np.ndarray | None:
-        """This region's positions along `dim` inside [start, stop), made local to `start`;
-        None when there are none."""
-        part = self.parts[dim]
-        if isinstance(part, slice):
-            lo, hi = max(part.start, start), min(part.stop, stop)
-            return slice(lo - start, hi - start) if lo < hi else None
-        lo, hi = np.searchsorted(part, (start, stop))
-        return part[lo:hi] - start if hi > lo else None
-
-    def covers(self, box: Sequence[tuple[int, int]]) -> bool:
-        """Whether every element of the box [(start, stop) per dimension] is selected."""
-        if not self.exact:
-            return False
-        for part, (start, stop) in zip(self.parts, box):
-            if isinstance(part, slice):
-                if part.start > start or part.stop < stop:
-                    return False
-            else:
-                lo, hi = np.searchsorted(part, (start, stop))
-                if hi - lo != stop - start:
-                    return False
-        return True
-
-    def within(self, box: Sequence[tuple[int, int]]) -> Region:
-        """The part of this region inside a box, in the box's local coordinates (every part
-        non-empty: ask `overlap` first)."""
-        parts: list[slice | np.ndarray] = []
-        for d, (a, b) in enumerate(box):
-            part = self.overlap(d, a, b)
-            parts.append(part if part is not None else slice(0, 0))
-        return Region(tuple(parts), self.exact)
-
-    def bounds(self) -> tuple[tuple[int, int], ...]:
-        """The box around the region: (first, last + 1) per dimension. A partial decode
-        returns this box of the chunk, not the whole chunk (see `ArrayBytesPartialDecode.decode_partial`)."""
-        return tuple(
-            (p.start, p.stop)
-            if isinstance(p, slice)
-            else (int(p[0]), int(p[-1]) + 1)
-            if p.size
-            else (0, 0)
-            for p in self.parts
-        )
-
-    def permuted(self, order: Sequence[int]) -> Region:
-        return Region(tuple(self.parts[i] for i in order), self.exact)
-
-
-def shift_range(rng: Range | Lasting, offset: int, length: int) -> ByteRange | Lasting:
+def shift_range(
+    rng: Range | CacheableRange, offset: int, length: int
+) -> ByteRange | CacheableRange:
     """A range of a value that sits at `offset` (with `length` bytes) inside a larger one, as a
     range of the larger value; nested partial decoders use it to pass requests outwards."""
-    if isinstance(rng, Lasting):  # inside a value that lasts, a lasting part lasts as well
-        return Lasting(_shift(rng.range, offset, length))
+    if isinstance(rng, CacheableRange):  # inside a value that lasts, a lasting part lasts as well
+        return CacheableRange(_shift(rng.range, offset, length))
     return _shift(rng, offset, length)
 
 
@@ -182,7 +127,7 @@ def lockstep(reads: Sequence[RangeReads[Any]]) -> RangeReads[list[Any]]:
     """Run several partial decodes together, yielding their requests as one list per round, so
     a codec that needs many sub-decodes (a shard's inner chunks) still makes one request."""
     results: list[Any] = [None] * len(reads)
-    pending: list[tuple[int, list[Range | Lasting]]] = []
+    pending: list[tuple[int, list[Range | CacheableRange]]] = []
     for i, gen in enumerate(reads):
         _advance(gen, None, i, results, pending)
     while pending:
@@ -199,7 +144,7 @@ def _advance(
     answer: Any,
     i: int,
     results: list[Any],
-    pending: list[tuple[int, list[Range | Lasting]]],
+    pending: list[tuple[int, list[Range | CacheableRange]]],
 ) -> None:
     try:
         pending.append((i, gen.send(answer)))
@@ -236,7 +181,7 @@ class Codec(Extension, metaclass=ABCMeta):
         """The error for a data type this codec cannot handle, naming both."""
         return CodecChainError(
             f"codec {self.written_name()!r} cannot handle data type {data_type.describe()}: {why}",
-            key="codecs",
+            field="codecs",
         )
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -339,7 +284,7 @@ class BytesBytesCodec(Codec):
     def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
         """`decode`, refusing with a ChunkDecodeError a value that would decode to more than
         `max_size` bytes. The chain decodes through this, never through `decode`, and works
-        `max_size` out from the chunk spec (see `BoundChain`), so a stored value can make a
+        `max_size` out from the chunk spec (see `ChunkPlan`), so a stored value can make a
         decoder allocate no more than a chunk of its array can hold: a tiny frame that
         declares or inflates to gigabytes (a decompression bomb) is refused, not decompressed.
 

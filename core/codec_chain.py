@@ -1,17 +1,18 @@
-"""A validated chain of codecs bound to a chunk spec: array->array*, one array->bytes,
-bytes->bytes*. Encoding runs the chain forwards, decoding backwards; any failure to decode is
-reported as a ChunkDecodeError naming the chunk and the codec.
+"""A validated chain of codecs planned for one chunk shape (`ChunkPlan`): array->array*, one
+array->bytes, bytes->bytes*. Encoding runs the chain forwards, decoding backwards; any failure
+to decode is reported as a ChunkDecodeError naming the chunk and the codec.
 
-A bound chain also says whether it can decode part of a chunk from byte ranges
+A plan also says whether it can decode part of a chunk from byte ranges
 (`can_decode_partial`) and re-encode a partly written chunk from its old encoded value
 (`can_encode_partial`); it offers either only when every codec in it declares it (see
-`codec.py`), so the engine asks the chain and never looks at the codecs themselves."""
+`codec.py`), so the engine asks the plan and never looks at the codecs themselves."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import numpy as np
@@ -34,9 +35,9 @@ from .codec import (
     Codec,
     CodecKind,
     RangeReads,
-    Region,
 )
-from .errors import ChunkDecodeError, CodecChainError, ZarrkitError
+from .errors import ChunkDecodeError, CodecChainError, ValueCastError, ZarrkitError
+from .indexing import Region
 
 
 def split(
@@ -50,16 +51,16 @@ def split(
         raise CodecChainError(
             f"a codec chain needs exactly one array -> bytes codec, got {n_ab} "
             f"in {[c.to_json() for c in codecs]}",
-            key="codecs",
+            field="codecs",
         )
     i = kinds.index(CodecKind.ARRAY_BYTES)
     if any(k is not CodecKind.ARRAY_ARRAY for k in kinds[:i]):
         raise CodecChainError(
-            "only array -> array codecs may come before the array -> bytes codec", key="codecs"
+            "only array -> array codecs may come before the array -> bytes codec", field="codecs"
         )
     if any(k is not CodecKind.BYTES_BYTES for k in kinds[i + 1 :]):
         raise CodecChainError(
-            "only bytes -> bytes codecs may come after the array -> bytes codec", key="codecs"
+            "only bytes -> bytes codecs may come after the array -> bytes codec", field="codecs"
         )
     ab = codecs[i]
     assert isinstance(ab, ArrayBytesCodec)
@@ -75,7 +76,7 @@ def _kind_of(codec: Codec) -> CodecKind:
         raise CodecChainError(
             f"codec {type(codec).__name__} must derive from exactly one of zarrkit.abc's "
             f"ArrayArrayCodec, ArrayBytesCodec and BytesBytesCodec, so that its kind is known",
-            key="codecs",
+            field="codecs",
         )
     return kinds[0]
 
@@ -98,138 +99,89 @@ def evolve(codecs: Sequence[Codec], spec: ChunkSpec) -> tuple[Codec, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, eq=False)
-class BoundChain:
-    """A chain with the spec each codec sees, computed once per chunk shape."""
+class DecodeInto(enum.Enum):
+    """How a chunk plan decodes a chunk into a given array (`ChunkPlan.decode_into`)."""
+
+    #: decoded into a new array, then copied
+    COPY = "copy"
+    #: the bytes->bytes codec nearest the array writes the chunk's elements into the array
+    #: (the codec chooses how: for a tiny chunk a library's own decode plus a copy can be
+    #: cheaper); only where the chunk's stored elements are its elements as they are
+    BYTES_CODEC = "bytes-codec"
+    #: the array->bytes codec places the chunk in the array itself (sharding: inner chunks
+    #: land in their places in the output), with nothing before or after it in the chain
+    ARRAY_CODEC = "array-codec"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ChunkPlan:
+    """How chunks of one shape are encoded and decoded: a chain with the spec each codec
+    sees, and the strategies its codecs' declared capabilities allow (see `codec.py`),
+    chosen once per chunk shape by `plan_chunks`."""
 
     array_array: tuple[tuple[ArrayArrayCodec, ChunkSpec], ...]
     array_bytes: tuple[ArrayBytesCodec, ChunkSpec]
     bytes_bytes: tuple[BytesBytesCodec, ...]
     spec: ChunkSpec
-    #: byte ranges of the stored value reach the array->bytes codec unchanged, and it and every
-    #: array->array codec can work on a region
-    can_decode_partial: bool = field(init=False)
-    #: a partly covered chunk can be re-encoded from its old value without decoding all of it
-    can_encode_partial: bool = field(init=False)
-
-    #: `decode_into` decodes the last bytes->bytes step straight into the destination (the
-    #: codec chooses how: for a tiny chunk a library's own decode plus a copy can be cheaper)
-    direct: bool = field(init=False)
-    #: `decode_scratch(upto=...)` can decode just a prefix (the bytes->bytes codec nearest
-    #: the array can stop early; see `BytesBytesDecodePrefix`)
-    prefix: bool = field(init=False)
     #: the array->bytes codec's encoded value is the chunk's elements as they are
-    raw: bool = field(init=False)
-    #: a chunk handed to `encode` is only read, and may be a read-only strided view (raw
-    #: chains, and chains whose array codecs all say `reads_input_only`)
-    takes_views: bool = field(init=False)
-    #: `encode` hands a chunk on as it is (raw, nothing after the array->bytes codec): what is
-    #: stored for a view of the written array is that view, no new memory
-    passes_views: bool = field(init=False)
-    #: the array->bytes codec decodes into a given array itself (sharding: inner chunks land
-    #: in their places in the output), with nothing before or after it in the chain
-    _ab_into: bool = field(init=False)
-    #: the codecs behind `direct`, `_ab_into` and `batched` as their capability (None: off)
-    _bb_into: BytesBytesDecodeInto | None = field(init=False)
-    _bb_prefix: BytesBytesDecodePrefix | None = field(init=False)
-    _ab_into_codec: ArrayBytesDecodeInto | None = field(init=False)
-    _batcher: BytesBytesDecodeBatch | None = field(init=False)
-    #: the codecs behind `can_decode_partial` / `can_encode_partial` as their capability
-    _partial_decoder: ArrayBytesPartialDecode | None = field(init=False)
-    _partial_encoder: ArrayBytesPartialEncode | None = field(init=False)
-    #: (codec as its capability, codec, spec) per array->array codec, in chain order
-    _region_maps: tuple[tuple[ArrayArrayPartialDecode, ArrayArrayCodec, ChunkSpec], ...] = field(
-        init=False
-    )
-    _views: tuple[tuple[ArrayArrayPartialEncode, ChunkSpec], ...] = field(init=False)
-    #: `decode_into` saves a copy (either way above)
-    into: bool = field(init=False)
-    #: `decode_many_into` decodes a group of chunks in one call of the outermost bytes->bytes
-    #: codec (`BytesBytesDecodeBatch`)
-    batched: bool = field(init=False)
+    stores_elements: bool
+    #: a chunk handed to `encode` is only read, and may be a read-only strided view (chains
+    #: that store elements, and chains whose array codecs all say `reads_input_only`)
+    takes_views: bool
+    #: `encode` hands a chunk on as it is (elements stored, nothing after the array->bytes
+    #: codec): what is stored for a view of the written array is that view, no new memory
+    passes_views: bool
+    #: how `decode_into` decodes into a given array, and whether that saves a copy (a
+    #: strategy other than `DecodeInto.COPY`; a field, as the read path asks per chunk)
+    decode_into_by: DecodeInto
+    decodes_into: bool
+    #: the codec behind `DecodeInto.BYTES_CODEC` (None: another strategy)
+    bytes_into: BytesBytesDecodeInto | None
+    #: the codec behind `DecodeInto.ARRAY_CODEC` (None: another strategy)
+    array_into: ArrayBytesDecodeInto | None
+    #: the bytes->bytes codec nearest the array when it can stop after a prefix, so that
+    #: `decode_transient(selection=...)` decodes only the rows a selection reaches
+    prefix_decoder: BytesBytesDecodePrefix | None
+    #: the outermost bytes->bytes codec when it decodes a group of chunks in one call
+    #: (`decode_many_into`), and the plan of what is left after it
+    batch_decoder: BytesBytesDecodeBatch | None
+    after_batch: ChunkPlan | None
+    #: byte ranges of the stored value reach the array->bytes codec unchanged, and it and
+    #: every array->array codec can work on a region (`decode_partial`)
+    can_decode_partial: bool
+    #: a partly covered chunk can be re-encoded from its old value without decoding all of
+    #: it (`encode_partial`)
+    can_encode_partial: bool
+    #: the codecs behind a partial decode (`decode_partial`): the array->bytes codec, and
+    #: per array->array codec in chain order (codec as its capability, codec, spec)
+    partial_decoder: ArrayBytesPartialDecode | None
+    region_maps: tuple[tuple[ArrayArrayPartialDecode, ArrayArrayCodec, ChunkSpec], ...]
+    #: the codecs behind a partial re-encode (`encode_partial`)
+    partial_encoder: ArrayBytesPartialEncode | None
+    encoded_views: tuple[tuple[ArrayArrayPartialEncode, ChunkSpec], ...]
     #: per bytes->bytes codec (in chain order) the most bytes its decoded value may hold; see
     #: `decode_bounds`
-    decoded_bounds: tuple[int, ...] = field(init=False)
+    decoded_bounds: tuple[int, ...]
     #: the most bytes a stored value of this chain may hold (its outermost codec's input)
-    max_stored_size: int = field(init=False)
+    max_stored_size: int
     #: (codec, bound) for decoding: the bytes->bytes codecs outermost first
-    _undo: tuple[tuple[BytesBytesCodec, int], ...] = field(init=False)
-    _nbytes: int | None = field(init=False)
-    _dtype: np.dtype = field(init=False)
+    decode_steps: tuple[tuple[BytesBytesCodec, int], ...]
+    #: the chunk's decoded bytes and element type, at hand for the per-chunk paths
+    nbytes: int | None
+    dtype: np.dtype
+    #: the range of a narrow integer type (fewer bits than the numpy type it is held in) that
+    #: the array -> bytes codec gets from array -> array codecs; None when nothing can leave it
+    narrow_range: tuple[int, int] | None
 
-    def __post_init__(self) -> None:
-        aa = [c for c, _ in self.array_array]
-        ab = self.array_bytes[0]
-        object.__setattr__(self, "_nbytes", self.spec.nbytes)
-        object.__setattr__(self, "_dtype", self.spec.dtype)
-        raw_dtype = ab.raw_dtype(self.array_bytes[1])
-        # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
-        raw = not aa and raw_dtype is not None and raw_dtype == self.spec.dtype
-        object.__setattr__(self, "raw", raw)
-        object.__setattr__(
-            self,
-            "takes_views",
-            raw or (ab.reads_input_only and all(c.reads_input_only for c in aa)),
-        )
-        object.__setattr__(self, "passes_views", raw and not self.bytes_bytes)
-        # capabilities are declared (see `codec.py`), read here once per chunk shape
-        bb_into: BytesBytesDecodeInto | None = None
-        bb_prefix: BytesBytesDecodePrefix | None = None
-        if raw and self.bytes_bytes:
-            first = self.bytes_bytes[0]
-            if isinstance(first, BytesBytesDecodeInto):
-                bb_into = first
-                if isinstance(first, BytesBytesDecodePrefix):
-                    bb_prefix = first
-        ab_into = (
-            ab if not aa and not self.bytes_bytes and isinstance(ab, ArrayBytesDecodeInto) else None
-        )
-        object.__setattr__(self, "_bb_into", bb_into)
-        object.__setattr__(self, "_ab_into_codec", ab_into)
-        object.__setattr__(self, "_bb_prefix", bb_prefix)
-        object.__setattr__(self, "direct", bb_into is not None)
-        object.__setattr__(self, "_ab_into", ab_into is not None)
-        object.__setattr__(self, "into", self.direct or self._ab_into)
-        object.__setattr__(self, "prefix", bb_prefix is not None)
-        maps = tuple(
-            (c, c, sp) for c, sp in self.array_array if isinstance(c, ArrayArrayPartialDecode)
-        )
-        views = tuple(
-            (c, sp) for c, sp in self.array_array if isinstance(c, ArrayArrayPartialEncode)
-        )
-        decoder = (
-            ab
-            if isinstance(ab, ArrayBytesPartialDecode)
-            and len(maps) == len(aa)
-            and all(isinstance(c, BytesBytesPartialDecode) for c in self.bytes_bytes)
-            else None
-        )
-        encoder = ab if isinstance(ab, ArrayBytesPartialEncode) and len(views) == len(aa) else None
-        object.__setattr__(self, "_partial_decoder", decoder)
-        object.__setattr__(self, "_partial_encoder", encoder)
-        object.__setattr__(self, "_region_maps", maps if decoder is not None else ())
-        object.__setattr__(self, "_views", views if encoder is not None else ())
-        object.__setattr__(self, "can_decode_partial", decoder is not None)
-        object.__setattr__(self, "can_encode_partial", encoder is not None)
-        bounds, stored = decode_bounds(ab, self.array_bytes[1], self.bytes_bytes, raw)
-        object.__setattr__(self, "decoded_bounds", bounds)
-        object.__setattr__(self, "max_stored_size", stored)
-        object.__setattr__(self, "_undo", tuple(reversed(tuple(zip(self.bytes_bytes, bounds)))))
-        batcher: BytesBytesDecodeBatch | None = None
-        if self.bytes_bytes:
-            outer = self.bytes_bytes[-1]
-            if isinstance(outer, BytesBytesDecodeBatch) and outer.batch_decodes(
-                self.array_bytes[1]
-            ):
-                batcher = outer
-        object.__setattr__(self, "_batcher", batcher)
-        object.__setattr__(self, "batched", batcher is not None)
-
-    def encode(self, chunk: np.ndarray) -> Any:
-        if self.raw:  # the elements as they are: no need to ask the array->bytes codec
+    def encode(self, chunk: np.ndarray, key: str | None = None) -> Any:
+        """The stored value of a chunk (`key` names it in errors). Raises ValueCastError when
+        array -> array codecs take a narrow type's values out of its range."""
+        if self.stores_elements:  # the elements as they are: no need to ask the array->bytes codec
             return self._encode_raw(chunk)
         for aa, aa_spec in self.array_array:
             chunk = aa.encode(chunk, aa_spec)
+        if self.narrow_range is not None:
+            self._check_range(chunk, self.narrow_range, key)
         ab, spec = self.array_bytes
         data = ab.encode(chunk, spec)
         if data is None:  # an array->bytes codec found nothing to store (a shard of fill)
@@ -238,33 +190,50 @@ class BoundChain:
             data = bb.encode(data, spec)
         return data
 
+    def _check_range(self, chunk: np.ndarray, span: tuple[int, int], key: str | None) -> None:
+        """Refuse what a narrow type cannot hold before its serializer cuts it to its bits
+        (silently: a 24-bit type keeps 3 of 4 bytes), so nothing wrong is stored."""
+        if not chunk.size:
+            return
+        low, high = int(chunk.min()), int(chunk.max())
+        if span[0] <= low and high <= span[1]:
+            return
+        codecs = ", ".join(repr(c.written_name()) for c, _ in self.array_array)
+        where = f"chunk {key!r}: " if key else ""
+        raise ValueCastError(
+            f"{where}the codecs {codecs} encode values from {low} to {high}, outside the range "
+            f"{span[0]}..{span[1]} of data type {self.array_bytes[1].data_type.describe()}, "
+            f"which the array -> bytes codec {self.array_bytes[0].written_name()!r} cannot "
+            f"store; nothing was written. Choose codecs that keep the type's range, or a wider "
+            f"data type"
+        )
+
     def _encode_raw(self, chunk: np.ndarray) -> Any:
         """A chunk whose stored bytes are its elements, often a strided view of the written
         array: with nothing after the array->bytes codec it is handed on as it is (a store
         takes any buffer and writes it in C order), else the bytes->bytes codecs get it in C
-        order, copied when need be into this thread's encode scratch rather than a fresh
-        chunk-sized array (page faults on every chunk from pool threads: ~30 % of an
-        uncompressed write's time here)."""
+        order, copied when need be into this thread's encode buffer rather than a fresh
+        chunk-sized array (whose fresh pages would fault on every chunk)."""
         if not self.bytes_bytes:
             return chunk if not chunk.flags.c_contiguous else chunk.reshape(-1).view(np.uint8)
-        scratch = None
+        buffer = None
         if chunk.flags.c_contiguous:
             flat = chunk.reshape(-1).view(np.uint8)
         else:
-            scratch = _encode_scratch(chunk.nbytes)
-            np.copyto(scratch.view(chunk.dtype).reshape(chunk.shape), chunk)
-            flat = scratch
+            buffer = _encode_buffer(chunk.nbytes)
+            np.copyto(buffer.view(chunk.dtype).reshape(chunk.shape), chunk)
+            flat = buffer
         data: Any = flat
         spec = self.array_bytes[1]
         for codec in self.bytes_bytes:
             data = codec.encode(data, spec)
-        # a codec that passed (part of) its input on must not hand out the scratch buffer; a
+        # a codec that passed (part of) its input on must not hand out the encode buffer; a
         # `bytes` (what compressors return) owns its memory, and is not asked: numpy's overlap
         # check releases the GIL, which on two threads is a hand-off per chunk
         if (
-            scratch is not None
+            buffer is not None
             and type(data) is not bytes
-            and np.may_share_memory(np.asarray(memoryview(data)), scratch)
+            and np.may_share_memory(np.asarray(memoryview(data)), buffer)
         ):
             data = bytes(memoryview(data))
         return data
@@ -274,7 +243,7 @@ class BoundChain:
         try:  # (not the _decoding context manager: this is the per-chunk hot path)
             data = self._decode_bytes(data, current)
             current[0] = self.array_bytes[0]
-            if self.raw:  # the elements as they are: no need to ask the codec
+            if self.stores_elements:  # the elements as they are: no need to ask the codec
                 chunk = self._raw_chunk(data, key)
             else:
                 chunk = self.array_bytes[0].decode(data, self.array_bytes[1])
@@ -287,14 +256,14 @@ class BoundChain:
     def decode_into(self, data: Any, dest: np.ndarray, key: str | None = None) -> None:
         """Decode a chunk into `dest` (a writable array of the chunk's shape and dtype, e.g.
         its place in a read's output): when the chain allows, the last bytes->bytes codec
-        writes straight into it (or into a per-thread scratch buffer when `dest` is strided),
+        writes straight into it (or into a per-thread buffer when `dest` is strided),
         so no chunk-sized buffer is allocated per chunk."""
-        codec = self._bb_into
-        if codec is not None:  # `direct`
+        codec = self.bytes_into
+        if codec is not None:  # DecodeInto.BYTES_CODEC
             try:
                 target, buffer = dest, dest.data.cast("B")
             except (TypeError, ValueError):  # strided, or a dtype numpy gives no buffer format
-                target = buffers.scratch("decode-into", dest.nbytes)
+                target = buffers.thread_buffer("decode-into", dest.nbytes)
                 buffer = memoryview(target)
             if len(self.bytes_bytes) == 1:  # (`_bytes_into` inlined: tiny chunks feel each call)
                 try:
@@ -307,9 +276,9 @@ class BoundChain:
                 if target is not dest:
                     dest[...] = target.view(dest.dtype).reshape(dest.shape)
                 return
-        elif self._ab_into_codec is not None:
+        elif self.array_into is not None:
             try:
-                if self._ab_into_codec.decode_into(data, dest, self.array_bytes[1]):
+                if self.array_into.decode_into(data, dest, self.array_bytes[1]):
                     return
             except Exception as exc:
                 _raise_decode_error(exc, key, self.array_bytes[0])
@@ -319,9 +288,9 @@ class BoundChain:
         self, blobs: Sequence[Any], dests: Sequence[np.ndarray], keys: Sequence[str | None]
     ) -> None:
         """`decode_into` for each chunk, the outermost bytes->bytes codec decoding them all in
-        one call when it can (`batched`); what it leaves, or all when it declines, goes the
+        one call when it can (`batch_decoder`); what it leaves, or all when it declines, goes the
         usual way, which reports any error per chunk."""
-        outer = self._batcher
+        outer = self.batch_decoder
         decoded = outer.decode_batch(blobs, self.array_bytes[1]) if outer is not None else None
         if outer is None or decoded is None:
             for blob, dest, key in zip(blobs, dests, keys):
@@ -332,9 +301,10 @@ class BoundChain:
                 f"codec {self.bytes_bytes[-1].written_name()!r}: decode_batch gave "
                 f"{len(decoded)} values for {len(blobs)} chunks"
             )
-        rest = self._rest()
-        copy = rest.raw and not rest.bytes_bytes  # the decoded bytes are the chunk
-        nbytes = self._nbytes
+        rest = self.after_batch
+        assert rest is not None  # (planned with the batch decoder)
+        copy = rest.stores_elements and not rest.bytes_bytes  # the decoded bytes are the chunk
+        nbytes = self.nbytes
         for blob, value, dest, key in zip(blobs, decoded, dests, keys):
             if value is None:
                 self.decode_into(blob, dest, key)
@@ -346,33 +316,27 @@ class BoundChain:
             else:
                 rest.decode_into(value, dest, key)
 
-    def _rest(self) -> BoundChain:
-        """This chain without its outermost bytes->bytes codec (what `decode_batch` leaves)."""
-        rest = self.__dict__.get("_rest_chain")
-        if rest is None:
-            rest = BoundChain(self.array_array, self.array_bytes, self.bytes_bytes[:-1], self.spec)
-            object.__setattr__(self, "_rest_chain", rest)
-        return rest
-
-    def decode_scratch(
+    def decode_transient(
         self, data: Any, key: str | None = None, selection: tuple | None = None
     ) -> np.ndarray:
-        """The decoded chunk, in this thread's scratch buffer when the chain decodes in place:
+        """The decoded chunk, in this thread's decode buffer when the plan decodes in place:
         valid only until this thread's next decode, for a caller that copies part of it out
         at once (no chunk-sized allocation per chunk). Given the chunk `selection` the caller
-        will copy, a chain that can (`prefix`) decodes only the C-order prefix holding it:
+        will copy, a plan that can (`prefix_decoder`) decodes only the C-order prefix holding it:
         the rest of the returned chunk is then undefined."""
-        if not self.direct:
-            if self.raw and not self.bytes_bytes:  # the stored bytes are the chunk: view them
+        if self.bytes_into is None:
+            if (
+                self.stores_elements and not self.bytes_bytes
+            ):  # the stored bytes are the chunk: view them
                 return self._raw_chunk(data, key)
             return self.decode(data, key)
-        nbytes = self._nbytes
-        if nbytes is None:  # (never: a raw chain's data type has a fixed size)
+        nbytes = self.nbytes
+        if nbytes is None:  # (never: a stored-elements chain's data type has a fixed size)
             return self.decode(data, key)
-        dest = _scratch(nbytes, self._dtype).reshape(self.spec.shape)
+        dest = _decode_buffer(nbytes, self.dtype).reshape(self.spec.shape)
         if (
             selection is not None
-            and self.prefix
+            and self.prefix_decoder is not None
             and self._decode_prefix(data, dest, selection, key)
         ):
             return dest
@@ -390,9 +354,9 @@ class BoundChain:
         if rows >= shape[0]:
             return False
         nbytes = rows * (dest.nbytes // shape[0])
-        return self._bytes_into(
-            data, memoryview(dest.reshape(-1)).cast("B")[:nbytes], key, prefix=True
-        )
+        # (viewed as bytes first: numpy exports no buffer of datetime64 or timedelta64)
+        as_bytes = memoryview(dest.reshape(-1).view(np.uint8))
+        return self._bytes_into(data, as_bytes[:nbytes], key, prefix=True)
 
     def _bytes_into(
         self, data: Any, buffer: memoryview, key: str | None, prefix: bool = False
@@ -402,9 +366,9 @@ class BoundChain:
         False when that codec declines (nothing written to `buffer`)."""
         first = self.bytes_bytes[0]
         current: list[Codec] = [first]
-        into, prefixed = self._bb_into, self._bb_prefix
+        into, prefixed = self.bytes_into, self.prefix_decoder
         try:
-            for codec, bound in self._undo[:-1]:
+            for codec, bound in self.decode_steps[:-1]:
                 current[0] = codec
                 data = codec.decode_bounded(data, self.array_bytes[1], bound)
             current[0] = first
@@ -419,18 +383,18 @@ class BoundChain:
     def _raw_chunk(self, data: Any, key: str | None) -> np.ndarray:
         spec = self.spec
         size = len(data) if type(data) is bytes else memoryview(data).nbytes
-        if size != self._nbytes:
+        if size != self.nbytes:
             raise ChunkDecodeError(
                 f"expected {spec.nbytes} bytes for a chunk of shape "
                 f"{spec.shape} {spec.dtype}, got {size} (truncated or "
                 f"corrupt)",
                 key=key,
             )
-        return np.frombuffer(data, dtype=self._dtype).reshape(spec.shape)
+        return np.frombuffer(data, dtype=self.dtype).reshape(spec.shape)
 
     def _decode_bytes(self, data: Any, current: list) -> Any:
         bytes_spec = self.array_bytes[1]
-        for codec, bound in self._undo:
+        for codec, bound in self.decode_steps:
             current[0] = codec
             data = codec.decode_bounded(data, bytes_spec, bound)
         return data
@@ -456,13 +420,13 @@ class BoundChain:
         codec's encoded side on the way in, and each decodes its part told where it sits (the
         region on its decoded side) on the way out."""
         regions = []
-        for partial, _, spec in self._region_maps:
+        for partial, _, spec in self.region_maps:
             regions.append(region)
             region = partial.encoded_region(region, spec)
         box = yield from decoder.decode_partial(region, self.array_bytes[1])
         if box is None:
             return None
-        for (partial, codec, spec), outer in zip(reversed(self._region_maps), reversed(regions)):
+        for (partial, codec, spec), outer in zip(reversed(self.region_maps), reversed(regions)):
             current[0] = codec
             box = partial.decode_partial(box, outer, spec)
         return box
@@ -473,7 +437,7 @@ class BoundChain:
         """The box `region.bounds()` of the chunk with (at least) `region` decoded, reading
         only the byte ranges the array->bytes codec asks for; None when the stored value does
         not exist. Only when `can_decode_partial`."""
-        decoder = self._partial_decoder
+        decoder = self.partial_decoder
         if decoder is None:
             raise CodecChainError("this codec chain cannot decode part of a chunk")
         codec, spec = self.array_bytes
@@ -501,11 +465,11 @@ class BoundChain:
         """The new stored value of a chunk a write covers partly: the old value (None: absent)
         is decoded only as far as the array->bytes codec needs. None: the chunk is all fill.
         Only when `can_encode_partial`."""
-        encoder = self._partial_encoder
+        encoder = self.partial_encoder
         if encoder is None:
             raise CodecChainError("this codec chain cannot re-encode part of a chunk")
         ab, ab_spec = self.array_bytes
-        for codec, spec in self._views:
+        for codec, spec in self.encoded_views:
             region = codec.encoded_region(region, spec)
             update = _through_view(update, codec, spec)
         with _decoding(key, ab) as current:
@@ -520,6 +484,83 @@ class BoundChain:
         return data
 
 
+def plan_chunks(
+    array_array: tuple[tuple[ArrayArrayCodec, ChunkSpec], ...],
+    array_bytes: tuple[ArrayBytesCodec, ChunkSpec],
+    bytes_bytes: tuple[BytesBytesCodec, ...],
+    spec: ChunkSpec,
+) -> ChunkPlan:
+    """The plan for chunks of `spec`: each strategy chosen from what the codecs declare."""
+    aa = [c for c, _ in array_array]
+    ab, ab_spec = array_bytes
+    raw_dtype = ab.raw_dtype(ab_spec)
+    # (`is not None` first: numpy takes `dtype == None` as comparing with float64)
+    elements = not aa and raw_dtype is not None and raw_dtype == spec.dtype
+    bytes_into: BytesBytesDecodeInto | None = None
+    prefix: BytesBytesDecodePrefix | None = None
+    if elements and bytes_bytes:
+        first = bytes_bytes[0]
+        if isinstance(first, BytesBytesDecodeInto):
+            bytes_into = first
+            if isinstance(first, BytesBytesDecodePrefix):
+                prefix = first
+    array_into = ab if not aa and not bytes_bytes and isinstance(ab, ArrayBytesDecodeInto) else None
+    if bytes_into is not None:
+        into = DecodeInto.BYTES_CODEC
+    elif array_into is not None:
+        into = DecodeInto.ARRAY_CODEC
+    else:
+        into = DecodeInto.COPY
+    maps = tuple((c, c, sp) for c, sp in array_array if isinstance(c, ArrayArrayPartialDecode))
+    views = tuple((c, sp) for c, sp in array_array if isinstance(c, ArrayArrayPartialEncode))
+    decoder = (
+        ab
+        if isinstance(ab, ArrayBytesPartialDecode)
+        and len(maps) == len(aa)
+        and all(isinstance(c, BytesBytesPartialDecode) for c in bytes_bytes)
+        else None
+    )
+    encoder = ab if isinstance(ab, ArrayBytesPartialEncode) and len(views) == len(aa) else None
+    bounds, stored = decode_bounds(ab, ab_spec, bytes_bytes, elements)
+    batcher: BytesBytesDecodeBatch | None = None
+    if bytes_bytes:
+        outer = bytes_bytes[-1]
+        if isinstance(outer, BytesBytesDecodeBatch) and outer.batch_decodes(ab_spec):
+            batcher = outer
+    return ChunkPlan(
+        array_array=array_array,
+        array_bytes=array_bytes,
+        bytes_bytes=bytes_bytes,
+        spec=spec,
+        stores_elements=elements,
+        takes_views=elements or (ab.reads_input_only and all(c.reads_input_only for c in aa)),
+        passes_views=elements and not bytes_bytes,
+        decode_into_by=into,
+        decodes_into=into is not DecodeInto.COPY,
+        bytes_into=bytes_into,
+        array_into=array_into,
+        prefix_decoder=prefix,
+        batch_decoder=batcher,
+        after_batch=(
+            plan_chunks(array_array, array_bytes, bytes_bytes[:-1], spec)
+            if batcher is not None
+            else None
+        ),
+        can_decode_partial=decoder is not None,
+        can_encode_partial=encoder is not None,
+        partial_decoder=decoder,
+        region_maps=maps if decoder is not None else (),
+        partial_encoder=encoder,
+        encoded_views=views if encoder is not None else (),
+        decoded_bounds=bounds,
+        max_stored_size=stored,
+        decode_steps=tuple(reversed(tuple(zip(bytes_bytes, bounds)))),
+        nbytes=spec.nbytes,
+        dtype=spec.dtype,
+        narrow_range=_narrow_range(array_bytes[1]) if aa else None,
+    )
+
+
 def _rows_needed(item: Any, n: int) -> int:
     """How many leading positions of a dimension of length `n` a selection item reaches."""
     if isinstance(item, slice):
@@ -532,16 +573,16 @@ def _rows_needed(item: Any, n: int) -> int:
     return int(item) + 1
 
 
-def _scratch(nbytes: int, dtype: np.dtype) -> np.ndarray:
+def _decode_buffer(nbytes: int, dtype: np.dtype) -> np.ndarray:
     """A per-thread buffer of `nbytes` bytes viewed as `dtype`, reused from chunk to chunk (a
     fresh chunk-sized allocation costs page faults every time)."""
-    return buffers.scratch("decode", nbytes).view(dtype)
+    return buffers.thread_buffer("decode", nbytes).view(dtype)
 
 
-def _encode_scratch(nbytes: int) -> np.ndarray:
+def _encode_buffer(nbytes: int) -> np.ndarray:
     """A per-thread uint8 buffer for putting a chunk in C order before its bytes->bytes codecs
-    (apart from `_scratch`, which reads use: valid until this thread's next encode)."""
-    return buffers.scratch("encode", nbytes)
+    (apart from `_decode_buffer`, which reads use: valid until this thread's next encode)."""
+    return buffers.thread_buffer("encode", nbytes)
 
 
 def _through_view(
@@ -593,6 +634,16 @@ def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Excep
 _SLACK = 64 << 10
 
 
+def _narrow_range(spec: ChunkSpec) -> tuple[int, int] | None:
+    """The `int_range` of the spec's data type when it is narrower than its numpy type's."""
+    span = spec.data_type.int_range
+    native = spec.dtype
+    if span is None or native.kind not in "iu":
+        return None
+    info = np.iinfo(native)
+    return span if (span[0], span[1]) != (int(info.min), int(info.max)) else None
+
+
 def decode_bounds(
     ab: ArrayBytesCodec, spec: ChunkSpec, bytes_bytes: Sequence[BytesBytesCodec], raw: bool
 ) -> tuple[tuple[int, ...], int]:
@@ -623,9 +674,9 @@ class CodecChain:
         self.data_type = data_type
         self.fill_value = fill_value
         self._aa, self._ab, self._bb = split(self.codecs)
-        self._bound: dict[tuple[int, ...], BoundChain] = {}
+        self._bound: dict[tuple[int, ...], ChunkPlan] = {}
 
-    def bind(self, shape: tuple[int, ...]) -> BoundChain:
+    def bind(self, shape: tuple[int, ...]) -> ChunkPlan:
         bound = self._bound.get(shape)
         if bound is None:
             bound = self._bound[shape] = self._bind(
@@ -633,7 +684,7 @@ class CodecChain:
             )
         return bound
 
-    def _bind(self, spec: ChunkSpec) -> BoundChain:
+    def _bind(self, spec: ChunkSpec) -> ChunkPlan:
         first = spec
         stages = []
         for aa in self._aa:
@@ -643,7 +694,7 @@ class CodecChain:
         _check(self._ab, spec)
         for bb in self._bb:
             _check(bb, spec)
-        return BoundChain(tuple(stages), (self._ab, spec), self._bb, first)
+        return plan_chunks(tuple(stages), (self._ab, spec), self._bb, first)
 
 
 def _check(codec: Codec, spec: ChunkSpec) -> None:

@@ -9,8 +9,10 @@ Two ways to change them, both in force at once and both undone on leaving a `wit
     with zarrkit.config.set({"async.concurrency": 32}): ...
 
 `get()` is the current `Settings`; `get("array.order")` a zarr-python key's value (a key that
-maps onto a setting answers the setting; `config_keys` says which do). `reset()`, `pprint()`
-and `to_dict()` are zarr-python's too.
+maps onto a setting answers the setting). `reset()`, `pprint()` and `to_dict()` are
+zarr-python's too. Which keys exist and what each is comes from the key tables installed in the
+`zarrkit.config_keys` entry-point group (`ConfigKeys`; zarr-python's is `zarrkit.zarr_config`),
+so the settings themselves name nothing of zarr-python.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ from __future__ import annotations
 import os
 import pprint as _pprint
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
-from . import config_keys, forksafe
-from .errors import ConfigError
+from . import entry_points, forksafe
+from .errors import ConfigError, PluginLoadError, UnknownConfigKeyError
 
 
 def _env_int(name: str, default: int) -> int:
@@ -87,6 +89,9 @@ def _env_schemes() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Settings:
+    """The process-wide settings, each field defaulting to its `ZARRKIT_*` environment
+    variable (docs/guide/configuration.md lists them); `get()` returns the current ones."""
+
     threads: int = field(default_factory=lambda: _env_int("ZARRKIT_THREADS", os.cpu_count() or 1))
     write_empty_chunks: bool = field(
         default_factory=lambda: _env_bool("ZARRKIT_WRITE_EMPTY_CHUNKS", False)
@@ -144,7 +149,7 @@ class Settings:
     #: the indentation of metadata documents written in the v3 and v2 formats (None: one line)
     json_indent: int | None = 2
     #: values given to zarr-python's configuration keys that mean nothing to zarrkit (reported
-    #: by `get(key)`, with no effect; see `config_keys`), by key
+    #: by `get(key)`, with no effect; see `ConfigKeys`), by key
     zarr_python_keys: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
@@ -168,6 +173,86 @@ class Settings:
                 f"default_zarr_format (ZARRKIT_DEFAULT_ZARR_FORMAT) must be 2 or 3, "
                 f"got {self.default_zarr_format!r}"
             )
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One key of another library's configuration (zarr-python's `array.order`): its default
+    there, and the setting it is here (if any)."""
+
+    name: str
+    default: Any
+    #: the `Settings` field this key sets and reads; None: kept, no effect on zarrkit
+    setting: str | None = None
+    #: checks a value given for the key and turns it into the setting's value
+    parse: Callable[[Any], Any] | None = None
+    #: said (as a UserWarning) when the key is given a value other than its default, for keys
+    #: whose other values would change what a program reads and zarrkit does not do
+    unsupported: str | None = None
+
+
+class ConfigKeys(Protocol):
+    """A table of keys, the object an entry point of the `zarrkit.config_keys` group names."""
+
+    #: every key by name (keys under an open namespace are made by `key_of`)
+    keys: Mapping[str, ConfigKey]
+
+    def key_of(self, name: str) -> ConfigKey:
+        """The key `name`; `UnknownConfigKeyError` (or `ConfigError`) when there is none."""
+        ...
+
+    def under(self, prefix: str) -> list[ConfigKey]:
+        """The keys below a namespace (`"array"` -> `array.order`, ...)."""
+        ...
+
+    def nested(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        """{"array.order": "C"} as {"array": {"order": "C"}}, as the library holds it."""
+        ...
+
+
+#: the entry-point group of key tables
+KEYS_GROUP = "zarrkit.config_keys"
+
+
+class _NoKeys:
+    """What `_keys()` answers when no key table is installed: only the settings' own names."""
+
+    keys: Mapping[str, ConfigKey] = MappingProxyType({})
+
+    def key_of(self, name: str) -> ConfigKey:
+        raise UnknownConfigKeyError(
+            f"{name!r} is not a zarrkit setting (no key table is installed)"
+        )
+
+    def under(self, prefix: str) -> list[ConfigKey]:
+        return []
+
+    def nested(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(flat)
+
+
+_tables: list[ConfigKeys] = []
+_tables_lock = forksafe.lock()
+
+
+def _keys() -> ConfigKeys:
+    """The installed key table, loaded on first use (one; the first by distribution name when
+    several are)."""
+    with _tables_lock:
+        if not _tables:
+            rows = sorted(entry_points.in_group(KEYS_GROUP), key=lambda row: row[1] or "")
+            table: ConfigKeys = _NoKeys()
+            if rows:
+                ep = rows[0][0]
+                try:
+                    table = ep.load()
+                except Exception as exc:
+                    raise PluginLoadError(
+                        f"the configuration key table {ep.value!r} failed to load: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+            _tables.append(table)
+        return _tables[0]
 
 
 #: the choices of the `string_dtype` setting
@@ -195,14 +280,15 @@ def get(key: str | None = None, default: Any = _NO_DEFAULT) -> Any:
         return current
     if key in _FIELDS:
         return getattr(current, key)
+    table = _keys()
     try:
-        found = config_keys.key_of(key)
+        found = table.key_of(key)
     except (KeyError, ValueError):
-        namespace = config_keys.under(key)
+        namespace = table.under(key)
         given = {k: v for k, v in current.zarr_python_keys.items() if k.startswith(key + ".")}
         if namespace or given:
             flat = {k.name: _value(current, k) for k in namespace} | given
-            tree: dict[str, Any] = config_keys.nested(flat)
+            tree: dict[str, Any] = table.nested(flat)
             for part in key.split("."):
                 tree = tree[part]
             return tree
@@ -212,7 +298,7 @@ def get(key: str | None = None, default: Any = _NO_DEFAULT) -> Any:
     return _value(current, found)
 
 
-def _value(current: Settings, key: config_keys.Key) -> Any:
+def _value(current: Settings, key: ConfigKey) -> Any:
     if key.setting is not None:
         return getattr(current, key.setting)
     return current.zarr_python_keys.get(key.name, key.default)
@@ -221,10 +307,10 @@ def _value(current: Settings, key: config_keys.Key) -> Any:
 def to_dict() -> dict[str, Any]:
     """zarr-python's configuration as a nested dict (its `zarr.config.to_dict()`), each key
     with the value zarrkit uses: a mapped key its setting's, any other what was given."""
-    current = _current
-    flat = {name: _value(current, key) for name, key in config_keys.KEYS.items()}
+    current, table = _current, _keys()
+    flat = {name: _value(current, key) for name, key in table.keys.items()}
     flat.update(current.zarr_python_keys)  # (keys under open namespaces, as given)
-    return config_keys.nested(flat)
+    return table.nested(flat)
 
 
 def pprint(**kwargs: Any) -> None:
@@ -257,8 +343,8 @@ def set(arg: Mapping[str, Any] | None = None, /, **changes: Any) -> Change:
 
     `changes` are `Settings` fields by name (`threads=4`) or zarr-python's keys, with `__`
     for `.` as zarr-python's keyword form has them (`array__order="F"`); `arg` is a dict of
-    zarr-python's keys (`{"array.order": "F"}`) or of field names. See `config_keys` for what
-    each zarr-python key does in zarrkit."""
+    zarr-python's keys (`{"array.order": "F"}`) or of field names. See `zarrkit.zarr_config`
+    for what each zarr-python key does in zarrkit."""
     global _current
     given: dict[str, Any] = dict(arg or {})
     for name, value in changes.items():
@@ -273,11 +359,12 @@ def _changed(current: Settings, given: Mapping[str, Any]) -> Settings:
     """`current` with `given` applied: everything is checked before anything changes."""
     updates: dict[str, Any] = {}
     kept = dict(current.zarr_python_keys)
+    table = _keys()
     for name, value in given.items():
-        if name in _FIELDS and name not in config_keys.KEYS:
+        if name in _FIELDS and name not in table.keys:
             updates[name] = value
             continue
-        key = config_keys.key_of(name)
+        key = table.key_of(name)
         parsed = key.parse(value) if key.parse is not None else value
         if key.setting is not None:
             updates[key.setting] = parsed

@@ -133,7 +133,7 @@ class DataType(Extension):
         try:
             return self.cast_scalar(value)
         except ValueCastError as exc:
-            raise MetadataError(str(exc), key="fill_value") from None
+            raise MetadataError(str(exc), field="fill_value") from None
 
     def cast_scalar(self, value: Any) -> Any:
         """Convert one scalar to this type, refusing values the type cannot represent."""
@@ -398,7 +398,7 @@ def data_type_from_native(dtype: Any) -> DataType:
         dtype = np.dtype(dtype)
     except TypeError as exc:
         raise MetadataError(
-            f"{dtype!r} is not a data type name nor a numpy dtype: {exc}", key="data_type"
+            f"{dtype!r} is not a data type name nor a numpy dtype: {exc}", field="data_type"
         ) from None
     table = native_index.table()
     for key in native_keys(dtype):
@@ -416,7 +416,7 @@ def data_type_from_native(dtype: Any) -> DataType:
             ).locate("data_type")
         return candidates[0].from_native(dtype)
     raise MetadataError(
-        f"no installed data type plugin handles numpy dtype {dtype}", key="data_type"
+        f"no installed data type plugin handles numpy dtype {dtype}", field="data_type"
     )
 
 

@@ -6,33 +6,36 @@ without a debugger; none of them is a bare KeyError or ValueError escaping from 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class ZarrkitError(Exception):
     """Base of every error zarrkit raises on purpose."""
 
 
 class MetadataError(ZarrkitError):
-    """A metadata document is malformed; `key` names the offending field and `where` the node."""
+    """A metadata document is malformed; `field` names the offending field (dotted, e.g.
+    `codecs.0.configuration.level`) and `where` the node."""
 
-    def __init__(self, message: str, *, key: str | None = None, where: str | None = None):
+    def __init__(self, message: str, *, field: str | None = None, where: str | None = None):
         self.detail = message
-        self.key = key
+        self.field = field
         self.where = where
         super().__init__(self._text())
 
     def _text(self) -> str:
         prefix = f"{self.where}: " if self.where else ""
-        if self.key:
-            prefix += f"field {self.key!r}: "
+        if self.field:
+            prefix += f"field {self.field!r}: "
         return prefix + self.detail
 
-    def locate(self, key: str | None = None, where: str | None = None) -> MetadataError:
-        """Point the error at a field of a document (`key` is prefixed to the plugin's own)."""
-        if key:
-            if not self.key:
-                self.key = key
-            elif self.key != key and not self.key.startswith(f"{key}."):
-                self.key = f"{key}.{self.key}"  # a plugin's own key, relative to its object
+    def locate(self, field: str | None = None, where: str | None = None) -> MetadataError:
+        """Point the error at a field of a document (`field` is prefixed to the plugin's own)."""
+        if field:
+            if not self.field:
+                self.field = field
+            elif self.field != field and not self.field.startswith(f"{field}."):
+                self.field = f"{field}.{self.field}"  # a plugin's own field, relative to its object
         if where and not self.where:
             self.where = where
         self.args = (self._text(),)
@@ -60,9 +63,44 @@ class UnknownExtensionError(MetadataError):
             msg += f"; {hint}"
         else:
             msg += (
-                f"; install a package that registers it in the entry-point group 'zarrkit.{kind}s'"
+                f"; install a package that registers it in the entry-point group "
+                f"'zarrkit.{kind}s' (`zarrkit plugins` lists the plugins installed)"
             )
         super().__init__(msg, where=where)
+
+
+class UnknownExtensionsError(UnknownExtensionError):
+    """A document names several extensions no installed plugin provides: all of them, each
+    with where it appears and what to install when that is known (`missing`), in one error.
+    `kind` and `name` are the first one's."""
+
+    def __init__(self, missing: list[MissingExtension], *, where: str | None = None):
+        self.missing = missing
+        first = missing[0]
+        self.kind, self.name, self.format = first.kind, first.name, first.format
+        listed = "; ".join(m.describe() for m in missing)
+        MetadataError.__init__(
+            self,
+            f"no installed plugin provides {len(missing)} extensions of this document: "
+            f"{listed}. `zarrkit plugins` lists the plugins installed",
+            where=where,
+        )
+
+
+@dataclass(frozen=True)
+class MissingExtension:
+    """One unknown extension of a document: its kind, name, format, the field naming it, and
+    the install hint the `zarrkit_install_hint` hook gave (None: none known)."""
+
+    kind: str
+    name: str
+    format: str | None
+    key: str
+    hint: str | None = None
+
+    def describe(self) -> str:
+        text = f"the {self.kind.replace('_', ' ')} {self.name!r} ({self.key})"
+        return f"{text}: {self.hint}" if self.hint else text
 
 
 class PluginConflictError(ZarrkitError):
@@ -108,7 +146,7 @@ class AmbiguousExtensionError(MetadataError):
         message = f"{name!r} names several {what}s{fmt}: {', '.join(providers)}; " + (
             hint or f"give the {what} by a name only one of them has"
         )
-        super().__init__(message, key=None, where=where)
+        super().__init__(message, where=where)
 
 
 class PluginLoadError(ZarrkitError):
@@ -132,6 +170,11 @@ class ArgumentError(ZarrkitError, TypeError):
 class InvalidArgumentError(ZarrkitError, ValueError):
     """An argument of the right kind whose value is out of range: an unknown mode, a negative
     depth or byte range, an order other than C or F. Also a ValueError, as Python raises."""
+
+
+class UntranslatableOptionsError(InvalidArgumentError):
+    """Store options in one library's spelling (s3fs's) that cannot go to another (obstore)
+    with the meaning the first gives them; the message says which and why."""
 
 
 class ConfigError(ZarrkitError, ValueError):
@@ -250,6 +293,10 @@ class StoreError(ZarrkitError):
         target = f" {key!r}" if key is not None else ""
         where = f" in {store}" if store is not None else ""
         super().__init__(f"cannot {what}{target}{where}: {message}")
+
+
+class RedirectRefusedError(StoreError):
+    """A redirect a store will not follow: from https to plain http, or to another scheme."""
 
 
 class ValueTooLargeError(StoreError):

@@ -14,13 +14,23 @@ which the child does not have, and its first batch would wait for them forever.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Protocol, Self, TypeVar
 
 from . import config, forksafe
 
-T = TypeVar("T")
+
+class Divisible(Protocol):
+    """What `run_batched` shares out among threads: a sized sequence whose slices are of its
+    own kind (a list, or the engine's side-by-side lists of chunks)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, part: slice, /) -> Self: ...
+
+
+D = TypeVar("D", bound=Divisible)
 
 _lock = forksafe.lock()
 _local = threading.local()
@@ -77,9 +87,7 @@ def threads() -> int:
     return max(1, config.get().threads)
 
 
-def run_batched(
-    work: Callable[[Sequence[T]], None], items: Sequence[T], *, parallel: bool = True
-) -> None:
+def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -> None:
     """Run `work` over `items` split into one batch per thread; re-raise the first error.
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time

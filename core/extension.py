@@ -10,17 +10,27 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .errors import MetadataError
-from .names import V3, Names
+from .names import V3, ExtensionNames
 
 
 class Extension:
-    names: ClassVar[Names]
+    """What every extension (codec, data type, grid, key encoding, layout, store, storage
+    transformer) shares: its names per format, and reading and writing its configuration."""
+
+    names: ClassVar[ExtensionNames]
     #: True for a provider that answers for extensions it does not own, such as a bridge to
     #: another library's registry (the numcodecs bridge): any provider that names the
     #: extension itself (its name or an alias) is chosen over it, so installing a package
     #: for one codec never turns data the bridge read into a conflict. A match through a
     #: name pattern (`names(pattern=...)`) or `matches_name` counts as generic anyway.
     generic: ClassVar[bool] = False
+
+    @classmethod
+    def matches_name(cls, name: str, format: str) -> bool:
+        """Whether this class answers for the extension `name` in `format`: by default what
+        its `names` declare. A class that answers for names it cannot list (a bridge to
+        another library's registry) overrides it; a match so made counts as generic."""
+        return cls.names.matches(name, format)
 
     @classmethod
     def adapt(cls, obj: object, format: str = V3) -> Extension | None:
@@ -36,7 +46,8 @@ class Extension:
         """Build from a name (as written, maybe an alias) and its configuration object."""
         if configuration:
             raise MetadataError(
-                f"{name!r} takes no configuration, got {dict(configuration)!r}", key="configuration"
+                f"{name!r} takes no configuration, got {dict(configuration)!r}",
+                field="configuration",
             )
         return cls()
 
@@ -67,13 +78,13 @@ def parse_named_config(doc: Any, *, key: str, where: str | None = None) -> tuple
     if not isinstance(doc, Mapping):
         raise MetadataError(
             f"expected an extension name or an object with 'name', got {doc!r}",
-            key=key,
+            field=key,
             where=where,
         )
     name = doc.get("name")
     if not isinstance(name, str) or not name:
         raise MetadataError(
-            f"extension object lacks a string 'name': {doc!r}", key=key, where=where
+            f"extension object lacks a string 'name': {doc!r}", field=key, where=where
         )
     configuration = doc.get("configuration", {})
     if configuration is None:
@@ -81,20 +92,22 @@ def parse_named_config(doc: Any, *, key: str, where: str | None = None) -> tuple
     if not isinstance(configuration, Mapping):
         raise MetadataError(
             f"'configuration' of {name!r} must be an object, got {configuration!r}",
-            key=key,
+            field=key,
             where=where,
         )
     must_understand = doc.get("must_understand", True)
     if not isinstance(must_understand, bool):
         raise MetadataError(
             f"'must_understand' of {name!r} must be true or false, got {must_understand!r}",
-            key=key,
+            field=key,
             where=where,
         )
     extra = set(doc) - {"name", "configuration", "must_understand"}
     if extra:
         raise MetadataError(
-            f"extension object {name!r} has unexpected fields {sorted(extra)}", key=key, where=where
+            f"extension object {name!r} has unexpected fields {sorted(extra)}",
+            field=key,
+            where=where,
         )
     return name, dict(configuration), must_understand
 
@@ -113,7 +126,7 @@ def config_value(
         if default is ...:
             raise MetadataError(
                 f"{owner}: configuration lacks required field {field!r}",
-                key=f"configuration.{field}",
+                field=f"configuration.{field}",
             )
         return default
     value = configuration[field]
@@ -124,14 +137,16 @@ def config_value(
     if not ok or (choices is not None and value not in choices):
         expected = f"one of {list(choices)}" if choices else getattr(types, "__name__", str(types))
         raise MetadataError(
-            f"{owner}: {field!r} must be {expected}, got {value!r}", key=f"configuration.{field}"
+            f"{owner}: {field!r} must be {expected}, got {value!r}", field=f"configuration.{field}"
         )
     return value
 
 
 def check_known_fields(configuration: Mapping[str, Any], allowed: set[str], *, owner: str) -> None:
+    """Refuse configuration fields outside `allowed` (`owner` names the extension in the
+    message) with a `MetadataError`."""
     extra = set(configuration) - allowed
     if extra:
         raise MetadataError(
-            f"{owner}: unknown configuration fields {sorted(extra)}", key="configuration"
+            f"{owner}: unknown configuration fields {sorted(extra)}", field="configuration"
         )

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-class Gate:
+class InFlightLimit:
     """One limit on awaits in flight shared by every `gather_limited` given it: a store's,
     so that its `io_concurrency` bounds its requests in flight however many batches its
     callers run at once (a read fetches its next batch while the last one is still being
@@ -32,12 +32,12 @@ class Gate:
             held = self._held = (loop, limit, asyncio.Semaphore(limit))
         return held[2]
 
-    def __reduce__(self) -> tuple[type[Gate], tuple[()]]:
-        return (Gate, ())
+    def __reduce__(self) -> tuple[type[InFlightLimit], tuple[()]]:
+        return (InFlightLimit, ())
 
 
 async def gather_limited(
-    calls: Sequence[Callable[[], Awaitable[T]]], limit: int, *, gate: Gate | None = None
+    calls: Sequence[Callable[[], Awaitable[T]]], limit: int, *, gate: InFlightLimit | None = None
 ) -> list[T]:
     """Await every call, at most `limit` at a time (counting those of every other gather
     through the same `gate`), answers in the calls' order. The first failure cancels the

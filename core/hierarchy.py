@@ -145,7 +145,7 @@ def apply_use_consolidated(group: Group, use_consolidated: bool | None) -> Group
     raise MetadataError(
         f"group {group.name!r} has no consolidated metadata; create it with "
         f"zarrkit.consolidate_metadata()",
-        key="consolidated_metadata",
+        field="consolidated_metadata",
         where=group._where(),
     )
 
@@ -175,6 +175,10 @@ def consolidate_metadata(
 
 
 class Group(Node[GroupMetadata]):
+    """A group in a store: a mapping from member names (or relative paths, "a/b") to its arrays
+    and groups, made by `zarrkit.open_group`, `create_group` or a parent group. Members are
+    read when asked for; `members()` reads many at once."""
+
     def __init__(
         self,
         store: Store,
@@ -211,6 +215,7 @@ class Group(Node[GroupMetadata]):
         )
 
     def keys(self) -> list[str]:
+        """The children's names, sorted (one listing, or the consolidated metadata)."""
         return self._members.names(self)
 
     def __iter__(self) -> Iterator[str]:
@@ -229,6 +234,17 @@ class Group(Node[GroupMetadata]):
             return False
 
     def __getitem__(self, name: str) -> Array | Group:
+        """The array or group at `name`.
+
+        Args:
+            name: A member's name, or a path relative to this group ("a/b/t").
+
+        Raises:
+            NodeNotFoundError: no member there (also a `KeyError`, as for a mapping).
+            NodeNameError: `name` cannot name a member ("", "..").
+            MetadataError: the member's metadata is invalid.
+            StoreError: the store failed.
+        """
         path = self._child_path(name)
         relative = self._relative(path)
         metadata = self._members.find(self, relative)
@@ -237,6 +253,7 @@ class Group(Node[GroupMetadata]):
         return self._member(relative, metadata)
 
     def get(self, name: str, default: Any = None) -> Any:
+        """`self[name]`, or `default` when no member is there."""
         try:
             return self[name]
         except NodeNotFoundError:
@@ -277,8 +294,24 @@ class Group(Node[GroupMetadata]):
         return [n for n, _ in self.groups()]
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        """A new array in this group (the arguments of `zarrkit.create_array`; its format is
-        the group's unless `zarr_format` says otherwise)."""
+        """A new array in this group.
+
+        Args:
+            name: The member's name, or a path relative to this group.
+            **kwargs: `zarrkit.create_array`'s arguments but `store` and `path`; the format
+                is the group's unless `zarr_format` says otherwise.
+
+        Returns:
+            The new array.
+
+        Raises:
+            ArgumentError: `path=` given (the member is named by `name`), or an argument
+                `create_array` does not take.
+            ReadOnlyError: the group's handle or store is read-only.
+            ContainsArrayError: a node is already there and `overwrite` is false
+                (`ContainsGroupError` for a group).
+            MetadataError: as `zarrkit.create_array` raises for invalid arguments.
+        """
         self._check_writeable()
         if "path" in kwargs:
             raise ArgumentError("Group.create_array takes the member's name, not path=")
@@ -287,6 +320,8 @@ class Group(Node[GroupMetadata]):
 
     # zarr-python's shortcuts on a group: an array named `name` in it
     def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """`create_array(name, shape=shape, ...)`, zarr-python's `Group.empty`; `zeros`,
+        `ones`, `full` and the `*_like` forms set the fill value or copy `data`'s shape too."""
         return self.create_array(name, shape=shape, **_with_dtype(kwargs))
 
     def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
@@ -318,6 +353,23 @@ class Group(Node[GroupMetadata]):
         overwrite: bool = False,
         zarr_format: Any = None,
     ) -> Group:
+        """A new group in this group (and the groups between, for a path "a/b").
+
+        Args:
+            name: The member's name, or a path relative to this group.
+            attributes: The new group's attributes.
+            overwrite: Replace a node already there (else it is an error).
+            zarr_format: The format (None: this group's).
+
+        Returns:
+            The new group.
+
+        Raises:
+            ReadOnlyError: the group's handle or store is read-only.
+            ContainsArrayError: a node is already there and `overwrite` is false
+                (`ContainsGroupError` for a group).
+            NodeNameError: `name` cannot name a member.
+        """
         self._check_writeable()
         path = self._child_path(name)
         metadata = write_group(
@@ -365,7 +417,18 @@ class Group(Node[GroupMetadata]):
     def move(self, source: str, dest: str) -> None:
         """Move the member at `source` (and everything below it) to `dest`, both relative to
         this group; missing groups above `dest` are created. zarr-python 3.4 declares this
-        and raises NotImplementedError."""
+        and raises NotImplementedError.
+
+        Args:
+            source: The member's path, relative to this group.
+            dest: Its new path, relative to this group.
+
+        Raises:
+            ReadOnlyError: the group's handle or store is read-only.
+            CapabilityError: the store cannot list (HTTP).
+            NodeNotFoundError: nothing at `source`.
+            ContainsArrayError: a node is already at `dest` (`ContainsGroupError` for a group).
+        """
         self._check_writeable()
         self._store.require("list", f"move {source!r} in group {self.name!r}")
         src, dst = self._child_path(source), self._child_path(dest)
@@ -391,7 +454,17 @@ class Group(Node[GroupMetadata]):
     def members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) for each member, sorted by name; with `max_depth` (zarr-python's
         argument) also the members of member groups that many levels down (None: all), named
-        by their path relative to this group."""
+        by their path relative to this group.
+
+        Args:
+            max_depth: How many levels below the children to include (0: the children
+                only; None: every level).
+
+        Raises:
+            InvalidArgumentError: `max_depth` is negative.
+            MetadataError: a member's metadata is invalid.
+            StoreError: the store failed.
+        """
         if max_depth is not None and max_depth < 0:
             raise InvalidArgumentError(f"max_depth must be None or >= 0, got {max_depth}")
         # depth first with a stack of member iterators, not recursion: a hierarchy may be

@@ -33,6 +33,8 @@ GROUP = "zarrkit.hooks"
 LEGACY_GROUP = "zarrkit.plugins"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Marks a function of a hook plugin module (the `zarrkit.hooks` entry-point group) as the
+implementation of the zarrkit hook of its name."""
 
 #: hooks zarrkit no longer asks, and what replaced each (a hook plugin implementing one is
 #: skipped and reported rather than silently ignored)

@@ -17,6 +17,9 @@ from .extension import Extension
 
 
 class MemoryLayout(Extension):
+    """How a chunk's elements are laid out in its bytes (the 2020 draft's
+    `chunk_memory_layout`): the base of a memory layout plugin."""
+
     #: The numpy order ('C' or 'F') this layout corresponds to, if it is one.
     numpy_order: ClassVar[Literal["C", "F"] | None] = None
 

@@ -18,7 +18,7 @@ from .chunk_grid import ChunkGrid
 from .chunk_key_encoding import ChunkKeyEncoding
 from .codec import Codec
 from .data_type import DataType
-from .negotiation import Skipped
+from .negotiation import SkippedExtension
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class ArrayMetadata:
     attributes: Mapping[str, Any]
     dimension_names: tuple[str | None, ...] | None
     storage_transformers: tuple[Any, ...] = ()
-    skipped: tuple[Skipped, ...] = ()
+    skipped: tuple[SkippedExtension, ...] = ()
     extra_fields: Mapping[str, Any] = field(default_factory=dict)
     document: Mapping[str, Any] = field(default_factory=dict, repr=False)
     #: readers of this array do not read a missing chunk as the fill value (v2 with a `null`

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from . import registry
 from .errors import MetadataError, MustUnderstandError
-from .names import Names
+from .names import ExtensionNames
 
 #: the node types a document can be of
 NODE_TYPES = frozenset({"array", "group"})
@@ -39,15 +39,21 @@ class MetadataField:
 
     Subclasses set `names` (the field's name per format: `names("my_field")` is v3 only) and
     may narrow `node_types`; they override `read` and `write` to check the value (raising
-    `zarrkit.errors.MetadataError`, whose `key` is taken relative to the field) and to act on
+    `zarrkit.errors.MetadataError`, whose `field` is taken relative to this one) and to act on
     it. Instances are made with no arguments, once per document; keep no state in them.
     """
 
-    names: ClassVar[Names]
+    names: ClassVar[ExtensionNames]
     #: the node types whose documents may carry the field
     node_types: ClassVar[frozenset[str]] = NODE_TYPES
     #: see `zarrkit.abc.Extension.generic`
     generic: ClassVar[bool] = False
+
+    @classmethod
+    def matches_name(cls, name: str, format: str) -> bool:
+        """Whether this class understands the field `name` in `format` (see
+        `zarrkit.abc.Extension.matches_name`)."""
+        return cls.names.matches(name, format)
 
     def read(self, value: Any, site: FieldSite) -> Any:
         """The field's value as read; what it returns is what the parsed document holds."""
@@ -61,7 +67,7 @@ class MetadataField:
 def _plugin(name: str, format: str, node_type: str) -> MetadataField | None:
     """The installed plugin that understands the field `name` here, or None."""
     cls = registry.get_registry("metadata_field").find(name, format)
-    if cls is None or node_type not in getattr(cls, "node_types", NODE_TYPES):
+    if cls is None or node_type not in cls.node_types:
         return None
     field: MetadataField = cls()
     return field
@@ -89,7 +95,7 @@ def read_fields(
                 "this installation does not understand this field, and it is not marked "
                 '"must_understand": false (a package can declare it understands the field: '
                 "a zarrkit.metadata_fields plugin)",
-                key=key,
+                field=key,
                 where=where,
             )
     return out, extra
@@ -118,4 +124,4 @@ def _called(hook: Any, value: Any, key: str, site: FieldSite) -> Any:
     except MetadataError as exc:
         raise exc.locate(key, site.where) from None
     except (TypeError, ValueError, KeyError) as exc:
-        raise MetadataError(f"{type(exc).__name__}: {exc}", key=key, where=site.where) from None
+        raise MetadataError(f"{type(exc).__name__}: {exc}", field=key, where=site.where) from None

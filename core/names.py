@@ -15,9 +15,13 @@ from .errors import InvalidArgumentError
 
 #: The Zarr formats zarrkit speaks; every per-format table is keyed by these.
 V3 = "v3"
+"""Zarr v3, the kernel's own format."""
 V2 = "v2"
+"""Zarr v2."""
 V3_DRAFT_2020 = "v3-draft-2020"
+"""The 2020 draft of v3, as zarr-python 2's experimental v3 support wrote it."""
 FORMATS = (V3, V2, V3_DRAFT_2020)
+"""Every format's name, v3 first."""
 
 
 def check_format(fmt: str) -> str:
@@ -48,7 +52,7 @@ class Spelling:
 
 
 @dataclass(frozen=True)
-class Names:
+class ExtensionNames:
     """Spellings of one extension per format; a format missing here has no such extension."""
 
     per_format: dict = field(default_factory=dict)
@@ -79,7 +83,7 @@ def names(
     pattern: str | None = None,
     v2_pattern: str | None = None,
     draft_pattern: str | None = None,
-) -> Names:
+) -> ExtensionNames:
     """Shorthand for the common case: `names("bytes", aliases=["endian"])`."""
     table = {}
     for fmt, name, als, pat in (
@@ -90,4 +94,4 @@ def names(
         als = tuple(als)
         if name or als or pat:
             table[fmt] = Spelling(name, als, pat)
-    return Names(table)
+    return ExtensionNames(table)

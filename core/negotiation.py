@@ -13,8 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import registry
-from .errors import MetadataError, MustUnderstandError, UnknownExtensionError
+from . import hooks, registry
+from .errors import (
+    MetadataError,
+    MissingExtension,
+    MustUnderstandError,
+    UnknownExtensionError,
+    UnknownExtensionsError,
+)
 from .extension import Extension, parse_named_config
 
 #: kinds whose unknown members may be skipped when marked must_understand: false
@@ -22,7 +28,7 @@ SKIPPABLE_KINDS = frozenset({"codec", "storage_transformer"})
 
 
 @dataclass(frozen=True)
-class Skipped:
+class SkippedExtension:
     """An extension that was not understood and, being optional, was left out."""
 
     kind: str
@@ -42,7 +48,7 @@ def unknown_fields(doc: Mapping[str, Any], known: Iterable[str], *, where: str) 
         raise MustUnderstandError(
             "this installation does not understand this field, and it is not marked "
             '"must_understand": false',
-            key=key,
+            field=key,
             where=where,
         )
     return extra
@@ -57,7 +63,7 @@ def extension_list(
     returned (they stay in the document as read)."""
     if not isinstance(items, list):
         raise MetadataError(
-            f"expected a list of extension objects, got {items!r}", key=key, where=where
+            f"expected a list of extension objects, got {items!r}", field=key, where=where
         )
     understood = set(understood)
     ignored = []
@@ -65,12 +71,12 @@ def extension_list(
         at = f"{key}[{i}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("extension"), str):
             raise MetadataError(
-                f"expected an object with a string 'extension', got {item!r}", key=at, where=where
+                f"expected an object with a string 'extension', got {item!r}", field=at, where=where
             )
         flag = item.get("must_understand", True)
         if not isinstance(flag, bool):
             raise MetadataError(
-                f"'must_understand' must be true or false, got {flag!r}", key=at, where=where
+                f"'must_understand' must be true or false, got {flag!r}", field=at, where=where
             )
         if item["extension"] in understood:
             continue
@@ -78,15 +84,55 @@ def extension_list(
             raise MustUnderstandError(
                 f"this installation does not understand the extension {item['extension']!r}, "
                 'and it is not marked "must_understand": false',
-                key=at,
+                field=at,
                 where=where,
             )
         ignored.append(item)
     return ignored
 
 
+#: configuration fields of an extension that hold more extensions of the same kind (the
+#: sharding codec's inner chains), looked into for unknown names
+_NESTED = ("codecs", "index_codecs")
+
+
+def require_known(fields: Iterable[tuple[str, Any, str]], format: str, *, where: str) -> None:
+    """Refuse, in one `UnknownExtensionsError`, a document that names two or more extensions
+    no installed plugin provides: `fields` are (kind, JSON, field name) of its extensions (a
+    list of them for codecs and storage transformers). So a user installs all they need at
+    once, not one per attempt. A single unknown one, or a malformed field, is left to the
+    parse that follows, whose error says more of it (plugins that failed to load)."""
+    missing: list[MissingExtension] = []
+    for kind, doc, key in fields:
+        items = list(enumerate(doc)) if isinstance(doc, list) else [(None, doc)]
+        for i, item in items:
+            _find_missing(kind, item, key if i is None else f"{key}[{i}]", format, missing)
+    if len(missing) > 1:
+        raise UnknownExtensionsError(missing, where=where)
+
+
+def _find_missing(
+    kind: str, doc: Any, key: str, format: str, missing: list[MissingExtension]
+) -> None:
+    try:
+        name, configuration, must_understand = parse_named_config(doc, key=key)
+    except MetadataError:
+        return
+    if not must_understand and kind in SKIPPABLE_KINDS:
+        return
+    if registry.get_registry(kind).find(name, format) is None:
+        hint = hooks.install_hint(kind, name, format)
+        missing.append(MissingExtension(kind, name, format, key, hint))
+        return
+    for field in _NESTED:
+        inner = configuration.get(field)
+        if kind == "codec" and isinstance(inner, list):
+            for i, item in enumerate(inner):
+                _find_missing(kind, item, f"{key}.configuration.{field}[{i}]", format, missing)
+
+
 def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: str | None) -> Any:
-    """Build an extension instance from its metadata JSON, or Skipped when allowed.
+    """Build an extension instance from its metadata JSON, or SkippedExtension when allowed.
 
     `where` is the document, None for an extension nested in another's configuration (the
     outer one's error handling names the document)."""
@@ -95,7 +141,7 @@ def extension_from_json(kind: str, doc: Any, format: str, *, key: str, where: st
         cls = registry.lookup(kind, name, format, where=where)
     except UnknownExtensionError:
         if not must_understand and kind in SKIPPABLE_KINDS:
-            return Skipped(kind, name)
+            return SkippedExtension(kind, name)
         raise
     return build(cls, name, configuration, format, key=key, where=where)
 
@@ -116,7 +162,7 @@ def build(
         raise exc.locate(key, where) from None
     except (TypeError, ValueError) as exc:
         raise MetadataError(
-            f"invalid configuration for {name!r}: {exc}", key=key, where=where
+            f"invalid configuration for {name!r}: {exc}", field=key, where=where
         ) from None
 
 

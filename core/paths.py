@@ -17,7 +17,7 @@ def check_name(name: str) -> str:
     its own extensions, but zarr-python writes such names in both formats, the v2 spec
     reserves nothing, and xarray writes `__xarray_dataarray_variable__` for an unnamed
     DataArray: refusing them made zarrkit unable to write, or reopen, what they write
-    (docs/zarr-python-differences.md)."""
+    (docs/zarr-python.md)."""
     if not isinstance(name, str):
         raise NodeNameError(f"node names are strings, got {name!r}")
     if not name:

@@ -52,7 +52,7 @@ from .errors import (
     PluginLoadError,
     UnknownExtensionError,
 )
-from .names import FORMATS, V3, Names
+from .names import FORMATS, V3, ExtensionNames
 
 #: kind -> entry-point group
 GROUPS: dict[str, str] = {
@@ -383,8 +383,8 @@ class Registry:
         return out
 
 
-def _names_of(cls: type) -> Names:
-    names: Names | None = getattr(cls, "names", None)
+def _names_of(cls: type) -> ExtensionNames:
+    names: ExtensionNames | None = getattr(cls, "names", None)
     if names is None:
         raise InvalidPluginError(f"{cls!r} declares no `names`; every extension class must")
     return names
@@ -407,17 +407,16 @@ def _check_extension_class(obj: object, kind: str) -> None:
             f"from zarrkit.abc.{base.__name__}"
         )
     if not callable(getattr(_names_of(obj), "matches", None)):
-        raise InvalidPluginError(f"`names` of {obj!r} is not a zarrkit.names.Names")
+        raise InvalidPluginError(f"`names` of {obj!r} is not a zarrkit.abc.ExtensionNames")
 
 
 def _matches(cls: type, name: str, format: str) -> bool:
-    matcher = getattr(cls, "matches_name", None)
-    if matcher is not None:
-        return bool(matcher(name, format))
-    return _names_of(cls).matches(name, format)
+    """Whether a class of a kind's base (checked at load: `_check_extension_class`) answers
+    for `name` in `format`: its `matches_name`, which both bases declare."""
+    return bool(cls.matches_name(name, format))  # type: ignore[attr-defined]
 
 
-def names_it(cls: type, name: str, format: str) -> bool:
+def spelled_by(cls: type, name: str, format: str) -> bool:
     """Whether `cls` names the extension `name` in `format` (as its name or an alias), rather
     than answering for it generically (a pattern, `matches_name`, or `generic = True`)."""
     if getattr(cls, "generic", False):
@@ -443,7 +442,7 @@ def precedence(
             if p.distribution and _normalize_dist(p.distribution) == _normalize_dist(wanted)
         }
         distinct = chosen or distinct
-    named = {c: p for c, p in distinct.items() if names_it(c, name, format)}
+    named = {c: p for c, p in distinct.items() if spelled_by(c, name, format)}
     tied = named or distinct
     if len(tied) == 1:
         return next(iter(tied))

@@ -33,7 +33,7 @@ from .errors import (
     ReadOnlyError,
     StoreError,
 )
-from .names import Names
+from .names import ExtensionNames
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class SuffixRange:
 
 
 Range = ByteRange | SuffixRange
+"""A part of a stored value: from an offset (`ByteRange`) or the last bytes (`SuffixRange`)."""
 
 
 #: the most bytes of one value a read holds when no caller said (metadata documents, values read
@@ -180,6 +181,8 @@ def check_prefix(prefix: str) -> str:
 
 #: `Store.update_many`'s compute: (keys, their current values) -> their new values
 Update = Callable[[Sequence[str], Mapping[str, Any]], Mapping[str, Any]]
+"""What `Store.update_many` calls: given the keys and their current values, it returns the
+new values (called again if another writer got there first)."""
 
 
 def unguarded_update(store: Store, keys: Sequence[str], compute: Update) -> None:
@@ -255,6 +258,8 @@ MODES = ("r", "r+", "a", "w", "w-")
 
 
 def check_mode(mode: str) -> str:
+    """`mode` if it is one of the open modes ("r", "r+", "a", "w", "w-"), else an
+    `InvalidArgumentError`."""
     if mode not in MODES:
         raise InvalidArgumentError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
@@ -356,7 +361,7 @@ class Store:
     """Base of every store plugin. Override what the backend supports; declare what it can do
     in `capabilities`."""
 
-    names: ClassVar[Names]
+    names: ClassVar[ExtensionNames]
     capabilities: StoreCapabilities = StoreCapabilities()
 
     readable = _Capability[bool]()
@@ -391,6 +396,12 @@ class Store:
     #: high, so that classes recognising a narrower kind (an fsspec mapper, which is also a
     #: mapping) are asked before it.
     adapt_order: ClassVar[int] = 0
+
+    @classmethod
+    def matches_name(cls, name: str, format: str) -> bool:
+        """Whether this class opens URLs of the scheme `name`: by default what its `names`
+        declare; a class answering for schemes it cannot list overrides it."""
+        return cls.names.matches(name, format)
 
     @classmethod
     def adapt(cls, obj: object, *, mode: str = "r") -> Store | None:

@@ -34,6 +34,7 @@ METRICS_WRAPPER = "metrics"
 
 #: what a user may pass where zarrkit wants a store: a path, a URL, or a store
 StoreLike = str | os.PathLike[str] | Store
+"""What `open_store` takes: a path, a URL, or a store (and objects a store plugin adapts)."""
 
 __all__ = [
     "MODES",
@@ -48,6 +49,7 @@ __all__ = [
 
 
 def scheme_of(url: str) -> str:
+    """The URL scheme of `url`, lower-cased ("s3", "fsspec+s3"); "file" for a plain path."""
     match = _SCHEME.match(url)
     return match.group(1).lower() if match else "file"
 
@@ -58,6 +60,21 @@ def open_store(
     mode: str = "r",
     storage_options: dict[str, Any] | None = None,
 ) -> Store:
+    """Open a store from a path, a URL (its scheme picks the store plugin) or an object a store
+    plugin adapts; a store is returned as it is.
+
+    Args:
+        store: The path, URL, store or object.
+        mode: The open mode ("r", "r+", "a", "w", "w-").
+        storage_options: Options for the store plugin (credentials, endpoint, ...).
+
+    Raises:
+        InvalidArgumentError: `mode` is not an open mode.
+        UnknownExtensionError: no installed store plugin takes the URL's scheme.
+        ArgumentError: `store` is an object no installed store plugin adapts.
+        StoreNotFoundError: the place does not exist where the mode needs it to.
+        StoreError: the store failed to open.
+    """
     opened = _open(store, mode, storage_options)
     if config.get().store_metrics:
         opened = _metrics_wrapper().wrap(opened)

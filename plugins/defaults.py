@@ -47,7 +47,7 @@ def zarrkit_array_defaults(
         raise MetadataError(
             f"zarr format {format} has only regular chunk grids: chunks of varying edge "
             f"lengths need zarr format 3",
-            key="chunks",
+            field="chunks",
         )
     if format == V3:
         return {

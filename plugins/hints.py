@@ -36,8 +36,34 @@ _NOT_YET = {
 }
 
 
+#: known plugin distributions outside zarrkit, by (kind, name): the guides' examples, each a
+#: package of its own in zarrkit's source tree (`examples/<folder>`)
+_DISTRIBUTIONS: dict[tuple[str, str], tuple[str, str]] = {
+    ("codec", "example.lz4"): ("zarrkit-example-lz4", "examples/lz4-codec"),
+    ("data_type", "example.int3"): ("zarrkit-example-int3", "examples/int3-data-type"),
+    ("chunk_grid", "example.offset"): ("zarrkit-example-offset-grid", "examples/offset-grid"),
+    ("chunk_key_encoding", "example.padded"): (
+        "zarrkit-example-padded-keys",
+        "examples/padded-key-encoding",
+    ),
+    ("memory_layout", "example.serpentine"): (
+        "zarrkit-example-serpentine",
+        "examples/serpentine-layout",
+    ),
+    ("storage_transformer", "example.checksum"): (
+        "zarrkit-example-checksum",
+        "examples/checksum-transformer",
+    ),
+    ("metadata_field", "example.revision"): ("zarrkit-example-revision", "examples/revision-field"),
+}
+
+
 @hookimpl
 def zarrkit_install_hint(kind: str, name: str, format: str) -> str | None:
+    known = _DISTRIBUTIONS.get((kind, name))
+    if known is not None:
+        dist, folder = known
+        return f"the distribution {dist!r} provides it: pip install ./{folder} (zarrkit's source)"
     if kind == "data_type" and _ML_DTYPES.fullmatch(name) and format == "v3":
         return (
             "it looks like an ml_dtypes format that zarrkit does not ship; a data type "

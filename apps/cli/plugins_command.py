@@ -256,7 +256,7 @@ def _why(kind: str, cls: type, item: Any) -> str:
 
     if config.get().prefer.get((kind, item.name)) is not None:
         return "is preferred (ZARRKIT_PREFER)"
-    if registry.names_it(cls, item.name, item.format):
+    if registry.spelled_by(cls, item.name, item.format):
         return "names it"
     return "is the entry point of that exact name"
 

@@ -56,6 +56,7 @@ _MAX_BATCH_CHUNKS = 256
 _FORMAT_ALIASES = {3: V3, "3": V3, 2: V2, "2": V2, "v3-draft": V3_DRAFT_2020}
 
 Progress = Callable[[str, int, int], None]
+"""A progress callback: called with a node's path, the bytes done and the bytes in all."""
 
 
 class TransferError(ZarrkitError):
@@ -64,6 +65,8 @@ class TransferError(ZarrkitError):
 
 @dataclass(frozen=True)
 class NodePlan:
+    """One node of a transfer: its path, and its metadata in the source and in the target."""
+
     path: str
     source: ArrayMetadata | GroupMetadata
     target: ArrayMetadata | GroupMetadata
@@ -79,6 +82,9 @@ class NodePlan:
 
 @dataclass
 class TransferReport:
+    """What `convert` or `copy` did: the nodes, the chunks copied as encoded, re-encoded or
+    already present, the bytes written, and what verification found."""
+
     format: str
     nodes: list[NodePlan] = field(default_factory=list)
     chunks_copied: int = 0
@@ -481,9 +487,13 @@ def _transfer_chunks(
     assert isinstance(src_meta, ArrayMetadata) and isinstance(dst_meta, ArrayMetadata)
     src_keys = _KeyMaker(node.store, node.path, src_meta)
     dst_keys = _KeyMaker(dst_store, plan.path, dst_meta)
+    # chunks are read and written through each array's storage transformers, which may keep
+    # them under other keys than the chunk keys (or change the bytes)
+    src_chunks = node.chunk_store
+    dst_chunks = _through_transformers(dst_store, plan.path, dst_meta)
     grid_shape = src_meta.chunk_grid.grid_shape(src_meta.shape)
     total = math.prod(grid_shape)
-    present = _present_keys(dst_store, dst_keys, grid_shape) if resume else set()
+    present = _present_keys(dst_chunks, dst_keys, grid_shape) if resume else set()
     src_chain = CodecChain(src_meta.codecs, src_meta.data_type, src_meta.fill_value)
     dst_chain = CodecChain(dst_meta.codecs, dst_meta.data_type, dst_meta.fill_value)
     batch = _batch_size(src_meta, batch_bytes)
@@ -496,10 +506,10 @@ def _transfer_chunks(
     coords_iter = itertools.product(*(range(n) for n in grid_shape))
     while chunk := list(itertools.islice(coords_iter, batch)):
         pairs = [(src_keys(c), dst_keys(c), c) for c in chunk]
-        todo = [p for p in pairs if not _present(dst_store, p[1], present)]
+        todo = [p for p in pairs if not _present(dst_chunks, p[1], present)]
         report.chunks_skipped += len(pairs) - len(todo)
         with limiting_values(limit):
-            blobs = node.store.get_many([s for s, _, _ in todo])
+            blobs = src_chunks.get_many([s for s, _, _ in todo])
         out = {}
         for src_key, dst_key, coords in todo:
             blob = blobs.get(src_key)
@@ -517,7 +527,7 @@ def _transfer_chunks(
                 values = src_chain.bind(shape).decode(blob, src_key)
                 out[dst_key] = dst_chain.bind(shape).encode(np.ascontiguousarray(values))
         if out:
-            dst_store.set_many(out)
+            dst_chunks.set_many(out)
             report.bytes_written += sum(len(memoryview(v).cast("B")) for v in out.values())
             if plan.raw:
                 report.chunks_copied += len(out)
@@ -528,6 +538,14 @@ def _transfer_chunks(
             progress("/" + plan.path, done, total)
     if progress is not None and total == 0:
         progress("/" + plan.path, 0, 0)
+
+
+def _through_transformers(store: Any, path: str, meta: ArrayMetadata) -> Any:
+    """`store` as the array at `path` reads and writes its chunks: wrapped by each of its
+    storage transformers in order (as `Array.chunk_store`)."""
+    for transformer in meta.storage_transformers:
+        store = transformer.wrap(store, path)
+    return store
 
 
 def _present(store: Any, key: str, present: set[str] | None) -> bool:

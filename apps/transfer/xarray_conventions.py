@@ -86,7 +86,7 @@ def place(meta: Any, fmt: str, attributes: Mapping[str, Any]) -> Placed:
         raise MetadataError(
             f"its dimension_names {list(names)} and its attribute "
             f"{ARRAY_DIMENSIONS!r} {stored!r} disagree",
-            key="dimension_names",
+            field="dimension_names",
         )
     attributes[ARRAY_DIMENSIONS] = list(names)
     attributes.pop(FILL_VALUE, None)
@@ -123,7 +123,7 @@ def encode_fill(value: Any, dtype: np.dtype) -> Any:
     if kind == "U":
         return str(value)
     raise MetadataError(
-        f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}", key=FILL_VALUE
+        f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}", field=FILL_VALUE
     )
 
 
@@ -145,10 +145,10 @@ def decode_fill(value: Any, dtype: np.dtype) -> Any:
     except (TypeError, ValueError, IndexError, struct.error) as exc:
         raise MetadataError(
             f"{value!r} is not an xarray-encoded fill value of data type {dtype}: {exc}",
-            key=FILL_VALUE,
+            field=FILL_VALUE,
         ) from None
     raise MetadataError(
-        f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}", key=FILL_VALUE
+        f"xarray has no encoding for a {FILL_VALUE} of data type {dtype}", field=FILL_VALUE
     )
 
 

@@ -11,7 +11,7 @@ would write), so what it returns is one of zarrkit's codecs, accepted wherever a
 to the data type (blosc's `typesize` and `shuffle` when not given) are left to the plugin's
 `evolve`, as zarr-python's `evolve_from_array_spec` does. zarr-python's own codec objects are
 accepted as arguments too (its bridge plugin adapts them). Differences: see
-docs/zarr-python-differences.md.
+docs/zarr-python.md.
 """
 
 from __future__ import annotations

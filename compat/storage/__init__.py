@@ -8,7 +8,7 @@ Each name is a face, not a store: calling it opens zarrkit's store plugin for th
 storage (through the store registry, as a URL or an object a plugin adapts would be opened) and
 returns that plugin's store, so every store here is one zarrkit already has, accepted wherever
 a store is and as fast. `isinstance(store, zarrkit.storage.LocalStore)` asks the plugin's class.
-What zarr-python's classes have that these do not is in docs/zarr-python-differences.md.
+What zarr-python's classes have that these do not is in docs/zarr-python.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from zarrkit import registry
-from zarrkit.errors import ZarrkitError
+from zarrkit.errors import InvalidArgumentError, ZarrkitError
 from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
@@ -27,6 +27,7 @@ __all__ = ["FsspecStore", "LocalStore", "MemoryStore", "ObjectStore", "StoreLike
 
 #: what zarr-python's functions take as `store` (zarrkit's take the same)
 StoreLike = Store | str | os.PathLike[str] | MutableMapping[str, Any] | None
+"""What zarr-python's functions take as `store` (zarrkit's take the same)."""
 
 
 def _mode(read_only: bool) -> str:
@@ -55,7 +56,13 @@ class _Face(type):
 
 class MemoryStore(metaclass=_Face):
     """zarr-python's `MemoryStore(store_dict=None, *, read_only=False)`: a new store of this
-    process's memory (zarrkit's `memory` plugin); given a dict, a store over that dict."""
+    process's memory (zarrkit's `memory` plugin); given a dict, a store over that dict.
+
+    The call takes:
+
+    - `store_dict`: A mapping to keep the keys in (None: a new, empty store).
+    - `read_only`: Open it for reading only.
+    """
 
     scheme = "memory"
 
@@ -70,7 +77,16 @@ class MemoryStore(metaclass=_Face):
 
 class LocalStore(metaclass=_Face):
     """zarr-python's `LocalStore(root, *, read_only=False)`: files under a folder (zarrkit's
-    `file` plugin)."""
+    `file` plugin).
+
+    The call takes:
+
+    - `root`: The folder (created on the first write).
+    - `read_only`: Open it for reading only (writes raise `zarrkit.errors.ReadOnlyError`).
+
+    Raises:
+        TypeError: `root` is not a string or path, as zarr-python raises.
+    """
 
     scheme = "file"
 
@@ -98,7 +114,21 @@ _ZIP_COMPRESSION = {
 class ZipStore(metaclass=_Face):
     """zarr-python's `ZipStore(path, *, mode="r", read_only=None, compression=ZIP_STORED)`:
     a zip archive (zarrkit's `zip` plugin), written when the store is closed or flushed.
-    `mode="w"` starts the archive empty, as zipfile's "w" does; "x" refuses an existing one."""
+    `mode="w"` starts the archive empty, as zipfile's "w" does; "x" refuses an existing one.
+
+    The call takes:
+
+    - `path`: The archive's file.
+    - `mode`: zipfile's mode: "r", "a", "w" or "x".
+    - `read_only`: Open it for reading only (None: when `mode` is "r").
+    - `compression`: zipfile's constant for the members' compression.
+    - `allowZip64`: Accepted for zarr-python's signature (zarrkit always allows ZIP64).
+
+    Raises:
+        ValueError: an unknown `mode` or `compression`, as zarr-python raises.
+        FileExistsError: `mode="x"` and the archive exists.
+        zarrkit.errors.StoreError: `mode="r"` and no archive at `path`.
+    """
 
     scheme = "zip"
 
@@ -112,9 +142,9 @@ class ZipStore(metaclass=_Face):
         allowZip64: bool = True,
     ) -> Store:
         if mode not in _ZIP_MODES:
-            raise ValueError(f"mode must be one of {sorted(_ZIP_MODES)}, got {mode!r}")
+            raise InvalidArgumentError(f"mode must be one of {sorted(_ZIP_MODES)}, got {mode!r}")
         if compression not in _ZIP_COMPRESSION:
-            raise ValueError(f"unsupported zip compression {compression!r}")
+            raise InvalidArgumentError(f"unsupported zip compression {compression!r}")
         if read_only is None:
             read_only = mode == "r"
         where = os.path.abspath(os.fspath(path))
@@ -133,7 +163,15 @@ class ZipStore(metaclass=_Face):
 class FsspecStore(metaclass=_Face):
     """zarr-python's `FsspecStore`: a store over an fsspec filesystem (zarrkit's `fsspec+*`
     plugin): `FsspecStore.from_url(url, storage_options=..., read_only=...)` or
-    `FsspecStore(fs, path=..., read_only=...)`."""
+    `FsspecStore(fs, path=..., read_only=...)`.
+
+    The call takes:
+
+    - `fs`: An fsspec filesystem.
+    - `read_only`: Open it for reading only.
+    - `path`: The store's root inside the filesystem.
+    - `allowed_exceptions`: Accepted for zarr-python's signature; zarrkit's store turns the filesystem's errors into `zarrkit.errors.StoreError`.
+    """
 
     scheme = "fsspec+file"
 
@@ -161,7 +199,17 @@ class FsspecStore(metaclass=_Face):
 
 class ObjectStore(metaclass=_Face):
     """zarr-python's `ObjectStore(store, *, read_only=False)` over an obstore store object
-    (`obstore.store.S3Store(...)`, ...): zarrkit's `obstore+*` plugin."""
+    (`obstore.store.S3Store(...)`, ...): zarrkit's `obstore+*` plugin.
+
+    The call takes:
+
+    - `store`: The obstore store object.
+    - `read_only`: Open it for reading only.
+
+    Raises:
+        zarrkit.errors.ArgumentError: no installed store plugin takes `store` (it is not an
+            obstore store, or obstore is not installed: `pip install 'zarrkit[obstore]'`).
+    """
 
     scheme = "obstore+s3"
 

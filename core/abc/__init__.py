@@ -9,7 +9,7 @@ One module per kind, each re-exported here:
 - `zarrkit.abc.codec`: the three codec bases (`ArrayArrayCodec`, `ArrayBytesCodec`,
   `BytesBytesCodec`), each with only the methods of its kind; the capabilities a codec declares
   by deriving from them (partial decoding and encoding, decoding into a buffer, by prefix, in
-  batches); `ChunkSpec`, `Region` and partial-read helpers; `CodecChain` / `BoundChain` for a
+  batches); `ChunkSpec`, `Region` and partial-read helpers; `CodecChain` / `ChunkPlan` for a
   codec that runs codecs of its own (sharding's inner chunks).
 - `zarrkit.abc.data_type`: `DataType`, `data_type_from_native`.
 - `zarrkit.abc.store`: `Store`, byte ranges, key and mode checks, read limits, optimistic
@@ -24,7 +24,7 @@ One module per kind, each re-exported here:
 - `zarrkit.abc.runtime`: settings, the shared thread pool, fork-safe locks, per-thread buffers.
 - `zarrkit.abc.format`: what a Zarr format plugin (the `zarrkit.formats` group) uses: the
   `Format` base, document checks, metadata objects, registry lookups.
-- `zarrkit.abc.hooks`: `hookimpl`, for a module under the `zarrkit.plugins` entry-point group.
+- `zarrkit.abc.hooks`: `hookimpl`, for a module under the `zarrkit.hooks` entry-point group.
 
 Why these helpers are public: each is something a plugin otherwise has to re-implement and
 would get subtly different from the kernel (key rules, read limits, decompression-bomb
@@ -45,17 +45,18 @@ from .codec import (
     ArrayBytesDecodeInto,
     ArrayBytesPartialDecode,
     ArrayBytesPartialEncode,
-    BoundChain,
     BytesBytesCodec,
     BytesBytesDecodeBatch,
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    CacheableRange,
+    ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
     CodecKind,
-    Lasting,
+    DecodeInto,
     RangeReads,
     Region,
     as_bytes_view,
@@ -71,8 +72,8 @@ from .extension import (
     V3,
     V3_DRAFT_2020,
     Extension,
-    Names,
-    Skipped,
+    ExtensionNames,
+    SkippedExtension,
     check_known_fields,
     config_value,
     extension_from_json,
@@ -84,7 +85,7 @@ from .hooks import hookimpl
 from .memory_layout import MemoryLayout
 from .metadata_field import FieldSite, MetadataField
 from .runtime import (
-    Gate,
+    InFlightLimit,
     Settings,
     after_fork_in_child,
     at_fork,
@@ -94,8 +95,8 @@ from .runtime import (
     reusable,
     rlock,
     run_batched,
-    scratch,
     settings,
+    thread_buffer,
 )
 from .storage_transformer import StorageTransformer
 from .store import (
@@ -141,33 +142,34 @@ __all__ = [
     "ArrayBytesDecodeInto",
     "ArrayBytesPartialDecode",
     "ArrayBytesPartialEncode",
-    "BoundChain",
     "ByteRange",
     "BytesBytesCodec",
     "BytesBytesDecodeBatch",
     "BytesBytesDecodeInto",
     "BytesBytesDecodePrefix",
     "BytesBytesPartialDecode",
+    "CacheableRange",
     "ChunkGrid",
     "ChunkKeyEncoding",
+    "ChunkPlan",
     "ChunkSpec",
     "Codec",
     "CodecChain",
     "CodecKind",
     "DataType",
+    "DecodeInto",
     "Extension",
+    "ExtensionNames",
     "FieldSite",
-    "Gate",
-    "Lasting",
+    "InFlightLimit",
     "MemoryLayout",
     "MetadataField",
-    "Names",
     "Range",
     "RangeReads",
     "ReadPlan",
     "Region",
     "Settings",
-    "Skipped",
+    "SkippedExtension",
     "StorageTransformer",
     "Store",
     "StoreCapabilities",
@@ -205,9 +207,9 @@ __all__ = [
     "rlock",
     "run_batched",
     "scheme_of",
-    "scratch",
     "settings",
     "shift_range",
+    "thread_buffer",
     "value_limit",
     "write_back",
 ]

@@ -12,11 +12,11 @@ this module is the one place a plugin imports them from.
   `ArrayBytesPartialEncode`, `ArrayBytesDecodeInto`, `BytesBytesPartialDecode`,
   `BytesBytesDecodeInto`, `BytesBytesDecodePrefix`, `BytesBytesDecodeBatch`.
 - What codecs are handed and return: `ChunkSpec`, `Region`, `RangeReads` (a partial decode's
-  generator of byte-range requests), `Lasting` (a request whose answer may be cached).
+  generator of byte-range requests), `CacheableRange` (a request whose answer may be cached).
 - Helpers: `as_bytes_view`, `decoded_too_large` (the error for a decompression bomb),
   `shift_range` and `lockstep` (nesting partial decodes).
 - Nested chains: `CodecChain` (a list of codecs for one data type and fill value; `bind(shape)`
-  gives a `BoundChain` that encodes, decodes and decodes partially with the same checks as an
+  gives a `ChunkPlan` that encodes, decodes and decodes partially with the same checks as an
   array's own chain) and `evolve_codecs` (fill in defaults at array creation).
 """
 
@@ -36,19 +36,19 @@ from ..codec import (
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    CacheableRange,
     ChunkSpec,
     Codec,
     CodecKind,
-    Lasting,
     RangeReads,
-    Region,
     as_bytes_view,
     decoded_too_large,
     lockstep,
     shift_range,
 )
-from ..codec_chain import BoundChain, CodecChain
+from ..codec_chain import ChunkPlan, CodecChain, DecodeInto
 from ..codec_chain import evolve as evolve_codecs
+from ..indexing import Region
 
 __all__ = [
     "ArrayArrayCodec",
@@ -59,17 +59,18 @@ __all__ = [
     "ArrayBytesDecodeInto",
     "ArrayBytesPartialDecode",
     "ArrayBytesPartialEncode",
-    "BoundChain",
     "BytesBytesCodec",
     "BytesBytesDecodeBatch",
     "BytesBytesDecodeInto",
     "BytesBytesDecodePrefix",
     "BytesBytesPartialDecode",
+    "CacheableRange",
+    "ChunkPlan",
     "ChunkSpec",
     "Codec",
     "CodecChain",
     "CodecKind",
-    "Lasting",
+    "DecodeInto",
     "RangeReads",
     "Region",
     "as_bytes_view",

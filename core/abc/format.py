@@ -14,6 +14,7 @@ data types, grids, key encodings, layouts) it resolves through the registries (`
   `load_document`, `dump_document`, `check_shape`, `check_dimensions`, `check_chunk_size`,
   `check_attributes`, `fill_value_or_default`, `short_repr`.
 - Extension resolution: `lookup`, `build`, `extension_from_arg`, `extension_list`,
+  `require_known` (every unknown extension of a document in one error),
   `unknown_fields`, `array_defaults` (the `zarrkit_array_defaults` hook).
 - Consolidated members kept inline in a group document: `CONSOLIDATED_FIELD`, `inline`,
   `member_documents`, `member_order`.
@@ -37,7 +38,13 @@ from ..formats.documents import (
 from ..formats.format import Format, read_in_units
 from ..hooks import array_defaults
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze, thaw_document
-from ..negotiation import build, extension_from_arg, extension_list, unknown_fields
+from ..negotiation import (
+    build,
+    extension_from_arg,
+    extension_list,
+    require_known,
+    unknown_fields,
+)
 from ..registry import get_registry, lookup
 from ..store import check_fits
 
@@ -66,6 +73,7 @@ __all__ = [
     "member_documents",
     "member_order",
     "read_in_units",
+    "require_known",
     "short_repr",
     "thaw_document",
     "unknown_fields",

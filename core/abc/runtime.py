@@ -3,21 +3,21 @@
 that a forked child gets fresh (`lock`, `rlock`) with hooks to reset state after a fork
 (`at_fork`, `after_fork_in_child`) and a lock a fork waits for (`fork_waits_for`), many
 awaitables at most so many at a time (`gather_limited`, for stores over async clients; a
-`Gate` shares one limit between batches), and buffers a thread keeps between chunks
-(`scratch` for work done at once, `reusable` for values handed on), so that a plugin's
+`InFlightLimit` shares one limit between batches), and buffers a thread keeps between chunks
+(`thread_buffer` for work done at once, `reusable` for values handed on), so that a plugin's
 per-chunk work costs no fresh memory and runs on the same threads as the engine's."""
 
 from __future__ import annotations
 
-from ..buffers import reusable, scratch
+from ..buffers import reusable, thread_buffer
 from ..config import Settings
 from ..config import get as settings
 from ..executor import run_batched
 from ..forksafe import after_fork_in_child, at_fork, fork_waits_for, lock, rlock
-from ..gathering import Gate, gather_limited
+from ..gathering import InFlightLimit, gather_limited
 
 __all__ = [
-    "Gate",
+    "InFlightLimit",
     "Settings",
     "after_fork_in_child",
     "at_fork",
@@ -27,6 +27,6 @@ __all__ = [
     "reusable",
     "rlock",
     "run_batched",
-    "scratch",
     "settings",
+    "thread_buffer",
 ]

@@ -235,7 +235,7 @@ def transformers_from_args(items: Any, fmt: str) -> list[Any]:
         transformer = extension_from_arg("storage_transformer", item, fmt, key=key)
         if not isinstance(transformer, StorageTransformer):
             raise MetadataError(
-                f"expected a storage transformer, got {type(transformer).__name__}", key=key
+                f"expected a storage transformer, got {type(transformer).__name__}", field=key
             )
         transformers.append(transformer)
     return transformers
@@ -303,7 +303,7 @@ def _check_kinds(codecs: list[Codec], kind: CodecKind, field: str) -> None:
             raise MetadataError(
                 f"{codec.written_name(V3)!r} is an {codec.kind.value} codec; {field} takes "
                 f"{kind.value} codecs",
-                key=f"{field}[{i}]" if field != "serializer" else field,
+                field=f"{field}[{i}]" if field != "serializer" else field,
             )
 
 
@@ -372,6 +372,6 @@ def plugin_default(defaults: dict[str, Any], field: str, fmt: str) -> Any:
         raise MetadataError(
             f"no value given and no installed plugin supplies a default "
             f"(hook zarrkit_array_defaults) for zarr format {fmt}",
-            key=field,
+            field=field,
         )
     return defaults[field]

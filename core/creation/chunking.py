@@ -68,14 +68,14 @@ def regular_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[
     if isinstance(chunks, str):
         raise MetadataError(
             f"chunks must be 'auto', an integer or one length per dimension, got {chunks!r}",
-            key="chunk_grid",
+            field="chunk_grid",
         )
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
         return tuple(int(chunks) if chunks > 0 else max(1, n) for n in shape)
     if len(tuple(chunks)) != len(shape):
         raise MetadataError(
             f"chunks {tuple(chunks)} must have {len(shape)} dimensions like shape {shape}",
-            key="chunk_grid",
+            field="chunk_grid",
         )
     return tuple(int(c) if c not in (None, -1) else max(1, n) for c, n in zip(chunks, shape))
 
@@ -96,13 +96,13 @@ def _edges(value: Any, length: int, key: str) -> tuple[int, ...]:
         isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 1 for e in edges
     ):
         raise MetadataError(
-            f"chunk edge lengths must be positive integers, got {list(edges)!r}", key=key
+            f"chunk edge lengths must be positive integers, got {list(edges)!r}", field=key
         )
     if length > 0 and sum(int(e) for e in edges) != length:
         raise MetadataError(
             f"chunk edge lengths {[int(e) for e in edges]} sum to {sum(int(e) for e in edges)}, "
             f"not to the dimension's length {length}",
-            key=key,
+            field=key,
         )
     return tuple(int(e) for e in edges)
 
@@ -114,7 +114,7 @@ def grid_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int, key: str) ->
         if len(chunks) != len(shape):
             raise MetadataError(
                 f"{key} {list(chunks)!r} must have {len(shape)} dimensions like shape {shape}",
-                key=key,
+                field=key,
             )
         return tuple(
             _edges(c, n, key) if _is_edge_list(c) else regular_chunks([c], (n,), itemsize)[0]
@@ -136,7 +136,7 @@ def shards_from_arg(shards: Any, shape: tuple[int, ...]) -> tuple[GridChunks, di
     if isinstance(shards, Mapping):
         options = dict(shards)
         if "shape" not in options:
-            raise MetadataError(f"shards {shards!r} needs a 'shape'", key="shards")
+            raise MetadataError(f"shards {shards!r} needs a 'shape'", field="shards")
         shards = options.pop("shape")
     if isinstance(shards, (list, tuple)) and any(_is_edge_list(n) for n in shards):
         return grid_chunks(shards, shape, 1, "shards"), options
@@ -146,13 +146,13 @@ def shards_from_arg(shards: Any, shape: tuple[int, ...]) -> tuple[GridChunks, di
         raise MetadataError(
             f"shards must be a shape (a sequence of positive integers), 'auto' or a "
             f"dict with a shape, got {shards!r}",
-            key="shards",
+            field="shards",
         ) from None
     if len(shard_shape) != len(shape) or any(n <= 0 for n in shard_shape):
         raise MetadataError(
             f"shards {shard_shape} must be {len(shape)} positive lengths, one "
             f"per dimension of shape {shape}",
-            key="shards",
+            field="shards",
         )
     return shard_shape, options
 
@@ -174,7 +174,7 @@ def sharded_codecs(
         raise ShardShapeError(
             f"shards {shard_shape} must be a multiple of the chunks "
             f"{chunk_shape} in every dimension",
-            key="shards",
+            field="shards",
         )
     answer = hooks.shard_codecs(fmt, shard_shape, chunk_shape, list(inner), options)
     if answer is None:
@@ -182,6 +182,6 @@ def sharded_codecs(
             f"zarr format {fmt} arrays cannot have shards here: no installed "
             f"plugin stores chunks in shards for it (hook "
             f"zarrkit_shard_codecs)",
-            key="shards",
+            field="shards",
         )
     return answer

@@ -90,15 +90,61 @@ def create_array(
 ) -> Array:
     """Create an array (and any missing ancestor groups) and return it open for writing.
 
-    zarr-python 3's arguments (`name`, `data`, `filters`, `serializer`, `compressors`,
-    `chunks="auto"`, `shards="auto"`, `order`, `config`, `write_data`) or zarrkit's canonical
-    ones (`codecs`, `chunk_grid`). `shards` (a shape, "auto", or a dict with "shape" and e.g.
-    "index_location") stores the `chunks` together in one value per shard (v3: the
-    `sharding_indexed` codec, written by its plugin). `storage_transformers` (v3 only): each a
-    name, a JSON object or a `StorageTransformer`, written to the metadata in order; the
-    array's chunks are then read and written through them. `format_options` are arguments only one
-    format has (v2: `compressor`, `dimension_separator`; the 2020 draft:
-    `chunk_memory_layout`); the format turns them into codecs and a chunk key encoding."""
+    Takes zarr-python 3's arguments or zarrkit's canonical ones (`codecs`, `chunk_grid`).
+    Extensions (`dtype`, codecs, `chunk_grid`, `chunk_key_encoding`) are each a name, the
+    spec's JSON form (`{"name": ..., "configuration": ...}`) or a plugin object.
+
+    Args:
+        store: A path, a URL, a zarrkit store, or an object a store plugin adapts.
+        path: The array's path inside the store (`name` is zarr-python's spelling).
+        name: The same as `path`; give one of them.
+        shape: The array's shape (an int for one dimension); taken from `data` when None.
+        dtype: The data type (also a numpy dtype); taken from `data` when None.
+        data: Values to write, whose shape and dtype the array takes unless given.
+        chunks: The chunk shape, or "auto" to choose one as zarr-python does.
+        shards: A shard shape (a multiple of `chunks`), "auto", or a dict with "shape"
+            and e.g. "index_location": stores the chunks packed in one value per shard.
+        filters: Array -> array codecs ("auto": none, or the format's default).
+        compressors: Bytes -> bytes codecs ("auto": zstd, as zarr-python writes).
+        serializer: The array -> bytes codec ("auto": the data type's default).
+        codecs: The whole codec chain at once, instead of the three above (`bytes` is
+            inserted when it names no array -> bytes codec).
+        fill_value: The value of chunks never written: a scalar or its JSON encoding
+            ("NaN", "0x7fc00001", ...); None is the data type's default.
+        order: The memory order ("C" or "F") of what reads return.
+        zarr_format: 3, 2 or "v3-draft-2020".
+        attributes: The array's attributes (JSON values).
+        chunk_key_encoding: How chunk coordinates become keys (default: the format's).
+        chunk_grid: The chunk grid, instead of `chunks` (zarrkit's canonical form).
+        dimension_names: A name (or None) per dimension.
+        storage_transformers: v3 only; each a name, a JSON object or a
+            `StorageTransformer`, applied in order to every chunk read and write.
+        storage_options: Options for the store a URL opens.
+        overwrite: Replace a node already at `path` (else it is an error).
+        config: Runtime settings of the handle returned (`ArrayConfig` or a dict).
+        write_data: False creates the array without writing `data`.
+        write_empty_chunks: Store chunks equal to the fill value everywhere.
+        **format_options: Arguments only one format has (v2: `compressor`,
+            `dimension_separator`; the 2020 draft: `chunk_memory_layout`).
+
+    Returns:
+        The new array, open for reading and writing.
+
+    Raises:
+        ArgumentError: an argument this call does not take, or no shape and dtype.
+        ConflictingArgumentsError: arguments that exclude each other (`path` and `name`,
+            `codecs` and the three-part form, ...).
+        UnknownExtensionError: a data type, codec or other extension no installed plugin
+            provides.
+        MetadataError: an extension's configuration is invalid (the message names the field);
+            `CodecChainError` for codecs that do not fit together or the data type,
+            `ShardShapeError` for shards that are not a multiple of the chunks.
+        ValueCastError: the fill value or `data` cannot be stored in the data type.
+        ContainsArrayError: a node is already at `path` and `overwrite` is false
+            (`ContainsGroupError` for a group).
+        ReadOnlyError: the store cannot be written.
+        StoreError: the store failed.
+    """
     check_arguments(format_options, sorted(ARRAY_ARGUMENTS), "create_array")
     if path is not None and name is not None:
         raise ConflictingArgumentsError("give path= or name= (zarr-python's spelling), not both")
@@ -165,7 +211,9 @@ def _new_array(
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     where = f"new array {path or '/'!r}"
     if any(n < 0 for n in shape):
-        raise MetadataError(f"expected non-negative lengths, got {shape}", key="shape", where=where)
+        raise MetadataError(
+            f"expected non-negative lengths, got {shape}", field="shape", where=where
+        )
     check_dimensions(shape, "shape", where)
     try:
         data_type = data_type_from_arg(dtype, fmt)

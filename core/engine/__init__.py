@@ -4,7 +4,7 @@
 store, and is what `Array` hands each checked selection to. The modules beside it hold what is
 not about one array: how work is divided (`sizing`), per-key locks for read-modify-write
 (`locks`), byte ranges for partial decodes (`ranges`), and keeping a remote store busy while
-the CPU works (`pipeline`).
+the CPU works (`overlapped_io`).
 
 Each thread of the pool takes a share of a batch and does its own store calls for it (one
 `read_many` / `read_ranges` / `set_many` per share and round), so I/O of a local store overlaps

@@ -7,7 +7,7 @@ decodes it and copies each chunk's part into the output. A write is the reverse,
 only chunks the selection covers partly (read-modify-write under per-key locks); a chunk left
 equal to the fill value is erased rather than stored (unless `write_empty_chunks`). On a store
 whose calls are round trips, fetching and storing run beside decoding and encoding
-(`_Read.read_ahead`, `ChunkEngine._write_uploading`; see `pipeline`).
+(`_Read.read_ahead`, `ChunkEngine._write_uploading`; see `overlapped_io`).
 
 Each read or write is one job object (`_Read`, `_Write`) holding what its threads' shares
 need, fixed before the first share runs.
@@ -20,6 +20,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, as_completed, wait
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -27,13 +28,13 @@ import numpy as np
 
 from .. import config, executor, indexing
 from ..codec import RangeReads
-from ..codec_chain import BoundChain, CodecChain
+from ..codec_chain import ChunkPlan, CodecChain
 from ..errors import MetadataError, SelectionError
 from ..indexing import ChunkProjection, Indexer
 from ..metadata import ArrayMetadata
 from ..store import Store, limiting_values, unguarded_update
 from .locks import locked
-from .pipeline import Uploads, fetch, settle
+from .overlapped_io import Uploads, fetch, settle
 from .ranges import drive, range_cache
 from .sizing import (
     batch_size,
@@ -46,15 +47,76 @@ from .sizing import (
     value_limit,
 )
 
-#: a chunk read whole: its projection, key and bound chain
-_Whole = tuple[ChunkProjection, str, BoundChain]
-#: a chunk read in part: its projection, key, partial decode and the origin of the decoded box
-_Partial = tuple[ChunkProjection, str, RangeReads[np.ndarray | None], list[int]]
-#: a chunk written: its projection and key
-_Item = tuple[ChunkProjection, str]
-#: a batch being read ahead: its chunks read whole, a unit at a time (each unit's values on
-#: the way), and its chunks read in part
-_Ahead = tuple[list[tuple[list[_Whole], Future[dict[str, Any]]]], list[_Partial]]
+# Chunks read whole and chunks written are kept as side-by-side lists, one object per batch:
+# the per-chunk loops zip them, so nothing is built or called per chunk beyond the key.
+
+
+@dataclass(frozen=True, slots=True)
+class WholeReads:
+    """Chunks read whole: their projections, store keys and plans, side by side."""
+
+    projections: Sequence[ChunkProjection]
+    keys: Sequence[str]
+    plans: Sequence[ChunkPlan]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, part: slice) -> WholeReads:
+        return WholeReads(self.projections[part], self.keys[part], self.plans[part])
+
+    def __iter__(self) -> Iterator[tuple[ChunkProjection, str, ChunkPlan]]:
+        return zip(self.projections, self.keys, self.plans)
+
+
+@dataclass(slots=True)
+class PartialRead:
+    """A chunk read in part: its projection, store key, partial decode (run by `drive`) and
+    where the decoded box starts in the chunk."""
+
+    proj: ChunkProjection
+    key: str
+    decode: RangeReads[np.ndarray | None]
+    origin: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkWrites:
+    """Chunks written: their projections and store keys, side by side."""
+
+    projections: Sequence[ChunkProjection]
+    keys: Sequence[str]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, part: slice) -> ChunkWrites:
+        return ChunkWrites(self.projections[part], self.keys[part])
+
+    def __iter__(self) -> Iterator[tuple[ChunkProjection, str]]:
+        return zip(self.projections, self.keys)
+
+    def where(self, keep: Callable[[ChunkProjection, str], bool]) -> ChunkWrites:
+        """The chunks for which `keep(projection, key)` holds."""
+        kept = [(proj, key) for proj, key in self if keep(proj, key)]
+        return ChunkWrites([proj for proj, _ in kept], [key for _, key in kept])
+
+
+@dataclass(frozen=True, slots=True)
+class FetchUnit:
+    """Chunks read whole whose stored values are on their way (one `read_many`)."""
+
+    reads: WholeReads
+    values: Future[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchAhead:
+    """A batch being read ahead: its chunks read whole, a unit at a time, and its chunks read
+    in part."""
+
+    units: list[FetchUnit]
+    partial: list[PartialRead]
 
 
 #: decoded bytes the selections `read_many` reads as one may touch: what they hold at once
@@ -103,7 +165,7 @@ class ChunkEngine:
         self.dtype: np.dtype = metadata.data_type.native
         uniform = metadata.chunk_grid.uniform_chunk_shape
         #: the chain every chunk is bound to on a regular grid (None: irregular)
-        self.single = chain.bind(uniform) if uniform is not None else None
+        self.regular_plan = chain.bind(uniform) if uniform is not None else None
         #: the chunk selection of a whole regular chunk (one tuple compare instead of a loop)
         self.whole_selection = tuple(slice(0, n) for n in uniform) if uniform else None
         #: decoded bytes of a chunk (a guess for irregular grids)
@@ -111,24 +173,24 @@ class ChunkEngine:
         self.value_limit = value_limit(
             metadata.data_type.stored_size, math.prod(uniform) if uniform else None
         )
-        self.lasting = range_cache(store)
+        #: the shard indexes this handle has read (None: not kept, per `index_cache`)
+        self.index_cache = range_cache(store)
 
     # -- keys and chains ---------------------------------------------------------------------
     def chunk_key(self, coords: Sequence[int]) -> str:
         return self._key_of(self._path, self._encode_key(coords))
 
     def keys(self, projections: Iterable[ChunkProjection]) -> list[str]:
-        """The store keys of the projections' chunks."""
-        key_of, path, encode = self.key_parts
+        """The store keys of the projections' chunks (the format's `chunk_key` of the array's
+        path and the key encoding's name for each chunk)."""
+        key_of, path, encode = self._key_of, self._path, self._encode_key
         return [key_of(path, encode(proj.coords)) for proj in projections]
 
-    @property
-    def key_parts(self) -> tuple[Callable[[str, str], str], str, Callable[[Sequence[int]], str]]:
-        """What a chunk's key is made of, for loops that build many: the format's
-        `chunk_key`, the array's path and the key encoding's `encode`."""
-        return self._key_of, self._path, self._encode_key
+    def writes(self, projections: Sequence[ChunkProjection]) -> ChunkWrites:
+        """The projections' chunks as the work of a write."""
+        return ChunkWrites(projections, self.keys(projections))
 
-    def bound(self, coords: Sequence[int]) -> BoundChain:
+    def bound(self, coords: Sequence[int]) -> ChunkPlan:
         """The codec chain bound to the shape of the chunk at `coords`."""
         return self.chain.bind(self.metadata.chunk_grid.chunk_shape(coords))
 
@@ -190,8 +252,8 @@ class ChunkEngine:
         chain that decodes part of a chunk, a few times the selection (the inner chunks around
         it) when that is less."""
         whole = indexer.n_chunks * self.chunk_nbytes
-        single = self.single
-        if single is None or not single.can_decode_partial:
+        plan = self.regular_plan
+        if plan is None or not plan.can_decode_partial:
             return whole
         return min(whole, _PARTIAL_FACTOR * math.prod(indexer.shape) * self.dtype.itemsize)
 
@@ -205,21 +267,23 @@ class ChunkEngine:
             return [self.read(indexers[0])]
         try:
             jobs = [_Read(self, ix, _result(ix.shape, self.dtype)) for ix in indexers]
-            whole: dict[_Read, list[_Whole]] = {}
-            parts: list[tuple[_Read, _Partial]] = []
+            whole: dict[_Read, WholeReads] = {}
+            parts: list[tuple[_Read, PartialRead]] = []
             for job, indexer in zip(jobs, indexers):
                 chunks, partial = job.plan(list(indexer))
                 whole[job] = chunks
                 parts.extend((job, item) for item in partial)
             with limiting_values(self.value_limit), self.store.reading() as source:
-                keys = list(dict.fromkeys(key for chunks in whole.values() for _, key, _ in chunks))
+                keys = list(dict.fromkeys(key for reads in whole.values() for key in reads.keys))
                 if keys:
                     blobs = source.read_many(keys)
                     for job, chunks in whole.items():
                         job.decode_whole(blobs, chunks)
                     del blobs
                 if parts:
-                    boxes = drive(self.store, [(p[1], p[2]) for _, p in parts], self.lasting)
+                    boxes = drive(
+                        self.store, [(p.key, p.decode) for _, p in parts], self.index_cache
+                    )
                     for (job, item), box in zip(parts, boxes):
                         job.place(item, box)
         except MemoryError:
@@ -255,12 +319,11 @@ class ChunkEngine:
         flight, each stored under its keys' locks); a batch covering chunks partly goes
         through `_write_batch`. Returns once every group is stored; the first store error is
         raised as it is."""
-        uploads = Uploads(self.store, self.forget_lasting)
-        key_of, path, encode = self.key_parts
+        uploads = Uploads(self.store, self.forget_indexes)
         try:
             for batch in batches:
                 if all(proj.is_complete for proj in batch):
-                    items = [(proj, key_of(path, encode(proj.coords))) for proj in batch]
+                    items = self.writes(batch)
                     executor.run_batched(partial(job.encode_to, uploads), items, parallel=threaded)
                 else:
                     self._write_batch(job, batch, threaded)
@@ -270,9 +333,8 @@ class ChunkEngine:
         uploads.finish()
 
     def _write_batch(self, job: _Write, batch: list[ChunkProjection], threaded: bool) -> None:
-        key_of, path, encode = self.key_parts
-        items = [(proj, key_of(path, encode(proj.coords))) for proj in batch]
-        with locked([key for _, key in items]):
+        items = self.writes(batch)
+        with locked(items.keys):
             try:
                 if all(proj.is_complete for proj in batch):
                     # nothing to decode, so nothing can fail half way: each thread stores as
@@ -281,7 +343,7 @@ class ChunkEngine:
                 else:
                     job.update(items, threaded)
             finally:
-                self.forget_lasting()
+                self.forget_indexes()
 
     def write_async(self, indexer: Indexer, value: np.ndarray) -> Future[None]:
         """`write` started now, as `read_async`."""
@@ -324,12 +386,12 @@ class ChunkEngine:
             try:
                 self.store.erase_many(keys)
             finally:
-                self.forget_lasting()
+                self.forget_indexes()
 
-    def forget_lasting(self) -> None:
+    def forget_indexes(self) -> None:
         """Drop the kept shard indexes: this handle has written chunks."""
-        if self.lasting is not None:
-            self.lasting.invalidate()
+        if self.index_cache is not None:
+            self.index_cache.invalidate()
 
     def _unallocatable(self) -> MetadataError:
         """What a chunk this process cannot allocate is reported as: its metadata declares
@@ -339,7 +401,7 @@ class ChunkEngine:
         return MetadataError(
             f"cannot allocate memory for a chunk: the array's {what} are too "
             f"large for this process",
-            key="chunk_grid",
+            field="chunk_grid",
             where=self.where,
         )
 
@@ -368,38 +430,42 @@ class _Read:
             if partial:
                 self._read_partial(partial)
 
-    def plan(self, batch: Sequence[ChunkProjection]) -> tuple[list[_Whole], list[_Partial]]:
+    def plan(self, batch: Sequence[ChunkProjection]) -> tuple[WholeReads, list[PartialRead]]:
         """Which chunks are read whole and which in part (a chain that can decode part of a
         chunk, for a chunk the selection covers partly)."""
         engine = self.engine
-        single = engine.single
-        if single is not None and not single.can_decode_partial:  # (the common case)
-            key_of, path, encode = engine.key_parts
-            return [(proj, key_of(path, encode(proj.coords)), single) for proj in batch], []
-        whole: list[_Whole] = []
-        partial: list[_Partial] = []
-        for proj, key in zip(batch, engine.keys(batch)):
-            chain = single if single is not None else engine.bound(proj.coords)
+        regular = engine.regular_plan
+        keys = engine.keys(batch)
+        if regular is not None and not regular.can_decode_partial:  # (the common case)
+            return WholeReads(batch, keys, [regular] * len(keys)), []
+        projections: list[ChunkProjection] = []
+        whole_keys: list[str] = []
+        plans: list[ChunkPlan] = []
+        partial: list[PartialRead] = []
+        for proj, key in zip(batch, keys):
+            chain = regular if regular is not None else engine.bound(proj.coords)
             if chain.can_decode_partial and not proj.is_complete:
                 region = indexing.chunk_region(
                     proj.chunk_selection, chain.spec.shape, self.orthogonal
                 )
                 origin = [lo for lo, _ in region.bounds()]
-                partial.append((proj, key, chain.decode_partial(region, key), origin))
+                partial.append(PartialRead(proj, key, chain.decode_partial(region, key), origin))
             else:
-                whole.append((proj, key, chain))
-        return whole, partial
+                projections.append(proj)
+                whole_keys.append(key)
+                plans.append(chain)
+        return WholeReads(projections, whole_keys, plans), partial
 
-    def _read_whole(self, whole: list[_Whole], source: Store) -> None:
+    def _read_whole(self, whole: WholeReads, source: Store) -> None:
         """Chunks read whole, from `source` a group at a time."""
         for group in _groups(whole, self.fetch):
-            blobs = source.read_many([key for _, key, _ in group])
+            blobs = source.read_many(group.keys)
             self.decode_whole(blobs, group)
             # nothing may hold this group's values while the next group is read, so a
             # store's reused read buffer (`buffers.reusable`) is free again for it
             del blobs
 
-    def decode_whole(self, blobs: Mapping[str, Any], group: Sequence[_Whole]) -> None:
+    def decode_whole(self, blobs: Mapping[str, Any], group: WholeReads) -> None:
         """Chunks read whole, their stored values in `blobs`, decoded into the output."""
         out, plain, whole_selection = self.out, self.plain, self.whole_selection
         fill = self.engine.metadata.fill_value
@@ -409,7 +475,7 @@ class _Read:
                 out[proj.out_selection] = fill
             elif (
                 plain
-                and chain.into
+                and chain.decodes_into
                 and proj.is_complete
                 and (
                     proj.chunk_selection == whole_selection
@@ -418,9 +484,9 @@ class _Read:
             ):
                 chain.decode_into(blob, out[proj.out_selection], key)
             elif proj.is_complete:
-                _place(out, proj, chain.decode_scratch(blob, key))
+                _place(out, proj, chain.decode_transient(blob, key))
             else:
-                _place(out, proj, chain.decode_scratch(blob, key, proj.chunk_selection))
+                _place(out, proj, chain.decode_transient(blob, key, proj.chunk_selection))
 
     # -- reading ahead (stores whose calls are round trips) -----------------------------------
     def read_ahead(self, batches: Iterator[list[ChunkProjection]], threaded: bool) -> None:
@@ -432,7 +498,7 @@ class _Read:
         answers in its own order). At most two batches of stored values are held (the one
         decoding and the one on its way), and the link always has a batch's requests to
         serve."""
-        ahead: deque[_Ahead] = deque()
+        ahead: deque[BatchAhead] = deque()
         try:
             for batch in batches:
                 ahead.append(self._fetch(batch))
@@ -441,9 +507,9 @@ class _Read:
             while ahead:
                 self._decode(ahead.popleft(), threaded)
         finally:
-            settle(future for units, _ in ahead for _, future in units)
+            settle(unit.values for batch in ahead for unit in batch.units)
 
-    def _fetch(self, batch: Sequence[ChunkProjection]) -> _Ahead:
+    def _fetch(self, batch: Sequence[ChunkProjection]) -> BatchAhead:
         """A batch planned and its whole chunks' fetch started, in units of `unit_size`
         chunks: each unit decodes as soon as its values are in, so the last answers are
         followed by one unit's decoding, not the whole batch's."""
@@ -452,17 +518,17 @@ class _Read:
         size = unit_size(engine.chunk_nbytes)
         units = [whole[i : i + size] for i in range(0, len(whole), size)]
         limit = engine.value_limit
-        return [
-            (unit, fetch(engine.store, [k for _, k, _ in unit], limit)) for unit in units
-        ], partial
+        return BatchAhead(
+            [FetchUnit(unit, fetch(engine.store, unit.keys, limit)) for unit in units], partial
+        )
 
-    def _decode(self, batch: _Ahead, threaded: bool) -> None:
+    def _decode(self, batch: BatchAhead, threaded: bool) -> None:
         """A batch fetched ahead, decoded on the engine's threads a unit at a time, each unit
         as soon as its values are in; its chunks read in part read now, as a `share` reads
         them."""
-        units, parts = batch
+        units, parts = batch.units, batch.partial
         try:
-            which = {future: unit for unit, future in units}
+            which = {unit.values: unit.reads for unit in units}
             for future in as_completed(which):
                 blobs = future.result()
                 executor.run_batched(
@@ -470,30 +536,31 @@ class _Read:
                 )
                 del blobs
         except BaseException:
-            settle(future for _, future in units)
+            settle(unit.values for unit in units)
             raise
         if parts:
             executor.run_batched(self._partial_share, parts, parallel=threaded)
 
-    def _partial_share(self, partial: Sequence[_Partial]) -> None:
+    def _partial_share(self, partial: Sequence[PartialRead]) -> None:
         with limiting_values(self.engine.value_limit):
             self._read_partial(partial)
 
-    def _read_partial(self, partial: Sequence[_Partial]) -> None:
+    def _read_partial(self, partial: Sequence[PartialRead]) -> None:
         """Chunks read in part: their partial decodes run in lockstep, one store call per
         round for the whole share."""
         engine = self.engine
         out, fill = self.out, engine.metadata.fill_value
-        boxes = drive(engine.store, [(key, gen) for _, key, gen, _ in partial], engine.lasting)
-        for (proj, _, _, origin), box in zip(partial, boxes):  # (`place`, inlined)
+        boxes = drive(engine.store, [(p.key, p.decode) for p in partial], engine.index_cache)
+        for item, box in zip(partial, boxes):  # (`place`, inlined)
+            proj = item.proj
             if box is None:
                 out[proj.out_selection] = fill
             else:
-                out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection, origin)]
+                out[proj.out_selection] = box[indexing.shifted(proj.chunk_selection, item.origin)]
 
-    def place(self, item: _Partial, box: np.ndarray | None) -> None:
+    def place(self, item: PartialRead, box: np.ndarray | None) -> None:
         """A partial decode's box (None: the chunk is absent) copied into the output."""
-        proj, _, _, origin = item
+        proj, origin = item.proj, item.origin
         if box is None:
             self.out[proj.out_selection] = self.engine.metadata.fill_value
         else:
@@ -531,26 +598,26 @@ class _Write:
             if dtype.hasobject
             else np.asarray(self.fill, dtype=dtype).reshape(1).view(np.uint8).tobytes()
         )
-        single = engine.single
+        regular = engine.regular_plan
         self.streamed = stream_size(
             engine.store,
             engine.chunk_nbytes,
-            views=single is not None and single.passes_views,
+            views=regular is not None and regular.passes_views,
         )
 
-    def stream(self, batch: Sequence[_Item]) -> None:
+    def stream(self, batch: ChunkWrites) -> None:
         """A thread's share of wholly written chunks, stored as they are encoded."""
         with self.engine.store.writing() as target:
             self.encode(batch, {}, target)
 
-    def encode_to(self, uploads: Uploads, batch: Sequence[_Item]) -> None:
+    def encode_to(self, uploads: Uploads, batch: ChunkWrites) -> None:
         """A thread's share of wholly written chunks, handed on to `uploads` as they are
         encoded, its first groups small (`Uploads.group_size`)."""
         self.encode(batch, {}, uploads, uploads.group_size)
 
     def encode(
         self,
-        batch: Sequence[_Item],
+        batch: ChunkWrites,
         existing: dict[str, Any],
         target: _Target | None = None,
         group_size: Callable[[int], int] | None = None,
@@ -582,7 +649,7 @@ class _Write:
             if not write_empty and _maybe_fill(chunk, first_fill) and equals_fill(chunk, fill):
                 mine[key] = None
             else:
-                mine[key] = chain.encode(chunk)
+                mine[key] = chain.encode(chunk, key)
             if target is not None and len(mine) >= group:
                 _store_results(target, mine)
                 mine = {}
@@ -592,7 +659,7 @@ class _Write:
             _store_results(target, mine)
         return mine
 
-    def encoded(self, chunk: np.ndarray, chain: BoundChain) -> Any:
+    def encoded(self, chunk: np.ndarray, chain: ChunkPlan) -> Any:
         """The chunk's new stored value; None for a chunk all fill, which is erased rather
         than stored, unless fill chunks are kept (a cheap look at its first element before
         the data type's full check)."""
@@ -604,12 +671,12 @@ class _Write:
             return None
         return chain.encode(chunk)
 
-    def _encode_partial(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> Any:
+    def _encode_partial(self, proj: ChunkProjection, key: str, chain: ChunkPlan, old: Any) -> Any:
         """The new value of a chunk the chain re-encodes from its old value itself."""
         region = indexing.chunk_region(proj.chunk_selection, chain.spec.shape, self.orthogonal)
         return chain.encode_partial(old, region, _updater(proj, self.value), key)
 
-    def merged(self, proj: ChunkProjection, key: str, chain: BoundChain, old: Any) -> np.ndarray:
+    def merged(self, proj: ChunkProjection, key: str, chain: ChunkPlan, old: Any) -> np.ndarray:
         """The chunk to encode: the written values over what it starts from, which is its old
         contents (`old`, decoded) where the write covers it partly."""
         dtype, shape = self.engine.dtype, chain.spec.shape
@@ -637,19 +704,19 @@ class _Write:
             for d, (c, n, s) in enumerate(zip(coords, shape, array_shape))
         )
 
-    def update(self, items: Sequence[_Item], threaded: bool) -> None:
+    def update(self, items: ChunkWrites, threaded: bool) -> None:
         """Write a batch that covers some chunks partly: the whole chunks are encoded first,
         then the partly covered ones are read, merged and written in one `store.update_many`
         (safe against writers in other processes on a store that has `safe_updates`, unless
         the `safe_updates` setting is off), then the whole chunks are stored. The old values
         are read under the engine's value limit (`limiting_values`)."""
         store = self.engine.store
-        whole = [item for item in items if item[0].is_complete]
-        parts = [item for item in items if not item[0].is_complete]
+        whole = items.where(lambda proj, _: proj.is_complete)
+        parts = items.where(lambda proj, _: not proj.is_complete)
         results: dict[str, Any] = {}
         if whole:
             executor.run_batched(partial(self._encode_into, results, {}), whole, parallel=threaded)
-        keys = [key for _, key in parts]
+        keys = parts.keys
         merge = partial(self._merge, parts, threaded)
         with limiting_values(self.engine.value_limit):
             if config.get().safe_updates:
@@ -659,12 +726,16 @@ class _Write:
         _store_results(store, results)
 
     def _encode_into(
-        self, results: dict[str, Any], existing: dict[str, Any], share: Sequence[_Item]
+        self, results: dict[str, Any], existing: dict[str, Any], share: ChunkWrites
     ) -> None:
         results.update(self.encode(share, existing))
 
     def _merge(
-        self, parts: Sequence[_Item], threaded: bool, keys: Sequence[str], old: Mapping[str, Any]
+        self,
+        parts: ChunkWrites,
+        threaded: bool,
+        keys: Sequence[str],
+        old: Mapping[str, Any],
     ) -> dict[str, Any]:
         """`store.update_many`'s compute: the new values of the partly covered chunks `keys`
         from their `old` values."""
@@ -672,7 +743,7 @@ class _Write:
         new: dict[str, Any] = {}
         executor.run_batched(
             partial(self._encode_into, new, dict(old)),
-            [item for item in parts if item[1] in wanted],
+            parts.where(lambda _, key: key in wanted),
             parallel=threaded,
         )
         return new
@@ -686,12 +757,11 @@ class _WriteMany:
 
     def __init__(self, engine: ChunkEngine, items: Sequence[tuple[Indexer, np.ndarray]]) -> None:
         self.engine = engine
-        key_of, path, encode = engine.key_parts
         self.writes: dict[str, list[tuple[_Write, ChunkProjection]]] = {}
         for indexer, value in items:
             job = _Write(engine, indexer, value)
-            for proj in indexer:
-                key = key_of(path, encode(proj.coords))
+            projections = list(indexer)
+            for proj, key in zip(projections, engine.keys(projections)):
                 self.writes.setdefault(key, []).append((job, proj))
 
     def keys(self) -> list[str]:
@@ -716,7 +786,7 @@ class _WriteMany:
                             unguarded_update(store, parts, self.merge)
                 _store_results(store, results)
             finally:
-                engine.forget_lasting()
+                engine.forget_indexes()
 
     def merge(self, keys: Sequence[str], old: Mapping[str, Any]) -> dict[str, Any]:
         """`store.update_many`'s compute."""
@@ -819,7 +889,7 @@ def _updater(proj: ChunkProjection, value: np.ndarray) -> Callable[[np.ndarray],
     return update
 
 
-def _groups(items: list[Any], size: int) -> Iterator[list[Any]]:
+def _groups(items: executor.D, size: int) -> Iterator[executor.D]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 

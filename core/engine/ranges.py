@@ -9,18 +9,18 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from .. import config, forksafe
-from ..codec import Lasting, RangeReads, lockstep
+from ..codec import CacheableRange, RangeReads, lockstep
 from ..errors import ConfigError
 from ..read_plan import plan_reads
 from ..store import Range, Store
 
 # -- answers that last (shard indexes) -------------------------------------------------------------
-#: bytes of `Lasting` answers one array handle keeps
+#: bytes of `CacheableRange` answers one array handle keeps
 _LASTING_BYTES = 16 << 20
 
 
 class RangeCache:
-    """The answers to `Lasting` reads (shard indexes) one array handle has fetched, so a
+    """The answers to `CacheableRange` reads (shard indexes) one array handle has fetched, so a
     shard's index is read once however many windows touch it. A read that finds another
     thread fetching the same range waits for that answer instead of asking again, so many
     selections read at once (`Array.get_many`) fetch each index once too. Writes through the
@@ -108,14 +108,14 @@ def range_cache(store: Store) -> RangeCache | None:
 def _lasting_answers(
     store: Store, requests: list[tuple[str, Any]], cache: RangeCache | None
 ) -> list[Any]:
-    """`fetch_ranges` for a round holding `Lasting` requests: those come from `cache` when
+    """`fetch_ranges` for a round holding `CacheableRange` requests: those come from `cache` when
     it has them (or from the thread already fetching them), the rest from the store."""
-    plain = [(key, rng.range if isinstance(rng, Lasting) else rng) for key, rng in requests]
+    plain = [(key, rng.range if isinstance(rng, CacheableRange) else rng) for key, rng in requests]
     if cache is None:
         return fetch_ranges(store, plain)
-    lasting = [(key, rng.range) for key, rng in requests if isinstance(rng, Lasting)]
+    lasting = [(key, rng.range) for key, rng in requests if isinstance(rng, CacheableRange)]
     known, mine, waits, generation = cache.claim(lasting)
-    others = [r for r, (_, rng) in zip(plain, requests) if not isinstance(rng, Lasting)]
+    others = [r for r, (_, rng) in zip(plain, requests) if not isinstance(rng, CacheableRange)]
     fetched: dict[tuple[str, Range], Any] = {}
     try:
         answers = fetch_ranges(store, [*mine, *others])
@@ -135,7 +135,7 @@ def _lasting_answers(
         fetched.update(zip(late, fetch_ranges(store, late)))
     out = []
     for (_key, rng), item in zip(requests, plain):
-        if isinstance(rng, Lasting):
+        if isinstance(rng, CacheableRange):
             out.append(known[item] if item in known else fetched[item])
         else:
             out.append(by_request[item])
@@ -148,7 +148,7 @@ def drive(
 ) -> list[Any]:
     """Run partial decodes of several stored values in lockstep (`codec.lockstep`): each
     round's byte ranges of every value go to the store in one `get_ranges` call. Returns each
-    decode's result. `Lasting` requests are answered from `cache` where it can (see
+    decode's result. `CacheableRange` requests are answered from `cache` where it can (see
     `RangeCache`)."""
     rounds = lockstep([_keyed(key, gen) for key, gen in reads])
     try:
@@ -173,8 +173,8 @@ def _keyed(key: str, gen: RangeReads[Any]) -> Generator[list[Any], list[Any], An
 
 
 def _answers(store: Store, requests: list[tuple[str, Any]], cache: RangeCache | None) -> list[Any]:
-    """One round's answers, through `cache` when the round asks for a `Lasting` range."""
-    if any(isinstance(r, Lasting) for _, r in requests):
+    """One round's answers, through `cache` when the round asks for a `CacheableRange` range."""
+    if any(isinstance(r, CacheableRange) for _, r in requests):
         return _lasting_answers(store, requests, cache)
     return fetch_ranges(store, requests)
 

@@ -52,7 +52,7 @@ def member_documents(doc: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping) or value.get("kind") != "inline":
         raise MetadataError(
             f'expected an object with "kind": "inline", got {short_repr(value)}',
-            key=FIELD,
+            field=FIELD,
             where=where,
         )
     members = value.get("metadata")
@@ -61,7 +61,7 @@ def member_documents(doc: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     ):
         raise MetadataError(
             f"expected an object of member documents, got {short_repr(members)}",
-            key=f"{FIELD}.metadata",
+            field=f"{FIELD}.metadata",
             where=where,
         )
     return members

@@ -67,7 +67,7 @@ def check_nesting(doc: Any, where: str | None = None) -> None:
         if depth >= MAX_NESTING:
             raise MetadataError(
                 f"nested more than {MAX_NESTING} levels deep",
-                key=_too_deep(doc) or None,
+                field=_too_deep(doc) or None,
                 where=where,
             )
         stack.extend((v, depth + 1) for v in children if not isinstance(v, _SCALARS))
@@ -110,7 +110,7 @@ def check_shape(value: Any, where: str, key: str = "shape") -> tuple[int, ...]:
     ):
         raise MetadataError(
             f"expected a list of non-negative integers, got {short_repr(value)}",
-            key=key,
+            field=key,
             where=where,
         )
     check_dimensions(value, key, where)
@@ -122,13 +122,13 @@ def check_dimensions(shape: Sequence[int], key: str, where: str | None) -> None:
     if len(shape) > MAX_NDIM:
         raise MetadataError(
             f"{len(shape)} dimensions; at most {MAX_NDIM} are supported (as in numpy)",
-            key=key,
+            field=key,
             where=where,
         )
     for i, n in enumerate(shape):
         if n > MAX_DIMENSION:
             raise MetadataError(
-                f"dimension {i} is {n}; at most 2**63 - 1 is supported", key=key, where=where
+                f"dimension {i} is {n}; at most 2**63 - 1 is supported", field=key, where=where
             )
 
 
@@ -145,7 +145,7 @@ def check_chunk_size(grid: Any, data_type: Any, key: str, where: str | None) -> 
         raise MetadataError(
             f"a chunk of shape {list(shape)} holds {nbytes} bytes; at most "
             f"2**63 - 1 can be addressed",
-            key=key,
+            field=key,
             where=where,
         )
 
@@ -160,7 +160,7 @@ def check_attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
     attributes = doc.get("attributes", {})
     if not isinstance(attributes, dict):
         raise MetadataError(
-            f"expected an object, got {attributes!r}", key="attributes", where=where
+            f"expected an object, got {attributes!r}", field="attributes", where=where
         )
     return attributes
 

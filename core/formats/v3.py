@@ -15,7 +15,7 @@ from ..errors import MetadataError
 from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..metadata_field import read_fields, write_fields
 from ..names import V3
-from ..negotiation import Skipped, extension_from_json
+from ..negotiation import SkippedExtension, extension_from_json, require_known
 from ..store import Store
 from .documents import check_attributes as _attributes
 from .documents import check_chunk_size, load_document
@@ -76,18 +76,20 @@ class V3Format(Format):
     def parse_node(self, doc: Mapping[str, Any], where: str) -> NodeMetadata:
         if "zarr_format" not in doc:
             raise MetadataError(
-                "expected 3: required field is missing", key="zarr_format", where=where
+                "expected 3: required field is missing", field="zarr_format", where=where
             )
         zarr_format = doc.get("zarr_format")
         if zarr_format != 3 or isinstance(zarr_format, bool):
-            raise MetadataError(f"expected 3, got {zarr_format!r}", key="zarr_format", where=where)
+            raise MetadataError(
+                f"expected 3, got {zarr_format!r}", field="zarr_format", where=where
+            )
         node_type = doc.get("node_type")
         if node_type == "array":
             return self.parse_array(doc, where)
         if node_type == "group":
             return self.parse_group(doc, where)
         raise MetadataError(
-            f"expected 'array' or 'group', got {node_type!r}", key="node_type", where=where
+            f"expected 'array' or 'group', got {node_type!r}", field="node_type", where=where
         )
 
     def parse_group(self, doc: Mapping[str, Any], where: str) -> GroupMetadata:
@@ -106,8 +108,13 @@ class V3Format(Format):
             "codecs",
         ):
             if required not in doc:
-                raise MetadataError("required field is missing", key=required, where=where)
+                raise MetadataError("required field is missing", field=required, where=where)
         shape = _shape(doc["shape"], where)
+        require_known(
+            [(kind, doc[field], field) for kind, field in _EXTENSION_FIELDS if field in doc],
+            NAME,
+            where=where,
+        )
         data_type = extension_from_json(
             "data_type", doc["data_type"], NAME, key="data_type", where=where
         )
@@ -252,26 +259,36 @@ def _dimension_names(value: Any, ndim: int, where: str) -> tuple[str | None, ...
     ):
         raise MetadataError(
             f"expected a list of {ndim} strings or nulls, got {value!r}",
-            key="dimension_names",
+            field="dimension_names",
             where=where,
         )
     return tuple(value)
 
 
+#: (kind, field) of every extension an array document names
+_EXTENSION_FIELDS = (
+    ("data_type", "data_type"),
+    ("chunk_grid", "chunk_grid"),
+    ("chunk_key_encoding", "chunk_key_encoding"),
+    ("codec", "codecs"),
+    ("storage_transformer", "storage_transformers"),
+)
+
+
 def _extensions(
     kind: str, items: Any, key: str, where: str, required: bool = False
-) -> tuple[list[Any], list[Skipped]]:
+) -> tuple[list[Any], list[SkippedExtension]]:
     if not isinstance(items, list) or (required and not items):
         raise MetadataError(
             f"expected a {'non-empty ' if required else ''}list, got {items!r}",
-            key=key,
+            field=key,
             where=where,
         )
     used: list[Any] = []
-    skipped: list[Skipped] = []
+    skipped: list[SkippedExtension] = []
     for i, item in enumerate(items):
         ext = extension_from_json(kind, item, NAME, key=f"{key}[{i}]", where=where)
-        (skipped if isinstance(ext, Skipped) else used).append(ext)
+        (skipped if isinstance(ext, SkippedExtension) else used).append(ext)
     return used, skipped
 
 

@@ -173,6 +173,6 @@ def _check_format(group: Any, zarr_format: int | None) -> None:
         raise MetadataError(
             f"asked for zarr format {zarr_format}, the group "
             f"{group.name!r} is zarr format {group.metadata.format}",
-            key="zarr_format",
+            field="zarr_format",
             where=str(group.store),
         )

@@ -81,7 +81,7 @@ def codec_json(item: Any, fmt: str, key: str) -> Any:
     raise MetadataError(
         f"expected a codec (a JSON object, a name, or a zarrkit, zarr-python "
         f"or numcodecs codec), got {item!r}",
-        key=key,
+        field=key,
     )
 
 
@@ -102,13 +102,14 @@ def creation_codecs(encoding: Mapping[str, Any], fmt: str) -> dict[str, Any]:
             compressors = (V2_DEFAULT_COMPRESSOR,)
         out: dict[str, Any] = {}
         if serializer not in (None, "auto"):
-            raise MetadataError("zarr format 2 has no serializer", key="serializer")
+            raise MetadataError("zarr format 2 has no serializer", field="serializer")
         if filters is not None:
             out["filters"] = [codec_json(f, fmt, f"filters[{i}]") for i, f in enumerate(filters)]
         if compressors is not ...:
             if len(compressors or ()) > 1:
                 raise MetadataError(
-                    f"zarr format 2 takes one compressor, got {len(compressors)}", key="compressors"
+                    f"zarr format 2 takes one compressor, got {len(compressors)}",
+                    field="compressors",
                 )
             out["compressor"] = (
                 codec_json(compressors[0], fmt, "compressors") if compressors else None

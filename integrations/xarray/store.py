@@ -259,7 +259,7 @@ class ZarrkitStore(AbstractWritableDataStore):
                 if d in dimensions and dimensions[d] != s:
                     raise MetadataError(
                         f"found conflicting lengths for dimension {d!r} ({s} != {dimensions[d]})",
-                        key="shape",
+                        field="shape",
                         where=f"array {array.name!r} in {array.store}",
                     )
                 dimensions[d] = s
@@ -606,7 +606,7 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
         if len(names) != array.ndim or any(n is None for n in names):
             raise DimensionNamesError(
                 "missing: xarray needs a name for every dimension of an array",
-                key="dimension_names",
+                field="dimension_names",
                 where=where,
             )
         return tuple(names), attributes
@@ -619,7 +619,7 @@ def dims_and_attrs(array: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
         raise DimensionNamesError(
             f"xarray needs the attribute {DIMENSION_KEY!r} naming each of the "
             f"{array.ndim} dimensions, got {names!r}",
-            key=DIMENSION_KEY,
+            field=DIMENSION_KEY,
             where=where,
         )
     return tuple(names), {k: v for k, v in attributes.items() if not k.lower().startswith("_nc")}
@@ -633,7 +633,7 @@ def _decoded_fill(array: Any, value: Any) -> Any:
     except (TypeError, ValueError, struct.error) as exc:
         raise MetadataError(
             f"{value!r} is not a fill value xarray encodes for data type {array.dtype}: {exc}",
-            key="attributes._FillValue",
+            field="attributes._FillValue",
             where=f"array {array.name!r} in {array.store}",
         ) from None
 

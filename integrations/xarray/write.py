@@ -181,7 +181,7 @@ def writable_store(
     if zarr_format not in (None, 2, 3):
         raise MetadataError(
             f"xarray writes zarr format 2 or 3, got {zarr_format!r}",
-            key="zarr_format",
+            field="zarr_format",
             where="to_zarrkit",
         )
     zgroup = open_group(
@@ -190,7 +190,7 @@ def writable_store(
     if zgroup.metadata.format not in (V2, V3):  # an existing group of the 2020 draft
         raise MetadataError(
             f"xarray writes zarr format 2 or 3; group {zgroup.name!r} is {zgroup.metadata.format}",
-            key="zarr_format",
+            field="zarr_format",
             where=str(zgroup.store),
         )
     return ZarrkitStore(

@@ -28,7 +28,7 @@ from zarrkit.abc import (
     names,
 )
 from zarrkit.errors import CodecChainError, MetadataError
-from zarrkit.plugins.codecs.spellings import draft_uri
+from zarrkit.plugins.codecs.codec_ids import draft_uri
 
 #: mantissa bits per float width (bytes)
 MANTISSA_BITS = {2: 10, 4: 23, 8: 52}
@@ -51,7 +51,7 @@ class BitRoundCodec(ArrayArrayCodec, ArrayArrayElementwise):
         if keepbits < 0:
             raise MetadataError(
                 f"bitround codec: 'keepbits' must be >= 0, got {keepbits}",
-                key="configuration.keepbits",
+                field="configuration.keepbits",
             )
         return cls(keepbits)
 
@@ -64,14 +64,14 @@ class BitRoundCodec(ArrayArrayCodec, ArrayArrayElementwise):
             raise CodecChainError(
                 f"bitround rounds float16/32/64 and complex values, not "
                 f"{spec.data_type.describe()}",
-                key="codecs",
+                field="codecs",
             )
         bits = MANTISSA_BITS[_float_width(dtype)]
         if self.keepbits > bits:
             raise CodecChainError(
                 f"bitround: keepbits {self.keepbits} exceeds the {bits} mantissa "
                 f"bits of {spec.data_type.describe()}",
-                key="codecs",
+                field="codecs",
             )
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:

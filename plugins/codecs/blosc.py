@@ -35,7 +35,7 @@ from zarrkit.abc import (
     names,
 )
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
-from zarrkit.plugins.codecs.spellings import draft_uri
+from zarrkit.plugins.codecs.codec_ids import draft_uri
 
 _SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 #: numcodecs (v2, the draft) writes the shuffle as an int; -1 means "by the element size"
@@ -99,13 +99,13 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
             raise MetadataError(
                 f"blosc codec: 'typesize' must be an integer from 1 to "
                 f"2**31 - 1, got {self.typesize}",
-                key="configuration.typesize",
+                field="configuration.typesize",
             )
         if not 0 <= self.blocksize < 2**31:
             raise MetadataError(
                 f"blosc codec: 'blocksize' must be an integer from 0 (automatic) "
                 f"to 2**31 - 1, got {self.blocksize}",
-                key="configuration.blocksize",
+                field="configuration.blocksize",
             )
         return self
 
@@ -151,14 +151,14 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
         # a stored chain must say how it shuffles, and how wide the elements are; a new one
         # gets both from evolve()
         if self.shuffle is None:
-            raise CodecChainError("blosc codec: 'shuffle' is required", key="codecs")
+            raise CodecChainError("blosc codec: 'shuffle' is required", field="codecs")
         if (
             self.shuffle not in ("noshuffle", "auto")
             and not self.typesize
             and not self.numcodecs_form
         ):
             raise CodecChainError(
-                "blosc codec: 'typesize' is required unless shuffle is 'noshuffle'", key="codecs"
+                "blosc codec: 'typesize' is required unless shuffle is 'noshuffle'", field="codecs"
             )
 
     def configuration(self, format: str = V3) -> dict:

@@ -72,7 +72,7 @@ class BytesCodec(ArrayBytesCodec):
     def validate(self, spec: ChunkSpec) -> None:
         if self.endian is None and spec.data_type.has_endianness:
             raise CodecChainError(
-                f"the bytes codec needs an 'endian' for {spec.data_type.describe()}", key="codecs"
+                f"the bytes codec needs an 'endian' for {spec.data_type.describe()}", field="codecs"
             )
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:

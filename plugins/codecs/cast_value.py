@@ -58,7 +58,7 @@ class CastValueCodec(ArrayArrayCodec, ArrayArrayElementwise):
         if "data_type" not in configuration:
             raise MetadataError(
                 f"{owner}: configuration lacks required field 'data_type'",
-                key="configuration.data_type",
+                field="configuration.data_type",
             )
         try:
             target = extension_from_json(
@@ -73,7 +73,7 @@ class CastValueCodec(ArrayArrayCodec, ArrayArrayElementwise):
             raise MetadataError(
                 f"{owner}: 'scalar_map' must be an object with 'encode' and/or "
                 f"'decode' lists, got {scalar_map!r}",
-                key="configuration.scalar_map",
+                field="configuration.scalar_map",
             )
         return cls(
             target,
@@ -107,11 +107,11 @@ class CastValueCodec(ArrayArrayCodec, ArrayArrayElementwise):
                 raise CodecChainError(
                     f"cast_value converts integers and floats; its {role} is "
                     f"{data_type.describe()}",
-                    key="codecs",
+                    field="codecs",
                 )
         if self.out_of_range == "wrap" and self.data_type.native.kind == "f":
             raise CodecChainError(
-                "cast_value: out_of_range 'wrap' needs an integer target", key="codecs"
+                "cast_value: out_of_range 'wrap' needs an integer target", field="codecs"
             )
 
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:

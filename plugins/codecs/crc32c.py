@@ -11,7 +11,7 @@ from crc32c import crc32c
 
 from zarrkit.abc import V3, BytesBytesCodec, ChunkSpec, as_bytes_view, names
 from zarrkit.errors import ChunkDecodeError, MetadataError
-from zarrkit.plugins.codecs.spellings import draft_uri
+from zarrkit.plugins.codecs.codec_ids import draft_uri
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,7 +31,7 @@ class Crc32cCodec(BytesBytesCodec):
             raise MetadataError(
                 f"crc32c codec: unsupported configuration {config!r} (only a "
                 f"checksum at the end is this codec)",
-                key="configuration",
+                field="configuration",
             )
         return cls()
 

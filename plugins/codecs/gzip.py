@@ -26,7 +26,7 @@ from zarrkit.abc import (
     decoded_too_large,
     names,
 )
-from zarrkit.plugins.codecs.spellings import draft_uri
+from zarrkit.plugins.codecs.codec_ids import draft_uri
 
 _GZIP_WBITS = 31  # 16 + 15: gzip header and trailer
 

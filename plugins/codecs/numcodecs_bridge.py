@@ -42,12 +42,13 @@ from zarrkit.abc import (
     ChunkSpec,
     Codec,
     CodecKind,
+    DataType,
     data_type_from_native,
     names,
 )
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
+from zarrkit.plugins.codecs.codec_ids import DRAFT_PATTERN, draft_id, draft_uri
 from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, BOUNDED_CHUNKS, max_encoded_size
-from zarrkit.plugins.codecs.spellings import DRAFT_PATTERN, draft_id, draft_uri
 
 PREFIX = "numcodecs."
 _ID = r"[A-Za-z0-9_.\-]+"
@@ -158,7 +159,7 @@ class NumcodecsCodec(Codec):
             raise MetadataError(
                 f"{name}: configuration 'id' {config['id']!r} differs from the "
                 f"name's codec id {cid!r}",
-                key="configuration.id",
+                field="configuration.id",
             )
         config.pop("id", None)
         return for_id(cid, config)
@@ -179,7 +180,7 @@ class NumcodecsCodec(Codec):
             raise CodecChainError(
                 f"{self.written_name()}: configuration lacks {missing}, which "
                 f"is filled in only when an array is created",
-                key="codecs",
+                field="codecs",
             )
         return self._impl
 
@@ -216,7 +217,7 @@ def _build(cid: str, config: dict) -> Any:
     except Exception as exc:  # numcodecs' constructors raise TypeError/ValueError/...
         raise MetadataError(
             f"numcodecs.{cid}: bad configuration {config!r}: {type(exc).__name__}: {exc}",
-            key="configuration",
+            field="configuration",
         ) from None
 
 
@@ -235,10 +236,39 @@ def _missing_from_spec(cid: str, config: Mapping[str, Any]) -> list[str]:
     return [p for p in _FROM_SPEC if p in params and config.get(p) is None]
 
 
+#: numcodecs' array codecs that take booleans; the others compute on numbers, and got
+#: booleans or raw bytes wrong, silently (delta) or with a TypeError at the first write
+_TAKES_BOOL = frozenset({"packbits"})
+
+
+#: numcodecs' array codecs that take only some numbers: the (kind, itemsize) of each
+_ONLY_NUMBERS = {
+    "zfpy": {("i", 4), ("i", 8), ("f", 4), ("f", 8)},
+    "pcodec": {(kind, size) for kind in "iuf" for size in (2, 4, 8)},
+}
+
+
+def _refuse_non_numbers(codec: NumcodecsCodec, data_type: DataType) -> None:
+    """Refuse, when an array is created, a type the numcodecs codec would get wrong or fail
+    on at the first write."""
+    native = data_type.native
+    kind = native.kind
+    if kind == "V" or (kind == "b" and codec.codec_id not in _TAKES_BOOL):
+        raise codec.refuse(data_type, "numcodecs' array codecs compute on numbers")
+    only = _ONLY_NUMBERS.get(codec.codec_id)
+    if only is not None and (kind, native.itemsize) not in only:
+        taken = ", ".join(sorted(f"{k}{n}" for k, n in only))
+        raise codec.refuse(data_type, f"numcodecs' {codec.codec_id} takes {taken}")
+
+
 class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
     kind = CodecKind.ARRAY_ARRAY
 
+    def check_data_type(self, data_type: DataType) -> None:
+        _refuse_non_numbers(self, data_type)
+
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
+        _refuse_non_numbers(self, spec.data_type)  # (asked before `check_data_type`)
         found = self._resolved.get(spec)
         if found is None:
             found = self._resolved[spec] = self._probe(spec)
@@ -270,20 +300,20 @@ class _ArrayArrayNumcodec(NumcodecsCodec, ArrayArrayCodec):
                 raise CodecChainError(
                     f"{self.written_name()}: its {param} {declared!r} is not the "
                     f"chunk's {spec.data_type.describe()}",
-                    key="codecs",
+                    field="codecs",
                 )
         try:
             self.encoded_spec(spec)
         except ZarrkitError as exc:
             raise CodecChainError(
                 f"{self.written_name()} cannot encode {spec.data_type.describe()}: {exc}",
-                key="codecs",
+                field="codecs",
             ) from None
         except Exception as exc:
             raise CodecChainError(
                 f"{self.written_name()} cannot encode {spec.data_type.describe()}"
                 f": {type(exc).__name__}: {exc}",
-                key="codecs",
+                field="codecs",
             ) from None
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> np.ndarray:
@@ -301,6 +331,9 @@ class _ElementwiseNumcodec(_ArrayArrayNumcodec, ArrayArrayElementwise):
 
 class _ArrayBytesNumcodec(NumcodecsCodec, ArrayBytesCodec):
     kind = CodecKind.ARRAY_BYTES
+
+    def check_data_type(self, data_type: DataType) -> None:
+        _refuse_non_numbers(self, data_type)
 
     def encode(self, data: np.ndarray, spec: ChunkSpec) -> Any:
         out = self.impl.encode(np.ascontiguousarray(data))

@@ -55,7 +55,7 @@ class PackBitsCodec(ArrayBytesCodec):
         if (first is not None and first < 0) or (last is not None and last < (first or 0)):
             raise MetadataError(
                 f"{owner}: need 0 <= first_bit <= last_bit, got {first}, {last}",
-                key="configuration",
+                field="configuration",
             )
         return cls(padding, first, last)
 
@@ -103,7 +103,7 @@ class PackBitsCodec(ArrayBytesCodec):
             raise CodecChainError(
                 f"packbits: last_bit {last} is beyond the {bits} bits of "
                 f"{spec.data_type.describe()}",
-                key="codecs",
+                field="codecs",
             )
         return first, last - first + 1, components, signed, comp_bytes
 

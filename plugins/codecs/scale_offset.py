@@ -50,7 +50,7 @@ class ScaleOffsetCodec(ArrayArrayCodec, ArrayArrayElementwise):
                 raise MetadataError(
                     f"scale_offset codec: {key!r} must be a JSON number (or a "
                     f"fill-value string), got {value!r}",
-                    key=f"configuration.{key}",
+                    field=f"configuration.{key}",
                 )
             values[key] = value
         return cls(**values)
@@ -67,7 +67,7 @@ class ScaleOffsetCodec(ArrayArrayCodec, ArrayArrayElementwise):
                 raise CodecChainError(
                     f"scale_offset: {key} {getattr(self, key)!r} is not a value "
                     f"of {spec.data_type.describe()}: {exc.detail}",
-                    key="codecs",
+                    field="codecs",
                 ) from None
         return out[0], out[1]
 
@@ -75,10 +75,10 @@ class ScaleOffsetCodec(ArrayArrayCodec, ArrayArrayElementwise):
         if spec.dtype.kind not in "iuf":
             raise CodecChainError(
                 f"scale_offset works on integers and floats, not {spec.data_type.describe()}",
-                key="codecs",
+                field="codecs",
             )
         if self._parameters(spec)[1] == 0:
-            raise CodecChainError("scale_offset: scale must not be zero", key="codecs")
+            raise CodecChainError("scale_offset: scale must not be zero", field="codecs")
 
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         fill = np.asarray(spec.fill_value, dtype=spec.dtype)

@@ -6,7 +6,7 @@ The index is an array of shape (*chunks_per_shard, 2) of uint64 (offset, nbytes)
 are both 2**64-1 is absent and reads as the fill value.
 
 Partial access goes through the codec contract (`decode_partial` / `encode_partial`): a read
-fetches the index (asked for as `Lasting`, so an array handle fetches it once per shard) and
+fetches the index (asked for as `CacheableRange`, so an array handle fetches it once per shard) and
 then only the inner chunks its region needs; a write re-encodes only the
 inner chunks it touches (decoding only the partly covered ones) and copies the encoded bytes
 of every other inner chunk unchanged. An inner chain that can itself decode partially (nested
@@ -30,15 +30,15 @@ from zarrkit.abc import (
     ArrayBytesDecodeInto,
     ArrayBytesPartialDecode,
     ArrayBytesPartialEncode,
-    BoundChain,
     ByteRange,
+    CacheableRange,
+    ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
-    Lasting,
     RangeReads,
     Region,
-    Skipped,
+    SkippedExtension,
     SuffixRange,
     as_bytes_view,
     check_known_fields,
@@ -122,7 +122,7 @@ class ShardingCodec(
         ):
             raise MetadataError(
                 f"{owner}: 'chunk_shape' must be a list of positive integers, got {shape!r}",
-                key="configuration.chunk_shape",
+                field="configuration.chunk_shape",
             )
         location = config_value(
             configuration, "index_location", str, owner=owner, choices=_LOCATIONS, default="end"
@@ -154,7 +154,7 @@ class ShardingCodec(
             raise ShardShapeError(
                 f"sharding_indexed: the shard shape {list(spec.shape)} is not "
                 f"a multiple of the inner chunk_shape {list(self.chunk_shape)}",
-                key="codecs",
+                field="codecs",
             )
         self._layout(spec)
 
@@ -215,7 +215,7 @@ class ShardingCodec(
     # -- partial access ---------------------------------------------------------------------------
     def decode_partial(self, region: Region, spec: ChunkSpec) -> RangeReads[np.ndarray | None]:
         layout = self._layout(spec)
-        index_bytes = (yield [Lasting(layout.index_range())])[0]
+        index_bytes = (yield [CacheableRange(layout.index_range())])[0]
         if index_bytes is None:
             return None
         index = layout.index_of(index_bytes)
@@ -282,16 +282,16 @@ def _codec_list(
         raise MetadataError(
             f"sharding_indexed codec: {field_name!r} must be a non-empty list of "
             f"codecs, got {items!r}",
-            key=f"configuration.{field_name}",
+            field=f"configuration.{field_name}",
         )
     out = []
     for i, item in enumerate(items):
         codec = extension_from_json("codec", item, format, key=f"configuration.{field_name}[{i}]")
-        if isinstance(codec, Skipped):
+        if isinstance(codec, SkippedExtension):
             raise MetadataError(
                 f"sharding_indexed codec: the codec {codec.name!r} is not "
                 f"understood; codecs inside a shard cannot be skipped",
-                key=f"configuration.{field_name}[{i}]",
+                field=f"configuration.{field_name}[{i}]",
             )
         out.append(codec)
     return tuple(out)
@@ -383,8 +383,8 @@ class _Layout:
     shape: tuple[int, ...]
     chunk_shape: tuple[int, ...]
     per_shard: tuple[int, ...]
-    inner: BoundChain
-    index_chain: BoundChain
+    inner: ChunkPlan
+    index_chain: ChunkPlan
     index_size: int
     at_start: bool
     spec: ChunkSpec
@@ -408,7 +408,7 @@ class _Layout:
                 raise CodecChainError(
                     f"sharding_indexed: index codec {bb.written_name()!r} does "
                     f"not give a fixed-size index",
-                    key="codecs",
+                    field="codecs",
                 )
             size = fixed
         return cls(
@@ -589,7 +589,7 @@ class _Layout:
         that marks only one of offset and nbytes absent, whose byte range overflows or reaches
         past `total` (the shard's length; None when not known, as in a partial read), or that
         claims more bytes than the inner chain accepts for one inner chunk
-        (`BoundChain.max_stored_size`). Every entry is checked before any is used, so no
+        (`ChunkPlan.max_stored_size`). Every entry is checked before any is used, so no
         buffer is ever sized from a bad one. One pass over the table with numpy: a cache of
         decoded indexes calls it once per index it keeps."""
         offsets, sizes = index[..., 0], index[..., 1]
@@ -629,7 +629,8 @@ class _Layout:
         copied."""
 
         def work(share: Sequence[tuple[Any, tuple[int, ...], np.ndarray, Any]]) -> None:
-            if self.inner.batched:  # whole inner chunks in one batch decode (tiny ones)
+            # whole inner chunks in one batch decode (tiny ones)
+            if self.inner.batch_decoder is not None:
                 whole = [job for job in share if job[3] is None]
                 if len(whole) > 1 and self._decode_many(whole):
                     share = [job for job in share if job[3] is not None]
@@ -660,7 +661,7 @@ class _Layout:
         self, data: Any, coords: tuple[int, ...], part: tuple[slice, ...]
     ) -> np.ndarray:
         try:
-            return self.inner.decode_scratch(data, selection=part)
+            return self.inner.decode_transient(data, selection=part)
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(f"inner chunk {coords}: {exc}") from exc
 
@@ -745,7 +746,7 @@ def zarrkit_shard_codecs(
     if unknown:
         raise MetadataError(
             f"shards: unknown option(s) {unknown}; sharding_indexed takes {sorted(_SHARD_OPTIONS)}",
-            key="shards",
+            field="shards",
         )
     return [
         {

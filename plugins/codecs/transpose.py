@@ -37,12 +37,12 @@ class TransposeCodec(ArrayArrayCodec, ArrayArrayPartialEncode):
         ):
             raise MetadataError(
                 f"transpose codec: 'order' must be a list of integers, got {order!r}",
-                key="configuration.order",
+                field="configuration.order",
             )
         if sorted(order) != list(range(len(order))):
             raise MetadataError(
                 f"transpose codec: 'order' {order} is not a permutation of 0..{len(order) - 1}",
-                key="configuration.order",
+                field="configuration.order",
             )
         return cls(tuple(order))
 
@@ -54,7 +54,7 @@ class TransposeCodec(ArrayArrayCodec, ArrayArrayPartialEncode):
             raise CodecChainError(
                 f"transpose order {list(self.order)} has {len(self.order)} axes, "
                 f"chunks have {len(spec.shape)}",
-                key="codecs",
+                field="codecs",
             )
 
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:

@@ -227,7 +227,7 @@ class ZarrPythonCodec(Codec):
             raise MetadataError(
                 f"zarr-python codec {name!r} ({_qualname(zarr_cls)}) refused its configuration "
                 f"{dict(configuration)!r}: {type(exc).__name__}: {exc}",
-                key="configuration",
+                field="configuration",
             ) from None
         return wrap(name, impl)
 
@@ -272,7 +272,7 @@ class ZarrPythonCodec(Codec):
         except Exception as exc:
             raise MetadataError(
                 f"zarr-python codec {self._label()}: {method} failed: {type(exc).__name__}: {exc}",
-                key="codecs",
+                field="codecs",
             ) from None
 
     def _label(self) -> str:
@@ -392,12 +392,12 @@ def _adapted(obj: Any) -> Codec:
         raise MetadataError(
             f"zarr-python codec {_qualname(type(obj))}: to_dict failed: "
             f"{type(exc).__name__}: {exc}",
-            key="codecs",
+            field="codecs",
         ) from None
     name = written.get("name") if isinstance(written, Mapping) else None
     if not isinstance(name, str):
         raise MetadataError(
-            f"zarr-python codec {_qualname(type(obj))} names no codec: {written!r}", key="codecs"
+            f"zarr-python codec {_qualname(type(obj))} names no codec: {written!r}", field="codecs"
         )
     configuration = _plain(written.get("configuration") or {})
     for tunable in getattr(obj, "_tunable_attrs", ()):

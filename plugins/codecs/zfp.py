@@ -65,11 +65,11 @@ class ZfpCodec(ArrayBytesCodec):
         )
         if mode == "fixed_precision" and params[0][1] < 1:
             raise MetadataError(
-                "zfp codec: 'precision' must be >= 1", key="configuration.precision"
+                "zfp codec: 'precision' must be >= 1", field="configuration.precision"
             )
         if mode in ("fixed_accuracy", "fixed_rate") and params[0][1] <= 0:
             raise MetadataError(
-                f"zfp codec: {params[0][0]!r} must be > 0", key=f"configuration.{params[0][0]}"
+                f"zfp codec: {params[0][0]!r} must be > 0", field=f"configuration.{params[0][0]}"
             )
         return cls(mode, params)
 
@@ -80,17 +80,18 @@ class ZfpCodec(ArrayBytesCodec):
         key = f"{spec.dtype.kind}{spec.dtype.itemsize}"
         if key not in _CARRIER:
             raise CodecChainError(
-                f"zfp compresses integers and floats, not {spec.data_type.describe()}", key="codecs"
+                f"zfp compresses integers and floats, not {spec.data_type.describe()}",
+                field="codecs",
             )
         if len(_field_shape(spec.shape)) > 4:
             raise CodecChainError(
                 f"zfp compresses chunks of up to 4 dimensions (after dropping "
                 f"those of size 1), not {spec.shape}",
-                key="codecs",
+                field="codecs",
             )
         if self.mode == "expert":
             raise CodecChainError(
-                "zfp codec: expert mode is not available through zfpy", key="codecs"
+                "zfp codec: expert mode is not available through zfpy", field="codecs"
             )
 
     def max_encoded_chunk_size(self, spec: ChunkSpec) -> int:

@@ -45,7 +45,7 @@ from zarrkit.abc import (
     decoded_too_large,
     names,
 )
-from zarrkit.plugins.codecs.spellings import draft_uri
+from zarrkit.plugins.codecs.codec_ids import draft_uri
 
 zstandard: Any
 try:
@@ -96,7 +96,7 @@ class ZstdCodec(
             from zarrkit.errors import MetadataError
 
             raise MetadataError(
-                f"zstd codec: level {level} is outside -131072..22", key="configuration.level"
+                f"zstd codec: level {level} is outside -131072..22", field="configuration.level"
             )
         checksum = config_value(configuration, "checksum", bool, owner="zstd codec", default=False)
         return cls(level, checksum)

@@ -82,7 +82,7 @@ class Bool(_Fixed):
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if not isinstance(value, bool):
             raise MetadataError(
-                f"a bool fill value is true or false, got {value!r}", key="fill_value"
+                f"a bool fill value is true or false, got {value!r}", field="fill_value"
             )
         return np.bool_(value)
 

@@ -36,7 +36,7 @@ def ml_dtypes(name: str = "this data type") -> Any:
         raise MetadataError(
             f"data type {name!r} needs the `ml_dtypes` package, which is not installed; "
             f"install zarrkit's `{EXTRA}` extra: pip install 'zarrkit[{EXTRA}]'",
-            key="data_type",
+            field="data_type",
         ) from None
 
 

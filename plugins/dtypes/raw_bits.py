@@ -34,7 +34,7 @@ class RawBits(DataType):
     def __init__(self, bits: int):
         if bits <= 0 or bits % 8:
             raise MetadataError(
-                f"raw bits size must be a positive multiple of 8, got r{bits}", key="data_type"
+                f"raw bits size must be a positive multiple of 8, got r{bits}", field="data_type"
             )
         self.bits = bits
 
@@ -42,7 +42,7 @@ class RawBits(DataType):
     def from_json(cls, name: str, configuration: Mapping[str, Any], format: str = V3) -> RawBits:
         match = re.fullmatch(_V2_PATTERN if format == V2 else _PATTERN, name)
         if match is None or configuration:
-            raise MetadataError(f"{name!r} is not a raw bits data type", key="data_type")
+            raise MetadataError(f"{name!r} is not a raw bits data type", field="data_type")
         bits = int(match.group(1))
         return cls(8 * bits if format == V2 else bits)
 
@@ -66,7 +66,7 @@ class RawBits(DataType):
             try:
                 raw = base64.b64decode(value.encode("ascii"), validate=True)
             except (binascii.Error, UnicodeEncodeError):
-                raise MetadataError(f"{value!r} is not base64", key="fill_value") from None
+                raise MetadataError(f"{value!r} is not base64", field="fill_value") from None
             value = list(raw)
         if (
             not isinstance(value, list)
@@ -77,7 +77,7 @@ class RawBits(DataType):
         ):
             raise MetadataError(
                 f"the fill value of r{self.bits} is a list of {size} byte values (0-255), got {value!r}",
-                key="fill_value",
+                field="fill_value",
             )
         return np.frombuffer(bytes(value), dtype=self.native)[0]
 
@@ -112,7 +112,7 @@ class RawBytes(RawBits):
         if isinstance(length, bool) or length < 1:
             raise MetadataError(
                 f"{owner}: length_bytes must be a positive integer, got {length!r}",
-                key="configuration.length_bytes",
+                field="configuration.length_bytes",
             )
         return cls(8 * length)
 

@@ -42,20 +42,20 @@ def float_from_json(
     finite_max: float | None = None,
 ) -> Any:
     if isinstance(value, bool):
-        raise MetadataError(f"{value!r} is not a floating point value", key=key)
+        raise MetadataError(f"{value!r} is not a floating point value", field=key)
     if isinstance(value, (int, float)):
         with np.errstate(over="ignore", invalid="ignore"):
             out = np.array(value, dtype=dtype)
         finite = math.isfinite(value)
         too_big = finite_max is not None and finite and abs(value) > finite_max
         if finite and (np.isinf(out) or np.isnan(out) or too_big):
-            raise MetadataError(f"{value!r} is out of range for {dtype}", key=key)
+            raise MetadataError(f"{value!r} is out of range for {dtype}", field=key)
         return out[()]
     if isinstance(value, str):
         if value in _SPECIAL:
             out = np.array(_SPECIAL[value], dtype=dtype)
             if not (np.isnan(out) if value == "NaN" else np.isinf(out)):
-                raise MetadataError(f"{dtype} has no {value}", key=key)
+                raise MetadataError(f"{dtype} has no {value}", field=key)
             return out[()]
         if value.startswith(("0x", "0b")):
             base, per_byte = (16, 2) if value[1] == "x" else (2, 8)
@@ -64,17 +64,17 @@ def float_from_json(
                 kind = "hex" if base == 16 else "binary"
                 raise MetadataError(
                     f"{value!r} needs {per_byte * dtype.itemsize} {kind} digits for {dtype}",
-                    key=key,
+                    field=key,
                 )
             try:
                 bits = int(digits, base)
             except ValueError:
                 raise MetadataError(
-                    f"{value!r} is not a {'hex' if base == 16 else 'binary'} number", key=key
+                    f"{value!r} is not a {'hex' if base == 16 else 'binary'} number", field=key
                 ) from None
             return _from_bits(bits, dtype)
     raise MetadataError(
-        f"{value!r} is not a number, 'NaN', 'Infinity', '-Infinity' or a '0x' hex string", key=key
+        f"{value!r} is not a number, 'NaN', 'Infinity', '-Infinity' or a '0x' hex string", field=key
     )
 
 
@@ -105,13 +105,13 @@ def int_from_json(
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise MetadataError(f"{value!r} is not an integer", key=key)
+            raise MetadataError(f"{value!r} is not an integer", field=key)
     if int_range is None:
         info = np.iinfo(dtype)
         int_range = int(info.min), int(info.max)
     low, high = int_range
     if not low <= value <= high:
-        raise MetadataError(f"{value} is out of range for {dtype} ({low}..{high})", key=key)
+        raise MetadataError(f"{value} is out of range for {dtype} ({low}..{high})", field=key)
     return np.array(value).astype(dtype)[()]
 
 
@@ -124,7 +124,7 @@ def complex_from_json(
 ) -> Any:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise MetadataError(
-            f"a complex fill value is a list [real, imaginary], got {value!r}", key=key
+            f"a complex fill value is a list [real, imaginary], got {value!r}", field=key
         )
     part = part if part is not None else np.dtype(f"f{dtype.itemsize // 2}")
     real = float_from_json(value[0], part, key, format)

@@ -34,7 +34,7 @@ def _b64decode(value: str) -> bytes:
     try:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError):
-        raise MetadataError(f"{value!r} is not a base64 string", key="fill_value") from None
+        raise MetadataError(f"{value!r} is not a base64 string", field="fill_value") from None
 
 
 def _b64encode(raw: bytes) -> str:
@@ -93,7 +93,7 @@ class _Variable(DataType):
         try:
             return self.cast_scalar(value)
         except ValueCastError as exc:
-            raise MetadataError(str(exc), key="fill_value") from None
+            raise MetadataError(str(exc), field="fill_value") from None
 
 
 #: numpy's variable-width string dtype (numpy >= 2), None before it
@@ -161,7 +161,7 @@ class VariableString(_Variable):
             return str(value)
         if not isinstance(value, str):
             raise MetadataError(
-                f"the fill value of 'string' is a string, got {value!r}", key="fill_value"
+                f"the fill value of 'string' is a string, got {value!r}", field="fill_value"
             )
         return value
 
@@ -194,7 +194,7 @@ class VariableBytes(_Variable):
             return bytes(value)
         raise MetadataError(
             f"the fill value of 'bytes' is a base64 string or a list of byte values, got {value!r}",
-            key="fill_value",
+            field="fill_value",
         )
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -210,7 +210,7 @@ class FixedLengthUTF32(DataType):
         if isinstance(given, bool) or not isinstance(given, int) or given < 1:
             raise MetadataError(
                 f"fixed_length_utf32 holds at least one code point, got {length!r}",
-                key="configuration.length_bytes",
+                field="configuration.length_bytes",
             )
         self.length = length
 
@@ -223,7 +223,7 @@ class FixedLengthUTF32(DataType):
             if length_bytes % 4:
                 raise MetadataError(
                     f"{owner}: length_bytes must be a multiple of 4, got {length_bytes}",
-                    key="configuration.length_bytes",
+                    field="configuration.length_bytes",
                 )
             return cls(length_bytes // 4)
         no_configuration(name, configuration)
@@ -263,7 +263,7 @@ class FixedLengthUTF32(DataType):
             raise MetadataError(
                 f"the fill value of {self.describe()} is a string of at most "
                 f"{self.length} code points, got {value!r}",
-                key="fill_value",
+                field="fill_value",
             )
         return np.str_(value)
 
@@ -285,7 +285,7 @@ class NullTerminatedBytes(DataType):
         if isinstance(given, bool) or not isinstance(given, int) or given < 1:
             raise MetadataError(
                 f"null_terminated_bytes holds at least one byte, got {length!r}",
-                key="configuration.length_bytes",
+                field="configuration.length_bytes",
             )
         self.length = length
 
@@ -325,12 +325,13 @@ class NullTerminatedBytes(DataType):
         if not isinstance(value, str):
             raise MetadataError(
                 f"the fill value of {self.describe()} is a base64 string, got {value!r}",
-                key="fill_value",
+                field="fill_value",
             )
         raw = _b64decode(value)
         if len(raw) > self.length:
             raise MetadataError(
-                f"fill value of {len(raw)} bytes is longer than {self.describe()}", key="fill_value"
+                f"fill value of {len(raw)} bytes is longer than {self.describe()}",
+                field="fill_value",
             )
         return np.bytes_(raw)
 
@@ -342,7 +343,7 @@ class NullTerminatedBytes(DataType):
             if len(value) > self.length:
                 raise MetadataError(
                     f"fill value of {len(value)} bytes is longer than {self.describe()}",
-                    key="fill_value",
+                    field="fill_value",
                 )
             return np.bytes_(bytes(value))
         return super().fill_from_user(value)

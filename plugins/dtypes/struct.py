@@ -50,14 +50,14 @@ class Struct(DataType):
     def __init__(self, fields: Sequence[tuple[str, DataType]]):
         fields = tuple((str(n), t) for n, t in fields)
         if not fields:
-            raise MetadataError("a struct needs at least one field", key="configuration.fields")
+            raise MetadataError("a struct needs at least one field", field="configuration.fields")
         seen = set()
         total = 0
         for name, data_type in fields:
             if not name or name in seen:
                 raise MetadataError(
                     f"struct field names must be unique and non-empty, got {name!r} twice or empty",
-                    key="configuration.fields",
+                    field="configuration.fields",
                 )
             seen.add(name)
             size = data_type.stored_size
@@ -65,7 +65,7 @@ class Struct(DataType):
                 raise MetadataError(
                     f"struct field {name!r} has variable-length type "
                     f"{data_type.describe()}; fields must be fixed-size",
-                    key="configuration.fields",
+                    field="configuration.fields",
                 )
             total += size
         self.fields = fields
@@ -78,7 +78,7 @@ class Struct(DataType):
         items = configuration.get("fields")
         if not isinstance(items, (list, tuple)):
             raise MetadataError(
-                f"{name}: 'fields' must be a list, got {items!r}", key="configuration.fields"
+                f"{name}: 'fields' must be a list, got {items!r}", field="configuration.fields"
             )
         fields: list[tuple[str, DataType]] = []
         for i, item in enumerate(items):
@@ -100,7 +100,7 @@ class Struct(DataType):
             else:
                 raise MetadataError(
                     f"a struct field is {{'name', 'data_type'}} (or [name, type]), got {item!r}",
-                    key=key,
+                    field=key,
                 )
             field_name = _name(field_name, key)
             if format == V2 and isinstance(doc, (list, tuple)):
@@ -210,11 +210,11 @@ class Struct(DataType):
             try:
                 raw = base64.b64decode(value.encode("ascii"), validate=True)
             except (binascii.Error, UnicodeEncodeError):
-                raise MetadataError(f"{value!r} is not base64", key="fill_value") from None
+                raise MetadataError(f"{value!r} is not base64", field="fill_value") from None
             if len(raw) != self.stored_size:
                 raise MetadataError(
                     f"the fill value has {len(raw)} bytes; {self.describe()} has {self.stored_size}",
-                    key="fill_value",
+                    field="fill_value",
                 )
             stored = np.frombuffer(raw, dtype=self.encoded_dtype("little"))
             return self.from_encoded(stored, "little")[0]
@@ -223,7 +223,7 @@ class Struct(DataType):
             if unknown:
                 raise MetadataError(
                     f"the fill value names fields {sorted(unknown)} that {self.describe()} lacks",
-                    key="fill_value",
+                    field="fill_value",
                 )
             out = np.zeros((), dtype=self.native)
             for name, field in self.fields:
@@ -235,7 +235,7 @@ class Struct(DataType):
             return out[()]
         raise MetadataError(
             f"the fill value of a struct is an object by field name (or base64), got {value!r}",
-            key="fill_value",
+            field="fill_value",
         )
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -252,7 +252,7 @@ class Struct(DataType):
         try:
             return self.cast_scalar(value)
         except ValueCastError as exc:
-            raise MetadataError(str(exc), key="fill_value") from None
+            raise MetadataError(str(exc), field="fill_value") from None
 
     def cast_scalar(self, value: Any) -> Any:
         try:
@@ -276,7 +276,7 @@ class Struct(DataType):
 
 def _name(value: Any, key: str) -> str:
     if not isinstance(value, str):
-        raise MetadataError(f"a struct field name is a string, got {value!r}", key=key)
+        raise MetadataError(f"a struct field name is a string, got {value!r}", field=key)
     return value
 
 
@@ -285,7 +285,7 @@ def _shape(value: Any, key: str) -> tuple[int, ...]:
         isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in value
     ):
         raise MetadataError(
-            f"the shape of a struct field is a list of positive integers, got {value!r}", key=key
+            f"the shape of a struct field is a list of positive integers, got {value!r}", field=key
         )
     return tuple(value)
 
@@ -302,7 +302,7 @@ class _Subarray(DataType):
         if base.stored_size is None:
             raise MetadataError(
                 f"a struct field with a shape needs a fixed-size type, got {base.describe()}",
-                key="configuration.fields",
+                field="configuration.fields",
             )
 
     @classmethod
@@ -313,7 +313,7 @@ class _Subarray(DataType):
         raise MetadataError(
             f"struct fields with a shape ({self.describe()}) have no Zarr v3 form: the struct "
             f"spec defines none and zarr-python refuses them; store such records in Zarr v2",
-            key="data_type",
+            field="data_type",
         )
 
     def describe(self) -> str:
@@ -357,7 +357,7 @@ class _Subarray(DataType):
             raise MetadataError(
                 f"the fill value of {self.describe()} is a nested list of that shape, "
                 f"got {value!r}",
-                key="fill_value",
+                field="fill_value",
             )
         flat = [self.base.fill_from_json(v, format) for v in out.reshape(-1).tolist()]
         return np.array(flat, dtype=self.base.native).reshape(self.shape)

@@ -36,14 +36,14 @@ class _Temporal(DataType):
         if unit not in UNITS:
             raise MetadataError(
                 f"{self._zarr_name()}: unit must be one of {list(UNITS)}, got {unit!r}",
-                key="configuration.unit",
+                field="configuration.unit",
             )
         given: object = scale_factor  # from JSON or a user: checked, not trusted
         if isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= _MAX_SCALE:
             raise MetadataError(
                 f"{self._zarr_name()}: scale_factor must be an integer in "
                 f"1..{_MAX_SCALE}, got {scale_factor!r}",
-                key="configuration.scale_factor",
+                field="configuration.scale_factor",
             )
         self.unit = unit
         self.scale_factor = scale_factor
@@ -65,12 +65,12 @@ class _Temporal(DataType):
                 config_value(configuration, "scale_factor", int, owner=owner),
             )
         if configuration:
-            raise MetadataError(f"{name!r} takes no configuration", key="configuration")
+            raise MetadataError(f"{name!r} takes no configuration", field="configuration")
         try:
             dtype = np.dtype(name)
         except TypeError:
             raise MetadataError(
-                f"{name!r} is not a numpy {cls._numpy_name} typestring", key="data_type"
+                f"{name!r} is not a numpy {cls._numpy_name} typestring", field="data_type"
             ) from None
         return cls.from_native(dtype).with_endian(endian_of(name))
 
@@ -123,7 +123,7 @@ class _Temporal(DataType):
         if isinstance(value, bool) or not isinstance(value, int) or not (NAT <= value < 2**63):
             raise MetadataError(
                 f"the fill value of {self.describe()} is a 64-bit integer or 'NaT', got {value!r}",
-                key="fill_value",
+                field="fill_value",
             )
         return self._from_int(value)
 

@@ -33,5 +33,5 @@ def endian_of_native(dtype: Any) -> str | None:
 def no_configuration(name: str, configuration: Any) -> None:
     if configuration:
         raise MetadataError(
-            f"{name!r} takes no configuration, got {dict(configuration)!r}", key="configuration"
+            f"{name!r} takes no configuration, got {dict(configuration)!r}", field="configuration"
         )

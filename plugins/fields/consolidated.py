@@ -41,13 +41,13 @@ def _check(value: Any) -> None:
         raise MetadataError(f'expected an object with "kind": "inline", got {_short(value)}')
     flag = value.get("must_understand", False)
     if not isinstance(flag, bool):
-        raise MetadataError(f"expected true or false, got {_short(flag)}", key="must_understand")
+        raise MetadataError(f"expected true or false, got {_short(flag)}", field="must_understand")
     members = value.get("metadata")
     if not isinstance(members, Mapping) or not all(
         isinstance(v, Mapping) for v in members.values()
     ):
         raise MetadataError(
-            f"expected an object of member documents, got {_short(members)}", key="metadata"
+            f"expected an object of member documents, got {_short(members)}", field="metadata"
         )
 
 

@@ -10,13 +10,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from zarrkit.abc import ArrayBytesCodec, ChunkSpec, Codec, CodecKind, MemoryLayout, Names
+from zarrkit.abc import ArrayBytesCodec, ChunkSpec, Codec, CodecKind, ExtensionNames, MemoryLayout
 from zarrkit.abc.format import get_registry
 from zarrkit.errors import ChunkDecodeError
 
 
 class LayoutCodec(ArrayBytesCodec):
-    names = Names({})  # not a registered extension: formats build it from `order` / layout
+    names = ExtensionNames({})  # not a registered extension: formats build it from `order` / layout
 
     def __init__(self, layout: MemoryLayout, endian: str | None):
         self.layout = layout

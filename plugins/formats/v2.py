@@ -40,6 +40,7 @@ from zarrkit.abc.format import (
     lookup,
     member_documents,
     member_order,
+    require_known,
     short_repr,
 )
 from zarrkit.errors import MetadataError
@@ -83,7 +84,7 @@ def key(path: str, name: str) -> str:
 def _zarr_format(doc: Mapping[str, Any], where: str) -> None:
     value = doc.get("zarr_format")
     if value != 2 or isinstance(value, bool):
-        raise MetadataError(f"expected 2, got {value!r}", key="zarr_format", where=where)
+        raise MetadataError(f"expected 2, got {value!r}", field="zarr_format", where=where)
 
 
 def _int_list(value: Any, field: str, where: str, *, minimum: int) -> list[int]:
@@ -92,7 +93,7 @@ def _int_list(value: Any, field: str, where: str, *, minimum: int) -> list[int]:
     ):
         what = "non-negative" if minimum == 0 else "positive"
         raise MetadataError(
-            f"expected a list of {what} integers, got {short_repr(value)}", key=field, where=where
+            f"expected a list of {what} integers, got {short_repr(value)}", field=field, where=where
         )
     check_dimensions(value, field, where)
     return value
@@ -103,7 +104,7 @@ def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(attributes, Mapping):
         raise MetadataError(
             f"expected an object, got {attributes!r}",
-            key="attributes",
+            field="attributes",
             where=where.replace(ZARRAY, ZATTRS).replace(ZGROUP, ZATTRS),
         )
     return dict(attributes)
@@ -118,12 +119,27 @@ def _resolved(kind: str, name: str, configuration: dict, field: str, where: str)
     return build(cls, name, configuration, NAME, key=field, where=where)
 
 
+def _codec_ids(doc: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """(kind, numcodecs id, field) of each codec a v2 array document names, for
+    `require_known` (malformed entries are left to the parse, which says what is wrong)."""
+    filters = doc.get("filters")
+    items = list(enumerate(filters)) if isinstance(filters, list) else []
+    named = [(f"filters[{i}]", item) for i, item in items]
+    if doc.get("compressor") is not None:
+        named.append(("compressor", doc["compressor"]))
+    return [
+        ("codec", item["id"], field)
+        for field, item in named
+        if isinstance(item, Mapping) and isinstance(item.get("id"), str)
+    ]
+
+
 def _codec(item: Any, field: str, where: str) -> Codec:
     """A numcodecs config (`{"id": ..., **configuration}`) as a codec plugin instance."""
     if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
         raise MetadataError(
             f"expected a numcodecs configuration with a string 'id', got {item!r}",
-            key=field,
+            field=field,
             where=where,
         )
     name = item["id"]
@@ -138,7 +154,7 @@ def _codec_list(value: Any, where: str) -> list[Codec]:
     if not isinstance(value, list):
         raise MetadataError(
             f"expected null or a list of numcodecs configurations, got {value!r}",
-            key="filters",
+            field="filters",
             where=where,
         )
     return [_codec(item, f"filters[{i}]", where) for i, item in enumerate(value)]
@@ -149,7 +165,7 @@ def _data_type(value: Any, codecs: Sequence[Codec], where: str) -> Any:
         return _resolved("data_type", "structured", {"fields": value}, "dtype", where)
     if not isinstance(value, str) or not value:
         raise MetadataError(
-            f"expected a typestring or a list of fields, got {value!r}", key="dtype", where=where
+            f"expected a typestring or a list of fields, got {value!r}", field="dtype", where=where
         )
     if _OBJECT.fullmatch(value):
         return _object_data_type(value, codecs, where)
@@ -167,14 +183,14 @@ def _object_data_type(value: str, codecs: Sequence[Codec], where: str) -> Any:
     raise MetadataError(
         f"the object dtype {value!r} needs an object codec (such as vlen-utf8 or "
         f"vlen-bytes) among the filters; found {ids or 'none'}",
-        key="dtype",
+        field="dtype",
         where=where,
     )
 
 
 def _layout(value: Any, where: str) -> Any:
     if not isinstance(value, str):
-        raise MetadataError(f"expected 'C' or 'F', got {value!r}", key="order", where=where)
+        raise MetadataError(f"expected 'C' or 'F', got {value!r}", field="order", where=where)
     return _resolved("memory_layout", value, {}, "order", where)
 
 
@@ -220,7 +236,7 @@ def _check_filter_order(
             f"together with {what} are not supported: v2 filters see the chunk "
             f"in the stored byte order and memory order, zarrkit's see it in "
             f"native C order",
-            key="filters",
+            field="filters",
         )
 
 
@@ -230,7 +246,7 @@ def _chunks_of(grid: Any, ndim: int) -> tuple[int, ...]:
         raise MetadataError(
             f"zarr format 2 has only regular chunks (`chunks`); the chunk grid "
             f"{grid.to_json()!r} cannot be expressed",
-            key="chunk_grid",
+            field="chunk_grid",
         )
     return tuple(int(n) for n in grid.uniform_chunk_shape)
 
@@ -241,12 +257,12 @@ def _separator_of(encoding: Any) -> str:
             f"zarr format 2 names chunks by their indices joined with "
             f"`dimension_separator`; the chunk key encoding {encoding.to_json()!r} "
             f"cannot be expressed",
-            key="chunk_key_encoding",
+            field="chunk_key_encoding",
         )
     separator: str = encoding.configuration(NAME).get("separator")
     if separator not in (".", "/"):
         raise MetadataError(
-            f"dimension_separator must be '.' or '/', got {separator!r}", key="chunk_key_encoding"
+            f"dimension_separator must be '.' or '/', got {separator!r}", field="chunk_key_encoding"
         )
     return separator
 
@@ -279,14 +295,14 @@ def _split_chain(
                 f"zarr format 2 lays chunks out by `order` and the dtype's byte order, or through "
                 f"an object codec among the filters; the array -> bytes step {step!r} (with the "
                 f"array -> array codecs before it) is neither",
-                key="codecs",
+                field="codecs",
             )
     tail = codecs[used:]
     for codec in head + tail:
         if _v2_name(codec) is None:
             raise MetadataError(
                 f"the codec {codec.to_json()!r} has no name in zarr format 2 (numcodecs id)",
-                key="codecs",
+                field="codecs",
             )
     compressor = tail[-1] if tail else None
     return head + tail[:-1], layout_codec, compressor
@@ -318,7 +334,7 @@ def _with_byte_order(data_type: Any, layout_codec: LayoutCodec | None) -> Any:
     if with_endian is None:
         raise MetadataError(
             f"the data type {data_type.describe()} cannot say its byte order in zarr format 2",
-            key="dtype",
+            field="dtype",
         )
     return with_endian(wanted)
 
@@ -332,7 +348,7 @@ def _dtype_json(data_type: Any) -> Any:
         name = name.get("configuration", {}).get("fields", name)
     if name is None or isinstance(name, Mapping):
         raise MetadataError(
-            f"the data type {data_type.describe()} has no name in zarr format 2", key="dtype"
+            f"the data type {data_type.describe()} has no name in zarr format 2", field="dtype"
         )
     return name
 
@@ -394,12 +410,12 @@ def fold_zmetadata(zmetadata: Mapping[str, Any], where: str) -> dict[str, Any]:
     if zmetadata.get("zarr_consolidated_format") != 1:
         raise MetadataError(
             f"expected 1, got {zmetadata.get('zarr_consolidated_format')!r}",
-            key="zarr_consolidated_format",
+            field="zarr_consolidated_format",
             where=where,
         )
     items = zmetadata.get("metadata")
     if not isinstance(items, Mapping):
-        raise MetadataError(f"expected an object, got {items!r}", key="metadata", where=where)
+        raise MetadataError(f"expected an object, got {items!r}", field="metadata", where=where)
     docs: dict[str, dict[str, Any]] = {}
     for stored_key, value in items.items():
         path, _, name = stored_key.rpartition("/")
@@ -407,7 +423,7 @@ def fold_zmetadata(zmetadata: Mapping[str, Any], where: str) -> dict[str, Any]:
             raise MetadataError(
                 f"expected a '.zarray', '.zgroup' or '.zattrs' key holding an "
                 f"object, got {stored_key!r}: {value!r}",
-                key=f"metadata.{stored_key}",
+                field=f"metadata.{stored_key}",
                 where=where,
             )
         if not path:
@@ -476,15 +492,16 @@ class V2Format(Format):
             "filters",
         ):
             if required not in doc:
-                raise MetadataError("required field is missing", key=required, where=where)
+                raise MetadataError("required field is missing", field=required, where=where)
         shape = _int_list(doc["shape"], "shape", where, minimum=0)
         chunks = _int_list(doc["chunks"], "chunks", where, minimum=1)
         if len(chunks) != len(shape):
             raise MetadataError(
                 f"{chunks} has {len(chunks)} dimensions, the shape {shape} has {len(shape)}",
-                key="chunks",
+                field="chunks",
                 where=where,
             )
+        require_known(_codec_ids(doc), NAME, where=where)
         filters = _codec_list(doc["filters"], where)
         compressor = (
             None if doc["compressor"] is None else _codec(doc["compressor"], "compressor", where)
@@ -521,7 +538,7 @@ class V2Format(Format):
             # a `null` fill value reads as the type's default (zarr-python 3), and chunks
             # equal to it are erased as zarr-python 3 erases them: not kept for zarr-python
             # 2, which reads such missing chunks as undefined (write_empty_chunks=True keeps
-            # them; docs/zarr-python-differences.md)
+            # them; docs/zarr-python.md)
         )
 
     # -- writing ----------------------------------------------------------------------------
@@ -541,13 +558,13 @@ class V2Format(Format):
         """The folded document of a new array; refuses, saying why, what v2 cannot express."""
         if storage_transformers:
             raise MetadataError(
-                "zarr format 2 has no storage transformers", key="storage_transformers"
+                "zarr format 2 has no storage transformers", field="storage_transformers"
             )
         if dimension_names is not None and any(n is not None for n in dimension_names):
             raise MetadataError(
                 "zarr format 2 has no dimension names (xarray keeps them in the "
                 "attribute '_ARRAY_DIMENSIONS')",
-                key="dimension_names",
+                field="dimension_names",
             )
         chunks = _chunks_of(chunk_grid, len(shape))
         separator = _separator_of(chunk_key_encoding)

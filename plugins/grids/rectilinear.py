@@ -33,12 +33,12 @@ def _length(value: object, what: str, dim: int) -> int:
         raise MetadataError(
             f"rectilinear grid: {what} of dimension {dim} must be a positive integer, "
             f"got {value!r}",
-            key=_KEY,
+            field=_KEY,
         )
     if value > _MAX:
         raise MetadataError(
             f"rectilinear grid: {what} of dimension {dim} is {value}; at most 2**63 - 1",
-            key=_KEY,
+            field=_KEY,
         )
     return int(value)
 
@@ -59,7 +59,7 @@ def _parse_dim(spec: object, dim: int) -> Dim:
     if not isinstance(spec, (list, tuple)):
         return _length(spec, "the step size", dim)
     if not spec:
-        raise MetadataError(f"rectilinear grid: dimension {dim} has no chunk edges", key=_KEY)
+        raise MetadataError(f"rectilinear grid: dimension {dim} has no chunk edges", field=_KEY)
     runs: list[tuple[int, int]] = []
     for item in spec:
         if isinstance(item, (list, tuple)):
@@ -67,7 +67,7 @@ def _parse_dim(spec: object, dim: int) -> Dim:
                 raise MetadataError(
                     f"rectilinear grid: a run of dimension {dim} must be [length, count], "
                     f"got {list(item)!r}",
-                    key=_KEY,
+                    field=_KEY,
                 )
             runs.append((_length(item[0], "an edge length", dim), _length(item[1], "a count", dim)))
         else:
@@ -97,7 +97,7 @@ class _RunTable:
         if pos > _MAX:
             raise MetadataError(
                 f"rectilinear grid: the edges of dimension {dim} sum to {pos}; at most 2**63 - 1",
-                key=_KEY,
+                field=_KEY,
             )
         return cls(
             np.array([length for length, _ in runs], dtype=np.int64),
@@ -148,12 +148,12 @@ class RectilinearChunkGrid(ChunkGrid):
         if kind != "inline":
             raise MetadataError(
                 f"rectilinear grid: kind must be 'inline', got {kind!r}",
-                key="chunk_grid.configuration.kind",
+                field="chunk_grid.configuration.kind",
             )
         shapes = configuration.get("chunk_shapes")
         if not isinstance(shapes, list):
             raise MetadataError(
-                f"rectilinear grid needs a list 'chunk_shapes', got {shapes!r}", key=_KEY
+                f"rectilinear grid needs a list 'chunk_shapes', got {shapes!r}", field=_KEY
             )
         return cls(tuple(_parse_dim(spec, d) for d, spec in enumerate(shapes)))
 
@@ -174,14 +174,14 @@ class RectilinearChunkGrid(ChunkGrid):
             raise MetadataError(
                 f"chunk_shapes has {len(self.chunk_shapes)} dimensions, "
                 f"the array has {len(array_shape)}",
-                key=_KEY,
+                field=_KEY,
             )
         for d, (table, n) in enumerate(zip(self._tables, array_shape)):
             if table is not None and table.total < n:
                 raise MetadataError(
                     f"rectilinear grid: the chunk edges of dimension {d} sum to {table.total}, "
                     f"less than the array's length {n}",
-                    key=_KEY,
+                    field=_KEY,
                 )
 
     def grid_shape(self, array_shape: Sequence[int]) -> tuple[int, ...]:

@@ -25,7 +25,7 @@ class RegularChunkGrid(ChunkGrid):
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
                 raise MetadataError(
                     f"regular grid: chunk_shape must be positive integers, got {list(self.chunk_shape_)}",
-                    key="chunk_grid.configuration.chunk_shape",
+                    field="chunk_grid.configuration.chunk_shape",
                 )
         object.__setattr__(self, "chunk_shape_", tuple(int(n) for n in self.chunk_shape_))
 
@@ -38,7 +38,7 @@ class RegularChunkGrid(ChunkGrid):
         if not isinstance(shape, list):
             raise MetadataError(
                 f"regular grid needs a list 'chunk_shape', got {shape!r}",
-                key="chunk_grid.configuration.chunk_shape",
+                field="chunk_grid.configuration.chunk_shape",
             )
         return cls(tuple(shape))
 
@@ -50,7 +50,7 @@ class RegularChunkGrid(ChunkGrid):
             raise MetadataError(
                 f"chunk_shape {list(self.chunk_shape_)} has {len(self.chunk_shape_)} dimensions, "
                 f"the array has {len(array_shape)}",
-                key="chunk_grid",
+                field="chunk_grid",
             )
 
     def grid_shape(self, array_shape: Sequence[int]) -> tuple[int, ...]:

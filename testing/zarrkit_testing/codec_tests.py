@@ -14,8 +14,12 @@ Optional overrides: `shapes`, `sample(dtype, shape)` (data for the round trip), 
 `corrupt_detected` (False for a codec whose format cannot notice truncation, such as a raw
 zfp stream), `registered` (False to skip the checks that the registry resolves the names),
 `bomb_bytes` (what the decompression bomb of the bounded-decoding check inflates to),
-`threads`, `thread_chunks` and `thread_elements` (the thread-safety check: threads, the
-distinct chunks they share, and the size of those chunks).
+`false_size`, `decode_slack` and `false_headers_unsafe` (what the false length headers of
+`test_a_false_length_header_is_not_believed` claim, what a decoder may allocate beside the
+chunk, and why the check cannot run on a codec: a visible skip), `narrow_dtypes` (the
+narrow types every codec must round-trip exactly or refuse), `threads`, `thread_chunks` and
+`thread_elements` (the thread-safety check: threads, the distinct chunks they share, and the
+size of those chunks).
 The class name does not start with "Test", so importing it does not run it on its own.
 """
 
@@ -24,9 +28,12 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
-from collections.abc import Callable
+import tracemalloc
+import types
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from contextlib import contextmanager
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pytest
@@ -42,21 +49,24 @@ from zarrkit.abc import (
     ArrayBytesDecodeInto,
     ArrayBytesPartialDecode,
     ArrayBytesPartialEncode,
-    BoundChain,
     BytesBytesCodec,
     BytesBytesDecodeBatch,
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
+    ChunkPlan,
     ChunkSpec,
     Codec,
     CodecChain,
     CodecKind,
+    DataType,
     Region,
     evolve_codecs,
     parse_named_config,
 )
-from zarrkit.errors import ChunkDecodeError
+from zarrkit.errors import ChunkDecodeError, ZarrkitError
+
+from .narrow import Int24, narrow_sample
 
 #: the kind each capability belongs to (`zarrkit.abc.codec`)
 _CAPABILITY_KINDS: tuple[tuple[type, type[Codec]], ...] = (
@@ -109,6 +119,18 @@ class CodecTests:
     registered: ClassVar[bool] = True
     #: what the bomb of `test_decoding_is_bounded_by_the_chunk` decodes to
     bomb_bytes: ClassVar[int] = 8 << 20
+    #: what the false length headers of `test_a_false_length_header_is_not_believed` claim:
+    #: far past the chunk's bound, yet an allocation this machine survives
+    false_size: ClassVar[int] = 64 << 20
+    #: what a decoder may allocate beyond the chunk and the stored value (its state: a
+    #: dictionary, a context), in the same check; keep it well below `false_size`
+    decode_slack: ClassVar[int] = 1 << 20
+    #: why the false-length-header check cannot run on this codec (it is then a visible
+    #: skip with this reason); None runs it
+    false_headers_unsafe: ClassVar[str | None] = None
+    #: types of fewer bits than the numpy type they are held in, or of odd sizes: every codec
+    #: round-trips them exactly or refuses them (`check_data_type`, or a zarrkit error on write)
+    narrow_dtypes: ClassVar[tuple[str | DataType, ...]] = ("bool", "int8", "r24", Int24())
     #: `test_one_instance_on_many_threads`: threads at once, the distinct chunks they share,
     #: and the fewest elements of those chunks (the largest of `shapes`, grown in its first
     #: dimension)
@@ -145,8 +167,11 @@ class CodecTests:
         chunks += [flat[rng.permutation(flat.size)].reshape(shape) for _ in range(n - 1)]
         return chunks
 
-    def chain_for(self, codec: Codec, data_type: Any, shape: tuple[int, ...]) -> BoundChain:
-        """The codec in the smallest valid chain, evolved as array creation would, bound."""
+    def chain_for(
+        self, codec: Codec, data_type: Any, shape: tuple[int, ...], fill_value: Any = None
+    ) -> ChunkPlan:
+        """The codec in the smallest valid chain, evolved as array creation would, bound
+        (with `fill_value`, already of the type, or else the class's `fill_value` cast)."""
         bytes_codec = _default_serializer(data_type, shape)
         codecs: list[Codec]
         if isinstance(codec, ArrayArrayCodec):
@@ -155,7 +180,8 @@ class CodecTests:
             codecs = [codec]
         else:
             codecs = [bytes_codec, codec]
-        spec = ChunkSpec(shape, data_type, data_type.cast_scalar(self.fill_value))
+        fill = data_type.cast_scalar(self.fill_value) if fill_value is None else fill_value
+        spec = ChunkSpec(shape, data_type, fill)
         codecs = list(evolve_codecs(codecs, spec))
         return CodecChain(codecs, data_type, spec.fill_value).bind(shape)
 
@@ -224,6 +250,56 @@ class CodecTests:
                     atol=self.tolerance,
                     rtol=0,
                     err_msg=f"{dtype} {shape}",
+                )
+
+    def test_narrow_types_round_trip_or_are_refused(self, codec: Codec) -> None:
+        """Each of `narrow_dtypes` (booleans, int8, 24-bit raw bits, a signed 24-bit integer
+        held in int32), with values at both ends of its range, either decodes to exactly
+        what was encoded or is refused with a zarrkit error: by `check_data_type` when the
+        chain is built (what array creation does), or when the chunk is written (the kernel
+        refuses values an array -> array codec took out of a narrow type's range). Silently
+        wrong values, or a raw exception, fail (a lossy codec, with a `tolerance`, only has
+        to take or refuse each type: what it may lose is its configuration's to say)."""
+        from zarrkit.api import data_type_from_arg
+
+        name = type(codec).__name__
+        shape = max(self.shapes, key=lambda s: int(np.prod(s)))
+        for arg in self.narrow_dtypes:
+            data_type = arg if isinstance(arg, DataType) else data_type_from_arg(arg)
+            what = f"{name} on {data_type.describe()} chunks of shape {shape}"
+            try:
+                bound = self.chain_for(codec, data_type, shape, data_type.default_fill())
+            except ZarrkitError:  # (a CodecChainError or MetadataError, as creation gives)
+                continue  # refused when the array is created: what a codec should do
+            data = narrow_sample(data_type, shape)
+            try:
+                encoded = bound.encode(np.array(data), key="c/0")
+            except ZarrkitError:
+                continue  # refused when written, nothing stored
+            except Exception as exc:
+                pytest.fail(
+                    f"{what}: encode raised {exc!r}. Refuse a type the codec cannot take in "
+                    f"`check_data_type` (raise `self.refuse(data_type, why)`), so that array "
+                    f"creation says so",
+                    pytrace=False,
+                )
+            if encoded is None:
+                continue  # (a shard of only fill)
+            decoded = bound.decode(memoryview(encoded).tobytes(), key="c/0")
+            if self.tolerance is not None:
+                continue  # (a lossy codec may clamp or round by its configuration: its
+                #  own samples and tolerance judge it; here only that it takes the type)
+            if not _same(decoded, data):
+                wrong = (
+                    int(np.count_nonzero(decoded != data)) if decoded.shape == data.shape else -1
+                )
+                pytest.fail(
+                    f"{what}: decoding gives other values than were encoded ({wrong} of "
+                    f"{data.size} elements differ), silently. A codec must keep every value "
+                    f"of a type it takes (narrow types too: arithmetic in the numpy type they "
+                    f"are held in wraps or leaves their range), or refuse the type in "
+                    f"`check_data_type`",
+                    pytrace=False,
                 )
 
     def test_part_of_a_chunk_decodes_as_the_whole_does(self, codec: Codec) -> None:
@@ -300,15 +376,16 @@ class CodecTests:
         if not (bad_decodes or bad_encodes or errors):
             # threads interleave only where the GIL is let go, which may not happen within
             # the short time a shared scratch buffer is in use: so what a call leaves on the
-            # codecs is compared with what a call on another chunk leaves
+            # codecs, and in the modules that define them, is compared with what a call on
+            # another chunk leaves (the same every run, whatever the scheduler did)
             both(1)
             left = _state(_codecs_of(bound))
             both(0)
             changed = sorted(k for k, v in _state(_codecs_of(bound)).items() if left.get(k) != v)
             assert not changed, (
-                f"{name} is not thread-safe: it keeps what a call works on in the codec "
-                f"({', '.join(changed[:4])} changed from one chunk's encode and decode to "
-                f"another's). {_SHARE_NOTHING}"
+                f"{name} is not thread-safe: it keeps what a call works on in the codec or "
+                f"its module ({', '.join(changed[:4])} changed from one chunk's encode and "
+                f"decode to another's). {_SHARE_NOTHING}"
             )
             return
         what = []
@@ -465,11 +542,11 @@ class CodecTests:
         naming the chunk, and without allocating what it decodes to (`BytesBytesCodec.decode_bounded`):
         through `decode` and through `decode_into` alike. A value of exactly the chunk's size
         still decodes. (Memory is what Python's allocators hand out, as tracemalloc sees it:
-        bytes, numpy arrays, and what compression modules allocate through Python.)"""
+        bytes, numpy arrays, and what compression modules allocate through Python.) A codec
+        that does not shrink zeros has no bomb to feed: the memory check is then skipped, with
+        the reason shown, and `test_a_false_length_header_is_not_believed` bounds it."""
         if not isinstance(codec, BytesBytesCodec):
-            return
-        import tracemalloc
-
+            pytest.skip(f"{type(codec).__name__} is not a bytes -> bytes codec (no bomb)")
         from zarrkit.api import data_type_from_arg
 
         data_type = data_type_from_arg("uint8")
@@ -478,25 +555,99 @@ class CodecTests:
         small = self.chain_for(codec, data_type, (1024,))
         exact = self.chain_for(codec, data_type, (self.bomb_bytes,))
         np.testing.assert_array_equal(exact.decode(encoded), 0)
+        peaks = []
         for decode in (
             lambda: small.decode(encoded, key="c/0"),
             lambda: small.decode_into(encoded, np.empty(1024, np.uint8), key="c/0"),
         ):
-            tracemalloc.start()
-            try:
+            with _peak_memory() as peak:
                 with pytest.raises(ChunkDecodeError) as info:
                     decode()
-                peak = tracemalloc.get_traced_memory()[1]
-            finally:
-                tracemalloc.stop()
             assert info.value.key == "c/0"
-            if len(encoded) > self.bomb_bytes // 8:
-                continue  # (no bomb: a codec that does not shrink zeros, e.g. a shuffle)
-            assert peak < self.bomb_bytes // 4, (
-                f"decoding a {len(encoded)}-byte value that inflates to {self.bomb_bytes} bytes "
-                f"allocated {peak} bytes before refusing it: bound the decode "
-                f"(`BytesBytesCodec.decode_bounded`)"
+            peaks.append(peak[0])
+        if len(encoded) > self.bomb_bytes // 8:
+            pytest.skip(
+                f"{type(codec).__name__} encodes {self.bomb_bytes} zero bytes to "
+                f"{len(encoded)} bytes (not 8 times smaller), so its value is no bomb and the "
+                f"memory of refusing it says nothing; the false length header check bounds it"
             )
+        assert max(peaks) < self.bomb_bytes // 4, (
+            f"decoding a {len(encoded)}-byte value that inflates to {self.bomb_bytes} bytes "
+            f"allocated {max(peaks)} bytes before refusing it: bound the decode "
+            f"(`BytesBytesCodec.decode_bounded`)"
+        )
+
+    def test_a_false_length_header_is_not_believed(self, codec: Codec) -> None:
+        """A stored value whose header lies: every 4- and 8-byte field among its first and
+        last 16 bytes, in turn, set to claim `false_size` bytes (either byte order). Each such
+        value decodes to a chunk or is refused with a ChunkDecodeError, and decoding it
+        allocates no more than the chunk's bytes and the value's, plus `decode_slack`: a codec
+        checks what a header claims against the bound it is given (`decode_bounded`'s
+        `max_size`, the chunk's spec) before it allocates, never after."""
+        if not isinstance(codec, (BytesBytesCodec, ArrayBytesCodec)):
+            pytest.skip(f"{type(codec).__name__} is an array -> array codec: it reads no bytes")
+        if self.false_headers_unsafe is not None:
+            pytest.skip(self.false_headers_unsafe)
+        from zarrkit.api import data_type_from_arg
+
+        name = type(codec).__name__
+        shape: tuple[int, ...]
+        if isinstance(codec, BytesBytesCodec):
+            dtype, shape = "uint8", (1024,)
+        else:
+            dtype, shape = self._small_case()
+        bound = self.chain_for(codec, data_type_from_arg(dtype), shape)
+        stored = bound.encode(self.sample(dtype, shape))
+        if stored is None:
+            pytest.skip(f"{name} stores nothing for a chunk of sample values")
+        value = memoryview(stored).tobytes()
+        lies = list(_false_headers(value, self.false_size))
+        if not lies:
+            pytest.skip(f"{name} stores a chunk in {len(value)} bytes: no room for a header")
+        chunk_bytes = bound.spec.nbytes or int(np.prod(shape)) * 64
+        allowed = 2 * chunk_bytes + 4 * len(value) + self.decode_slack
+        for where, lie in lies:
+            with _peak_memory() as peak:
+                try:
+                    bound.decode(lie, key="c/0")
+                except ChunkDecodeError:
+                    pass
+            assert peak[0] <= allowed, (
+                f"{name}: a {len(lie)}-byte stored value whose {where} claims "
+                f"{self.false_size} bytes made decoding a chunk of {chunk_bytes} bytes "
+                f"allocate {peak[0]} bytes (allowed: {allowed}). A length from the stored "
+                f"value is checked against the chunk's bound before anything is allocated "
+                f"for it (`BytesBytesCodec.decode_bounded` is given `max_size`): otherwise "
+                f"twelve stored bytes can ask for gigabytes"
+            )
+
+    def test_byte_ranges_pass_through(self, codec: Codec) -> None:
+        """A bytes->bytes codec declaring `BytesBytesPartialDecode` promises that byte i of
+        its stored value is byte i of what it decodes to: a partial read (a window of a
+        sharded array, whose inner chunks it encodes) fetches byte ranges of the stored
+        value and hands them on undecoded. So every range of the decoded bytes must be the
+        same range of the stored value; a codec with a header, or one that transforms the
+        bytes, must not declare it."""
+        if not isinstance(codec, BytesBytesCodec) or not isinstance(codec, BytesBytesPartialDecode):
+            pytest.skip(f"{type(codec).__name__} does not declare BytesBytesPartialDecode")
+        from zarrkit.api import data_type_from_arg
+
+        data_type = data_type_from_arg("uint8")
+        spec = ChunkSpec((1000,), data_type, data_type.cast_scalar(0))
+        payload = np.random.default_rng(5).integers(0, 256, 1000, dtype=np.uint8)
+        stored = memoryview(codec.encode(payload, spec)).tobytes()
+        whole = memoryview(codec.decode(stored, spec)).tobytes()
+        assert whole == payload.tobytes(), "the value does not decode to what was encoded"
+        for lo, hi in ((0, 1000), (0, 10), (10, 20), (500, 777), (990, 1000)):
+            if stored[lo:hi] != whole[lo:hi]:
+                pytest.fail(
+                    f"{type(codec).__name__} declares BytesBytesPartialDecode, but bytes "
+                    f"{lo}..{hi} of its stored value are not bytes {lo}..{hi} of what it "
+                    f"decodes to: a partial read would return the stored bytes as data. "
+                    f"Declare it only when the codec leaves the bytes where they are (a "
+                    f"checksum after them is fine)",
+                    pytrace=False,
+                )
 
     def test_encoded_size_is_true(self, codec: Codec) -> None:
         if not isinstance(codec, BytesBytesCodec):
@@ -509,6 +660,41 @@ class CodecTests:
         size = codec.encoded_size(100)
         if size is not None:
             assert len(memoryview(codec.encode(payload, spec)).cast("B")) == size
+
+
+def _false_headers(value: bytes, size: int) -> Iterator[tuple[str, bytes]]:
+    """`value` with each 4- and 8-byte field among its first and last 16 bytes set to `size`
+    (little and big endian), each named by where the lie is."""
+    seen: set[bytes] = set()
+    starts = sorted(
+        set(range(min(16, len(value)))) | set(range(max(0, len(value) - 16), len(value)))
+    )
+    orders: tuple[Literal["little", "big"], ...] = ("little", "big")
+    for width, order, at in itertools.product((8, 4), orders, starts):
+        if at + width > len(value) or size >= 1 << (8 * width):
+            continue
+        lie = value[:at] + size.to_bytes(width, order) + value[at + width :]
+        if lie != value and lie not in seen:
+            seen.add(lie)
+            yield f"{width}-byte {order}-endian field at byte {at}", lie
+
+
+@contextmanager
+def _peak_memory() -> Iterator[list[int]]:
+    """The most memory Python's allocators held above the start during the block (tracemalloc;
+    the one-element list is filled when the block ends). Works when tracing is already on."""
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    found = [0]
+    try:
+        yield found
+    finally:
+        found[0] = tracemalloc.get_traced_memory()[1] - base
+        if not was_tracing:
+            tracemalloc.stop()
 
 
 def _absolute(region: Region) -> list[np.ndarray]:
@@ -527,7 +713,7 @@ def _positions(region: Region) -> tuple[np.ndarray, ...]:
 _Step = ArrayArrayCodec | ArrayBytesCodec | BytesBytesCodec
 
 
-def _step_of(bound: BoundChain) -> tuple[_Step, ChunkSpec]:
+def _step_of(bound: ChunkPlan) -> tuple[_Step, ChunkSpec]:
     """The codec `chain_for` built the chain around (the one not from the defaults), and the
     spec it sees."""
     if bound.array_array:
@@ -537,7 +723,7 @@ def _step_of(bound: BoundChain) -> tuple[_Step, ChunkSpec]:
     return bound.array_bytes
 
 
-def _codecs_of(bound: BoundChain) -> list[Codec]:
+def _codecs_of(bound: ChunkPlan) -> list[Codec]:
     return [c for c, _ in bound.array_array] + [bound.array_bytes[0], *bound.bytes_bytes]
 
 
@@ -554,7 +740,11 @@ def _state(codecs: list[Codec]) -> dict[str, Any]:
             found[path] = (value.dtype.str, value.shape, value.tobytes())
         elif isinstance(value, (bytearray, memoryview)):
             found[path] = memoryview(value).tobytes()
-        elif depth > 4 or id(value) in seen or isinstance(value, type):
+        elif (
+            depth > 4
+            or id(value) in seen
+            or isinstance(value, (type, threading.local, types.ModuleType))
+        ):
             found[path] = type(value).__name__
         else:
             seen.add(id(value))
@@ -571,7 +761,25 @@ def _state(codecs: list[Codec]) -> dict[str, Any]:
 
     for codec in codecs:
         walk(type(codec).__name__, codec, 0)
+    for module in _modules_of(codecs):
+        for attr, value in vars(module).items():
+            if isinstance(value, (types.ModuleType, type, threading.local)) or callable(value):
+                continue  # (code, and per-thread state, which is what a codec should use)
+            walk(f"{module.__name__}.{attr}", value, 1)
     return found
+
+
+def _modules_of(codecs: list[Codec]) -> list[types.ModuleType]:
+    """The modules defining the codecs' classes (their bases too), the kernel's left out:
+    where a module-level scratch buffer or library context would be."""
+    names = {
+        cls.__module__
+        for codec in codecs
+        for cls in type(codec).__mro__
+        if cls.__module__ not in ("builtins", "abc")
+        and not (cls.__module__.startswith("zarrkit.") and ".plugins." not in cls.__module__)
+    }
+    return [sys.modules[n] for n in sorted(names) if n in sys.modules]
 
 
 def _writable_bytes(value: Any) -> np.ndarray:

@@ -10,7 +10,10 @@ the wrapped store read back (whole, by range, in batches, from several threads);
 read as absent; listing and erasing find what was written; every key carries the array's
 node path, so arrays sharing a store never mix their chunks; the capabilities are the
 wrapped store's; the metadata JSON round-trips; a bad configuration is a `MetadataError`;
-and an array created with the transformer reads back what was written.
+an array created with the transformer reads back what was written; and what counts, sizes,
+checks and copies chunks (`nchunks_initialized`, `nbytes_stored`, `zarrkit check`, copy and
+convert) finds them through it, wherever it keeps them. `zarrkit_testing.transformers` holds
+a transformer that keeps chunks under other keys, to try a plugin's own code paths against.
 
 Optional overrides: `bad_configurations` (configurations `from_json` must refuse; the default
 is one unknown field), `registered` (False for a transformer with no entry point: the checks
@@ -272,6 +275,57 @@ class StorageTransformerTests:
         expected = data.copy()
         expected[:, 7:] = -1
         np.testing.assert_array_equal(again[...], expected)
+
+    def test_the_array_paths_go_through_it(
+        self,
+        transformer: StorageTransformer,
+        tmp_path: Any,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Everything that counts, sizes, checks or copies an array's chunks reads them
+        through its storage transformers, wherever the transformer keeps them:
+        `nchunks_initialized`, `nbytes_stored`, `zarrkit check`, `zarrkit.transfer.copy`
+        and `convert` see the chunks written (and the copies read back the same values)."""
+        if not self.registered:
+            pytest.skip(f"{type(self).__name__}: the transformer has no entry point")
+        import json
+
+        import zarrkit
+        from zarrkit.cli.main import main
+        from zarrkit.transfer import convert, copy
+
+        source = str(tmp_path / "source.zarr")
+        data = np.arange(60, dtype="int32").reshape(6, 10)
+        array = zarrkit.create_array(
+            source,
+            path="g/temp",
+            shape=data.shape,
+            chunks=(4, 4),
+            dtype="int32",
+            fill_value=-1,
+            storage_transformers=[transformer],
+        )
+        array[:, :7] = data[:, :7]  # 4 of the 6 chunks
+        expected = data.copy()
+        expected[:, 7:] = -1
+        opened = zarrkit.open_array(source, path="g/temp")
+        assert opened.nchunks_initialized == 4, "nchunks_initialized misses chunks it stored"
+        document = len(open_store(source).get("g/temp/zarr.json") or b"")
+        assert opened.nbytes_stored() > document, "nbytes_stored counts no chunk"
+        capsys.readouterr()
+        code = main(["check", "--json", source])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        report = json.loads(out)["arrays"][0]
+        assert (report["stored"], report["absent"]) == (4, 2), f"zarrkit check: {report}"
+        for name in ("copy", "convert"):
+            target = str(tmp_path / f"{name}.zarr")
+            done = convert(source, target, to="v3") if name == "convert" else copy(source, target)
+            moved = done.chunks_copied + done.chunks_reencoded
+            assert moved == 4, f"{name} moved {moved} of the 4 stored chunks: {done.summary()}"
+            again = zarrkit.open_array(target, path="g/temp")
+            np.testing.assert_array_equal(again[...], expected, err_msg=name)
+            assert again.nchunks_initialized == 4, name
 
 
 class _ReadOnlyView(Store):

@@ -87,3 +87,24 @@ def test_runtime_registration_overrides_the_installed_one(zarrkit_register):
 
     zarrkit_register("data_type", Patched, name="example.int3")
     assert registry.lookup("data_type", "example.int3") is Patched
+
+
+@pytest.mark.parametrize("serializer", ["bytes", "packbits"])
+def test_a_filter_leaving_the_range_is_refused_not_stored(tmp_path, serializer):
+    """The guide's int3 behind scale_offset doubling: 3 becomes 6, which 3 bits cannot hold; the write is refused and what was stored stays (issue 47)."""
+    from zarrkit.errors import ValueCastError
+
+    a = zarrkit.create_array(
+        tmp_path,
+        shape=(4,),
+        dtype="example.int3",
+        chunks=(4,),
+        filters=[{"name": "scale_offset", "configuration": {"offset": 0, "scale": 2}}],
+        serializer={"name": serializer},
+        compressors=None,
+        fill_value=0,
+    )
+    a[:] = [0, 1, -2, 1]  # doubled within 3 bits
+    with pytest.raises(ValueCastError, match=r"chunk 'c/0'.*outside the range -4\.\.3"):
+        a[:] = [-4, 3, -4, 3]
+    np.testing.assert_array_equal(zarrkit.open_array(tmp_path)[:], [0, 1, -2, 1])

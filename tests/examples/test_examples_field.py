@@ -1,6 +1,6 @@
 """The example metadata-field package (examples/revision-field), the one
-docs/authoring-metadata-fields.md walks through: installed as a distribution of its own (by
-`./dev` with pip, or here from its files when it is not), then used as a user would."""
+docs/plugins/authoring-metadata-fields.md walks through: installed as a distribution of its own
+(by `./dev` with pip, or here from its files when it is not), then used as a user would."""
 
 from __future__ import annotations
 
@@ -75,11 +75,11 @@ def test_the_example_refuses_a_bad_count_naming_it(tmp_path: Path, example: None
     doc_path.write_text(json.dumps(doc))
     with pytest.raises(MetadataError) as info:
         zk.open_array(str(tmp_path))
-    assert info.value.key == f"{FIELD}.revision"
+    assert info.value.field == f"{FIELD}.revision"
 
 
 def test_the_guide_shows_the_example_as_it_is() -> None:
-    guide = (EXAMPLE.parents[1] / "docs" / "authoring-metadata-fields.md").read_text()
+    guide = (EXAMPLE.parents[1] / "docs" / "plugins" / "authoring-metadata-fields.md").read_text()
     shown = guide.split("```python\n", 1)[1].split("```", 1)[0]
     source = (EXAMPLE / "src" / "zarrkit_example_revision" / "__init__.py").read_text()
     body = shown[shown.index("class Revision") :]

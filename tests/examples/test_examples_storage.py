@@ -103,7 +103,7 @@ def test_plugins_check_passes() -> None:
 
 
 # -- the guides show the examples as they are -----------------------------------------------
-DOCS = EXAMPLES.parent / "docs"
+DOCS = EXAMPLES.parent / "docs" / "plugins"
 
 
 def _blocks(guide: str) -> list[str]:

@@ -804,12 +804,11 @@ def test_container_memory_and_wrapper_urls(tmp_path: Path, scheme: str) -> None:
             assert_back(xr.open_dataset(store, engine="zarr").load())
 
 
-def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("\n## xarray\n", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+def test_the_guide_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guide" / "xarray.md"
+    code = guide.read_text().split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md (xarray)", "exec"), {})
+    exec(compile(code, "docs/guide/xarray.md", "exec"), {})
     assert xr.open_dataset(tmp_path / "weather.zarr", engine="zarr").sizes["time"] == 8
 
 

@@ -56,7 +56,7 @@ NOT_APPLICABLE: dict[str, str] = {
     "test_avoid_excess_metadata_calls": _PATCHES_ZARR_PYTHON,
     "test_compressor_encoding": (
         "compares encoding['compressors'] with zarr-python's codec objects; zarrkit's engine "
-        "gives codecs as their JSON dicts, on purpose (README, xarray section)"
+        "gives codecs as their JSON dicts, on purpose (docs/guide/xarray.md)"
     ),
 }
 

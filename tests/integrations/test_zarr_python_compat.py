@@ -2,7 +2,7 @@
 takes the module as `zk` and a fresh folder, and both runs must agree on what the calls return
 (values, shapes, dtypes, chunks, attributes, codecs), on the files written (every metadata
 document JSON-equal, the same chunk keys) and on refusals (both raise). Where zarrkit differs on
-purpose the script says so and docs/zarr-python-differences.md says why.
+purpose the script says so and docs/zarr-python.md says why.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def array_facts(a: Any) -> dict[str, Any]:
 
 def stored(root: Path) -> dict[str, Any]:
     """Every metadata document (parsed) and the set of other keys under `root`. Two
-    differences on purpose are left out (docs/zarr-python-differences.md): zarr-python writes
+    differences on purpose are left out (docs/zarr-python.md): zarr-python writes
     an empty `storage_transformers` list into every v3 array and an empty `.zattrs` beside
     every v2 node; zarrkit leaves out both, as the specs allow."""
     docs: dict[str, Any] = {}
@@ -353,7 +353,7 @@ def save_and_load_one_array(zk: Any, root: Path) -> Any:
 def save_a_group(zk: Any, root: Path) -> Any:
     zk.save(str(root), np.arange(5), np.ones(3), extra=np.zeros((2, 2), dtype="u1"))
     # zarr-python 3.4.2's `load` of a group raises NotImplementedError; zarrkit's answers a
-    # dict (docs/zarr-python-differences.md), so the group is read member by member here
+    # dict (docs/zarr-python.md), so the group is read member by member here
     group = zk.open_group(str(root), mode="r")
     return {name: np.asarray(group[name][...]) for name in sorted(group)}
 
@@ -415,7 +415,7 @@ def consolidated(zk: Any, root: Path) -> Any:
 def consolidated_format_2(zk: Any, root: Path) -> Any:
     g = zk.open_group(str(root), mode="w", zarr_format=2)
     # (no default compressor here: zarr-python 3.4.2's Group.create_array writes Blosc for
-    # v2 where its zarr.create_array writes Zstd; see docs/zarr-python-differences.md)
+    # v2 where its zarr.create_array writes Zstd; see docs/zarr-python.md)
     g.create_array("x", shape=(3,), dtype="<i4", chunks=(3,), compressors=numcodecs.Zlib())
     zk.consolidate_metadata(str(root))
     return sorted(zk.open_consolidated(str(root), zarr_format=2))
@@ -602,7 +602,7 @@ def test_unknown_keyword_names_itself_and_the_nearest(zk: Any, tmp_path: Path) -
         assert "did you mean 'compressors'?" in str(caught.value)
 
 
-# -- the documented differences (docs/zarr-python-differences.md), both sides checked -------------
+# -- the documented differences (docs/zarr-python.md), both sides checked -------------
 def test_documented_differences(tmp_path: Path) -> None:
     zstd = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
     bytes_le = {"name": "bytes", "configuration": {"endian": "little"}}

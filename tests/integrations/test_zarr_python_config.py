@@ -1,7 +1,7 @@
 """zarr-python's configuration calls, run against `zarr.config` and `zarrkit.config`: the same
 keys, defaults, dict and keyword forms, context-manager use, `reset` and `pprint`, and the same
 effect on what arrays do (memory order, empty chunks, the default format, JSON indentation).
-Where zarrkit differs on purpose, docs/zarr-python-differences.md says why and the test
+Where zarrkit differs on purpose, docs/zarr-python.md says why and the test
 checks both sides."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.interop, pytest.mark.filterwarnings("ignore:::zarr")]
 LIBRARIES = pytest.mark.parametrize("zk", [zarr, zarrkit], ids=["zarr", "zarrkit"])
 
 #: the keys whose value zarrkit takes from a setting of its own with another default
-#: (docs/zarr-python-differences.md, "Configuration")
+#: (docs/zarr-python.md, "Configuration")
 OWN_DEFAULTS = {"async.concurrency", "threading.max_workers"}
 
 #: every key of zarr-python 3.4.2's configuration, flattened; `codecs` whole (its names hold

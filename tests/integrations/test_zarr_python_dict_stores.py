@@ -1,7 +1,7 @@
 """A plain dict as the store, filled by one library and read by the other (issue 42, item 7):
 zarrkit reads a dict zarr-python filled (its values are zarr-python `Buffer`s); zarr-python
 reads a dict zarrkit filled through zarrkit's adapter, since its own `MemoryStore` over that
-dict expects `Buffer`s (docs/zarr-python-differences.md)."""
+dict expects `Buffer`s (docs/zarr-python.md)."""
 
 from __future__ import annotations
 

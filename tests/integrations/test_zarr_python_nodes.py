@@ -40,7 +40,7 @@ def test_get_group_and_get_array(zk: Any) -> None:
     assert _raised(lambda: root.get_group("sub/x")) == "ContainsArrayError"
     assert _raised(lambda: root.get_array("sub")) == "ContainsGroupError"
     # (zarr-python: Array/GroupNotFoundError, FileNotFoundErrors; zarrkit: NodeNotFoundError,
-    # a KeyError, as for every missing node: see docs/zarr-python-differences.md)
+    # a KeyError, as for every missing node: see docs/zarr-python.md)
     with pytest.raises((KeyError, FileNotFoundError)):
         root.get_array("nope")
     with pytest.raises((KeyError, FileNotFoundError)):
@@ -69,7 +69,7 @@ def test_pickled_array_equals_its_original(zk: Any, tmp_path: Path) -> None:
 def test_difference_pickled_memory_copy_differs_once_written() -> None:
     """A pickled private memory store is a copy: equal to its original while the contents
     are (as zarr-python's), and two new `MemoryStore()`s are two stores (unlike zarr-python's,
-    see docs/zarr-python-differences.md)."""
+    see docs/zarr-python.md)."""
     a = zarrkit.create_array(zarrkit.storage.MemoryStore(), shape=(2,), dtype="i4")
     copy = pickle.loads(pickle.dumps(a))
     assert copy == a
@@ -104,7 +104,7 @@ def test_contains_errors_where_each_applies(zk: Any) -> None:
         "ContainsGroupError",
     ]
     # where zarr-python raises other errors, zarrkit's say which kind of node is in the way
-    # (docs/zarr-python-differences.md)
+    # (docs/zarr-python.md)
     others = [
         _raised(lambda: root.require_group("arr")),
         _raised(lambda: root.require_array("grp", shape=(1,), dtype="u1")),

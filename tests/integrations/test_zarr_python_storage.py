@@ -58,7 +58,7 @@ def test_memory_store(tmp_path: Path) -> None:
 
 def test_difference_memory_store_equality() -> None:
     """zarr-python's memory stores are equal when their contents are; zarrkit's when they are
-    one store (docs/zarr-python-differences.md)."""
+    one store (docs/zarr-python.md)."""
     assert zarr.storage.MemoryStore() == zarr.storage.MemoryStore()
     assert zarrkit.storage.MemoryStore() != zarrkit.storage.MemoryStore()
     store = zarrkit.storage.MemoryStore()
@@ -171,7 +171,7 @@ def test_object_store(tmp_path: Path) -> None:
 
 
 def test_a_dict_given_to_memory_store_holds_the_data() -> None:
-    """zarr-python keeps `Buffer`s in the dict, zarrkit bytes (docs/zarr-python-differences.md);
+    """zarr-python keeps `Buffer`s in the dict, zarrkit bytes (docs/zarr-python.md);
     both use the dict they were given."""
     for zk in (zarr, zarrkit):
         data: dict[str, Any] = {}

@@ -196,7 +196,7 @@ def test_malformed_zmetadata_names_the_field(zmetadata: dict, field: str) -> Non
     store.set(".zmetadata", json.dumps(zmetadata).encode())
     with pytest.raises(MetadataError) as info:
         zk.open_group(store)
-    assert info.value.key == field and ".zmetadata" in str(info.value)
+    assert info.value.field == field and ".zmetadata" in str(info.value)
 
 
 def test_malformed_inline_consolidated_metadata_names_the_field() -> None:
@@ -207,4 +207,4 @@ def test_malformed_inline_consolidated_metadata_names_the_field() -> None:
     store.set("zarr.json", json.dumps(doc).encode())
     with pytest.raises(MetadataError) as info:
         zk.open_group(store)
-    assert info.value.key == "consolidated_metadata"
+    assert info.value.field == "consolidated_metadata"

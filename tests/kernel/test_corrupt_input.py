@@ -611,7 +611,7 @@ def test_malformed_array_metadata(
         with pytest.raises(error) as info:
             opener()
         assert type(info.value) is error
-        assert info.value.key == key
+        assert info.value.field == key
         if key is not None:
             assert f"field {key!r}" in str(info.value)
         assert text in str(info.value)
@@ -639,7 +639,7 @@ def test_malformed_group_metadata(tmp_path: Path, edit: Callable[[dict], None], 
     before = snapshot(tmp_path)
     with pytest.raises(MetadataError) as info:
         zk.open_group(str(tmp_path), path="g")
-    assert info.value.key == key and "g/zarr.json" in str(info.value)
+    assert info.value.field == key and "g/zarr.json" in str(info.value)
     with pytest.raises(MetadataError):
         zk.open_group(str(tmp_path), path="g", mode="a")
     assert snapshot(tmp_path) == before
@@ -724,7 +724,7 @@ def test_unknown_field_must_be_understood(tmp_path: Path, node: str, value: Any)
     before = snapshot(tmp_path)
     with pytest.raises(MustUnderstandError) as info:
         zk.open(str(tmp_path), path="a", mode="r+")
-    assert info.value.key == "x_future"
+    assert info.value.field == "x_future"
     assert "'x_future'" in str(info.value) and "must_understand" in str(info.value)
     assert snapshot(tmp_path) == before
 

@@ -296,7 +296,10 @@ def test_big_buffers_are_placed_clear_of_slow_copies_and_reused_only_when_free()
 
     # 64 MiB: above glibc's largest mmap threshold, so a mapping of its own, as big arrays get
     numpy_phase = address(np.empty(64 << 20, dtype=np.uint8)) % 4096
-    for buffer in (buffers.reusable("test-place", 1 << 20), buffers.scratch("test-place", 1 << 20)):
+    for buffer in (
+        buffers.reusable("test-place", 1 << 20),
+        buffers.thread_buffer("test-place", 1 << 20),
+    ):
         phase = address(buffer) % 4096
         assert (phase - 0) % 4096 not in range(1, 32), phase
         assert (phase - numpy_phase) % 4096 not in range(1, 32), (phase, numpy_phase)

@@ -342,8 +342,8 @@ def test_big_zstd_chunks_are_not_batched() -> None:
     big = zk.create_array(
         MemoryStore(), shape=(1 << 20,), chunks=(1 << 14,), dtype="float32", codecs=codecs
     )
-    assert small._chain.bind((1 << 10,)).batched
-    assert not big._chain.bind((1 << 14,)).batched
+    assert small._chain.bind((1 << 10,)).batch_decoder is not None
+    assert big._chain.bind((1 << 14,)).batch_decoder is None
 
 
 def test_zstd_from_many_threads_at_once() -> None:

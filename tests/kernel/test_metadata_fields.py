@@ -32,7 +32,7 @@ class Audit(MetadataField):
     def read(self, value, site):
         CALLS.append(("read", site.node_type, dict(value)))
         if not isinstance(value.get("writes"), int):
-            raise MetadataError("expected an integer", key="writes")
+            raise MetadataError("expected an integer", field="writes")
         return value
 
     def write(self, value, site):
@@ -74,7 +74,7 @@ def test_a_field_that_must_be_understood_is_refused_without_its_plugin(audited: 
     for path in ("", "a"):
         with pytest.raises(MustUnderstandError) as info:
             zk.open(str(audited), path=path, mode="r")
-        assert info.value.key == FIELD and "zarrkit.metadata_fields" in str(info.value)
+        assert info.value.field == FIELD and "zarrkit.metadata_fields" in str(info.value)
 
 
 def test_with_its_plugin_the_field_is_accepted_and_its_hooks_run(
@@ -104,7 +104,7 @@ def test_the_plugin_refusing_a_value_names_the_field(audited: Path, fake_distrib
     _add_field(audited / "zarr.json", {"must_understand": True, "writes": "many"})
     with pytest.raises(MetadataError) as info:
         zk.open_group(str(audited))
-    assert info.value.key == f"{FIELD}.writes" and "zarr.json" in str(info.value)
+    assert info.value.field == f"{FIELD}.writes" and "zarr.json" in str(info.value)
 
 
 def test_a_field_for_groups_only_is_not_understood_on_an_array(

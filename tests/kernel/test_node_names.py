@@ -133,7 +133,7 @@ def test_chunk_keys_too_long_for_the_file_system_are_refused_before_writing(tmp_
 )
 def test_names_starting_with_two_underscores_are_nodes_like_any_other(tmp_path, fmt, name):
     """zarr-python and xarray write these in both formats (the v3 spec reserves the prefix,
-    docs/zarr-python-differences.md), so zarrkit writes and reopens them too."""
+    docs/zarr-python.md), so zarrkit writes and reopens them too."""
     store = LocalStore(tmp_path / "s", mode="w")
     root = zk.create_group(store, zarr_format=fmt)
     root.create_array(name, shape=(2,), dtype="u1")[...] = 7

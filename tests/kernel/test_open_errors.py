@@ -184,4 +184,4 @@ def test_a_root_zarr_json_without_its_format_is_a_metadata_error(
     for opening in (zk.open, zk.open_array if node == "array" else zk.open_group):
         with pytest.raises(MetadataError, match=says) as info:
             opening(str(place))
-        assert info.value.key == "zarr_format" and "zarr.json" in str(info.value)
+        assert info.value.field == "zarr_format" and "zarr.json" in str(info.value)

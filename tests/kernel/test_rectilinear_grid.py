@@ -168,7 +168,7 @@ def test_bad_metadata_refused_naming_the_field(tmp_path: Path, case: str) -> Non
     (tmp_path / "zarr.json").write_text(json.dumps(doc))
     with pytest.raises(MetadataError) as info:
         zk.open_array(str(tmp_path))
-    assert info.value.key == f"chunk_grid.configuration.{BAD[case][1]}"
+    assert info.value.field == f"chunk_grid.configuration.{BAD[case][1]}"
     assert "zarr.json" in str(info.value)
     del a
 
@@ -389,7 +389,7 @@ def test_dask_blocks_are_the_irregular_chunks(tmp_path: Path) -> None:
 
 @pytest.mark.interop
 def test_documented_differences_from_zarr_python(tmp_path: Path) -> None:
-    """docs/zarr-python-differences.md: no flag here; `chunks` / `shards` are None where
+    """docs/zarr-python.md: no flag here; `chunks` / `shards` are None where
     zarr-python raises NotImplementedError."""
     zarr = pytest.importorskip("zarr")
     plain = zk.create_array(str(tmp_path / "p"), shape=(35,), dtype="i1", chunks=[[10, 25]])

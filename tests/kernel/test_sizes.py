@@ -64,10 +64,10 @@ def test_a_dimension_past_2_63_is_refused_on_create(fmt):
     store = MemoryStore()
     with pytest.raises(MetadataError, match=r"dimension 0 is 18446744073709551616") as info:
         zk.create_array(store, shape=(2**64,), chunks=(10,), dtype="u1", zarr_format=fmt)
-    assert info.value.key == "shape"
+    assert info.value.field == "shape"
     with pytest.raises(MetadataError, match=r"2\*\*63 - 1") as info:
         zk.create_array(store, shape=(10,), chunks=(2**63,), dtype="u1", zarr_format=fmt)
-    assert info.value.key == "chunks"
+    assert info.value.field == "chunks"
     with pytest.raises(MetadataError, match="holds 9223372036854775808 bytes") as info:
         zk.create_array(store, shape=(10,), chunks=(2**60,), dtype="f8", zarr_format=fmt)
     assert list(store.list()) in ([], ["zarr.json"])  # (the draft's entry point at most)
@@ -97,8 +97,8 @@ def test_stored_lengths_beyond_the_limit_are_refused_on_read(fmt, field, value, 
     with pytest.raises(MetadataError, match=message) as info:
         zk.open_array(store)
     assert key in str(info.value)  # the document
-    assert info.value.key and (field == "shape") == (info.value.key == "shape")  # the field
-    assert ("chunk" in info.value.key) == (field == "chunks")
+    assert info.value.field and (field == "shape") == (info.value.field == "shape")  # the field
+    assert ("chunk" in info.value.field) == (field == "chunks")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -126,7 +126,7 @@ def test_a_chunk_too_large_to_allocate_is_reported_not_a_memory_error():
     assert a[-1] == 0  # a missing chunk reads as the fill value without allocating it
     with pytest.raises(MetadataError, match="cannot allocate memory for a chunk") as info:
         a[0] = 1
-    assert info.value.key == "chunk_grid"
+    assert info.value.field == "chunk_grid"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -168,7 +168,7 @@ def test_more_dimensions_than_numpy_holds_are_refused(fmt):
     store = MemoryStore()
     with pytest.raises(MetadataError, match="65 dimensions; at most 64") as info:
         zk.create_array(store, shape=(1,) * 65, chunks=(1,) * 65, dtype="u1", zarr_format=fmt)
-    assert info.value.key == "shape"
+    assert info.value.field == "shape"
     zk.create_array(store, shape=(2,) * 64, chunks=(1,) * 64, dtype="u1", zarr_format=fmt)
     _edit(store, lambda doc: (doc["shape"].append(1), _chunk_field(doc).append(1)))
     with pytest.raises(MetadataError, match="65 dimensions; at most 64"):

@@ -46,4 +46,4 @@ def test_a_bad_count_is_refused_naming_the_field(tmp_path: Path, bad: object) ->
     _array_with_revision(tmp_path, revision=bad)
     with pytest.raises(MetadataError) as info:
         zk.open_array(str(tmp_path))
-    assert info.value.key == f"{FIELD}.revision"
+    assert info.value.field == f"{FIELD}.revision"

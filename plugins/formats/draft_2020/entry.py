@@ -58,7 +58,7 @@ def parse(raw: bytes, where: str) -> EntryPoint:
     if not isinstance(fmt, str) or not _CORE_PATTERN.fullmatch(fmt):
         raise MetadataError(
             f"expected the core protocol URI {CORE_URI!r} (or another 3.x), got {fmt!r}",
-            key="zarr_format",
+            field="zarr_format",
             where=where,
         )
     encoding = doc.get("metadata_encoding", CORE_URI)
@@ -66,14 +66,14 @@ def parse(raw: bytes, where: str) -> EntryPoint:
         raise MetadataError(
             f"only the JSON encoding of the core protocol ({CORE_URI!r}) is "
             f"supported, got {encoding!r}",
-            key="metadata_encoding",
+            field="metadata_encoding",
             where=where,
         )
     suffix = doc.get("metadata_key_suffix", DEFAULT_SUFFIX)
     if not isinstance(suffix, str) or not _SUFFIX_PATTERN.fullmatch(suffix):
         raise MetadataError(
             f"expected a string of key characters (a-z, A-Z, 0-9, '.', '-', '_'), got {suffix!r}",
-            key="metadata_key_suffix",
+            field="metadata_key_suffix",
             where=where,
         )
     extension_list(doc.get("extensions", []), key="extensions", where=where)

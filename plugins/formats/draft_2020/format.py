@@ -124,14 +124,14 @@ def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChu
     if not isinstance(value, Mapping):
         raise MetadataError(
             f"expected an object with 'type' and 'chunk_shape', got {value!r}",
-            key="chunk_grid",
+            field="chunk_grid",
             where=where,
         )
     separator = value.get("separator", "/")
     if separator not in SEPARATORS:
         raise MetadataError(
             f"expected one of {list(SEPARATORS)}, got {separator!r}",
-            key="chunk_grid.separator",
+            field="chunk_grid.separator",
             where=where,
         )
     if "extension" in value:
@@ -145,7 +145,7 @@ def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChu
     if not isinstance(name, str):
         raise MetadataError(
             f"expected a string 'type' (or 'extension'), got {name!r}",
-            key="chunk_grid.type",
+            field="chunk_grid.type",
             where=where,
         )
     cls = lookup("chunk_grid", name, NAME, where=where)
@@ -166,7 +166,7 @@ def _check_dimension_separator(doc: Mapping[str, Any], keys: DraftChunkKeys, whe
         raise MetadataError(
             f"{doc['dimension_separator']!r} differs from the chunk grid's "
             f"separator {keys.separator!r}",
-            key="dimension_separator",
+            field="dimension_separator",
             where=where,
         )
 
@@ -180,7 +180,7 @@ def _layout(value: Any, where: str) -> MemoryLayout:
     else:
         raise MetadataError(
             f"expected 'C', 'F' or an extension object, got {value!r}",
-            key="chunk_memory_layout",
+            field="chunk_memory_layout",
             where=where,
         )
     try:
@@ -197,17 +197,17 @@ def _compressor(value: Any, where: str) -> Codec | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("codec"), str):
         raise MetadataError(
             f"expected an object with a codec URI 'codec', got {value!r}",
-            key="compressor",
+            field="compressor",
             where=where,
         )
     extra = set(value) - {"codec", "configuration"}
     if extra:
-        raise MetadataError(f"unexpected fields {sorted(extra)}", key="compressor", where=where)
+        raise MetadataError(f"unexpected fields {sorted(extra)}", field="compressor", where=where)
     config = value.get("configuration") or {}
     if not isinstance(config, Mapping):
         raise MetadataError(
             f"'configuration' must be an object, got {config!r}",
-            key="compressor.configuration",
+            field="compressor.configuration",
             where=where,
         )
     uri = value["codec"]
@@ -219,7 +219,7 @@ def _compressor(value: Any, where: str) -> Codec | None:
     if codec.kind is not CodecKind.BYTES_BYTES:
         raise MetadataError(
             f"{uri!r} is not a bytes -> bytes codec, so it cannot be the compressor",
-            key="compressor",
+            field="compressor",
             where=where,
         )
     return codec
@@ -233,14 +233,14 @@ def _filters(value: Any, where: str) -> list[Codec]:
     key = f"attributes.{FILTERS_ATTRIBUTE}"
     if not isinstance(value, list):
         raise MetadataError(
-            f"expected a list of numcodecs configurations, got {value!r}", key=key, where=where
+            f"expected a list of numcodecs configurations, got {value!r}", field=key, where=where
         )
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
             raise MetadataError(
                 f"expected an object with a string 'id', got {item!r}",
-                key=f"{key}[{i}]",
+                field=f"{key}[{i}]",
                 where=where,
             )
         config = {k: v for k, v in item.items() if k != "id"}
@@ -253,7 +253,7 @@ def _filters(value: Any, where: str) -> list[Codec]:
             raise MetadataError(
                 f"{item['id']!r} is a bytes -> bytes codec; zarrkit runs "
                 f"filters before the memory layout",
-                key=f"{key}[{i}]",
+                field=f"{key}[{i}]",
                 where=where,
             )
         out.append(codec)
@@ -265,13 +265,13 @@ def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], Any, Code
     """(filters, LayoutCodec or an object codec, compressor or None) of a canonical chain."""
     at = next((i for i, c in enumerate(codecs) if c.kind is CodecKind.ARRAY_BYTES), None)
     if at is None:
-        raise MetadataError("the codec chain has no array -> bytes codec", key="codecs")
+        raise MetadataError("the codec chain has no array -> bytes codec", field="codecs")
     tail = codecs[at + 1 :]
     if len(tail) > 1:
         raise MetadataError(
             f"the 2020 draft has one compressor, the chain has {len(tail)} "
             f"bytes -> bytes codecs ({[c.to_json() for c in tail]})",
-            key="codecs",
+            field="codecs",
         )
     compressor = tail[0] if tail else None
     serializer = codecs[at]
@@ -288,7 +288,7 @@ def _split_chain(codecs: list[Codec], ndim: int) -> tuple[list[Codec], Any, Code
     raise MetadataError(
         f"the array -> bytes step {serializer.to_json()!r} (with the codecs "
         f"before it) has no memory layout in the 2020 draft",
-        key="codecs",
+        field="codecs",
     )
 
 
@@ -304,7 +304,7 @@ def _grid_json(grid: Any, separator: str) -> dict[str, Any]:
     name = grid.written_name(NAME) if type(grid).names.written(NAME) else None
     if name is None:
         raise MetadataError(
-            f"the chunk grid {grid.to_json()!r} has no name in the 2020 draft", key="chunk_grid"
+            f"the chunk grid {grid.to_json()!r} has no name in the 2020 draft", field="chunk_grid"
         )
     return {"type": name, **grid.configuration(NAME), "separator": separator}
 
@@ -316,7 +316,7 @@ def _layout_json(layout: Any) -> Any:
     if name is None:
         raise MetadataError(
             f"the memory layout {layout.to_json()!r} has no name in the 2020 draft",
-            key="chunk_memory_layout",
+            field="chunk_memory_layout",
         )
     config = layout.layout.configuration(NAME)
     return {"extension": name, **config} if config else name
@@ -327,7 +327,7 @@ def _codec_json(codec: Codec, key: str) -> dict[str, Any]:
         doc: dict[str, Any] = codec.to_json(NAME)
     except MetadataError:
         raise MetadataError(
-            f"the codec {codec.to_json()!r} has no name (URI) in the 2020 draft", key=key
+            f"the codec {codec.to_json()!r} has no name (URI) in the 2020 draft", field=key
         ) from None
     return doc
 
@@ -340,7 +340,7 @@ def _filter_json(codec: Codec) -> dict[str, Any]:
             f"the codec {codec.to_json()!r} has no numcodecs id, which a "
             f"filter needs in the 2020 draft (zarr-python 2.x keeps filters as "
             f"numcodecs configurations)",
-            key="codecs",
+            field="codecs",
         ) from None
     return doc
 
@@ -376,9 +376,9 @@ def _codec_arg(value: Any, key: str) -> Codec:
     elif isinstance(value, str):
         name, config, fmt = value, {}, NAME
     else:
-        raise MetadataError(f"expected a codec, got {value!r}", key=key, where="arguments")
+        raise MetadataError(f"expected a codec, got {value!r}", field=key, where="arguments")
     if not isinstance(name, str):
-        raise MetadataError(f"expected a codec name, got {name!r}", key=key, where="arguments")
+        raise MetadataError(f"expected a codec name, got {name!r}", field=key, where="arguments")
     try:
         cls = lookup("codec", name, fmt)
     except MetadataError:
@@ -471,7 +471,7 @@ class DraftFormat(Format):
         for it, so copying an implicit group keeps it implicit."""
         extra = unknown_fields(doc, GROUP_FIELDS, where=where)
         if doc and "attributes" not in doc:
-            raise MetadataError("required field is missing", key="attributes", where=where)
+            raise MetadataError("required field is missing", field="attributes", where=where)
         attributes = _attributes(doc, where)
         return GroupMetadata(NAME, freeze(attributes), freeze(extra), freeze(dict(doc)))
 
@@ -486,12 +486,12 @@ class DraftFormat(Format):
             "attributes",
         ):
             if required not in doc:
-                raise MetadataError("required field is missing", key=required, where=where)
+                raise MetadataError("required field is missing", field=required, where=where)
         extension_list(doc.get("extensions", []), key="extensions", where=where)
         if doc.get("storage_transformers"):
             raise MetadataError(
                 "zarr-python 2.x's experimental storage transformers (sharding) are not supported",
-                key="storage_transformers",
+                field="storage_transformers",
                 where=where,
             )
         shape = _shape(doc["shape"], where)
@@ -537,19 +537,19 @@ class DraftFormat(Format):
         name, a codec chain with no equivalent memory layout)."""
         if storage_transformers:
             raise MetadataError(
-                "the 2020 draft has no storage transformers", key="storage_transformers"
+                "the 2020 draft has no storage transformers", field="storage_transformers"
             )
         if dimension_names is not None and any(n is not None for n in dimension_names):
             raise MetadataError(
                 f"the 2020 draft cannot store dimension names ({list(dimension_names)})",
-                key="dimension_names",
+                field="dimension_names",
             )
         attributes = thaw_document(attributes or {})
         if FILTERS_ATTRIBUTE in attributes:
             raise MetadataError(
                 f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python 2.x "
                 f"keeps a draft array's filters; rename it",
-                key=f"attributes.{FILTERS_ATTRIBUTE}",
+                field=f"attributes.{FILTERS_ATTRIBUTE}",
             )
         filters, layout, compressor = _split_chain(list(codecs), len(shape))
         if filters:
@@ -605,7 +605,7 @@ class DraftFormat(Format):
             raise MetadataError(
                 f"the attribute {FILTERS_ATTRIBUTE!r} is where zarr-python "
                 f"2.x keeps a draft array's filters; use another name",
-                key=f"attributes.{FILTERS_ATTRIBUTE}",
+                field=f"attributes.{FILTERS_ATTRIBUTE}",
             )
         kept = doc.get("attributes", {})
         if FILTERS_ATTRIBUTE in kept:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zarrkit.abc import ChunkKeyEncoding, Names
+from zarrkit.abc import ChunkKeyEncoding, ExtensionNames
 from zarrkit.errors import MetadataError
 
 ENTRY_POINT_KEY = "zarr.json"
@@ -52,7 +52,7 @@ class DraftChunkKeys(ChunkKeyEncoding):
     zarr-python 2.x writes it (the seed says `c`; zarr-python 2.x addresses the single chunk of
     a 0-d array as grid index (0,), and no other implementation of the draft exists)."""
 
-    names = Names({})  # the format's own keys, never named in metadata
+    names = ExtensionNames({})  # the format's own keys, never named in metadata
     separator: str = "/"
 
     def __post_init__(self) -> None:
@@ -60,7 +60,7 @@ class DraftChunkKeys(ChunkKeyEncoding):
             raise MetadataError(
                 f"the chunk grid separator must be one of {list(SEPARATORS)}, "
                 f"got {self.separator!r}",
-                key="chunk_grid.separator",
+                field="chunk_grid.separator",
             )
 
     def encode(self, coords: Sequence[int]) -> str:
@@ -93,6 +93,6 @@ def separator_of(encoding: Any) -> str:
         raise MetadataError(
             f"the 2020 draft separates chunk indices with '/' or '.', the chunk "
             f"key encoding uses {separator!r}",
-            key="chunk_key_encoding",
+            field="chunk_key_encoding",
         )
     return separator

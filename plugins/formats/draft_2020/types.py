@@ -41,7 +41,7 @@ def parse_data_type(value: Any, where: str) -> Any:
     raise MetadataError(
         f"expected a core data type identifier (like '<f8') or an extension "
         f"object with 'extension', 'type' and 'fallback', got {value!r}",
-        key="data_type",
+        field="data_type",
         where=where,
     )
 
@@ -55,17 +55,19 @@ def _extension(doc: Mapping[str, Any], where: str) -> Any:
     uri = doc["extension"]
     if not isinstance(uri, str) or not uri:
         raise MetadataError(
-            f"'extension' must be a URI string, got {uri!r}", key="data_type.extension", where=where
+            f"'extension' must be a URI string, got {uri!r}",
+            field="data_type.extension",
+            where=where,
         )
     if "type" not in doc:
         raise MetadataError(
-            "an extension data type needs a 'type'", key="data_type.type", where=where
+            "an extension data type needs a 'type'", field="data_type.type", where=where
         )
     fallback = doc.get("fallback")
     if fallback is not None and not isinstance(fallback, str):
         raise MetadataError(
             f"'fallback' must be a core data type identifier or null, got {fallback!r}",
-            key="data_type.fallback",
+            field="data_type.fallback",
             where=where,
         )
     try:
@@ -105,5 +107,5 @@ def data_type_json(data_type: Any, endian: str | None) -> Any:
     except MetadataError as exc:
         raise MetadataError(
             f"the data type {data_type.native} has no name in the 2020 draft ({exc.detail})",
-            key="data_type",
+            field="data_type",
         ) from None

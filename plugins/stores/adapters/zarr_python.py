@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from zarrkit.abc import (
     ByteRange,
-    Gate,
+    InFlightLimit,
     Range,
     Store,
     StoreCapabilities,
@@ -89,7 +89,7 @@ class ZarrPythonStore(Store):
         self.concurrency = concurrency or settings().io_concurrency
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
-        self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
+        self._gate = InFlightLimit()  # (`concurrency` bounds the requests of all its calls at once)
         self._prototype = _zarr().core.buffer.default_buffer_prototype()
 
     @classmethod

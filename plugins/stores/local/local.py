@@ -53,7 +53,7 @@ from zarrkit.abc import (
     StoreCapabilities,
     check_prefix,
     names,
-    scratch,
+    thread_buffer,
     value_limit,
 )
 from zarrkit.errors import ReadOnlyError, StoreError, ValueTooLargeError, ZarrkitError
@@ -423,7 +423,7 @@ def c_order(data: Any) -> Any:
             return memoryview(data.tobytes())
     if source.flags.c_contiguous:
         return source
-    flat = scratch("c_order", source.nbytes)
+    flat = thread_buffer("c_order", source.nbytes)
     np.copyto(flat.view(source.dtype).reshape(source.shape), source)
     return flat
 

@@ -491,7 +491,7 @@ class PosixLocalStore(LocalStore, implementation="posix"):
         the key takes. Lock files are made beside the keys in folders opened beneath the root
         (never through a symlink), and removed as they are let go; folders left empty by an
         erase are pruned once the locks are gone."""
-        if not self.safe_updates:
+        if not self.capabilities.safe_updates:
             super().update_many(keys, compute)
             return
         self.require("write", "update keys")

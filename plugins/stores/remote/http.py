@@ -58,8 +58,8 @@ from zarrkit.abc import (
     settings,
     value_limit,
 )
-from zarrkit.errors import StoreError, ValueTooLargeError
-from zarrkit.plugins.stores.remote.http_rules import Origin, RedirectRefusedError, origin, refusal
+from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
+from zarrkit.plugins.stores.remote.http_rules import Origin, origin, refusal
 
 T = TypeVar("T")
 

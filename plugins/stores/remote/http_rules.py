@@ -23,14 +23,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from zarrkit.abc import value_limit
-from zarrkit.errors import PluginLoadError, StoreError
+from zarrkit.errors import PluginLoadError
 
 #: headers that carry credentials whoever set them; dropped on every other origin
 SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})
-
-
-class RedirectRefusedError(StoreError):
-    """A redirect the store will not follow: from https to plain http, or to another scheme."""
 
 
 class Refused(Exception):

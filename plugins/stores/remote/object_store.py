@@ -4,7 +4,7 @@ primitive operations (`ObjectBackend`: get a range, head, put, put if unchanged,
 list), and this base builds the store from them:
 
 - batches go through the client's async interface in one gather on its event loop, at most
-  `concurrency` requests at a time for all of a store's calls together (`Gate`); nearby
+  `concurrency` requests at a time for all of a store's calls together (`InFlightLimit`); nearby
   ranges of one key are first merged into one request (`plan_reads`, as every network store
   merges them);
 - a read of zero bytes is a HEAD; a range starting at or past a value's end, which a server
@@ -33,7 +33,7 @@ from zarrkit.abc import (
     NETWORK_MAX_GAP,
     Absence,
     ByteRange,
-    Gate,
+    InFlightLimit,
     Range,
     Store,
     StoreCapabilities,
@@ -50,8 +50,8 @@ from zarrkit.abc import (
     settings,
     value_limit,
 )
-from zarrkit.errors import StoreError, ValueTooLargeError
-from zarrkit.plugins.stores.remote.http_rules import RedirectRefusedError, Refused, TooLong
+from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
+from zarrkit.plugins.stores.remote.http_rules import Refused, TooLong
 from zarrkit.plugins.stores.remote.object_backend import Listing, ObjectBackend, Token
 from zarrkit.plugins.stores.remote.retrying import RetryPolicy
 
@@ -87,7 +87,7 @@ class ObjectStoreBase(Store):
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.concurrency = concurrency
         self._objects = objects
-        self._gate = Gate()  # (`concurrency` bounds the requests of all its calls at once)
+        self._gate = InFlightLimit()  # (`concurrency` bounds the requests of all its calls at once)
         #: retries of reads whose body was cut or stalled (the clients retry the rest)
         self._policy = RetryPolicy.current()
 

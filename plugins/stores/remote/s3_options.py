@@ -40,6 +40,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from zarrkit.errors import UntranslatableOptionsError
+
 #: obstore's `S3Config` keys (obstore's type stubs), and its other keyword arguments
 OBSTORE_S3_KEYS = frozenset(
     {
@@ -133,13 +135,9 @@ OBSTORE_ONLY_ENVIRONMENT = frozenset(
 )
 
 
-class Untranslatable(ValueError):
-    """Why some options cannot go to obstore with the meaning s3fs gives them."""
-
-
 def obstore_s3_options(options: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
     """`options` (s3fs's spelling, obstore's, or both for different settings) as obstore's,
-    with the same meaning; raises `Untranslatable` saying why not."""
+    with the same meaning; raises `UntranslatableOptionsError` saying why not."""
     out: dict[str, Any] = {}
     client: dict[str, Any] = {}
     for name, value in options.items():
@@ -151,21 +149,21 @@ def obstore_s3_options(options: Mapping[str, Any], environ: Mapping[str, str]) -
         elif name in _FLAGS:
             default, spelled = _FLAGS[name]
             if not isinstance(value, bool):
-                raise Untranslatable(f"{name}={value!r} is not a bool")
+                raise UntranslatableOptionsError(f"{name}={value!r} is not a bool")
             if value != default:
                 if spelled is None:
-                    raise Untranslatable(f"{name}={value!r}")
+                    raise UntranslatableOptionsError(f"{name}={value!r}")
                 _put(out, spelled, True, name)
         elif name == "client_kwargs":
             if value is not None and not isinstance(value, Mapping):
-                raise Untranslatable(f"client_kwargs={value!r} is not a mapping")
+                raise UntranslatableOptionsError(f"client_kwargs={value!r} is not a mapping")
             client = dict(value or {})
         else:
-            raise Untranslatable(f"obstore has no option {name!r}")
+            raise UntranslatableOptionsError(f"obstore has no option {name!r}")
     for name, value in client.items():
         target = {"endpoint_url": "endpoint", "region_name": "region"}.get(name)
         if target is None:
-            raise Untranslatable(f"obstore has no option client_kwargs[{name!r}]")
+            raise UntranslatableOptionsError(f"obstore has no option client_kwargs[{name!r}]")
         if value is not None and not (target == "endpoint" and options.get("endpoint_url")):
             _put(out, target, value, f"client_kwargs[{name!r}]")
     _check_environment(out, options, environ)
@@ -176,7 +174,9 @@ def obstore_s3_options(options: Mapping[str, Any], environ: Mapping[str, str]) -
 
 def _put(out: dict[str, Any], key: str, value: Any, given_as: str) -> None:
     if key in out and out[key] != value:
-        raise Untranslatable(f"{given_as} and another option both set obstore's {key!r}")
+        raise UntranslatableOptionsError(
+            f"{given_as} and another option both set obstore's {key!r}"
+        )
     out[key] = value
 
 
@@ -189,14 +189,16 @@ def _check_environment(
         return
     stray = sorted(OBSTORE_ONLY_ENVIRONMENT & set(environ))
     if stray:
-        raise Untranslatable(f"the environment sets {', '.join(stray)}")
+        raise UntranslatableOptionsError(f"the environment sets {', '.join(stray)}")
     if "endpoint" not in out and "region" not in out:
-        raise Untranslatable("no endpoint and no region: s3fs finds a bucket's region itself")
+        raise UntranslatableOptionsError(
+            "no endpoint and no region: s3fs finds a bucket's region itself"
+        )
     signed = not out.get("skip_signature")
     if signed and "access_key_id" not in out and "AWS_ACCESS_KEY_ID" not in environ:
-        raise Untranslatable("no credentials given: botocore may find them in ~/.aws")
+        raise UntranslatableOptionsError("no credentials given: botocore may find them in ~/.aws")
     if "access_key_id" in out and "session_token" not in out and "AWS_SESSION_TOKEN" in environ:
-        raise Untranslatable("obstore would pair AWS_SESSION_TOKEN with the keys given")
+        raise UntranslatableOptionsError("obstore would pair AWS_SESSION_TOKEN with the keys given")
 
 
 def _allow_http(out: dict[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from functools import partial
 from typing import Any
 
 from zarrkit.abc import Store, names
+from zarrkit.errors import UntranslatableOptionsError
 from zarrkit.plugins.stores.remote import s3_options
 
 
@@ -60,7 +61,7 @@ def choose(options: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         return None, "obstore cannot make requests here: forked after its parent used it"
     try:
         translated = s3_options.obstore_s3_options(options, os.environ)
-    except s3_options.Untranslatable as exc:
+    except UntranslatableOptionsError as exc:
         return None, str(exc)
     carried = objectstore.carried_off_origin("s3://", translated, os.environ)
     if carried:  # (obstore refuses them: see `objectstore`)

@@ -18,6 +18,7 @@ from zarrkit.abc import (
     Codec,
     CodecChain,
     CodecKind,
+    DecodeInto,
     Region,
     names,
 )
@@ -63,7 +64,8 @@ def test_a_method_alone_is_not_a_capability_the_declaration_is() -> None:
     data = np.arange(16, dtype=np.int32).reshape(4, 4)
     for codec, direct in ((Xor(), False), (DeclaredXor(), True)):
         bound = chain(BytesCodec("little"), codec)
-        assert bound.direct is direct and bound.into is direct
+        assert bound.decodes_into is direct
+        assert (bound.decode_into_by is DecodeInto.BYTES_CODEC) is direct
         Xor.calls.clear()
         out = np.empty((4, 4), np.int32)
         bound.decode_into(bound.encode(data), out)

@@ -138,7 +138,7 @@ def suite() -> Suite:
         (
             SharedScratchXor,
             [
-                "it keeps what a call works on in the codec (SharedScratchXor._scratch",
+                "it keeps what a call works on in the codec or its module (SharedScratchXor._scratch",
                 "decode gave wrong values for",
             ],
         ),

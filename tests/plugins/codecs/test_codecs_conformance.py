@@ -100,10 +100,16 @@ class TestCastValue(CodecTests):
         return codec("cast_value", request.param)
 
 
+# zfpy decodes the sizes its header declares unchecked: a crafted stored value crashes the
+# process (SIGSEGV in numcodecs.zfpy.ZFPY.decode), which no pytest check survives
+ZFP_TRUSTS_ITS_HEADER = "zfpy trusts its stream header: a false one crashes the process"
+
+
 class TestZfp(CodecTests):
     dtypes = ("int8", "uint16", "int32", "uint32", "int64", "float16", "float32", "float64")
     shapes = ((1,), (37,), (6, 7), (2, 3, 1, 5, 1))
     corrupt_detected = False  # a raw zfp stream has no length or checksum
+    false_headers_unsafe = ZFP_TRUSTS_ITS_HEADER
 
     @pytest.fixture(params=[{"mode": "reversible"}])
     def codec(self, request):
@@ -115,6 +121,7 @@ class TestZfpLossy(CodecTests):
     dtypes = ("float32", "float64")
     corrupt_detected = False
     tolerance = 0.01
+    false_headers_unsafe = ZFP_TRUSTS_ITS_HEADER
 
     @pytest.fixture(
         params=[
@@ -132,6 +139,8 @@ class TestNumcodecsCompressors(CodecTests):
     # lzma's decoder state is its dictionary (8 MiB at the default preset), allocated through
     # Python's allocator: a bomb well above it tells the decoded value from the state
     bomb_bytes = 48 << 20
+    # (and it may take that dictionary whatever the chunk: bounded by its memlimit instead)
+    decode_slack = 9 << 20
 
     @pytest.fixture(
         params=[
@@ -198,6 +207,7 @@ class TestNumcodecsZfpy(CodecTests):
     dtypes = ("float32", "float64")
     corrupt_detected = False  # zfp reads a truncated stream as zeros
     tolerance = 0.01
+    false_headers_unsafe = ZFP_TRUSTS_ITS_HEADER
 
     @pytest.fixture
     def codec(self):

@@ -1,5 +1,6 @@
-"""docs/authoring-codecs.md's example is real: its code blocks are written out as a module and
-its test file, and pytest runs them in a separate process; its entry-point snippet names them."""
+"""docs/plugins/authoring-codecs.md's example is real: its code blocks are written out as a
+module and its test file, and pytest runs them in a separate process; its entry-point snippet
+names them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "authoring-codecs.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "plugins" / "authoring-codecs.md"
 
 
 def blocks(language: str) -> list[str]:

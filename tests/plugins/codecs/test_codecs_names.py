@@ -177,7 +177,7 @@ def test_missing_optional_package_hint():
 def test_bad_configuration_names_the_field(name, config, field):
     with pytest.raises(MetadataError) as info:
         build(name, config)
-    assert info.value.key == field, str(info.value)
+    assert info.value.field == field, str(info.value)
 
 
 def test_scale_offset_refuses_what_the_type_cannot_hold():

@@ -58,7 +58,7 @@ class Int24(DataType):
 
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or not LOW <= value <= HIGH:
-            raise MetadataError(f"bad int24 fill value {value!r}", key="fill_value")
+            raise MetadataError(f"bad int24 fill value {value!r}", field="fill_value")
         return np.int32(value)
 
     def fill_to_json(self, value: Any, format: str = V3) -> Any:
@@ -278,3 +278,28 @@ def test_the_suite_passes_on_a_refusal_that_names_codec_and_type():
         serializers = ({"name": "packbits"},)
 
     Suite().test_serializers_refuse_at_creation_or_round_trip(_NoBitsDeclared(), SAMPLE)
+
+
+@pytest.mark.parametrize("serializer", ["bytes", "packbits"])
+def test_the_guides_int24_behind_a_filter_is_refused_out_of_range(
+    tmp_path, int24_types, serializer
+):
+    """The data-type guide's Int24 cuts values to 3 bytes without a check: the kernel checks its
+    `int_range` after scale_offset doubles the values, so 2**24 - 2 is refused, not stored cut
+    (it read back as -2), and the chunk stays as it was (issue 47)."""
+    from zarrkit.errors import ValueCastError
+
+    a = zarrkit.create_array(
+        tmp_path,
+        shape=(4,),
+        dtype="test.int24",
+        chunks=(4,),
+        filters=[{"name": "scale_offset", "configuration": {"offset": 0, "scale": 2}}],
+        serializer={"name": serializer},
+        compressors=None,
+        fill_value=0,
+    )
+    a[:] = [LOW // 2, 0, HIGH // 2, 1]  # doubled within 24 bits
+    with pytest.raises(ValueCastError, match=r"chunk 'c/0'.*'test\.int24'"):
+        a[:] = [LOW, HIGH, LOW, HIGH]
+    np.testing.assert_array_equal(zarrkit.open_array(tmp_path)[:], [LOW // 2, 0, HIGH // 2, 1])

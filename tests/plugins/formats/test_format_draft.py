@@ -251,7 +251,7 @@ def test_entry_point_extensions_negotiated():
     store = store_with(array_doc(), entry_doc=entry(extensions=[{**ext, "must_understand": True}]))
     with pytest.raises(MustUnderstandError, match="example.org/zarr/extension/foo") as info:
         zk.open_array(store, path="a")
-    assert info.value.key == "extensions[0]" and "zarr.json" in str(info.value)
+    assert info.value.field == "extensions[0]" and "zarr.json" in str(info.value)
 
 
 def test_array_extensions_and_unknown_fields_negotiated():
@@ -266,7 +266,7 @@ def test_array_extensions_and_unknown_fields_negotiated():
     assert ok.metadata.extra_fields == {"extra": {"must_understand": False}}
     with pytest.raises(MustUnderstandError) as info:
         zk.open_array(store_with(array_doc(extra=1)), path="a")
-    assert info.value.key == "extra"
+    assert info.value.field == "extra"
 
 
 # -- data types -----------------------------------------------------------------------------
@@ -282,7 +282,7 @@ def test_data_type_extension_with_fallback():
     no_fallback = store_with(array_doc(data_type={**dt, "fallback": None}))
     with pytest.raises(UnknownExtensionError, match="example.org/zarr/dtype/unknown") as info:
         zk.open_array(no_fallback, path="a")
-    assert info.value.key == "data_type"
+    assert info.value.field == "data_type"
 
 
 def test_zarr_python_2_extension_types_read_by_type():
@@ -461,7 +461,7 @@ def test_bad_entry_point(entry_doc, key):
         return
     with pytest.raises(MetadataError) as info:
         zk.open_array(store, path="a")
-    assert info.value.key == key and "zarr.json" in str(info.value)
+    assert info.value.field == key and "zarr.json" in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -493,7 +493,7 @@ def test_malformed_array_document(changes, key):
     with pytest.raises(MetadataError) as info:
         zk.open_array(store, path="a")
     if key is not None:
-        assert info.value.key == key, str(info.value)
+        assert info.value.field == key, str(info.value)
     assert "meta/root/a.array.json" in str(info.value)
 
 
@@ -502,10 +502,10 @@ def test_missing_required_field_and_bad_group():
     del doc["chunk_memory_layout"]
     with pytest.raises(MetadataError) as info:
         zk.open_array(store_with(doc), path="a")
-    assert info.value.key == "chunk_memory_layout"
+    assert info.value.field == "chunk_memory_layout"
     with pytest.raises(MetadataError) as info:
         zk.open_group(store_with({"attributes": 3}, key="meta/root/g.group.json"), path="g")
-    assert info.value.key == "attributes"
+    assert info.value.field == "attributes"
     with pytest.raises(MetadataError, match="not valid JSON"):
         zk.open_group(store_with(b"{", key="meta/root/g.group.json"), path="g")
 

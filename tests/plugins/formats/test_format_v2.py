@@ -172,7 +172,7 @@ def test_filters_with_big_endian_or_f_order_are_refused_not_misread(
             order=order,
             filters=[numcodecs.Delta(dtype=dtype)],
         )
-    assert info.value.key == "filters"
+    assert info.value.field == "filters"
     assert list(store.list()) == []
     put(
         store,
@@ -247,7 +247,7 @@ def test_what_v2_cannot_express_is_refused_before_writing(
 ) -> None:
     with pytest.raises(MetadataError) as info:
         zk.create_array(store, path="a", shape=(4,), dtype="<i4", zarr_format=2, **kwargs)
-    assert info.value.key is not None and info.value.key.startswith(field)
+    assert info.value.field is not None and info.value.field.startswith(field)
     if reason:
         assert reason in str(info.value)
     assert list(store.list()) == []
@@ -308,7 +308,7 @@ def test_v3_only_grid_and_key_encoding_are_refused_with_the_reason() -> None:
     )
     with pytest.raises(MetadataError) as info:
         get_format("v2").array_document(**pieces)  # the `default` encoding: keys "c/0"
-    assert info.value.key == "chunk_key_encoding" and "dimension_separator" in str(info.value)
+    assert info.value.field == "chunk_key_encoding" and "dimension_separator" in str(info.value)
     with pytest.raises(MetadataError, match="storage transformers"):
         get_format("v2").array_document(**pieces, storage_transformers=[object()])
 
@@ -406,7 +406,7 @@ def test_malformed_zarray_names_key_and_field(store: Any, raw: Any, key_field: s
         zk.open_array(store, path="a")
     assert "a/.zarray" in str(info.value)
     if key_field:
-        assert info.value.key.split(".")[0].split("[")[0] == key_field
+        assert info.value.field.split(".")[0].split("[")[0] == key_field
     assert store.get("a/0") == b"\x00" * 8  # stored data stays as it was
 
 
@@ -414,7 +414,7 @@ def test_unknown_compressor_id_gives_install_hint(store: Any) -> None:
     put(store, "a/.zarray", zarray(compressor={"id": "no-such-codec", "level": 1}))
     with pytest.raises(UnknownExtensionError) as info:
         zk.open_array(store, path="a")
-    assert info.value.key == "compressor"
+    assert info.value.field == "compressor"
     assert "no-such-codec" in str(info.value) and "install" in str(info.value)
     assert "a/.zarray" in str(info.value)
 

@@ -42,7 +42,7 @@ class ExplicitGrid(ChunkGrid):
         ):
             raise MetadataError(
                 f"chunk_sizes must be lists of positive integers, got {sizes!r}",
-                key="chunk_grid.configuration.chunk_sizes",
+                field="chunk_grid.configuration.chunk_sizes",
             )
         return cls(tuple(tuple(dim) for dim in sizes))
 

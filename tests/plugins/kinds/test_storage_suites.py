@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from zarrkit_testing import StorageTransformerTests, StoreTests
 from zarrkit_testing.store_tests import VALUE
+from zarrkit_testing.transformers import MovingTransformer
 
 import zarrkit as zk
 from zarrkit.abc import (
@@ -79,6 +80,16 @@ class TestXorTransformer(StorageTransformerTests):
     def transformer(self, zarrkit_register: Any) -> XorTransformer:
         zarrkit_register("storage_transformer", XorTransformer)
         return XorTransformer(0x21)
+
+
+class TestMovingTransformer(StorageTransformerTests):
+    """zarrkit_testing's transformer that keeps chunks under other keys: the suite's array
+    paths (count, size, check, copy, convert) find them through it."""
+
+    @pytest.fixture
+    def transformer(self, zarrkit_register: Any) -> MovingTransformer:
+        zarrkit_register("storage_transformer", MovingTransformer)
+        return MovingTransformer()
 
 
 # -- create_array(storage_transformers=...) ---------------------------------------------------

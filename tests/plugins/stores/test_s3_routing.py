@@ -22,9 +22,10 @@ from store_servers import Moto, s3_options
 
 import zarrkit as zk
 from zarrkit import config
+from zarrkit.errors import UntranslatableOptionsError
 from zarrkit.plugins.stores.remote.fsspec import FsspecStore
 from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
-from zarrkit.plugins.stores.remote.s3_options import Untranslatable, obstore_s3_options
+from zarrkit.plugins.stores.remote.s3_options import obstore_s3_options
 from zarrkit.store_opening import open_store
 
 BUCKET = "zarrkit-routing"
@@ -88,7 +89,7 @@ def test_each_s3fs_option_is_translated(given: dict[str, Any], expected: dict[st
     ],
 )
 def test_an_option_only_s3fs_understands_is_untranslatable(given: dict[str, Any]) -> None:
-    with pytest.raises(Untranslatable):
+    with pytest.raises(UntranslatableOptionsError):
         obstore_s3_options({"endpoint_url": ENDPOINT, **given}, KEYS)
 
 
@@ -120,7 +121,7 @@ def test_obstore_spelled_options_pass_as_they_are() -> None:
 def test_what_obstore_would_do_differently_keeps_fsspec(
     given: dict[str, Any], environ: dict[str, str], why: str
 ) -> None:
-    with pytest.raises(Untranslatable, match=why):
+    with pytest.raises(UntranslatableOptionsError, match=why):
         obstore_s3_options(given, environ)
 
 

@@ -18,8 +18,8 @@ from hostile_servers import CREDENTIALS, HostileServer, self_signed
 from store_servers import serving
 
 import zarrkit as zk
-from zarrkit.errors import StoreError
-from zarrkit.plugins.stores.remote.http import HttpStore, RedirectRefusedError
+from zarrkit.errors import RedirectRefusedError, StoreError
+from zarrkit.plugins.stores.remote.http import HttpStore
 
 pytestmark = pytest.mark.network
 

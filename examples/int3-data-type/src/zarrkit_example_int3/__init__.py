@@ -41,7 +41,7 @@ class Int3(DataType):
         if isinstance(value, bool) or not isinstance(value, int) or not LOW <= value <= HIGH:
             raise MetadataError(
                 f"the fill value of example.int3 is an integer in {LOW}..{HIGH}, got {value!r}",
-                key="fill_value",
+                field="fill_value",
             )
         return np.int8(value)
 

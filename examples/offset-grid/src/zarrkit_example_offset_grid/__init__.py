@@ -29,7 +29,7 @@ def _counts(value: Any, field: str) -> tuple[int, ...]:
     ):
         raise MetadataError(
             f"example.offset: {field} must be a list of non-negative integers, got {value!r}",
-            key=f"chunk_grid.configuration.{field}",
+            field=f"chunk_grid.configuration.{field}",
         )
     return tuple(value)
 
@@ -51,13 +51,13 @@ class OffsetChunkGrid(ChunkGrid):
             raise MetadataError(
                 f"example.offset: chunk_shape {list(shape)} must be positive and offset "
                 f"{list(offset)} as long",
-                key="chunk_grid.configuration",
+                field="chunk_grid.configuration",
             )
         if not all(o < c for o, c in zip(offset, shape)):
             raise MetadataError(
                 f"example.offset: each offset must be less than its chunk size, got "
                 f"{list(offset)} for {list(shape)}",
-                key="chunk_grid.configuration.offset",
+                field="chunk_grid.configuration.offset",
             )
         return cls(shape, offset)
 
@@ -69,7 +69,7 @@ class OffsetChunkGrid(ChunkGrid):
             raise MetadataError(
                 f"example.offset: chunk_shape {list(self.chunk_shape_)} has "
                 f"{len(self.chunk_shape_)} dimensions, the array {len(array_shape)}",
-                key="chunk_grid",
+                field="chunk_grid",
             )
 
     def grid_shape(self, array_shape: Sequence[int]) -> tuple[int, ...]:

@@ -37,7 +37,7 @@ class PaddedChunkKeyEncoding(ChunkKeyEncoding):
         if not 1 <= width <= 20:
             raise MetadataError(
                 f"{OWNER}: 'width' must be 1 to 20 digits, got {width}",
-                key="configuration.width",
+                field="configuration.width",
             )
         separator = config_value(
             configuration, "separator", str, owner=OWNER, default="/", choices=("/", ".")
@@ -53,5 +53,5 @@ class PaddedChunkKeyEncoding(ChunkKeyEncoding):
     def decode(self, key: str) -> tuple[int, ...]:
         prefix, *parts = key.split(self.separator)
         if prefix != "c" or not all(p.isdigit() for p in parts):
-            raise MetadataError(f"{key!r} is not a chunk key of {OWNER}", key="chunk_key")
+            raise MetadataError(f"{key!r} is not a chunk key of {OWNER}", field="chunk_key")
         return tuple(int(p) for p in parts)

@@ -32,5 +32,5 @@ def _revision(value: Any) -> int:
         raise MetadataError(f"expected an object, got {value!r}")
     revision = value.get("revision")
     if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
-        raise MetadataError(f"expected a non-negative integer, got {revision!r}", key="revision")
+        raise MetadataError(f"expected a non-negative integer, got {revision!r}", field="revision")
     return revision
