@@ -18,11 +18,11 @@ from typing import Any
 
 from .store import ByteRange, Range, SuffixRange
 
-#: a network store merges two reads of one key when at most this many unwanted bytes lie
-#: between them ...
 NETWORK_MAX_GAP = 64 * 1024
-#: ... and the merged read stays at most this long
+"""A network store merges two reads of one key when at most this many unwanted bytes lie
+between them (a round trip costs more than they do)."""
 NETWORK_MAX_BLOCK = 16 * 1024 * 1024
+"""The longest read a network store merges reads of one key into."""
 
 Request = tuple[str, Range | None]
 
