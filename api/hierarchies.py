@@ -83,8 +83,6 @@ def _document(metadata: Any, path: str) -> dict[str, Any]:
     out: dict[str, Any] = _plain(doc)
     if out.get("zarr_format") == 3:
         out.setdefault("node_type", "group" if "shape" not in out else "array")
-        if not out.get("storage_transformers"):  # (zarr-python lists an empty one)
-            out.pop("storage_transformers", None)
         if out.get("consolidated_metadata", ...) is None:  # (zarr-python's "none")
             del out["consolidated_metadata"]
     return out

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from . import indexing
 from .codec import CodecKind
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
-from .engine import ChunkEngine
+from .engine import ChunkEngine, awaiting
 from .errors import (
     ArgumentError,
     CodecChainError,
@@ -580,6 +580,50 @@ class Array(Node):
         of a sharded array are its shards, as in zarr-python."""
         return self._get(self.blocks._indexer(selection), out)
 
+    # -- awaited reads and writes (`engine.awaiting`; `zarrkit.AsyncArray` is built on them) --
+    def read_awaitable(
+        self, selection: Any = Ellipsis, *, kind: str = "basic", out: np.ndarray | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """`self[selection]` as a coroutine that an event loop awaits without blocking: on a
+        store whose client is asynchronous (`zarrkit.abc.AwaitableReads`) the requests are
+        its own coroutines and decoding runs on the chunk pool; elsewhere the read runs on
+        the I/O pool. `kind` says how `selection` indexes: "basic" (as `a[...]`),
+        "orthogonal", "coordinate", "mask" or "block" (as the `get_*_selection` methods).
+        The selection is checked now: a bad one raises `SelectionError` (or
+        `InvalidArgumentError` for a bad `out`) before any coroutine exists."""
+        indexer = self._indexer_of(kind, selection)
+        if out is not None:
+            _checked_out(out, indexer.shape)
+        return self._awaited_read(indexer, out)
+
+    async def _awaited_read(self, indexer: Indexer, out: np.ndarray | None) -> Any:
+        values = await awaiting.read(self._engine, indexer, out)
+        if out is None and self._config.order == "F" and np.ndim(values) > 1:
+            return np.asfortranarray(values)
+        return values
+
+    def write_awaitable(
+        self, selection: Any, value: Any, *, kind: str = "basic"
+    ) -> Coroutine[Any, Any, None]:
+        """`self[selection] = value` as a coroutine (see `read_awaitable`); the selection and
+        value are checked now (`SelectionError`, `ValueCastError`, `ReadOnlyError`), so a bad
+        one writes nothing."""
+        self._check_writeable()
+        indexer = self._indexer_of(kind, selection)
+        return awaiting.write(self._engine, indexer, self._prepare_value(value, indexer.shape))
+
+    def _indexer_of(self, kind: str, selection: Any) -> Indexer:
+        if kind == "basic":
+            return self._indexer(selection)  # type: ignore[no-any-return]
+        if kind == "mask":
+            return self._mask_indexer(selection)  # type: ignore[no-any-return]
+        indexed = {"orthogonal": self.oindex, "coordinate": self.vindex, "block": self.blocks}
+        if kind not in indexed:
+            raise ArgumentError(
+                f"kind is one of basic, orthogonal, coordinate, mask, block; got {kind!r}"
+            )
+        return indexed[kind]._indexer(selection)  # type: ignore[no-any-return]
+
     # -- many selections at once -------------------------------------------------------------
     def read_async(
         self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
@@ -853,6 +897,9 @@ class ArrayInfo:
     nbytes_stored: int | None = None
     #: stored values: chunks, or shards for a sharded array (as zarr-python counts them here)
     chunks_initialized: int | None = None
+    #: what `str` shows, in zarr-python's words: its texts of the data type, the fill value,
+    #: the kind of store and the codecs (the fields above stay JSON, for `zarrkit info --json`)
+    shown: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, array: Array, *, complete: bool = False) -> ArrayInfo:
@@ -877,6 +924,14 @@ class ArrayInfo:
             compressors=tuple(_codec_json(c, fmt) for c in array.compressors),
             nbytes_stored=array.nbytes_stored() if complete else None,
             chunks_initialized=array.nstored() if complete else None,
+            shown={
+                "data type": repr(meta.data_type),
+                "fill value": str(meta.fill_value),
+                "store type": store_type(array.store),
+                "filters": repr(tuple(array.filters)),
+                "serializer": repr(array.serializer),
+                "compressors": repr(tuple(array.compressors)),
+            },
         )
 
     @property
@@ -886,34 +941,66 @@ class ArrayInfo:
         return self.nbytes / self.nbytes_stored
 
     def __str__(self) -> str:
+        """zarr-python's `ArrayInfo` text, row for row."""
+        shown = self.shown
         rows: list[tuple[str, Any]] = [
-            ("Type", "zarrkit.Array"),
-            ("Zarr format", self.zarr_format),
-            ("Path", self.path),
-            ("Data type", self.data_type),
-            ("Fill value", self.fill_value),
+            ("Type", "Array"),
+            ("Zarr format", format_number(self.zarr_format)),
+            ("Data type", shown.get("data type", self.data_type)),
+            ("Fill value", shown.get("fill value", self.fill_value)),
             ("Shape", self.shape),
         ]
         if self.shards is not None:
             rows.append(("Shard shape", self.shards))
         rows += [
-            ("Chunk shape", self.chunks),
+            ("Chunk shape", "<variable>" if self.chunks is None else self.chunks),
             ("Order", self.order),
             ("Read-only", self.read_only),
-            ("Store", self.store),
-            ("Filters", self.filters),
-            ("Serializer", self.serializer),
-            ("Compressors", self.compressors),
-            ("Codecs", self.codecs),
-            ("Dimension names", self.dimension_names),
-            ("No. bytes", self.nbytes),
+            ("Store type", shown.get("store type", self.store)),
+            ("Filters", shown.get("filters", self.filters)),
+        ]
+        if self.serializer is not None:
+            rows.append(("Serializer", shown.get("serializer", self.serializer)))
+        rows += [
+            ("Compressors", shown.get("compressors", self.compressors)),
+            ("No. bytes", byte_count(self.nbytes)),
         ]
         if self.nbytes_stored is not None:
-            rows.append(("No. bytes stored", self.nbytes_stored))
-            rows.append(("Storage ratio", round(self.storage_ratio or 0.0, 1)))
+            rows.append(("No. bytes stored", byte_count(self.nbytes_stored)))
+            if self.nbytes_stored > 0:
+                rows.append(("Storage ratio", f"{self.nbytes / self.nbytes_stored:.1f}"))
+        if self.chunks_initialized is not None:
             what = "Shards" if self.shards is not None else "Chunks"
             rows.append((f"{what} Initialized", self.chunks_initialized))
-        return "\n".join(f"{k:<18}: {v}" for k, v in rows)
+        return "\n".join(f"{k:<18} : {v}" for k, v in rows)
+
+
+def format_number(fmt: str) -> Any:
+    """zarr-python's `zarr_format` of a format: 3 or 2 (other formats keep their names)."""
+    return {V3: 3, "v2": 2}.get(fmt, fmt)
+
+
+def store_type(store: Any) -> str:
+    """The kind of store, as zarr-python names its class: the name a store's repr starts with
+    (`LocalStore('file://...')`, `ManagedMemoryStore('memory://x')`)."""
+    named = getattr(store, "zarr_python_name", None)  # (a store zarr-python knows by another)
+    if isinstance(named, str):
+        return named
+    named = getattr(store, "zarr_python_name", None)  # (a store zarr-python knows by another)
+    if isinstance(named, str):
+        return named
+    text = repr(store)
+    return text.split("(", 1)[0].lstrip("<") if "(" in text else type(store).__name__
+
+
+def byte_count(size: int) -> str:
+    """zarr-python's byte count: `400000000 (381.5M)`, or the number alone under 1 KiB."""
+    if size < 2**10:
+        return str(size)
+    for power, unit in ((2, "K"), (3, "M"), (4, "G"), (5, "T")):
+        if size < 2 ** (10 * power):
+            return f"{size} ({size / 2 ** (10 * (power - 1)):.1f}{unit})"
+    return f"{size} ({size / 2**50:.1f}P)"
 
 
 def _codec_json(codec: Any, fmt: str) -> Any:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 
-from .array import Array
+from .array import Array, format_number, store_type
 from .creation import create_array, write_group
 from .errors import (
     ArgumentError,
@@ -32,7 +32,7 @@ from .errors import (
 from .formats import get_format, read_node
 from .formats.consolidated import ConsolidatedMembers, consolidated_document, has_consolidated
 from .formats.format import Format
-from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
+from .metadata import CONSOLIDATED_FIELD, ArrayMetadata, GroupMetadata, NodeMetadata
 from .missing import node_not_found
 from .node import Node, node_location
 from .paths import check_name as check_name  # re-exported: where callers found it
@@ -140,8 +140,11 @@ def apply_use_consolidated(group: Group, use_consolidated: bool | None) -> Group
     consolidated = isinstance(group._members, ConsolidatedMembers)
     if use_consolidated is None or bool(use_consolidated) == consolidated:
         return group
-    if use_consolidated is False:
-        return Group(group.store, group.path, group.metadata, read_only=group.read_only)
+    if use_consolidated is False:  # (its metadata as if unconsolidated, as zarr-python shows it)
+        meta = group.metadata
+        plain = {k: v for k, v in meta.document.items() if k != CONSOLIDATED_FIELD}
+        unconsolidated = replace(meta, document=plain)
+        return Group(group.store, group.path, unconsolidated, read_only=group.read_only)
     raise MetadataError(
         f"group {group.name!r} has no consolidated metadata; create it with "
         f"zarrkit.consolidate_metadata()",
@@ -263,8 +266,10 @@ class Group(Node[GroupMetadata]):
         """The array `name` (a path relative to this group); `NodeNotFoundError` when there
         is none, `ContainsGroupError` when it is a group (zarr-python's `get_array`)."""
         node = self[name]
-        if not isinstance(node, Array):
-            raise ContainsGroupError(f"{node.name!r} is a group, not an array")
+        if not isinstance(node, Array):  # (zarr-python's words)
+            raise ContainsGroupError(
+                f"A group exists in store {node.store!r} at path {node.path!r}."
+            )
         return node
 
     def get_group(self, name: str) -> Group:
@@ -272,7 +277,9 @@ class Group(Node[GroupMetadata]):
         is none, `ContainsArrayError` when it is an array (zarr-python's `get_group`)."""
         node = self[name]
         if not isinstance(node, Group):
-            raise ContainsArrayError(f"{node.name!r} is an array, not a group")
+            raise ContainsArrayError(
+                f"An array exists in store {node.store!r} at path {node.path!r}."
+            )
         return node
 
     def _direct_members(self) -> Iterator[tuple[str, Array | Group]]:
@@ -487,7 +494,12 @@ class Group(Node[GroupMetadata]):
     @property
     def info(self) -> GroupInfo:
         """What zarr-python's `Group.info` shows (no I/O)."""
-        return GroupInfo(self.name, self._meta.format, self.read_only, str(self._store))
+        return GroupInfo(
+            self.name, self._meta.format, self.read_only, str(self._store), **self._info_kinds()
+        )
+
+    def _info_kinds(self) -> dict[str, Any]:
+        return {"store_type": store_type(self._store)}
 
     def info_complete(self) -> GroupInfo:
         """`info` with the counts of members, arrays and groups at every depth."""
@@ -501,6 +513,7 @@ class Group(Node[GroupMetadata]):
             len(members),
             arrays,
             len(members) - arrays,
+            **self._info_kinds(),
         )
 
     def __delitem__(self, name: str) -> None:
@@ -575,14 +588,17 @@ class GroupInfo:
     count_members: int | None = None
     count_arrays: int | None = None
     count_groups: int | None = None
+    #: the kind of store, as zarr-python names its class (what `str` shows)
+    store_type: str = ""
 
     def __str__(self) -> str:
+        """zarr-python's `GroupInfo` text, row for row."""
         rows: list[tuple[str, Any]] = [
-            ("Name", self.name),
-            ("Type", "zarrkit.Group"),
-            ("Zarr format", self.zarr_format),
+            ("Name", self.name.strip("/")),
+            ("Type", "Group"),
+            ("Zarr format", format_number(self.zarr_format)),
             ("Read-only", self.read_only),
-            ("Store", self.store),
+            ("Store type", self.store_type or self.store),
         ]
         if self.count_members is not None:
             rows += [
@@ -590,4 +606,4 @@ class GroupInfo:
                 ("No. arrays", self.count_arrays),
                 ("No. groups", self.count_groups),
             ]
-        return "\n".join(f"{k:<12}: {v}" for k, v in rows)
+        return "\n".join(f"{k:<11} : {v}" for k, v in rows)

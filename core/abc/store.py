@@ -11,6 +11,8 @@ backend needs to behave alike:
 - `open_store`, `scheme_of`: a store that wraps another opens the inner one by URL;
 - `plan_reads`, `ReadPlan`, `is_empty_read`: a batch of byte-range reads planned as fewer,
   larger reads (`NETWORK_MAX_GAP`, `NETWORK_MAX_BLOCK`: the merging of network stores);
+- `AwaitableReads`: what a store whose client is asynchronous adds so that awaited reads
+  are its own coroutines;
 - `Absence`: what `Store.diagnose` answers when a node is not found (no such folder or
   bucket, not Zarr, no permission), so the error can say which.
 """
@@ -26,6 +28,7 @@ from ..read_plan import (
 )
 from ..store import (
     Absence,
+    AwaitableReads,
     ByteRange,
     Range,
     Store,
@@ -48,6 +51,7 @@ __all__ = [
     "NETWORK_MAX_BLOCK",
     "NETWORK_MAX_GAP",
     "Absence",
+    "AwaitableReads",
     "ByteRange",
     "Range",
     "ReadPlan",

@@ -32,7 +32,7 @@ def batch_size(chunk_nbytes: int, store: Store | None = None) -> int:
     nbytes = max(1, chunk_nbytes)
     per_thread = max(_MIN_PER_THREAD, min(_MAX_PER_THREAD, _BYTES_PER_THREAD // nbytes))
     batch = per_thread * threads
-    wanted = getattr(store, "preferred_fetch_bytes", None)
+    wanted = None if store is None else store.capabilities.preferred_fetch_bytes
     if wanted:
         batch = max(batch, min(_MAX_BATCH, int(wanted) // nbytes))
     return int(batch)

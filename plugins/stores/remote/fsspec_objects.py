@@ -9,6 +9,7 @@ own from the same options on first use.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import inspect
 import os
@@ -93,6 +94,11 @@ class FsspecObjects:
                 return None
             path = path[len(root) + 1 :]
         return path
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """fsspec's I/O loop, the filesystem's client's."""
+        loop: asyncio.AbstractEventLoop = self.fs.loop
+        return loop
 
     def run(self, make: Callable[[], Awaitable[T]]) -> T:
         from fsspec.asyn import sync

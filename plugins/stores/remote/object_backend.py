@@ -11,6 +11,7 @@ turns the rest into `StoreError`s naming the key and the operation.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
@@ -53,6 +54,10 @@ class ObjectBackend(Protocol):
     delimited: bool
     #: whether `get_tagged`, `put_if` and `erase_if` write only unchanged values
     conditional_writes: bool
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the client's coroutines run on."""
+        ...
 
     def run(self, make: Callable[[], Awaitable[T]]) -> T:
         """`make()` awaited on the client's event loop, from any other thread."""

@@ -22,6 +22,7 @@ list), and this base builds the store from them:
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -51,6 +52,7 @@ from zarrkit.abc import (
     value_limit,
 )
 from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
+from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.stores.remote.http_rules import Refused, TooLong
 from zarrkit.plugins.stores.remote.object_backend import Listing, ObjectBackend, Token
 from zarrkit.plugins.stores.remote.retrying import RetryPolicy
@@ -61,7 +63,7 @@ T = TypeVar("T")
 _SUFFIX_ATTEMPTS = 4
 
 
-class ObjectStoreBase(Store):
+class ObjectStoreBase(GatheredAwaitableReads, Store):
     """A store over `_objects`, an object store client's primitives, rooted at `url`."""
 
     abstract = True  # (the stores over each client have entry points)
@@ -96,6 +98,10 @@ class ObjectStoreBase(Store):
         raise NotImplementedError
 
     # -- running coroutines on the client's loop ------------------------------------------------
+    def reads_loop(self) -> asyncio.AbstractEventLoop:
+        """Awaited reads (`async_reads`) run on the loop the client's coroutines run on."""
+        return self._objects.loop()
+
     def _gather(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
         """Run every call concurrently, at most `concurrency` at a time, answers in order; the
         first failure cancels the rest."""

@@ -6,6 +6,7 @@ the read's value limit (`obstore_bodies.collect`), conditional puts where the ba
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -48,6 +49,10 @@ class ObstoreObjects:
         #: a plain HTTP server's: bodies cut short are retried by the store (obstore's S3,
         #: GCS and Azure clients ask again themselves)
         self._over_http = kind == "HTTPStore"
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The process's obstore loop, the one its synchronous calls run on too."""
+        return obstore_loop.event_loop()
 
     def run(self, make: Callable[[], Awaitable[T]]) -> T:
         return obstore_loop.run(make)
