@@ -19,7 +19,12 @@ import numpy as np
 from zarrkit.errors import ChunkDecodeError
 
 #: zfp's scalar types (`zfp_type`, 1-based in its header) as numpy dtypes
-_ZFP_TYPES: dict[int, np.dtype] = {1: np.dtype("i4"), 2: np.dtype("i8"), 3: np.dtype("f4"), 4: np.dtype("f8")}
+_ZFP_TYPES: dict[int, np.dtype] = {
+    1: np.dtype("i4"),
+    2: np.dtype("i8"),
+    3: np.dtype("f4"),
+    4: np.dtype("f8"),
+}
 #: bits per size in zfp's header, by the field's dimensionality (48 bits shared)
 _SIZE_BITS = {1: 48, 2: 24, 3: 16, 4: 12}
 #: zfp's header: 32 bits of magic and version, 52 of field, then the mode (12 or 64 bits)
