@@ -96,17 +96,25 @@ def extension_list(
 _NESTED = ("codecs", "index_codecs")
 
 
-def require_known(fields: Iterable[tuple[str, Any, str]], format: str, *, where: str) -> None:
+def require_known(
+    fields: Iterable[tuple[str, Any, str]],
+    format: str,
+    *,
+    where: str,
+    spelled_in: Mapping[str, str] | None = None,
+) -> None:
     """Refuse, in one `UnknownExtensionsError`, a document that names two or more extensions
     no installed plugin provides: `fields` are (kind, JSON, field name) of its extensions (a
-    list of them for codecs and storage transformers). So a user installs all they need at
-    once, not one per attempt. A single unknown one, or a malformed field, is left to the
-    parse that follows, whose error says more of it (plugins that failed to load)."""
+    list of them for codecs and storage transformers), each `{"name": ...}` in `format`'s
+    spelling, or in the format `spelled_in` gives for its field. So a user installs all they
+    need at once, not one per attempt. A single unknown one, or a malformed field, is left to
+    the parse that follows, whose error says more of it (plugins that failed to load)."""
     missing: list[MissingExtension] = []
     for kind, doc, key in fields:
+        fmt = (spelled_in or {}).get(key, format)
         items = list(enumerate(doc)) if isinstance(doc, list) else [(None, doc)]
         for i, item in items:
-            _find_missing(kind, item, key if i is None else f"{key}[{i}]", format, missing)
+            _find_missing(kind, item, key if i is None else f"{key}[{i}]", fmt, missing)
     if len(missing) > 1:
         raise UnknownExtensionsError(missing, where=where)
 

@@ -11,6 +11,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit import hooks
+from zarrkit.abc import V3_DRAFT_2020
 from zarrkit.errors import UnknownExtensionError, UnknownExtensionsError
 from zarrkit.plugins.stores.memory import MemoryStore
 
@@ -85,3 +86,24 @@ def test_a_v2_document_lists_its_unknown_codecs_at_once() -> None:
     found = [(m.name, m.key) for m in info.value.missing]
     assert found == [("no_such_filter", "filters[0]"), ("no_such_compressor", "compressor")]
     assert str(info.value).startswith(".zarray in ")
+
+
+def test_a_2020_draft_document_lists_its_unknown_extensions_at_once() -> None:
+    store = MemoryStore()
+    zk.create_array(
+        store, path="a", shape=(4,), chunks=(2,), dtype="<i4", zarr_format=V3_DRAFT_2020
+    )
+    key = "meta/root/a.array.json"
+    doc = json.loads(store.get(key) or b"")
+    doc["compressor"] = {"codec": "https://example.org/no-such-compressor", "configuration": {}}
+    doc["attributes"]["filters"] = [{"id": "no_such_filter"}]
+    doc["chunk_memory_layout"] = {"extension": "https://example.org/no-such-layout"}
+    store.set(key, json.dumps(doc).encode())
+    with pytest.raises(UnknownExtensionsError) as info:
+        zk.open_array(store, path="a")
+    found = [(m.kind, m.name, m.key) for m in info.value.missing]
+    assert found == [
+        ("memory_layout", "https://example.org/no-such-layout", "chunk_memory_layout"),
+        ("codec", "https://example.org/no-such-compressor", "compressor"),
+        ("codec", "no_such_filter", "attributes.filters[0]"),
+    ]

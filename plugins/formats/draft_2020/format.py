@@ -37,6 +37,7 @@ from zarrkit.abc.format import (
     freeze,
     load_document,
     lookup,
+    require_known,
     thaw_document,
     unknown_fields,
 )
@@ -155,6 +156,34 @@ def _grid(value: Any, shape: tuple[int, ...], where: str) -> tuple[Any, DraftChu
     except MetadataError as exc:
         raise exc.locate("chunk_grid", where) from None
     return grid, DraftChunkKeys(separator)
+
+
+def _extension_names(
+    doc: Mapping[str, Any], filters: Any, filters_key: str
+) -> list[tuple[str, Any, str]]:
+    """The extensions a draft array document names, as `require_known` takes them (by name,
+    each in its field): the chunk grid, the memory layout, the compressor and the filters (v2
+    ids). Malformed fields are left out: their parse says what is wrong. (A data type is not
+    among them: the draft's extension types carry a fallback, so none is unknown alone.)"""
+    named: list[tuple[str, Any, str]] = []
+    grid = doc.get("chunk_grid")
+    if isinstance(grid, Mapping):
+        name = grid.get("extension", grid.get("type"))
+        if isinstance(name, str):
+            named.append(("chunk_grid", {"name": name}, "chunk_grid"))
+    layout = doc.get("chunk_memory_layout")
+    if isinstance(layout, Mapping):
+        layout = layout.get("extension")
+    if isinstance(layout, str):
+        named.append(("memory_layout", {"name": layout}, "chunk_memory_layout"))
+    compressor = doc.get("compressor")
+    if isinstance(compressor, Mapping) and isinstance(compressor.get("codec"), str):
+        named.append(("codec", {"name": compressor["codec"]}, "compressor"))
+    if isinstance(filters, list) and all(
+        isinstance(f, Mapping) and isinstance(f.get("id"), str) for f in filters
+    ):
+        named.append(("codec", [{"name": f["id"]} for f in filters], filters_key))
+    return named
 
 
 def _check_dimension_separator(doc: Mapping[str, Any], keys: DraftChunkKeys, where: str) -> None:
@@ -495,13 +524,20 @@ class DraftFormat(Format):
                 where=where,
             )
         shape = _shape(doc["shape"], where)
+        attributes = _attributes(doc, where)
+        filters_key = f"attributes.{FILTERS_ATTRIBUTE}"
+        require_known(
+            _extension_names(doc, attributes.get(FILTERS_ATTRIBUTE), filters_key),
+            NAME,
+            where=where,
+            spelled_in={filters_key: V2},
+        )
         data_type = parse_data_type(doc["data_type"], where)
         grid, keys = _grid(doc["chunk_grid"], shape, where)
         check_chunk_size(grid, data_type, "chunk_grid.chunk_shape", where)
         _check_dimension_separator(doc, keys, where)
         layout = _layout(doc["chunk_memory_layout"], where)
         fill_value = fill_value_or_default(data_type, doc["fill_value"], NAME, where)
-        attributes = _attributes(doc, where)
         filters = _filters(attributes.get(FILTERS_ATTRIBUTE), where)
         compressor = _compressor(doc.get("compressor"), where)
         chain = _chain(filters, LayoutCodec(layout, data_type.endian), compressor)
