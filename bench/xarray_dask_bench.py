@@ -2,8 +2,10 @@
 """xarray + dask through zarrkit beside xarray's own zarr engine (zarr-python), same files, one run.
 
     python bench/xarray_dask_bench.py [--size-mib 1024] [--reps 3] [--chunks auto|stored]
+        [--chunk-kib 2048|256]
 
-Writes a dataset of four float32 variables (zstd, 256 x 256 chunks) once with zarr-python, then
+Writes a dataset of four float32 variables (zstd; stored chunks of one time step, 1024 x 512 =
+2 MiB by default, 256 x 256 = 256 KiB with `--chunk-kib 256`) once with zarr-python, then
 opens it with `xr.open_dataset(..., engine=E, chunks=...)` and computes a reduction through dask
 (`--chunks auto`, `xr.open_zarr`'s default: dask blocks of about 128 MiB along the stored
 chunks; `stored`, `chunks={}`: one dask task per stored chunk, where dask's own per-task cost
@@ -31,9 +33,13 @@ SCHEDULERS = ("threads", "cluster")
 VARIABLES = ("t", "u", "v", "q")
 
 
-def make_dataset(path: Path, size_mib: int) -> None:
-    """One dataset of four variables, (time, y, x) float32, 256 x 256 chunks, zstd level 1:
-    compressible like real fields (smooth plus quantised noise), not trivially so."""
+CHUNK_SHAPES = {2048: (1, 1024, 512), 256: (1, 256, 256)}
+
+
+def make_dataset(path: Path, size_mib: int, chunk_kib: int) -> None:
+    """One dataset of four variables, (time, y, x) float32, zstd level 1, in stored chunks of
+    `chunk_kib` KiB: compressible like real fields (smooth plus quantised noise), not trivially
+    so."""
     import numpy as np
     import xarray as xr
     from zarr.codecs import ZstdCodec
@@ -55,7 +61,8 @@ def make_dataset(path: Path, size_mib: int) -> None:
         data_vars, coords={"time": np.arange(steps), "y": np.arange(side), "x": np.arange(side)}
     )
     encoding = {
-        name: {"chunks": (1, 256, 256), "compressors": [ZstdCodec(level=1)]} for name in VARIABLES
+        name: {"chunks": CHUNK_SHAPES[chunk_kib], "compressors": [ZstdCodec(level=1)]}
+        for name in VARIABLES
     }
     ds.to_zarr(path, mode="w", encoding=encoding, zarr_format=3, consolidated=True)
 
@@ -112,6 +119,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--chunk-kib",
+        type=int,
+        choices=sorted(CHUNK_SHAPES),
+        default=2048,
+        help="size of a stored chunk: 2048 (1 x 1024 x 512) or 256 (1 x 256 x 256)",
+    )
     parser.add_argument("--dir", default=None, help="where the dataset goes (default: a temp dir)")
     parser.add_argument(
         "--chunks",
@@ -129,7 +143,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         path = Path(tmp) / "bench.zarr"
-        make_dataset(path, args.size_mib)
+        make_dataset(path, args.size_mib, args.chunk_kib)
         runs: dict[tuple[str, str], list[dict[str, float]]] = {
             (e, s): [] for e in ENGINES for s in SCHEDULERS
         }
@@ -139,7 +153,8 @@ def main() -> int:
                 for engine in order:
                     runs[engine, scheduler].append(run_one(path, engine, scheduler, args.chunks))
         print(
-            f"dataset: {args.size_mib} MiB of float32 in 256x256 zstd chunks, "
+            f"dataset: {args.size_mib} MiB of float32 in {args.chunk_kib} KiB zstd chunks "
+            f"{'x'.join(map(str, CHUNK_SHAPES[args.chunk_kib]))}, "
             f"{len(VARIABLES)} variables; dask chunks {args.chunks}; medians of {args.reps}\n"
         )
         print(
