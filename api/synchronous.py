@@ -8,10 +8,12 @@ and the creation functions of `zarrkit.creation` and `zarrkit.api.shortcuts`, re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from zarrkit.api.arrays import Array, public
+from zarrkit.api.groups import Group
 from zarrkit.api.shortcuts import (
     array,
     create,
@@ -26,7 +28,7 @@ from zarrkit.api.shortcuts import (
     zeros,
     zeros_like,
 )
-from zarrkit.array import Array, ArrayConfig
+from zarrkit.array import ArrayConfig
 from zarrkit.creation import (
     ARRAY_ARGUMENTS,
     check_arguments,
@@ -38,7 +40,6 @@ from zarrkit.creation import (
 )
 from zarrkit.errors import ArgumentError, NodeNotFoundError, contains_error
 from zarrkit.hierarchy import (
-    Group,
     apply_use_consolidated,
     node_from_metadata,
     open_node,
@@ -238,8 +239,8 @@ def open_group(
     )
     if not isinstance(node, Group):
         raise NodeNotFoundError(path or "/", node.store, what="group (found an array)")
-    chosen: Group = apply_use_consolidated(node, use_consolidated)
-    return chosen
+    # (the kernel builds its nodes as the API layer's classes: `register_node_class`)
+    return cast(Group, apply_use_consolidated(node, use_consolidated))
 
 
 def open_consolidated(
@@ -319,10 +320,9 @@ def consolidate_metadata(
             raise NodeNotFoundError(
                 path or "/", node.store, what=f"zarr format {zarr_format} group"
             )
-    consolidated: Group = consolidate_group(
-        store, normalize_path(path), storage_options=storage_options
+    return cast(
+        Group, consolidate_group(store, normalize_path(path), storage_options=storage_options)
     )
-    return consolidated
 
 
 def open(
@@ -569,7 +569,7 @@ def _open_or_create(
         if kind == "array":
             if config is not None:
                 create_kwargs = {**create_kwargs, "config": config}
-            return create_array(opened, path=path, overwrite=overwrite, **create_kwargs)
+            return public(create_array(opened, path=path, overwrite=overwrite, **create_kwargs))
         return Group(opened, path, write_group(opened, path, overwrite=overwrite, **create_kwargs))
     if config is not None and isinstance(node, Array):
         return node.with_config(config)
@@ -596,4 +596,4 @@ def _opened(
             store,
             what=f"zarr format {zarr_format} node (found {node.metadata.format})",
         )
-    return node
+    return cast(Array | Group, node)

@@ -19,9 +19,9 @@ _API = {
     "open": "api",
     "open_array": "api",
     "open_group": "api",
-    "Array": "array",
+    "Array": "api",
     "ArrayConfig": "array",
-    "Group": "hierarchy",
+    "Group": "api",
     "open_consolidated": "api",
     "consolidate_metadata": "api",
     "create_hierarchy": "api",
@@ -85,9 +85,9 @@ if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded laz
     from .api import save_group as save_group
     from .api import zeros as zeros
     from .api import zeros_like as zeros_like
-    from .array import Array as Array
+    from .api.arrays import Array as Array
+    from .api.groups import Group as Group
     from .array import ArrayConfig as ArrayConfig
-    from .hierarchy import Group as Group
     from .views import LazyArray as LazyArray
     from .views import read_many as read_many
     from .views import read_many_async as read_many_async

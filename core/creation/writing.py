@@ -26,6 +26,7 @@ from ..formats.documents import check_chunk_size, check_dimensions, check_nestin
 from ..metadata import ArrayMetadata, GroupMetadata
 from ..names import V2, V3
 from ..negotiation import extension_from_arg
+from ..node import node_class
 from ..paths import normalize_path
 from ..store import Range, Store
 from ..store_opening import open_store
@@ -338,7 +339,7 @@ def _new_array(
         format_module.load_document(format_module.encode_document(doc), where), where
     )
     # the array validates its codec chain before anything is written
-    array = Array(store, path, metadata, config=config)
+    array = node_class(Array)(store, path, metadata, config=config)
     prepare_path(store, path, fmt, overwrite=overwrite)
     format_module.write_metadata(store, path, doc)
     return array

@@ -58,7 +58,7 @@ ENTRY_POINTS = [
     "zarrkit.array.Array.resize",
     "zarrkit.array.Array.append",
     "zarrkit.hierarchy.Group.__getitem__",
-    "zarrkit.hierarchy.Group.create_array",
+    "zarrkit.api.groups.Group.create_array",
     "zarrkit.hierarchy.Group.create_group",
     "zarrkit.hierarchy.Group.members",
     "zarrkit.hierarchy.Group.move",
