@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrkit.api.arrays import Array, public
-from zarrkit.creation import create_array
+from zarrkit.api.creation import create_array
 from zarrkit.errors import (
     ArgumentError,
     ContainsArrayError,

@@ -11,7 +11,7 @@ import numpy as np
 
 from zarrkit.abc import check_mode
 from zarrkit.api.arrays import Array, public
-from zarrkit.creation import check_arguments, create_array, format_name, is_auto
+from zarrkit.api.creation import check_arguments, create_array, format_name, is_auto
 from zarrkit.errors import (
     ArgumentError,
     ConflictingArgumentsError,

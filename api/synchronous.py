@@ -13,6 +13,15 @@ from typing import Any, cast
 import numpy as np
 
 from zarrkit.api.arrays import Array, public
+from zarrkit.api.creation import (
+    ARRAY_ARGUMENTS,
+    check_arguments,
+    create_array,
+    data_type_from_arg,
+    extension_from_arg,
+    format_name,
+    write_group,
+)
 from zarrkit.api.groups import Group
 from zarrkit.api.shortcuts import (
     array,
@@ -29,15 +38,6 @@ from zarrkit.api.shortcuts import (
     zeros_like,
 )
 from zarrkit.array import ArrayConfig
-from zarrkit.creation import (
-    ARRAY_ARGUMENTS,
-    check_arguments,
-    create_array,
-    data_type_from_arg,
-    extension_from_arg,
-    format_name,
-    write_group,
-)
 from zarrkit.errors import ArgumentError, NodeNotFoundError, contains_error
 from zarrkit.hierarchy import (
     apply_use_consolidated,

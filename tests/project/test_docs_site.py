@@ -50,7 +50,7 @@ ENTRY_POINTS = [
     "zarrkit.api.synchronous.open_consolidated",
     "zarrkit.api.synchronous.consolidate_metadata",
     "zarrkit.api.synchronous.create_group",
-    "zarrkit.creation.writing.create_array",
+    "zarrkit.api.creation.arrays.create_array",
     "zarrkit.array.Array.__getitem__",
     "zarrkit.array.Array.__setitem__",
     "zarrkit.array.Array.get_many",
