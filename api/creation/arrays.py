@@ -48,7 +48,7 @@ from zarrkit.errors import (
 )
 from zarrkit.formats import get_format
 from zarrkit.formats.documents import check_chunk_size, check_dimensions
-from zarrkit.names import V2, V3
+from zarrkit.names import V3
 from zarrkit.negotiation import extension_from_arg
 from zarrkit.paths import normalize_path
 from zarrkit.store import Store
@@ -233,14 +233,7 @@ def _new_array(
         defaults = hooks.array_defaults(fmt, data_type, ())
         default_codecs = codecs_from_args(defaults.get("codecs", []), fmt)
         codecs = v3_chain(codec_args, default_codecs, fmt)
-    elif fmt == V2:
-        if codec_args.codecs is not None and codec_args.split:
-            raise ConflictingArgumentsError("give codecs= or filters=/compressors=, not both")
-        codecs = codec_args.codecs
-        format_options = v2_options(codec_args, format_options)
-        if order is not None:
-            format_options["order"] = order
-    else:  # the 2020 draft takes zarr-python 2.x's `compressor` and `filters`, as v2 does
+    else:  # v2, and the 2020 draft: zarr-python 2.x's `compressor` and `filters`
         if codec_args.codecs is not None and codec_args.split:
             raise ConflictingArgumentsError("give codecs= or filters=/compressors=, not both")
         codecs = codec_args.codecs
