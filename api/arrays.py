@@ -14,16 +14,15 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from zarrkit import indexing
 from zarrkit.array import CONFIG_FIELDS, ArrayConfig, checked_out
 from zarrkit.array import Array as KernelArray
 from zarrkit.codec import CodecKind
-from zarrkit.errors import ArgumentError, MetadataError, SelectionError
+from zarrkit.errors import ArgumentError, MetadataError
 from zarrkit.indexing import Indexer
 from zarrkit.names import V3
 from zarrkit.node import register_node_class
@@ -233,15 +232,6 @@ class Array(KernelArray):
     def set_block_selection(self, selection: Any, value: Any) -> None:
         self.blocks[selection] = value
 
-    def _mask_indexer(self, mask: Any) -> Any:
-        m = np.asarray(mask)
-        if m.dtype != bool or m.shape != self.shape:
-            got = f"dtype {m.dtype}" if m.dtype != bool else f"shape {m.shape}"
-            raise SelectionError(
-                f"a mask selection is a boolean array of the array's shape {self.shape}; got {got}"
-            )
-        return indexing.vectorized_indexer(m, self.shape, self._meta.chunk_grid)
-
 
 register_node_class(KernelArray, Array)
 
@@ -277,6 +267,9 @@ class ArrayInfo:
     nbytes_stored: int | None = None
     #: stored values: chunks, or shards for a sharded array (as zarr-python counts them here)
     chunks_initialized: int | None = None
+    #: what `str` shows, in zarr-python's words: its texts of the data type, the fill value,
+    #: the kind of store and the codecs (the fields above stay JSON, for `zarrkit info --json`)
+    shown: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, array: Array, *, complete: bool = False) -> ArrayInfo:
@@ -301,6 +294,14 @@ class ArrayInfo:
             compressors=tuple(_codec_json(c, fmt) for c in array.compressors),
             nbytes_stored=array.nbytes_stored() if complete else None,
             chunks_initialized=array.nstored() if complete else None,
+            shown={
+                "data type": repr(meta.data_type),
+                "fill value": str(meta.fill_value),
+                "store type": store_type(array.store),
+                "filters": repr(tuple(array.filters)),
+                "serializer": repr(array.serializer),
+                "compressors": repr(tuple(array.compressors)),
+            },
         )
 
     @property
@@ -310,34 +311,63 @@ class ArrayInfo:
         return self.nbytes / self.nbytes_stored
 
     def __str__(self) -> str:
+        """zarr-python's `ArrayInfo` text, row for row."""
+        shown = self.shown
         rows: list[tuple[str, Any]] = [
-            ("Type", "zarrkit.Array"),
-            ("Zarr format", self.zarr_format),
-            ("Path", self.path),
-            ("Data type", self.data_type),
-            ("Fill value", self.fill_value),
+            ("Type", "Array"),
+            ("Zarr format", format_number(self.zarr_format)),
+            ("Data type", shown.get("data type", self.data_type)),
+            ("Fill value", shown.get("fill value", self.fill_value)),
             ("Shape", self.shape),
         ]
         if self.shards is not None:
             rows.append(("Shard shape", self.shards))
         rows += [
-            ("Chunk shape", self.chunks),
+            ("Chunk shape", "<variable>" if self.chunks is None else self.chunks),
             ("Order", self.order),
             ("Read-only", self.read_only),
-            ("Store", self.store),
-            ("Filters", self.filters),
-            ("Serializer", self.serializer),
-            ("Compressors", self.compressors),
-            ("Codecs", self.codecs),
-            ("Dimension names", self.dimension_names),
-            ("No. bytes", self.nbytes),
+            ("Store type", shown.get("store type", self.store)),
+            ("Filters", shown.get("filters", self.filters)),
+        ]
+        if self.serializer is not None:
+            rows.append(("Serializer", shown.get("serializer", self.serializer)))
+        rows += [
+            ("Compressors", shown.get("compressors", self.compressors)),
+            ("No. bytes", byte_count(self.nbytes)),
         ]
         if self.nbytes_stored is not None:
-            rows.append(("No. bytes stored", self.nbytes_stored))
-            rows.append(("Storage ratio", round(self.storage_ratio or 0.0, 1)))
+            rows.append(("No. bytes stored", byte_count(self.nbytes_stored)))
+            if self.nbytes_stored > 0:
+                rows.append(("Storage ratio", f"{self.nbytes / self.nbytes_stored:.1f}"))
+        if self.chunks_initialized is not None:
             what = "Shards" if self.shards is not None else "Chunks"
             rows.append((f"{what} Initialized", self.chunks_initialized))
-        return "\n".join(f"{k:<18}: {v}" for k, v in rows)
+        return "\n".join(f"{k:<18} : {v}" for k, v in rows)
+
+
+def format_number(fmt: str) -> Any:
+    """zarr-python's `zarr_format` of a format: 3 or 2 (other formats keep their names)."""
+    return {V3: 3, "v2": 2}.get(fmt, fmt)
+
+
+def store_type(store: Any) -> str:
+    """The kind of store, as zarr-python names its class: the name a store's repr starts with
+    (`LocalStore('file://...')`, `ManagedMemoryStore('memory://x')`)."""
+    named = getattr(store, "zarr_python_name", None)  # (a store zarr-python knows by another)
+    if isinstance(named, str):
+        return named
+    text = repr(store)
+    return text.split("(", 1)[0].lstrip("<") if "(" in text else type(store).__name__
+
+
+def byte_count(size: int) -> str:
+    """zarr-python's byte count: `400000000 (381.5M)`, or the number alone under 1 KiB."""
+    if size < 2**10:
+        return str(size)
+    for power, unit in ((2, "K"), (3, "M"), (4, "G"), (5, "T")):
+        if size < 2 ** (10 * power):
+            return f"{size} ({size / 2 ** (10 * (power - 1)):.1f}{unit})"
+    return f"{size} ({size / 2**50:.1f}P)"
 
 
 def _codec_json(codec: Any, fmt: str) -> Any:

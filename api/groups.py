@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from zarrkit.api.arrays import Array, public
+from zarrkit.api.arrays import Array, format_number, public, store_type
 from zarrkit.api.creation import create_array
+from zarrkit.array import Array as KernelArray
 from zarrkit.errors import (
     ArgumentError,
     ContainsArrayError,
@@ -31,7 +32,7 @@ from zarrkit.errors import (
 from zarrkit.hierarchy import Group as KernelGroup
 from zarrkit.node import register_node_class
 
-__all__ = ["Group", "GroupInfo"]
+__all__ = ["Group", "GroupInfo", "public_node"]
 
 
 class Group(KernelGroup):
@@ -58,8 +59,10 @@ class Group(KernelGroup):
         """The array `name` (a path relative to this group); `NodeNotFoundError` when there
         is none, `ContainsGroupError` when it is a group (zarr-python's `get_array`)."""
         node = self[name]
-        if not isinstance(node, Array):
-            raise ContainsGroupError(f"{node.name!r} is a group, not an array")
+        if not isinstance(node, Array):  # (zarr-python's words)
+            raise ContainsGroupError(
+                f"A group exists in store {node.store!r} at path {node.path!r}."
+            )
         return node
 
     def get_group(self, name: str) -> Group:
@@ -67,7 +70,9 @@ class Group(KernelGroup):
         is none, `ContainsArrayError` when it is an array (zarr-python's `get_group`)."""
         node = self[name]
         if not isinstance(node, Group):
-            raise ContainsArrayError(f"{node.name!r} is an array, not a group")
+            raise ContainsArrayError(
+                f"An array exists in store {node.store!r} at path {node.path!r}."
+            )
         return node
 
     def arrays(self) -> Iterator[tuple[str, Array]]:
@@ -170,7 +175,12 @@ class Group(KernelGroup):
     @property
     def info(self) -> GroupInfo:
         """What zarr-python's `Group.info` shows (no I/O)."""
-        return GroupInfo(self.name, self._meta.format, self.read_only, str(self._store))
+        return GroupInfo(
+            self.name, self._meta.format, self.read_only, str(self._store), **self._info_kinds()
+        )
+
+    def _info_kinds(self) -> dict[str, Any]:
+        return {"store_type": store_type(self._store)}
 
     def info_complete(self) -> GroupInfo:
         """`info` with the counts of members, arrays and groups at every depth."""
@@ -184,6 +194,7 @@ class Group(KernelGroup):
             len(members),
             arrays,
             len(members) - arrays,
+            **self._info_kinds(),
         )
 
     def tree(self, expand: bool | None = None, level: int | None = None) -> str:
@@ -218,6 +229,12 @@ class Group(KernelGroup):
 register_node_class(KernelGroup, Group)
 
 
+def public_node(node: KernelArray | KernelGroup) -> Array | Group:
+    """`node`, which the kernel built, typed as what it is: a `zarrkit.Array` or
+    `zarrkit.Group` (the classes registered with the kernel; its own are typed as its returns)."""
+    return cast(Array | Group, node)
+
+
 def _with_dtype(kwargs: dict[str, Any]) -> dict[str, Any]:
     """zarr-python's group shortcuts make float64 arrays unless told otherwise."""
     return {"dtype": "float64", **kwargs}
@@ -247,14 +264,17 @@ class GroupInfo:
     count_members: int | None = None
     count_arrays: int | None = None
     count_groups: int | None = None
+    #: the kind of store, as zarr-python names its class (what `str` shows)
+    store_type: str = ""
 
     def __str__(self) -> str:
+        """zarr-python's `GroupInfo` text, row for row."""
         rows: list[tuple[str, Any]] = [
-            ("Name", self.name),
-            ("Type", "zarrkit.Group"),
-            ("Zarr format", self.zarr_format),
+            ("Name", self.name.strip("/")),
+            ("Type", "Group"),
+            ("Zarr format", format_number(self.zarr_format)),
             ("Read-only", self.read_only),
-            ("Store", self.store),
+            ("Store type", self.store_type or self.store),
         ]
         if self.count_members is not None:
             rows += [
@@ -262,4 +282,4 @@ class GroupInfo:
                 ("No. arrays", self.count_arrays),
                 ("No. groups", self.count_groups),
             ]
-        return "\n".join(f"{k:<12}: {v}" for k, v in rows)
+        return "\n".join(f"{k:<11} : {v}" for k, v in rows)

@@ -22,7 +22,7 @@ from zarrkit.api.creation import (
     format_name,
     write_group,
 )
-from zarrkit.api.groups import Group
+from zarrkit.api.groups import Group, public_node
 from zarrkit.api.shortcuts import (
     array,
     create,
@@ -596,4 +596,4 @@ def _opened(
             store,
             what=f"zarr format {zarr_format} node (found {node.metadata.format})",
         )
-    return cast(Array | Group, node)
+    return public_node(node)

@@ -13,7 +13,12 @@ Nothing is written to the repository.
 Workloads: `list` (a group of 100 arrays: open the group, list it, read each one's metadata),
 `read` (a 64 MiB zstd array in 256 objects), `windows` (100 windows of 300x300 of a 4096x4096
 uint16 array in shards of 2048x2048 with 256x256 inner chunks), `write` (the `read` array
-written anew).
+written anew), `async_windows` (the `windows` read each library's async way: zarr-python's
+`asyncio.gather` over `AsyncArray.getitem`, tensorstore's futures awaited together, zarrkit's
+`asyncio.gather` over `zarrkit.AsyncArray.getitem`; `zarrkit-obstore-views` reads them as lazy
+views through `zarrkit.read_many`, see `_read_many_views`).
+
+    .venv/bin/python bench/network_bench.py --delay 0.02 --reps 5 --workloads async_windows
 
 At the end it judges issue 28's targets for each zarrkit backend measured: at least 2x as fast
 as zarr-python + fsspec, ahead of zarr-python + obstore and of tensorstore, and no more requests
@@ -23,6 +28,7 @@ than the fewest of them.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import multiprocessing as mp
 import os
 import statistics
@@ -187,6 +193,15 @@ class Zarrkit:
             return [a[w] for w in _windows()]
         return a.get_many(_windows())
 
+    def async_windows(self) -> Any:
+        import zarrkit.api.asynchronous as za
+
+        async def read() -> list[Any]:
+            a = await za.open_array(f"{self.root}/sharded.zarr", storage_options=self.options)
+            return await asyncio.gather(*[a.getitem(w) for w in _windows()])
+
+        return asyncio.run(read())
+
     def write(self, data: np.ndarray) -> None:
         import zarrkit as zk
 
@@ -199,6 +214,33 @@ class Zarrkit:
             storage_options=self.options,
         )
         a[...] = data
+
+
+class ZarrkitViews(Zarrkit):
+    """zarrkit reading the windows as lazy views, all in one plan (`zarrkit.read_many`)."""
+
+    def async_windows(self) -> Any:
+        import zarrkit as zk
+
+        a = zk.open_array(f"{self.root}/sharded.zarr", storage_options=self.options)
+        return _read_many_views(a, _windows())
+
+
+def _read_many_views(array: Any, windows: list[tuple[slice, slice]]) -> Any:
+    """HOOK for issue 45's lazy views (branch lazy45 builds `array.lazy[...]` and
+    `zarrkit.read_many`): the 100 windows as views, read together in one plan, awaited when
+    zarrkit has an async form (`read_many_async`), else read synchronously. Until those exist
+    this raises, and the bench prints `zarrkit-obstore-views failed: ...`."""
+    import zarrkit as zk
+
+    read_many = getattr(zk, "read_many", None)
+    if read_many is None or not hasattr(array, "lazy"):
+        raise NotImplementedError("zarrkit.read_many / Array.lazy are not in this zarrkit yet")
+    views = [array.lazy[w] for w in windows]
+    read_many_async = getattr(zk, "read_many_async", None)
+    if read_many_async is not None:
+        return asyncio.run(read_many_async(views))
+    return read_many(views)
 
 
 class ZarrPython:
@@ -237,6 +279,15 @@ class ZarrPython:
 
         a = zarr.open_array(self.store("sharded.zarr"), mode="r")
         return [a[w] for w in _windows()]
+
+    def async_windows(self) -> Any:
+        import zarr.api.asynchronous as zasync
+
+        async def read() -> list[Any]:
+            a = await zasync.open_array(store=self.store("sharded.zarr"), mode="r")
+            return await asyncio.gather(*[a.getitem(w) for w in _windows()])
+
+        return asyncio.run(read())
 
     def write(self, data: np.ndarray) -> None:
         import zarr
@@ -294,6 +345,15 @@ class Tensorstore:
         futures = [a[w].read() for w in _windows()]
         return [f.result() for f in futures]
 
+    def async_windows(self) -> Any:
+        import tensorstore as ts
+
+        async def read() -> list[Any]:
+            a = await ts.open({"driver": "zarr3", "kvstore": self.kvstore("sharded.zarr")})
+            return await asyncio.gather(*[a[w].read() for w in _windows()])
+
+        return asyncio.run(read())
+
     def write(self, data: np.ndarray) -> None:
         import tensorstore as ts
 
@@ -317,8 +377,12 @@ IMPLEMENTATIONS: dict[str, Callable[[str, str], Any]] = {
     "zarr-python-fsspec": lambda e, p: ZarrPython(e, p, "fsspec"),
     "zarr-python-obstore": lambda e, p: ZarrPython(e, p, "obstore"),
     "tensorstore": lambda e, p: Tensorstore(e, p, "s3"),
+    # lazy views read in one plan (the `_read_many_views` hook; fails until lazy45 is merged)
+    "zarrkit-obstore-views": lambda e, p: ZarrkitViews(e, p, "obstore"),
 }
-WORKLOADS = ("list", "read", "windows", "write")
+WORKLOADS = ("list", "read", "windows", "write", "async_windows")
+#: implementations of the `async_windows` workload alone
+ASYNC_ONLY = frozenset({"zarrkit-obstore-views"})
 
 
 def check(workload: str, result: Any, dense: np.ndarray) -> None:
@@ -327,7 +391,7 @@ def check(workload: str, result: Any, dense: np.ndarray) -> None:
         assert len(result) == 100, len(result)
     elif workload == "read":
         np.testing.assert_array_equal(np.asarray(result), dense)
-    elif workload == "windows":
+    elif workload in ("windows", "async_windows"):
         image = _image()
         for w, got in zip(_windows(), result):
             np.testing.assert_array_equal(np.asarray(got), image[w])
@@ -375,6 +439,7 @@ def measure(
     """Run `workload` `reps` times per implementation, the implementations interleaved (each
     rep in a rotated order, so drift in the machine's load or the server's state falls on all
     alike), and print each one's median time, requests and body bytes of its last run."""
+    names = [n for n in names if workload == "async_windows" or n not in ASYNC_ONLY]
     impls = {name: IMPLEMENTATIONS[name](servers.endpoint, prefix) for name in names}
     times: dict[str, list[float]] = {name: [] for name in names}
     counts: dict[str, tuple[int, int]] = {}

@@ -22,6 +22,9 @@ _API = {
     "Array": "api",
     "ArrayConfig": "array",
     "Group": "api",
+    # the faces an event loop awaits (zarr-python 3.4 names them at its top level)
+    "AsyncArray": "api.async_array",
+    "AsyncGroup": "api.async_group",
     "open_consolidated": "api",
     "consolidate_metadata": "api",
     "create_hierarchy": "api",
@@ -52,7 +55,7 @@ _API = {
 #: submodules reached as attributes after a bare `import zarrkit`, as zarr-python's are
 #: (`zarr.config.set(...)`, `zarr.storage.MemoryStore()`): imported on first access, so a
 #: program that never touches them pays nothing for them
-_SUBMODULES = frozenset({"abc", "codecs", "config", "errors", "storage"})
+_SUBMODULES = frozenset({"abc", "codecs", "config", "dtype", "errors", "storage"})
 
 __all__ = [*_API, "__version__"]
 
@@ -86,6 +89,8 @@ if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded laz
     from .api import zeros as zeros
     from .api import zeros_like as zeros_like
     from .api.arrays import Array as Array
+    from .api.async_array import AsyncArray as AsyncArray
+    from .api.async_group import AsyncGroup as AsyncGroup
     from .api.groups import Group as Group
     from .array import ArrayConfig as ArrayConfig
     from .views import LazyArray as LazyArray

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +23,7 @@ from . import config as settings
 from . import indexing
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
-from .engine import ChunkEngine
+from .engine import ChunkEngine, awaiting
 from .errors import (
     ArgumentError,
     CodecChainError,
@@ -406,6 +406,59 @@ class Array(Node):
     def blocks(self) -> _Indexed:
         """Whole chunks by their grid positions: `a.blocks[1, 2:4]` (see `get_block_selection`)."""
         return _Indexed(self, indexing.block_indexer)
+
+    # -- awaited reads and writes (`engine.awaiting`; `zarrkit.AsyncArray` is built on them) --
+    def read_awaitable(
+        self, selection: Any = Ellipsis, *, kind: str = "basic", out: np.ndarray | None = None
+    ) -> Coroutine[Any, Any, Any]:
+        """`self[selection]` as a coroutine that an event loop awaits without blocking: on a
+        store whose client is asynchronous (`zarrkit.abc.AwaitableReads`) the requests are
+        its own coroutines and decoding runs on the chunk pool; elsewhere the read runs on
+        the I/O pool. `kind` says how `selection` indexes: "basic" (as `a[...]`),
+        "orthogonal", "coordinate", "mask" or "block" (as the `get_*_selection` methods).
+        The selection is checked now: a bad one raises `SelectionError` (or
+        `InvalidArgumentError` for a bad `out`) before any coroutine exists."""
+        indexer = self._indexer_of(kind, selection)
+        if out is not None:
+            checked_out(out, indexer.shape)
+        return self._awaited_read(indexer, out)
+
+    async def _awaited_read(self, indexer: Indexer, out: np.ndarray | None) -> Any:
+        values = await awaiting.read(self._engine, indexer, out)
+        if out is None and self._config.order == "F" and np.ndim(values) > 1:
+            return np.asfortranarray(values)
+        return values
+
+    def write_awaitable(
+        self, selection: Any, value: Any, *, kind: str = "basic"
+    ) -> Coroutine[Any, Any, None]:
+        """`self[selection] = value` as a coroutine (see `read_awaitable`); the selection and
+        value are checked now (`SelectionError`, `ValueCastError`, `ReadOnlyError`), so a bad
+        one writes nothing."""
+        self._check_writeable()
+        indexer = self._indexer_of(kind, selection)
+        return awaiting.write(self._engine, indexer, self._prepare_value(value, indexer.shape))
+
+    def _indexer_of(self, kind: str, selection: Any) -> Indexer:
+        if kind == "basic":
+            return self._indexer(selection)  # type: ignore[no-any-return]
+        if kind == "mask":
+            return self._mask_indexer(selection)  # type: ignore[no-any-return]
+        indexed = {"orthogonal": self.oindex, "coordinate": self.vindex, "block": self.blocks}
+        if kind not in indexed:
+            raise ArgumentError(
+                f"kind is one of basic, orthogonal, coordinate, mask, block; got {kind!r}"
+            )
+        return indexed[kind]._indexer(selection)  # type: ignore[no-any-return]
+
+    def _mask_indexer(self, mask: Any) -> Any:
+        m = np.asarray(mask)
+        if m.dtype != bool or m.shape != self.shape:
+            got = f"dtype {m.dtype}" if m.dtype != bool else f"shape {m.shape}"
+            raise SelectionError(
+                f"a mask selection is a boolean array of the array's shape {self.shape}; got {got}"
+            )
+        return indexing.vectorized_indexer(m, self.shape, self._meta.chunk_grid)
 
     # -- many selections at once -------------------------------------------------------------
     def read_async(

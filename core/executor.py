@@ -133,3 +133,9 @@ def transfer_pool() -> ThreadPoolExecutor:
     `io_concurrency` threads, as many as whole reads and writes may run at once. Its
     threads run nested chunk work inline, as pool workers do."""
     return _transfer.get(max(1, config.get().io_concurrency))
+
+
+def chunk_pool() -> ThreadPoolExecutor:
+    """The threads `run_batched` hands chunk work to, for work an event loop awaits
+    (`engine.awaiting`: decoding what an awaited read fetched) rather than a thread joins."""
+    return _chunk_pool.get(max(1, threads() - 1))

@@ -11,6 +11,7 @@ subclass `zarrkit.Group` (`zarrkit.api.groups`), which the kernel builds in this
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from .array import Array
@@ -27,7 +28,7 @@ from .errors import (
 from .formats import get_format, read_node
 from .formats.consolidated import ConsolidatedMembers, consolidated_document, has_consolidated
 from .formats.format import Format
-from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
+from .metadata import CONSOLIDATED_FIELD, ArrayMetadata, GroupMetadata, NodeMetadata
 from .missing import node_not_found
 from .node import Node, node_class, node_location
 from .paths import check_name as check_name  # re-exported: where callers found it
@@ -135,8 +136,11 @@ def apply_use_consolidated(group: Group, use_consolidated: bool | None) -> Group
     consolidated = isinstance(group._members, ConsolidatedMembers)
     if use_consolidated is None or bool(use_consolidated) == consolidated:
         return group
-    if use_consolidated is False:
-        return node_class(Group)(group.store, group.path, group.metadata, read_only=group.read_only)
+    if use_consolidated is False:  # (its metadata as if unconsolidated, as zarr-python shows it)
+        meta = group.metadata
+        plain = {k: v for k, v in meta.document.items() if k != CONSOLIDATED_FIELD}
+        unconsolidated = replace(meta, document=plain)
+        return node_class(Group)(group.store, group.path, unconsolidated, read_only=group.read_only)
     raise MetadataError(
         f"group {group.name!r} has no consolidated metadata; create it with "
         f"zarrkit.consolidate_metadata()",

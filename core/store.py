@@ -16,10 +16,12 @@ a compressed zip member) reads at most that many bytes and raises `ValueTooLarge
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import random
 import sys
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
@@ -492,3 +494,30 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class AwaitableReads(ABC):
+    """What a store whose client is asynchronous (obstore, fsspec's async filesystems,
+    zarr-python's stores) adds so that awaited reads (`zarrkit.AsyncArray`) are its own
+    coroutines rather than a pool thread blocked on each call. A store that is not one is
+    read on the I/O pool when awaited.
+
+    The coroutines run on `reads_loop()`: a client bound to one event loop (fsspec's, the
+    loop obstore's store calls run on) is only ever awaited there, and the requests of
+    awaited and synchronous reads then share the store's one concurrency limit. `limit` is
+    the most bytes one value may hold (`value_limit()` of the awaiting read). Answers are
+    those of `read_many` and `read_ranges`; a cancelled call cancels its requests."""
+
+    @abstractmethod
+    def reads_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the coroutines below must run on; None: any running loop."""
+
+    @abstractmethod
+    async def read_many_async(self, keys: Sequence[str], limit: int) -> dict[str, Any]:
+        """`read_many(keys)`: the values of the keys that exist."""
+
+    @abstractmethod
+    async def read_ranges_async(
+        self, requests: Sequence[tuple[str, Range | None]], limit: int
+    ) -> list[Any]:
+        """`read_ranges(requests)`: each request's bytes, None where the key is absent."""

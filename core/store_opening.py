@@ -85,6 +85,9 @@ def _open(store: object, mode: str, storage_options: dict[str, Any] | None) -> S
     check_mode(mode)
     if isinstance(store, Store):
         return store
+    as_store = getattr(type(store), "as_zarrkit_store", None)  # (a view of one: a StorePath)
+    if callable(as_store):
+        return as_store(store)  # type: ignore[no-any-return]
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     if not isinstance(store, str):

@@ -90,6 +90,9 @@ def data_type_from_arg(dtype: Any, fmt: str = V3) -> DataType:
     """A Zarr data type from its Zarr name/JSON, a plugin object, or a numpy dtype."""
     if isinstance(dtype, DataType):
         return dtype
+    held = getattr(dtype, "data_type", None)  # (a face holding one: zarrkit.dtype's ZDType)
+    if isinstance(held, DataType):
+        return held
     if isinstance(dtype, (str, Mapping)):
         try:
             data_type: DataType = extension_from_arg("data_type", dtype, fmt, key="data_type")

@@ -19,14 +19,23 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from zarrkit import registry
-from zarrkit.errors import InvalidArgumentError, ZarrkitError
+from zarrkit.errors import ArgumentError, InvalidArgumentError, ZarrkitError
 from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
-__all__ = ["FsspecStore", "LocalStore", "MemoryStore", "ObjectStore", "StoreLike", "ZipStore"]
+from .store_path import StorePath
 
-#: what zarr-python's functions take as `store` (zarrkit's take the same)
-StoreLike = Store | str | os.PathLike[str] | MutableMapping[str, Any] | None
+__all__ = [
+    "FsspecStore",
+    "LocalStore",
+    "MemoryStore",
+    "ObjectStore",
+    "StoreLike",
+    "StorePath",
+    "ZipStore",
+]
+
+StoreLike = Store | StorePath | str | os.PathLike[str] | MutableMapping[str, Any] | None
 """What zarr-python's functions take as `store` (zarrkit's take the same)."""
 
 
@@ -97,7 +106,7 @@ class LocalStore(metaclass=_Face):
             raise TypeError(
                 f"'root' must be a string or Path instance. Got an instance of {type(root)} instead."
             )
-        return open_store(os.path.abspath(os.fspath(root)), mode=_mode(read_only))
+        return open_store(os.fspath(root), mode=_mode(read_only))
 
 
 #: zarr-python's zip modes -> zarrkit's
@@ -141,6 +150,9 @@ class ZipStore(metaclass=_Face):
         compression: int = zipfile.ZIP_STORED,
         allowZip64: bool = True,
     ) -> Store:
+        if hasattr(path, "read"):  # an open file, as zipfile takes: the archive at its name
+            path = _file_name(path)
+            read_only = True if read_only is None else read_only
         if mode not in _ZIP_MODES:
             raise InvalidArgumentError(f"mode must be one of {sorted(_ZIP_MODES)}, got {mode!r}")
         if compression not in _ZIP_COMPRESSION:
@@ -151,13 +163,25 @@ class ZipStore(metaclass=_Face):
         if mode == "x" and os.path.exists(where):
             raise FileExistsError(f"{where} exists (mode 'x' creates a new archive)")
         store = open_store(
-            f"zip://{where}",
+            f"zip://{os.fspath(path)}",  # (as given: it prints as given, as zarr-python's does)
             mode="r" if read_only else _ZIP_MODES[mode],
             storage_options={"compression": _ZIP_COMPRESSION[compression]},
         )
         if mode == "w" and not read_only:
             store.erase_prefix("")  # (zipfile's "w" truncates; published on close)
         return store
+
+
+def _file_name(file: Any) -> str:
+    """The path of an open file given for a zip archive (zarrkit's zip store reads the archive
+    by its path, with positioned reads); a file without one (`io.BytesIO`) is refused."""
+    name = getattr(file, "name", None)
+    if not isinstance(name, (str, os.PathLike)) or not os.path.isfile(name):
+        raise ArgumentError(
+            f"ZipStore takes a path or a file opened on one; {type(file).__name__} has no "
+            "file name (write it to a file first)"
+        )
+    return os.fspath(name)
 
 
 class FsspecStore(metaclass=_Face):

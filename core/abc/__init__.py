@@ -101,6 +101,7 @@ from .runtime import (
 from .storage_transformer import StorageTransformer
 from .store import (
     Absence,
+    AwaitableReads,
     ByteRange,
     Range,
     Store,
@@ -133,6 +134,7 @@ __all__ = [
     "ArrayBytesDecodeInto",
     "ArrayBytesPartialDecode",
     "ArrayBytesPartialEncode",
+    "AwaitableReads",
     "ByteRange",
     "BytesBytesCodec",
     "BytesBytesDecodeBatch",

@@ -8,6 +8,8 @@ backend needs to behave alike:
 - `Update`, `optimistic_update`, `write_back`: read-modify-write of several keys, retried
   when another writer got there first (for `Store.update_many`);
 - `open_store`, `scheme_of`: a store that wraps another opens the inner one by URL;
+- `AwaitableReads`: what a store whose client is asynchronous adds so that awaited reads
+  are its own coroutines;
 - `Absence`: what `Store.diagnose` answers when a node is not found (no such folder or
   bucket, not Zarr, no permission), so the error can say which.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from ..store import (
     Absence,
+    AwaitableReads,
     ByteRange,
     Range,
     Store,
@@ -34,6 +37,7 @@ from ..store_opening import StoreLike, open_store, scheme_of
 
 __all__ = [
     "Absence",
+    "AwaitableReads",
     "ByteRange",
     "Range",
     "Store",

@@ -187,8 +187,8 @@ class V3Format(Format):
         }
         if dimension_names is not None:
             doc["dimension_names"] = list(dimension_names)
-        if storage_transformers:
-            doc["storage_transformers"] = [t.to_json(NAME) for t in storage_transformers]
+        # written even when empty, as zarr-python writes it: the same document byte for byte
+        doc["storage_transformers"] = [t.to_json(NAME) for t in storage_transformers]
         return doc
 
     def group_document(self, attributes: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -35,7 +35,7 @@ try:
         Store,
         SuffixByteRequest,
     )
-    from zarr.core.buffer import Buffer, BufferPrototype
+    from zarr.core.buffer import Buffer, BufferPrototype, default_buffer_prototype
 except ImportError as exc:  # the optional dependency: say which extra brings it
     raise ImportError(
         f"zarrkit.zarr_python needs zarr-python 3 ({exc}): pip install 'zarrkit[zarr-python]'"
@@ -159,6 +159,29 @@ class ZarrkitZarrStore(Store):
     async def delete_dir(self, prefix: str) -> None:
         self._check_writable()
         await asyncio.to_thread(self.store.erase_prefix, _folder(prefix))
+
+    # -- zarr-python's synchronous surface (SupportsSyncStore) ------------------------------------
+    # zarrkit's stores are synchronous: zarr-python's synchronous calls reach them directly,
+    # with no event loop or worker thread in between.
+    def get_sync(
+        self,
+        key: str,
+        *,
+        prototype: BufferPrototype | None = None,
+        byte_range: ByteRequest | None = None,
+    ) -> Buffer | None:
+        value = self.store.get(key, _range(byte_range))
+        if value is None:
+            return None
+        return (prototype or default_buffer_prototype()).buffer.from_bytes(value)
+
+    def set_sync(self, key: str, value: Buffer) -> None:
+        self._check_writable()
+        self.store.set(key, value.as_numpy_array())
+
+    def delete_sync(self, key: str) -> None:
+        self._check_writable()
+        self.store.erase(key)
 
     # -- listing ---------------------------------------------------------------------------------
     @property

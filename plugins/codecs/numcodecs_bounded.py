@@ -5,9 +5,8 @@ and `lz4`, `zstd` and `blosc` allocate whatever their header declares. Here each
 same format with the limit given: a declared size is checked before anything is allocated
 (lz4, zstd, blosc), and a stream is inflated to at most one byte past the limit (zlib, gzip,
 bz2, lzma), and pcodec decodes into a chunk-sized array. A codec not listed here is decoded
-by numcodecs and its result checked after (the residual: such a codec can still allocate what
-a hostile value makes it, e.g. zfpy, whose header declares the shape it allocates; checksums
-and shuffles cannot grow their input, so for them it costs nothing).
+by numcodecs and its result checked after (checksums and shuffles cannot grow their input, so
+for them it costs nothing); zfpy's header is checked against the chunk first (`zfp_streams`).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ import numpy as np
 
 from zarrkit.abc import ChunkSpec, Codec, as_bytes_view, decoded_too_large
 from zarrkit.errors import ChunkDecodeError
+from zarrkit.plugins.codecs.zfp_streams import check_field, padded, read_header
 
 #: the most memory an lzma/xz decoder may take for its dictionary beyond the decoded size (a
 #: stream written at preset 9 needs 65 MiB; a header declaring more is refused)
@@ -126,10 +126,23 @@ def pcodec_chunk(codec: Codec, data: Any, spec: ChunkSpec) -> np.ndarray:
     return out
 
 
-#: array -> bytes numcodecs ids decoded into a chunk of the spec (the others are decoded by
-#: numcodecs and their element count checked after; zfpy's header declares a shape it allocates)
+def zfpy_chunk(codec: Codec, data: Any, spec: ChunkSpec) -> np.ndarray:
+    """numcodecs' zfpy (array -> bytes) decoded only when its header declares the chunk's
+    field, from the value padded so zfp cannot read past it (`zfp_streams`)."""
+    value = bytes(as_bytes_view(data))
+    field = read_header(value)
+    check_field(field, spec.shape, spec.dtype)
+    decoded: np.ndarray = codec.impl.decode(  # type: ignore[attr-defined]
+        padded(value, field.sizes, field.dtype.itemsize)
+    )
+    return decoded
+
+
+#: array -> bytes numcodecs ids decoded into a chunk of the spec, or checked against it before
+#: decoding (the others are decoded by numcodecs and their element count checked after)
 BOUNDED_CHUNKS: dict[str, Callable[[Codec, Any, ChunkSpec], np.ndarray]] = {
     "pcodec": pcodec_chunk,
+    "zfpy": zfpy_chunk,
 }
 
 #: numcodecs id -> a decoder taking (the bridge codec, numcodecs' codec, data, max_size)

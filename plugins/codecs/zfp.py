@@ -22,6 +22,7 @@ import numpy as np
 
 from zarrkit.abc import V3, ArrayBytesCodec, ChunkSpec, check_known_fields, config_value, names
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, UnknownExtensionError
+from zarrkit.plugins.codecs.zfp_streams import padded
 
 #: mode -> its parameters and their JSON types
 MODES: dict[str, dict[str, Any]] = {
@@ -114,10 +115,11 @@ class ZfpCodec(ArrayBytesCodec):
         carrier = np.dtype(_CARRIER[f"{spec.dtype.kind}{spec.dtype.itemsize}"])
         if not len(memoryview(data)):
             raise ChunkDecodeError("zfp: the chunk is empty")
+        sizes = _field_shape(spec.shape)
         field = zfpy._decompress(
-            bytes(data),
+            padded(bytes(data), sizes, carrier.itemsize),
             zfpy.dtype_to_ztype(carrier),
-            list(_field_shape(spec.shape)),
+            list(sizes),
             **self._kwargs(),
         )
         return _demote(np.asarray(field), spec.dtype).reshape(spec.shape)

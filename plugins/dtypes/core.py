@@ -72,6 +72,12 @@ class _Fixed(DataType):
     def native(self) -> np.dtype:
         return self._dtype
 
+    def __repr__(self) -> str:
+        # zarr-python's: `Int32(endianness='little')`, `UInt8()` (v3 has no byte order: little)
+        if self._dtype.itemsize == 1 or type(self).__name__ == "Bool":
+            return f"{type(self).__name__}()"
+        return f"{type(self).__name__}(endianness={self.endian or 'little'!r})"
+
     def fill_from_json(self, value: Any, format: str = V3) -> Any:
         raise NotImplementedError
 

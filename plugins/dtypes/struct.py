@@ -158,7 +158,8 @@ class Struct(DataType):
         return hash((type(self), self.fields, self.endian))
 
     def __repr__(self) -> str:
-        return f"<data type {self.describe()}>"
+        # zarr-python's: `Struct(fields=(('a', Float64(endianness='little')), ...))`
+        return f"Struct(fields={tuple((name, t) for name, t in self.fields)!r})"
 
     # -- numpy -------------------------------------------------------------------------------
     @property

@@ -82,6 +82,13 @@ class _Temporal(DataType):
     def configuration(self, format: str = V3) -> dict[str, Any]:
         return {"unit": self.unit, "scale_factor": self.scale_factor} if format == V3 else {}
 
+    def __repr__(self) -> str:
+        # zarr-python's: `DateTime64(endianness='big', scale_factor=10, unit='s')`
+        return (
+            f"{type(self).__name__}(endianness={self.endian or 'little'!r}, "
+            f"scale_factor={self.scale_factor}, unit={self.unit!r})"
+        )
+
     def written_name(self, format: str = V3) -> str:
         if format == V3:
             return super().written_name(format)

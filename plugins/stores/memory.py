@@ -228,7 +228,8 @@ class MemoryStore(Store):
         return self.url if self.name else f"{_SCHEME}{id(self._space.data)}"
 
     def __repr__(self) -> str:
-        return f"MemoryStore('{self}')"
+        # a named store is what zarr-python calls a ManagedMemoryStore (its `memory://name`)
+        return f"{'ManagedMemoryStore' if self.name else 'MemoryStore'}('{self}')"
 
 
 def _frozen(value: Any) -> bytes:

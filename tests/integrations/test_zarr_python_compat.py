@@ -68,10 +68,9 @@ def array_facts(a: Any) -> dict[str, Any]:
 
 
 def stored(root: Path) -> dict[str, Any]:
-    """Every metadata document (parsed) and the set of other keys under `root`. Two
-    differences on purpose are left out (docs/zarr-python.md): zarr-python writes
-    an empty `storage_transformers` list into every v3 array and an empty `.zattrs` beside
-    every v2 node; zarrkit leaves out both, as the specs allow."""
+    """Every metadata document (parsed) and the set of other keys under `root`. One
+    difference on purpose is left out (docs/zarr-python.md): zarr-python writes
+    an empty `.zattrs` beside every v2 node; zarrkit leaves it out, as the spec allows."""
     docs: dict[str, Any] = {}
     keys = set()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -80,8 +79,6 @@ def stored(root: Path) -> dict[str, Any]:
             doc = json.loads(path.read_text())
             if path.name == ".zattrs" and doc == {}:
                 continue
-            if path.name == "zarr.json" and doc.get("storage_transformers") == []:
-                del doc["storage_transformers"]
             docs[key] = _without_empty(doc)
         else:
             keys.add(key)
@@ -97,8 +94,6 @@ def _without_empty(doc: Any) -> Any:
             doc = {k: v for k, v in doc.items() if k != "checksum"}
         out = {}
         for key, value in doc.items():
-            if key == "storage_transformers" and value == []:
-                continue
             if key.endswith(".zattrs") and value == {}:
                 continue
             out[key] = _without_empty(value)
@@ -652,7 +647,7 @@ def test_documented_differences(tmp_path: Path) -> None:
     assert (c.order, d.order) == ("C", "F") and d[...].flags.f_contiguous
     assert json.loads((tmp_path / "z6" / "zarr.json").read_text()) == json.loads(
         (tmp_path / "k6" / "zarr.json").read_text()
-    ) | {"storage_transformers": []}
+    )
 
     # v2 filters with order "F": written by zarr-python, refused by zarrkit
     v2 = {

@@ -185,3 +185,46 @@ def test_a_face_builds_the_store_plugin_it_names() -> None:
     assert isinstance(store, zarrkit.abc.Store)
     assert type(store) is zarrkit.registry.lookup("store", "memory")
     assert issubclass(type(store), zarrkit.storage.MemoryStore)
+
+
+# -- StorePath (issue 42, item 3) ------------------------------------------------------------------
+@LIBRARIES
+def test_a_store_path_is_a_place_in_a_store_and_taken_as_a_store(zk: Any, tmp_path: Path) -> None:
+    """zarr-python's `StorePath`: `/` joins, its coroutines act on the key it names, and a
+    function given it as `store` works at its path."""
+    import asyncio
+
+    local = zk.storage.LocalStore(str(tmp_path / zk.__name__))
+    root = zk.storage.StorePath(local, "data")
+    assert (root.path, (root / "a" / "b").path) == ("data", "data/a/b")
+    assert root.store == local and root / "a" == zk.storage.StorePath(local, "data/a")
+    assert repr(root / "a") == f"StorePath(LocalStore, 'file://{tmp_path / zk.__name__}/data/a')"
+    np.testing.assert_array_equal(write_and_read(zk, root / "a"), DATA)
+    assert zk.open_array(local, path="data/a", mode="r")[1, 2] == DATA[1, 2]
+    assert files(tmp_path / zk.__name__) >= {"data/a/zarr.json", "data/a/c/1/0"}
+
+    async def keys() -> tuple[bool, bool, bytes | None]:
+        note = root / "note"
+        value = zarr.core.buffer.cpu.Buffer.from_bytes(b"hello")
+        await note.set(value)
+        there, absent = await note.exists(), await (root / "nothing").exists()
+        got = await note.get(zarr.core.buffer.default_buffer_prototype())
+        await note.delete()
+        gone = await note.get(zarr.core.buffer.default_buffer_prototype())
+        assert gone is None and not await note.exists()
+        return there, absent, None if got is None else got.to_bytes()
+
+    assert asyncio.run(keys()) == (True, False, b"hello")
+
+
+@LIBRARIES
+def test_store_path_open_modes(zk: Any, tmp_path: Path) -> None:
+    import asyncio
+
+    url = str(tmp_path / zk.__name__)
+    zk.create_group(url, path="g")
+    with pytest.raises(FileExistsError, match="'g' with mode 'w-' because it already contains"):
+        asyncio.run(zk.storage.StorePath.open(zk.storage.LocalStore(url), path="g", mode="w-"))
+    # no mode changes the store: "w" leaves what is there (as zarr-python documents)
+    kept = asyncio.run(zk.storage.StorePath.open(zk.storage.LocalStore(url), path="g", mode="w"))
+    assert kept.path == "g" and asyncio.run((kept / "zarr.json").exists())

@@ -1280,7 +1280,7 @@ def test_properties(store):
     assert len(a) == 5
     assert_same(np.asarray(a), np.full((5, 0, 3), 4, dtype="int16"))
     text = str(a.info)
-    assert "(5, 0, 3)" in text and "int16" in text and "(2, 4, 3)" in text
+    assert "(5, 0, 3)" in text and "Int16(endianness='little')" in text and "(2, 4, 3)" in text
     assert "x/y" in repr(a)
 
     b = zk.create_array(store, path="b", shape=(7, 3), dtype="float64", chunks=(3, 3))

@@ -130,10 +130,22 @@ def test_cloudpickle_memory_array() -> None:
     assert cloudpickle.loads(cloudpickle.dumps(array))[...].tolist() == [3, 3, 3]
 
 
-def test_zip_writer_refuses_to_pickle(tmp_path: Path) -> None:
+def test_zip_writer_pickles_within_its_process_only(tmp_path: Path) -> None:
+    """A writing zip handle's pending changes live in its process: a copy made there shares
+    them (zarr-python's store checks pickle a store and compare); another process is refused."""
+    import subprocess
+    import sys
+
     array = zarrkit.create_array(f"zip://{tmp_path / 'w.zip'}", shape=(2,), dtype="int8")
-    with pytest.raises(StoreError, match="open for writing cannot be pickled.*mode='r'"):
-        pickle.dumps(array)
+    copy = pickle.loads(pickle.dumps(array))
+    copy[...] = 4  # pending, not yet flushed: the original sees it all the same
+    assert array[...].tolist() == [4, 4] and copy.store == array.store
+    load = "import pickle, sys; pickle.loads(sys.stdin.buffer.read())"
+    child = subprocess.run(
+        [sys.executable, "-c", load], input=pickle.dumps(array), capture_output=True
+    )
+    assert child.returncode != 0
+    assert b"StoreError" in child.stderr and b"unpickles only in the process" in child.stderr
     array.store.close()
 
 

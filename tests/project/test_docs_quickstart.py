@@ -36,4 +36,4 @@ def test_quickstart_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     theirs = zarr.create_array(zarr.storage.MemoryStore(), shape=(2000, 2000), dtype="int16")
     assert stored["z"].chunks == theirs.chunks  # chunks="auto" as zarr-python guesses them
     assert stored["s"].shards == (2048, 2048) and stored["s"].chunks == (256, 256)
-    assert "Chunks Initialized: 100\n" in printed.getvalue()
+    assert "Chunks Initialized : 100\n" in printed.getvalue()  # (zarr-python's info text)

@@ -8,15 +8,15 @@ asked before, takes it and reads byte ranges through its filesystem.
 
 A mapping cannot read part of a value: a byte range reads the whole value and slices it. Values
 may be any bytes-like object, or zarr-python's `Buffer`s (a dict zarr-python filled); what this
-store writes is `bytes`, which zarr-python's own `MemoryStore` over the same dict cannot read
-(it expects its `Buffer`s): hand zarr-python `zarrkit.zarr_python.as_zarr_store(the_dict)`. A
+store writes is `bytes` (`StoredBytes`, which also has `Buffer`'s `to_bytes()`), which
+zarr-python's own `MemoryStore` over the same dict cannot read (it expects its `Buffer`s): hand zarr-python `zarrkit.zarr_python.as_zarr_store(the_dict)`. A
 missing key is one that raises `KeyError`; any other failure of the mapping raises `StoreError`
 naming the key and the operation, so it is never taken for a missing chunk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from zarrkit.abc import Range, Store, check_key, check_mode, check_prefix, names
@@ -38,11 +38,24 @@ def _as_bytes(value: Any) -> bytes:
     return memoryview(value).tobytes()
 
 
+class StoredBytes(bytes):
+    """What this store writes into a mapping: bytes, that also answer zarr-python `Buffer`'s
+    `to_bytes()`, so code written for a dict zarr-python filled (`store["zarr.json"].to_bytes()`,
+    as zarr-python's guide reads metadata) reads one zarrkit filled."""
+
+    __slots__ = ()
+
+    def to_bytes(self) -> bytes:
+        return bytes(self)
+
+
 class MappingStore(Store):
     """Keys and values of `mapping`; read-only when opened with mode "r" or when the mapping
     is not mutable. The mapping is the caller's: closing the store leaves it alone."""
 
     names = names("mapping")
+    #: the class zarr-python keeps a dict given as a store in (what `info` names)
+    zarr_python_name = "MemoryStore"
     #: any mapping: asked after the classes that recognise narrower kinds of object
     adapt_order = 100
 
@@ -70,6 +83,20 @@ class MappingStore(Store):
 
     # -- readable ----------------------------------------------------------------------------
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
+        data = self._held(key)
+        if data is None:
+            return None
+        if byte_range is not None:
+            return data[byte_range.slice(len(data))]  # (a slice of bytes is plain bytes)
+        return bytes(data) if type(data) is StoredBytes else data  # (`get` gives exact bytes)
+
+    def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The values as held (what this store wrote is `StoredBytes`: no copy)."""
+        found = {key: self._held(key) for key in keys}
+        return {key: value for key, value in found.items() if value is not None}
+
+    def _held(self, key: str) -> bytes | None:
+        """The value at `key` as bytes (`StoredBytes` as they are), None when absent."""
         check_key(key)
         try:
             value = self.mapping[key]
@@ -78,7 +105,7 @@ class MappingStore(Store):
         except Exception as exc:
             raise self._error(exc, key, "read") from exc
         try:
-            data = value if type(value) is bytes else _as_bytes(value)
+            return value if type(value) in (bytes, StoredBytes) else _as_bytes(value)
         except TypeError:
             raise StoreError(
                 f"the mapping holds a {type(value).__name__}, not bytes",
@@ -86,7 +113,6 @@ class MappingStore(Store):
                 store=self,
                 operation="read",
             ) from None
-        return data if byte_range is None else data[byte_range.slice(len(data))]
 
     def exists(self, key: str) -> bool:
         check_key(key)
@@ -103,7 +129,7 @@ class MappingStore(Store):
     def set(self, key: str, value: Any) -> None:
         self.require("write", f"set {key!r}")
         check_key(key)
-        data = value if type(value) is bytes else memoryview(value).tobytes()  # a copy of ours
+        data = StoredBytes(value)  # (a copy of ours)
         try:
             self._mutable()[key] = data
         except Exception as exc:

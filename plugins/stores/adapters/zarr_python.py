@@ -16,6 +16,7 @@ operation. The zarr-python store is the caller's: closing this one leaves it ope
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
@@ -36,6 +37,7 @@ from zarrkit.abc import (
     value_limit,
 )
 from zarrkit.errors import PluginLoadError, StoreError, ValueTooLargeError
+from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.zarr_python_loop import Escaped, Stalled, run_on_zarr_loop
 
 T = TypeVar("T")
@@ -64,7 +66,7 @@ def zarr_store_class() -> type | None:
     return store if isinstance(store, type) else None
 
 
-class ZarrPythonStore(Store):
+class ZarrPythonStore(GatheredAwaitableReads, Store):
     """Forwards to `inner`, a zarr-python store; read-only when opened with mode "r" or when
     `inner` is read-only."""
 
@@ -146,6 +148,21 @@ class ZarrPythonStore(Store):
             )
         except (Stalled, Escaped) as exc:
             raise self._error(exc, None, operation) from None
+
+    # -- awaited reads (`async_reads`): on zarr-python's loop, as its own API awaits them ------
+    def reads_loop(self) -> asyncio.AbstractEventLoop:
+        loop: asyncio.AbstractEventLoop = _zarr().core.sync._get_loop()
+        return loop
+
+    async def read_many_async(self, keys: Sequence[str], limit: int) -> dict[str, Any]:
+        await self._ensure_open()
+        return await super().read_many_async(keys, limit)
+
+    async def read_ranges_async(
+        self, requests: Sequence[tuple[str, Range | None]], limit: int
+    ) -> list[Any]:
+        await self._ensure_open()
+        return await super().read_ranges_async(requests, limit)
 
     # -- readable --------------------------------------------------------------------------------
     async def _size(self, key: str) -> int | None:

@@ -126,6 +126,8 @@ class LocalStore(Store):
         # the node's path; a store only needs to know whether it may write at all.
         self.read_only = check_mode(mode) == "r"
         self.root = Path(root).resolve()
+        #: the root as the caller wrote it, which is what prints (zarr-python's `file://data/x`)
+        self._shown = Path(root)
         self.fsync = fsync
         self._root = str(self.root)
         self._inside = os.path.join(self._root, "")
@@ -909,8 +911,8 @@ class LocalStore(Store):
         return hash(self.root)
 
     def __str__(self) -> str:
-        # zarr-python's text: the path after file://, not percent-encoded as `url` is
-        return f"file://{self.root.as_posix()}"
+        # zarr-python's text: the path as given after file://, not percent-encoded as `url` is
+        return f"file://{self._shown.as_posix()}"
 
     def __repr__(self) -> str:
         return f"LocalStore('{self}')"

@@ -18,8 +18,10 @@ All handles on one path in a process share their pending changes. Two processes 
 archive at once is not supported: the last flush wins (neither archive is torn).
 
 A handle opened for reading pickles (as its path and options; the unpickled one opens the
-archive on first use). One opened for writing does not: its pending changes live in this
-process, and another process flushing its own would lose them. A child forked from a writer
+archive on first use). One opened for writing pickles too, but unpickles only in the process
+that pickled it (a copy, `copy.deepcopy`, zarr-python's store checks), where it shares the
+pending changes like any other handle on the path: elsewhere they do not exist, and another
+process flushing its own would lose them, so unpickling there is a `StoreError`. A child forked from a writer
 starts without the parent's pending changes (it reads the archive as last flushed, and can
 never publish the parent's unflushed writes), with its own file handles and locks.
 
@@ -95,6 +97,8 @@ class ZipStore(Store):
                 f"compression must be one of {sorted(_COMPRESSION)}, got {compression!r}"
             )
         self.path = Path(path).absolute()
+        #: the path as the caller wrote it, which is what prints (zarr-python's `zip://data.zip`)
+        self._shown = Path(path)
         self.compression = _COMPRESSION[compression]
         self.fsync = fsync
         self._acquire()
@@ -114,15 +118,9 @@ class ZipStore(Store):
         raise AttributeError(name)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if not self.read_only:
-            raise StoreError(
-                "a zip store open for writing cannot be pickled: its pending "
-                "changes live in this process. Write from one process, flush() or "
-                "close() it, then pickle a handle opened with mode='r'",
-                store=self,
-                operation="pickle",
-            )
         compression = next(k for k, v in _COMPRESSION.items() if v == self.compression)
+        if not self.read_only:  # (the writer's process: only there do its pending changes live)
+            return _unpickle_writer, (self.path, compression, self.fsync, os.getpid())
         return _unpickle, (self.path, compression, self.fsync)
 
     @classmethod
@@ -210,7 +208,8 @@ class ZipStore(Store):
         return hash(self.path)
 
     def __str__(self) -> str:
-        return self.url  # (zarr-python's form: zip:///absolute/x.zip)
+        # zarr-python's form: the path as given, `zip://data.zip` or `zip:///absolute/x.zip`
+        return f"zip://{self.__dict__.get('_shown', self.path).as_posix()}"
 
     def __repr__(self) -> str:
         return f"ZipStore('{self}')"
@@ -222,6 +221,19 @@ def _unpickle(path: Path, compression: str, fsync: bool) -> ZipStore:
     store.read_only = True
     store.path, store.compression, store.fsync = path, _COMPRESSION[compression], fsync
     return store
+
+
+def _unpickle_writer(path: Path, compression: str, fsync: bool, pid: int) -> ZipStore:
+    """A writing handle again, in the process that pickled it (sharing its pending changes)."""
+    if pid != os.getpid():
+        raise StoreError(
+            "a zip store open for writing unpickles only in the process that pickled it: "
+            "its pending changes live there. Write from one process, flush() or close() it, "
+            "then pickle a handle opened with mode='r'",
+            store=f"zip://{path}",
+            operation="unpickle",
+        )
+    return ZipStore(path, mode="a", compression=compression, fsync=fsync)
 
 
 # == the archive and its pending changes, shared by the handles of one process ====================

@@ -47,6 +47,7 @@ use.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import inspect
 import os
@@ -83,6 +84,7 @@ from zarrkit.errors import (
 )
 from zarrkit.plugins.stores.pickling import reopening
 from zarrkit.plugins.stores.remote import ranges, s3_updates
+from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.stores.remote.http_rules import (
     Refused,
     TooLong,
@@ -180,7 +182,7 @@ def _fsspec() -> Any:
     return fsspec
 
 
-class FsspecStore(Store):
+class FsspecStore(GatheredAwaitableReads, Store):
     #: (plain s3:// is `s3_routing`'s, which picks this store or obstore's; `matches_name`
     #: answers for it when asked)
     names = names("fsspec+s3", aliases=list(SCHEMES[2:]))
@@ -343,6 +345,11 @@ class FsspecStore(Store):
             return ValueTooLargeError(str(exc), key=key, store=self, operation=operation)
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return StoreError(detail, key=key, store=self, operation=operation)
+
+    def reads_loop(self) -> asyncio.AbstractEventLoop:
+        """Awaited reads (`async_reads`) run on fsspec's loop, the filesystem's client's."""
+        loop: asyncio.AbstractEventLoop = self.fs.loop
+        return loop
 
     # -- readable --------------------------------------------------------------------------------
     async def _read(self, key: str, rng: Range | None, limit: int) -> bytes | None:

@@ -83,6 +83,7 @@ from zarrkit.abc import (
 )
 from zarrkit.errors import PluginLoadError, StoreError
 from zarrkit.plugins.stores.remote import obstore_updates, ranges
+from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.stores.remote.obstore_bodies import collect
 from zarrkit.plugins.stores.remote.retrying import RetryPolicy
 
@@ -417,7 +418,7 @@ def _reopened_in_a_forked_child(cls: type[T]) -> type[T]:
 
 
 @_reopened_in_a_forked_child
-class ObstoreStore(Store):
+class ObstoreStore(GatheredAwaitableReads, Store):
     names = names("obstore+s3", aliases=[_PREFIX + s for s in _SCHEMES[1:]])
     #: a batch's requests run concurrently: the more of it per call, the more overlap
     preferred_fetch_bytes = 16 << 20
@@ -548,6 +549,10 @@ class ObstoreStore(Store):
             return await gather_limited(calls, self.concurrency, gate=self._gate)
 
         return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
+
+    def reads_loop(self) -> asyncio.AbstractEventLoop:
+        """Awaited reads (`async_reads`) run on the loop its synchronous calls run on."""
+        return _event_loop()
 
     # -- readable --------------------------------------------------------------------------------
     async def _read(self, key: str, rng: Range | None, limit: int) -> Any:

@@ -102,14 +102,10 @@ class TestCastValue(CodecTests):
 
 # zfpy decodes the sizes its header declares unchecked: a crafted stored value crashes the
 # process (SIGSEGV in numcodecs.zfpy.ZFPY.decode), which no pytest check survives
-ZFP_TRUSTS_ITS_HEADER = "zfpy trusts its stream header: a false one crashes the process"
-
-
 class TestZfp(CodecTests):
     dtypes = ("int8", "uint16", "int32", "uint32", "int64", "float16", "float32", "float64")
     shapes = ((1,), (37,), (6, 7), (2, 3, 1, 5, 1))
     corrupt_detected = False  # a raw zfp stream has no length or checksum
-    false_headers_unsafe = ZFP_TRUSTS_ITS_HEADER
 
     @pytest.fixture(params=[{"mode": "reversible"}])
     def codec(self, request):
@@ -121,7 +117,6 @@ class TestZfpLossy(CodecTests):
     dtypes = ("float32", "float64")
     corrupt_detected = False
     tolerance = 0.01
-    false_headers_unsafe = ZFP_TRUSTS_ITS_HEADER
 
     @pytest.fixture(
         params=[
@@ -207,7 +202,6 @@ class TestNumcodecsZfpy(CodecTests):
     dtypes = ("float32", "float64")
     corrupt_detected = False  # zfp reads a truncated stream as zeros
     tolerance = 0.01
-    false_headers_unsafe = ZFP_TRUSTS_ITS_HEADER
 
     @pytest.fixture
     def codec(self):

@@ -59,7 +59,7 @@ def test_memory_url_shares_data_by_name() -> None:
     writer.set("k", b"v")
     assert reader.get("k") == b"v"
     assert reader == writer
-    assert repr(reader) == f"MemoryStore({url!r})"
+    assert repr(reader) == f"ManagedMemoryStore({url!r})"  # (zarr-python's named memory store)
     with pytest.raises(ReadOnlyError):
         reader.set("k", b"other")  # mode defaults to "r"
 

@@ -1,0 +1,288 @@
+"""The chunk engine's path for an event loop: a read or write that a coroutine awaits
+(`Array.read_awaitable`, `write_awaitable`; `zarrkit.AsyncArray` is built on them).
+
+A read is split in two. Fetching the stored bytes is awaited: on a store with awaitable
+reads (`AwaitableReads`: obstore, fsspec, zarr-python's stores) they are the store's own
+coroutines, run on the loop its client belongs to and bounded by the same concurrency limit as
+its synchronous reads, with no thread blocked on a request. Decoding into the output runs on
+the chunk pool and is awaited there. A store without awaitable reads is read whole on the I/O
+pool, as `Array.read_async` reads it. Writes run on the I/O pool.
+
+Awaiting never blocks the running loop. A cancelled await returns only once nothing of it is
+still running: requests in flight are cancelled (and their connections released by the
+client), work a thread has started is let finish. So a cancelled write leaves each chunk
+either as it was or as written (every chunk is stored whole), and a cancelled read into
+`out=` may have filled part of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Awaitable, Coroutine, Generator, Sequence
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .. import executor
+from ..codec import CacheableRange, RangeReads, lockstep
+from ..indexing import Indexer
+from ..store import AwaitableReads, Range
+from .chunks import ChunkEngine, PartialRead, WholeReads, _batches, _Read, _result
+from .ranges import RangeCache, coalesce
+from .sizing import batch_size, parallel
+
+T = TypeVar("T")
+
+#: a round's requests: (key, range or `CacheableRange` range)
+_Requests = list[tuple[str, Any]]
+
+
+# -- awaiting work that runs elsewhere ------------------------------------------------------------
+async def awaited(future: Future[T]) -> T:
+    """The result of `future` (a pool's), awaited without blocking the loop. Cancelled, it
+    cancels the work if it has not started and otherwise waits for it to end before the
+    cancellation goes on, so nothing of it runs once the caller has been told."""
+    waiting = asyncio.wrap_future(future)
+    try:
+        return await asyncio.shield(waiting)
+    except asyncio.CancelledError:
+        if not future.cancel():
+            await asyncio.wait([waiting])
+        raise
+
+
+async def on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, Any, T]) -> T:
+    """`coro` run on `loop` (a store client's; None or the running loop: here) and awaited
+    here. Cancelled, the task there is cancelled, and this returns once it has ended."""
+    here = asyncio.get_running_loop()
+    if loop is None or loop is here:
+        return await coro
+    ended = here.create_future()
+
+    def end() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    async def run() -> T:
+        try:
+            return await coro
+        finally:
+            if not here.is_closed():  # (a caller's loop may end before this does)
+                here.call_soon_threadsafe(end)
+
+    future = asyncio.run_coroutine_threadsafe(run(), loop)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        future.cancel()
+        if not ended.done() and not loop.is_closed():
+            await asyncio.wait([ended])
+        raise
+
+
+def _on_cpu(call: Any, *args: Any) -> Awaitable[Any]:
+    return awaited(executor.chunk_pool().submit(call, *args))
+
+
+# -- reads ------------------------------------------------------------------------------------------
+async def read(engine: ChunkEngine, indexer: Indexer, out: np.ndarray | None) -> Any:
+    """The selection's values (into `out` when given, checked by the caller), as
+    `ChunkEngine.read` returns them."""
+    store = engine.store
+    if not isinstance(store, AwaitableReads) or (out is not None and out.dtype != engine.dtype):
+        return await awaited(executor.io_pool().submit(engine.read, indexer, out))
+    given = out is not None
+    target = _result(indexer.shape, engine.dtype) if out is None else out
+    job = _Read(engine, indexer, target)
+    # each batch's whole chunks are fetched while the batch before decodes, as the
+    # synchronous read reads ahead (`_Read.read_ahead`): at most two batches held
+    pending: list[_Fetching] = []
+    try:
+        for batch in _batches(indexer, batch_size(engine.chunk_nbytes, store)):
+            whole, parts = job.plan(batch)
+            fetching = asyncio.ensure_future(_fetch_whole(engine, store, whole))
+            pending.append(_Fetching(whole, parts, fetching))
+            if len(pending) > 1:
+                await _finish(engine, store, job, pending.pop(0))
+        while pending:
+            await _finish(engine, store, job, pending.pop(0))
+    finally:
+        started = [f.values for f in pending if not f.values.done()]
+        for task in started:
+            task.cancel()
+        if started:
+            await asyncio.wait(started)
+    return target[()] if target.shape == () and not given else target
+
+
+class _Fetching:
+    """A batch planned, its whole chunks' values on their way."""
+
+    __slots__ = ("parts", "values", "whole")
+
+    def __init__(
+        self, whole: WholeReads, parts: list[PartialRead], values: asyncio.Future[dict[str, Any]]
+    ) -> None:
+        self.whole = whole
+        self.parts = parts
+        self.values = values
+
+
+async def _fetch_whole(
+    engine: ChunkEngine, store: AwaitableReads, whole: WholeReads
+) -> dict[str, Any]:
+    if not whole:
+        return {}
+    keys = list(dict.fromkeys(whole.keys))
+    return await on_loop(store.reads_loop(), store.read_many_async(keys, engine.value_limit))
+
+
+async def _finish(engine: ChunkEngine, store: AwaitableReads, job: _Read, batch: _Fetching) -> None:
+    """A batch decoded once its values are in, on the chunk pool (a share per thread, as
+    `run_batched` shares it); its chunks read in part driven round by round."""
+    blobs = await batch.values
+    whole = batch.whole
+    if whole:
+        n = min(executor.threads(), len(whole)) if parallel(engine.chunk_nbytes) else 1
+        await asyncio.gather(*[_on_cpu(job.decode_whole, blobs, whole[i::n]) for i in range(n)])
+    del blobs
+    if batch.parts:
+        parts = batch.parts
+        boxes = await drive(engine, store, [(p.key, p.decode) for p in parts])
+        await _on_cpu(_place_all, job, parts, boxes)
+
+
+def _place_all(job: _Read, parts: Sequence[PartialRead], boxes: Sequence[Any]) -> None:
+    for item, box in zip(parts, boxes):
+        job.place(item, box)
+
+
+async def drive(
+    engine: ChunkEngine, store: AwaitableReads, reads: Sequence[tuple[str, RangeReads[Any]]]
+) -> list[Any]:
+    """`ranges.drive`, awaited: the partial decodes run in lockstep, each step on the chunk
+    pool (the last decodes the inner chunks), each round's ranges one awaited call."""
+    rounds = lockstep([_keyed(key, gen) for key, gen in reads])
+    step = await _on_cpu(_step, rounds, None)
+    while not step.done:
+        answers = await _answers(engine, store, step.value)
+        step = await _on_cpu(_step, rounds, answers)
+    results: list[Any] = step.value
+    return results
+
+
+class _Stepped:
+    """Where a lockstep run is after one step: the next round's requests, or its results."""
+
+    __slots__ = ("done", "value")
+
+    def __init__(self, done: bool, value: Any) -> None:
+        self.done = done
+        self.value = value
+
+
+def _step(rounds: Generator[Any, Any, Any], answers: Any) -> _Stepped:
+    # (a StopIteration must not cross a future: a coroutine would turn it into an error)
+    try:
+        return _Stepped(False, next(rounds) if answers is None else rounds.send(answers))
+    except StopIteration as stop:
+        return _Stepped(True, stop.value)
+
+
+def _keyed(key: str, gen: RangeReads[Any]) -> Generator[list[Any], list[Any], Any]:
+    try:
+        ranges = next(gen)
+        while True:
+            answers = yield [(key, r) for r in ranges]
+            ranges = gen.send(answers)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def _answers(engine: ChunkEngine, store: AwaitableReads, requests: _Requests) -> list[Any]:
+    """One round's answers; `CacheableRange` ranges (shard indexes) through the handle's cache, so
+    many awaited reads of one shard fetch its index once."""
+    cache = engine.index_cache
+    plain = [(key, rng.range if isinstance(rng, CacheableRange) else rng) for key, rng in requests]
+    if cache is None or not any(isinstance(rng, CacheableRange) for _, rng in requests):
+        return await _fetch_ranges(engine, store, plain)
+    lasting = [(key, rng.range) for key, rng in requests if isinstance(rng, CacheableRange)]
+    known, mine, waits, generation = cache.claim(lasting)
+    others = [r for r, (_, rng) in zip(plain, requests) if not isinstance(rng, CacheableRange)]
+    fetched: dict[tuple[str, Range], Any] = {}
+    inflight = _inflight(cache)
+    done = asyncio.get_running_loop().create_future()
+    for item in mine:
+        inflight[item] = done
+    try:
+        answers = await _fetch_ranges(engine, store, [*mine, *others])
+        fetched = dict(zip(mine, answers[: len(mine)]))
+        by_request = dict(zip(others, answers[len(mine) :]))
+    finally:
+        cache.settle(fetched, mine, generation)
+        for item in mine:
+            inflight.pop(item, None)
+        done.set_result(None)
+    late = []
+    for item, event in waits:
+        fetching = inflight.get(item)
+        if fetching is not None:  # another awaited read of this loop: its answer is near
+            await asyncio.wait([fetching])
+        elif not event.is_set():  # a thread's: not waited for here, fetched again
+            late.append(item)
+            continue
+        value = cache.get(item)
+        if value is None:
+            late.append(item)
+        else:
+            fetched[item] = value
+    if late:
+        fetched.update(zip(late, await _fetch_ranges(engine, store, late)))
+    return [
+        (known[item] if item in known else fetched[item])
+        if isinstance(rng, CacheableRange)
+        else by_request[item]
+        for (_key, rng), item in zip(requests, plain)
+    ]
+
+
+#: per range cache and event loop, the `CacheableRange` ranges an awaited read there is fetching
+_Inflight = dict[tuple[str, Range], "asyncio.Future[None]"]
+_INFLIGHT: weakref.WeakKeyDictionary[RangeCache, dict[asyncio.AbstractEventLoop, _Inflight]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _inflight(cache: RangeCache) -> _Inflight:
+    """The ranges of `cache` being fetched by awaited reads of the running loop (a loop's
+    own futures only: another loop's cannot be awaited here)."""
+    loops = _INFLIGHT.setdefault(cache, weakref.WeakKeyDictionary())  # type: ignore[arg-type]
+    return loops.setdefault(asyncio.get_running_loop(), {})
+
+
+async def _fetch_ranges(
+    engine: ChunkEngine, store: AwaitableReads, requests: Sequence[tuple[str, Range | None]]
+) -> list[Any]:
+    """`ranges.fetch_ranges`, awaited: adjacent ranges of one key merged into one request."""
+    loop, limit = store.reads_loop(), engine.value_limit
+    merged, parts = coalesce(requests)
+    answers = await on_loop(loop, store.read_ranges_async(merged, limit))
+    out: list[Any] = []
+    for which, start, length in parts:
+        data = answers[which]
+        out.append(
+            data if data is None or length is None else memoryview(data)[start : start + length]
+        )
+    return out
+
+
+# -- writes -----------------------------------------------------------------------------------------
+async def write(engine: ChunkEngine, indexer: Indexer, value: np.ndarray) -> None:
+    """`ChunkEngine.write`, awaited: the write runs on the I/O pool. Cancelled once it has
+    started, it is let finish (see the module's docstring)."""
+    await awaited(executor.io_pool().submit(engine.write, indexer, value))
+
+
+__all__ = ["awaited", "drive", "on_loop", "read", "write"]
