@@ -14,25 +14,44 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
 from zarrkit.api.arrays import Array, format_number, public, store_type
 from zarrkit.api.creation import create_array
 from zarrkit.array import Array as KernelArray
+from zarrkit.creation import write_group
 from zarrkit.errors import (
     ArgumentError,
     ContainsArrayError,
     ContainsGroupError,
     ContainsNodeError,
     InvalidArgumentError,
+    MetadataError,
+    NodeNotFoundError,
+    contains_error,
 )
+from zarrkit.formats import get_format
+from zarrkit.formats.consolidated import ConsolidatedMembers, consolidated_document
 from zarrkit.hierarchy import Group as KernelGroup
+from zarrkit.hierarchy import node_from_metadata, read_metadata
+from zarrkit.metadata import CONSOLIDATED_FIELD, GroupMetadata
 from zarrkit.node import register_node_class
+from zarrkit.paths import normalize_path
+from zarrkit.store_opening import open_store
 
-__all__ = ["Group", "GroupInfo", "public_node"]
+__all__ = [
+    "Group",
+    "GroupInfo",
+    "apply_use_consolidated",
+    "consolidate_group",
+    "public_node",
+]
+
+#: a group of the kernel's class or the API layer's
+G = TypeVar("G", bound=KernelGroup)
 
 
 class Group(KernelGroup):
@@ -225,6 +244,43 @@ class Group(KernelGroup):
             else:
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
 
+    def move(self, source: str, dest: str) -> None:
+        """Move the member at `source` (and everything below it) to `dest`, both relative to
+        this group; missing groups above `dest` are created. zarr-python 3.4 declares this
+        and raises NotImplementedError.
+
+        Args:
+            source: The member's path, relative to this group.
+            dest: Its new path, relative to this group.
+
+        Raises:
+            ReadOnlyError: the group's handle or store is read-only.
+            CapabilityError: the store cannot list (HTTP).
+            NodeNotFoundError: nothing at `source`.
+            ContainsArrayError: a node is already at `dest` (`ContainsGroupError` for a group).
+        """
+        self._check_writeable()
+        self._store.require("list", f"move {source!r} in group {self.name!r}")
+        src, dst = self._child_path(source), self._child_path(dest)
+        metadata = read_metadata(self._store, src)
+        if metadata is None:
+            raise NodeNotFoundError(src, self._store)
+        if (there := read_metadata(self._store, dst)) is not None:
+            raise contains_error(there.node_type)(
+                f"a node already exists at {dst!r} in {self._store}"
+            )
+        if dst.startswith(f"{src}/"):
+            raise ContainsNodeError(f"cannot move {src!r} into itself ({dst!r})")
+        parent = dst.rsplit("/", 1)[0] if "/" in dst else ""
+        if parent and read_metadata(self._store, parent) is None:
+            write_group(self._store, parent, zarr_format=metadata.format)
+        keys = list(self._store.list_prefix(f"{src}/"))
+        for start in range(0, len(keys), 64):
+            batch = keys[start : start + 64]
+            values = self._store.get_many(batch)
+            self._store.set_many({dst + k[len(src) :]: v for k, v in values.items()})
+        get_format(metadata.format).erase_node(self._store, src)
+
 
 register_node_class(KernelGroup, Group)
 
@@ -283,3 +339,44 @@ class GroupInfo:
                 ("No. groups", self.count_groups),
             ]
         return "\n".join(f"{k:<11} : {v}" for k, v in rows)
+
+
+def apply_use_consolidated(group: G, use_consolidated: bool | None) -> G:
+    """A group just opened, as `use_consolidated` asks: None keeps what the store has, True
+    requires consolidated metadata, False ignores it (members come from the store's listing)."""
+    consolidated = isinstance(group._members, ConsolidatedMembers)
+    if use_consolidated is None or bool(use_consolidated) == consolidated:
+        return group
+    if use_consolidated is False:  # (its metadata as if unconsolidated, as zarr-python shows it)
+        meta = group.metadata
+        plain = {k: v for k, v in meta.document.items() if k != CONSOLIDATED_FIELD}
+        unconsolidated = replace(meta, document=plain)
+        return type(group)(group.store, group.path, unconsolidated, read_only=group.read_only)
+    raise MetadataError(
+        f"group {group.name!r} has no consolidated metadata; create it with "
+        f"zarrkit.consolidate_metadata()",
+        field="consolidated_metadata",
+        where=group._where(),
+    )
+
+
+def consolidate_group(store: Any, path: str = "", *, storage_options: dict | None = None) -> Group:
+    """Gather the metadata of every node below the group at `path` into that group's document
+    (v3 inline `consolidated_metadata`, v2 `.zmetadata`) and return the group, consolidated.
+
+    Needs a store that can list (to find the nodes) and be written."""
+    opened = open_store(store, mode="a", storage_options=storage_options)
+    path = normalize_path(path)
+    metadata = read_metadata(opened, path)
+    if not isinstance(metadata, GroupMetadata):
+        what = "nothing" if metadata is None else "an array"
+        raise NodeNotFoundError(path or "/", opened, what=f"group (found {what})")
+    opened.require("write", f"consolidate the metadata of group {path or '/'!r}")
+    fmt = get_format(metadata.format)
+    where = f"{fmt.metadata_key(path)} in {opened}"
+    doc = fmt.written_document(consolidated_document(metadata, opened, path), where)
+    consolidated = fmt.parse_group(doc, where)
+    fmt.write_metadata(opened, path, doc)
+    group = node_from_metadata(opened, path, consolidated, read_only=False)
+    assert isinstance(group, Group)
+    return group

@@ -8,7 +8,7 @@ and the creation functions of `zarrkit.creation` and `zarrkit.api.shortcuts`, re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from zarrkit.api.creation import (
     format_name,
     write_group,
 )
-from zarrkit.api.groups import Group, public_node
+from zarrkit.api.groups import Group, apply_use_consolidated, consolidate_group, public_node
 from zarrkit.api.shortcuts import (
     array,
     create,
@@ -40,12 +40,10 @@ from zarrkit.api.shortcuts import (
 from zarrkit.array import ArrayConfig
 from zarrkit.errors import ArgumentError, NodeNotFoundError, contains_error
 from zarrkit.hierarchy import (
-    apply_use_consolidated,
     node_from_metadata,
     open_node,
     read_metadata,
 )
-from zarrkit.hierarchy import consolidate_metadata as consolidate_group
 from zarrkit.metadata import NodeMetadata
 from zarrkit.paths import normalize_path
 from zarrkit.store_opening import check_mode, open_store
@@ -240,7 +238,7 @@ def open_group(
     if not isinstance(node, Group):
         raise NodeNotFoundError(path or "/", node.store, what="group (found an array)")
     # (the kernel builds its nodes as the API layer's classes: `register_node_class`)
-    return cast(Group, apply_use_consolidated(node, use_consolidated))
+    return apply_use_consolidated(node, use_consolidated)
 
 
 def open_consolidated(
@@ -320,9 +318,7 @@ def consolidate_metadata(
             raise NodeNotFoundError(
                 path or "/", node.store, what=f"zarr format {zarr_format} group"
             )
-    return cast(
-        Group, consolidate_group(store, normalize_path(path), storage_options=storage_options)
-    )
+    return consolidate_group(store, normalize_path(path), storage_options=storage_options)
 
 
 def open(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,13 +31,12 @@ from .errors import (
     InvalidKeyError,
     ReadOnlyError,
     SelectionError,
-    StoreError,
     ValueCastError,
 )
 from .indexing import Indexer
 from .metadata import ArrayMetadata
 from .node import Node, node_location
-from .store import Store, check_fits, limiting_listings
+from .store import Store, check_fits
 
 if TYPE_CHECKING:
     pass
@@ -92,28 +91,6 @@ class ArrayConfig:
                 f"write_empty_chunks must be True or False, got {self.write_empty_chunks!r}"
             )
         return self
-
-
-#: keys a listing of an array's chunks may hold besides its chunks (its documents, a stray
-#: file) before it is taken for a listing that never ends
-_LISTING_SLACK = 1024
-
-
-@dataclass(frozen=True)
-class StoredChunk:
-    """A chunk (a shard, when the array is sharded) that the store holds."""
-
-    coords: tuple[int, ...]
-    key: str
-
-
-def _decoded(decode: Callable[[str], tuple[int, ...]], key: str) -> tuple[int, ...] | None:
-    """The grid coordinates `key` encodes, or None when it is no chunk key (metadata, a
-    stray file): a key encoding may refuse such a key in any way, so every error means no."""
-    try:
-        return tuple(int(c) for c in decode(key))
-    except Exception:
-        return None
 
 
 class Array(Node):
@@ -283,52 +260,6 @@ class Array(Node):
         """The store the array's chunks are read and written through: its store, wrapped by
         each of its storage transformers in order (the store itself when it has none)."""
         return self._chunk_store
-
-    def stored_chunks(self) -> Iterator[StoredChunk]:
-        """The chunks (shards, when sharded) the store holds, each with its grid coordinates
-        and key, from one listing through the array's storage transformers: work and memory in
-        proportion to what is stored, never to the size of the grid. A listing that yields more
-        chunks than the grid has is a store fault (`StoreError`), not a reason to go on."""
-        store = self._chunk_store
-        store.require("list", f"list the chunks of array {self.name!r}")
-        grid = tuple(self._meta.chunk_grid.grid_shape(self.shape))
-        origin = (0,) * len(grid)
-        first, encoded = self._chunk_key(origin), self._meta.chunk_key_encoding.encode(origin)
-        # every chunk key is the first one's prefix (where the format keeps the array's
-        # chunks) followed by the key encoding's string
-        prefix = first[: len(first) - len(encoded)] if first.endswith(encoded) else ""
-        decode = self._meta.chunk_key_encoding.decode
-        capacity = math.prod(grid)
-        found = listed = 0
-        with limiting_listings(capacity + _LISTING_SLACK):  # (stores that gather pages)
-            keys = store.list_prefix(prefix)
-        for key in keys:
-            listed += 1
-            if listed > capacity + _LISTING_SLACK:  # (keys that are no chunks count too)
-                raise StoreError(
-                    f"listing {prefix!r} gave more keys than array {self.name!r} has chunks "
-                    f"({capacity}) and documents; the store repeats keys or never ends its "
-                    f"listing",
-                    key=prefix,
-                    operation="list",
-                )
-            coords = _decoded(decode, key[len(prefix) :])
-            if (
-                coords is None
-                or len(coords) != len(grid)
-                or not all(0 <= c < n for c, n in zip(coords, grid))
-                or self._chunk_key(coords) != key  # another spelling of a chunk's key
-            ):
-                continue
-            found += 1
-            if found > capacity:
-                raise StoreError(
-                    f"listing {prefix!r} gave more chunks than array {self.name!r} has "
-                    f"({capacity}); the store repeats keys or never ends its listing",
-                    key=prefix,
-                    operation="list",
-                )
-            yield StoredChunk(coords, key)
 
     # -- indexing ----------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
@@ -622,42 +553,6 @@ class Array(Node):
                 self._set(indexing.basic_indexer(tuple(sel), old, grid), self.fill_value)
         # chunks wholly outside: erase
         self._engine.erase(_outside_coords(old_grid, new_grid))
-
-    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Grow the array along `axis` and write `data` into the new part.
-
-        Args:
-            data: Values whose shape matches the array's in every other dimension.
-            axis: The dimension to grow.
-
-        Returns:
-            The new shape.
-
-        Raises:
-            ValueCastError: `axis` is not a dimension, the shapes do not match, or the values
-                cannot be stored in the data type (checked before the array grows).
-            ReadOnlyError: the handle or store is read-only.
-            StoreError: the store failed.
-        """
-        data = np.asanyarray(data)
-        old = self.shape
-        if not -self.ndim <= axis < self.ndim:
-            raise ValueCastError(f"cannot append along axis {axis} of an array of shape {old}")
-        axis = axis % self.ndim
-        expected = old[:axis] + old[axis + 1 :]
-        if data.ndim != self.ndim or data.shape[:axis] + data.shape[axis + 1 :] != expected:
-            raise ValueCastError(
-                f"cannot append data of shape {data.shape} to an array of shape "
-                f"{old} along axis {axis}"
-            )
-        self._prepare_value(data, data.shape)  # refuse unrepresentable values before resizing
-        new = list(old)
-        new[axis] += data.shape[axis]
-        self.resize(tuple(new))
-        sel = [slice(None)] * self.ndim
-        sel[axis] = slice(old[axis], new[axis])
-        self[tuple(sel)] = data
-        return self.shape
 
 
 class _Indexed:

@@ -56,12 +56,12 @@ ENTRY_POINTS = [
     "zarrkit.array.Array.get_many",
     "zarrkit.array.Array.set_many",
     "zarrkit.array.Array.resize",
-    "zarrkit.array.Array.append",
+    "zarrkit.api.arrays.Array.append",
     "zarrkit.hierarchy.Group.__getitem__",
     "zarrkit.api.groups.Group.create_array",
     "zarrkit.hierarchy.Group.create_group",
     "zarrkit.hierarchy.Group.members",
-    "zarrkit.hierarchy.Group.move",
+    "zarrkit.api.groups.Group.move",
     "zarrkit.store_opening.open_store",
 ]
 
