@@ -43,7 +43,7 @@ def node_not_found(store: Store, path: str, *, diagnose: bool = True) -> NodeNot
 def _root_not_zarr(store: Store) -> NodeNotFoundError:
     """The store's root is there but holds no node: say whether it is empty or what it
     holds instead of Zarr metadata."""
-    if not store.listable:
+    if not store.capabilities.listable:
         return NodeNotFoundError("/", store)
     try:
         found: tuple[Iterable[str], Iterable[str]] = store.list_dir("")

@@ -25,8 +25,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from .errors import (
     CapabilityError,
@@ -150,6 +150,15 @@ def check_key(key: str) -> str:
                 f"surrogate), so it has no UTF-8 form to store"
             ) from None
     return key
+
+
+def is_valid_key(key: object) -> bool:
+    """Whether `key` is a store key `check_key` takes (listings skip what is not one)."""
+    try:
+        check_key(key)  # type: ignore[arg-type]
+    except InvalidKeyError:
+        return False
+    return True
 
 
 def _dot_segment(key: str) -> bool:
@@ -280,31 +289,105 @@ class Absence:
 _SIZE_BATCH = 64
 
 
-class Store:
-    """Base of every store plugin. Override what the backend supports; set the capabilities."""
+@dataclass(frozen=True)
+class StoreCapabilities:
+    """What a store can do: a store class declares one (its `capabilities`), and an instance
+    replaces it where it depends on the URL or the mode (plain HTTP through fsspec or obstore:
+    no writing, no listing). The kernel asks a store what it can do only through this.
 
-    names: ClassVar[ExtensionNames]
-    #: what the backend can do; a class sets them, or an instance where it depends on the URL
-    #: (plain HTTP through fsspec or obstore: no writing, no listing)
+    `readable`, `writeable`, `listable`: the specs' three capabilities of a store. `read_only`:
+    this handle was opened for reading (mode "r"), whatever the backend could do.
+    `range_reads`: a byte range is read without the rest of its value (False: the store reads
+    the value and cuts the range out). `suffix_reads`: a value's end is read in one request
+    (False: its size first, as on Azure). `safe_updates`: `update_many` is one step against
+    writers in other processes and on other machines too (a lock, a transaction, or
+    conditional writes), not only this one's. `atomic_writes`: a reader sees a value replaced
+    whole or not at all, never part of each.
+
+    `blocking_writes`: a write blocks in the OS or the network far longer than the Python
+    around it (a local file's create and rename, a network round trip), so that writing even
+    tiny chunks from several threads overlaps their waits; otherwise tiny chunks are written
+    on one thread, where threads would only take turns holding the GIL.
+    `preferred_fetch_bytes`, `preferred_store_bytes`: the chunk bytes the engine asks for per
+    `read_many`, and gathers per thread before a `set_many`, when writing whole chunks; None:
+    the engine's defaults (1 MiB and 256 KiB), which suit a local store, where small groups
+    let malloc reuse the memory of values just used. A store whose calls are expensive and
+    that serves a batch concurrently (remote) sets them higher, to get more of a batch per
+    call; a store that sets `preferred_fetch_bytes` is taken for a remote one (shard indexes
+    are kept per array handle: the `index_cache` setting)."""
+
     readable: bool = True
     writeable: bool = True
     listable: bool = True
-
     read_only: bool = False
+    range_reads: bool = True
+    suffix_reads: bool = True
+    safe_updates: bool = False
+    atomic_writes: bool = True
+    blocking_writes: bool = False
+    preferred_fetch_bytes: int | None = None
+    preferred_store_bytes: int | None = None
 
-    #: Whether a write blocks in the OS or the network far longer than the Python around it
-    #: (a local file's create and rename, a network round trip), so that writing even tiny
-    #: chunks from several threads overlaps their waits. Left False, tiny chunks are written
-    #: on one thread, where threads would only take turns holding the GIL.
-    blocking_writes: ClassVar[bool] = False
+    def opened(self, mode: str) -> StoreCapabilities:
+        """These capabilities for a handle opened with `mode` (only "r" is read-only)."""
+        return replace(self, read_only=check_mode(mode) == "r")
 
-    #: Chunk bytes the engine asks for per `read_many`, and gathers per thread before a
-    #: `set_many`, when writing whole chunks. None: the engine's defaults (1 MiB and 256 KiB),
-    #: which suit a local store, where small groups let malloc reuse the memory of values just
-    #: used. A store whose calls are expensive and that serves a batch concurrently (remote)
-    #: sets them higher, to get more of a batch per call.
-    preferred_fetch_bytes: ClassVar[int | None] = None
-    preferred_store_bytes: ClassVar[int | None] = None
+
+_CAPABILITIES = frozenset(f.name for f in fields(StoreCapabilities))
+
+V = TypeVar("V")
+
+
+class _Capability(Generic[V]):
+    """The older spelling of one of a store's capabilities, `store.<name>`, read from and set
+    in its `capabilities` (store plugins written before `StoreCapabilities` use them)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, store: None, owner: type[Store]) -> V: ...
+    @overload
+    def __get__(self, store: Store, owner: type[Store] | None = None) -> V: ...
+    def __get__(self, store: Store | None, owner: type[Store] | None = None) -> V:
+        capabilities = (owner if store is None else store).capabilities  # type: ignore[union-attr]
+        value: V = getattr(capabilities, self.name)
+        return value
+
+    def __set__(self, store: Store, value: V) -> None:
+        changed: dict[str, Any] = {self.name: value}
+        store.capabilities = replace(store.capabilities, **changed)
+
+
+class Store:
+    """Base of every store plugin. Override what the backend supports; declare what it can do
+    in `capabilities`."""
+
+    names: ClassVar[ExtensionNames]
+    capabilities: StoreCapabilities = StoreCapabilities()
+
+    readable = _Capability[bool]()
+    writeable = _Capability[bool]()
+    listable = _Capability[bool]()
+    read_only = _Capability[bool]()
+    safe_updates = _Capability[bool]()
+    blocking_writes = _Capability[bool]()
+    preferred_fetch_bytes = _Capability[int | None]()
+    preferred_store_bytes = _Capability[int | None]()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass that still sets capabilities as class attributes of their own
+        (`writeable = False`) declares them in its `capabilities`."""
+        super().__init_subclass__(**kwargs)
+        older = {
+            name: value
+            for name, value in vars(cls).items()
+            if name in _CAPABILITIES and not isinstance(value, _Capability | property)
+        }
+        for name in older:
+            delattr(cls, name)
+        if older:
+            cls.capabilities = replace(cls.capabilities, **older)
 
     @classmethod
     def from_url(cls, url: str, *, mode: str = "r", **options: Any) -> Store:
@@ -408,14 +491,10 @@ class Store:
         use by several threads at once. Default: the store itself."""
         return nullcontext(self)
 
-    #: Whether `update_many` is safe against writers in other processes and on other machines
-    #: sharing the store (a lock, a transaction, or conditional writes), not only this one's.
-    safe_updates: ClassVar[bool] = False
-
     def update_many(self, keys: Sequence[str], compute: Update) -> None:
         """Read-modify-write of `keys`: store `compute(keys, old)`, where `old` holds the
         current values of those keys that exist (any read-only bytes-like objects) and a new
-        value of None erases its key. A store with `safe_updates` makes this one step against
+        value of None erases its key. A store with `capabilities.safe_updates` makes this one step against
         every other `update_many` of the same keys, in any process: it holds a lock from the
         read to the write, or writes only if the value is still the one it read and otherwise
         calls `compute` again with the keys that changed (so `compute` must depend on `old`
@@ -479,11 +558,12 @@ class Store:
 
     # -- checks used by the kernel ------------------------------------------------------------
     def require(self, capability: str, operation: str) -> None:
-        if capability == "write" and (not self.writeable or self.read_only):
+        can = self.capabilities
+        if capability == "write" and (not can.writeable or can.read_only):
             raise ReadOnlyError(f"cannot {operation}: {self} is read-only")
-        if capability == "list" and not self.listable:
+        if capability == "list" and not can.listable:
             raise CapabilityError(f"cannot {operation}: {self} cannot list its keys")
-        if capability == "read" and not self.readable:
+        if capability == "read" and not can.readable:
             raise CapabilityError(f"cannot {operation}: {self} cannot be read")
 
     def close(self) -> None:

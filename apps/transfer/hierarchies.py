@@ -244,10 +244,10 @@ def _open_root(store: Any, path: str) -> Array | Group:
     """The node to walk. Where the store can list, its members are what it holds, not what
     consolidated metadata (perhaps older) says: nothing written since is left behind."""
     node: Array | Group = open_node(store, path, read_only=True)
-    if isinstance(node, Group) and store.listable:
-        # members from the store's listing; its metadata kept whole, consolidated field and
-        # all, so the copy is consolidated again where the source was
-        return type(node)(node.store, node.path, node.metadata, read_only=node.read_only)
+    if isinstance(node, Group) and store.capabilities.listable:
+        # (its document kept whole: a copy keeps it, and convert consolidates the target
+        # where the source was consolidated)
+        return type(node)(node.store, node.path, node.metadata, read_only=True)
     return node
 
 
@@ -552,7 +552,7 @@ def _present(store: Any, key: str, present: set[str] | None) -> bool:
 def _present_keys(store: Any, keys: _KeyMaker, grid_shape: tuple[int, ...]) -> set[str] | None:
     """The array's chunk keys already in the target, from one listing of the prefix its first
     and last chunk keys share; None when the store cannot list."""
-    if not store.listable:
+    if not store.capabilities.listable:
         return None
     if not all(grid_shape):
         return set()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .chunks import ChunkEngine
 from .locks import locked
-from .ranges import RangeCache, coalesce, drive, fetch_ranges, range_cache
+from .ranges import RangeCache, drive, fetch_ranges, range_cache
 from .sizing import (
     batch_size,
     fetch_size,
@@ -34,7 +34,6 @@ __all__ = [
     "ChunkEngine",
     "RangeCache",
     "batch_size",
-    "coalesce",
     "drive",
     "fetch_ranges",
     "fetch_size",

@@ -28,9 +28,10 @@ import numpy as np
 from .. import executor
 from ..codec import CacheableRange, RangeReads, lockstep
 from ..indexing import Indexer
+from ..read_plan import plan_reads
 from ..store import AwaitableReads, Range
 from .chunks import ChunkEngine, PartialRead, WholeReads, _batches, _Read, _result
-from .ranges import RangeCache, coalesce
+from .ranges import RangeCache
 from .sizing import batch_size, parallel
 
 T = TypeVar("T")
@@ -267,15 +268,10 @@ async def _fetch_ranges(
 ) -> list[Any]:
     """`ranges.fetch_ranges`, awaited: adjacent ranges of one key merged into one request."""
     loop, limit = store.reads_loop(), engine.value_limit
-    merged, parts = coalesce(requests)
-    answers = await on_loop(loop, store.read_ranges_async(merged, limit))
-    out: list[Any] = []
-    for which, start, length in parts:
-        data = answers[which]
-        out.append(
-            data if data is None or length is None else memoryview(data)[start : start + length]
-        )
-    return out
+    plan = plan_reads(requests)
+    if not plan.merges:
+        return await on_loop(loop, store.read_ranges_async(list(requests), limit))
+    return plan.views(await on_loop(loop, store.read_ranges_async(plan.reads, limit)))
 
 
 # -- writes -----------------------------------------------------------------------------------------

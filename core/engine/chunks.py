@@ -209,7 +209,7 @@ class ChunkEngine:
         threaded = parallel(self.chunk_nbytes)
         batches = _batches(indexer, batch_size(self.chunk_nbytes, self.store))
         try:
-            if self.store.preferred_fetch_bytes:
+            if self.store.capabilities.preferred_fetch_bytes:
                 job.read_ahead(batches, threaded)
             else:
                 for batch in batches:
@@ -303,7 +303,7 @@ class ChunkEngine:
         threaded = parallel_writes(self.chunk_nbytes, self.store)
         batches = _batches(indexer, batch_size(self.chunk_nbytes, self.store))
         try:
-            if self.store.preferred_store_bytes:
+            if self.store.capabilities.preferred_store_bytes:
                 self._write_uploading(job, batches, threaded)
             else:
                 for batch in batches:

@@ -1,6 +1,6 @@
 """Keeping a remote store busy while the engine's threads decode or encode.
 
-A store whose calls are round trips (`Store.preferred_fetch_bytes`, `preferred_store_bytes`)
+A store whose calls are round trips (`StoreCapabilities.preferred_fetch_bytes`, `preferred_store_bytes`)
 idles while the CPU works on what it answered, and the CPU idles while the next answer is on
 its way, unless the two overlap: a whole read fetches its next batch while the current one
 decodes (`fetch`, used by the engine's read), a write stores what it has encoded while it

@@ -11,7 +11,8 @@ from typing import Any
 from .. import config, forksafe
 from ..codec import CacheableRange, RangeReads, lockstep
 from ..errors import ConfigError
-from ..store import ByteRange, Range, Store
+from ..read_plan import plan_reads
+from ..store import Range, Store
 
 # -- answers that last (shard indexes) -------------------------------------------------------------
 #: bytes of `CacheableRange` answers one array handle keeps
@@ -99,7 +100,7 @@ def range_cache(store: Store) -> RangeCache | None:
             f"the index_cache setting (ZARRKIT_INDEX_CACHE) must be one of "
             f"{_INDEX_CACHE}, got {choice!r}"
         )
-    if choice == "always" or (choice == "remote" and store.preferred_fetch_bytes):
+    if choice == "always" or (choice == "remote" and store.capabilities.preferred_fetch_bytes):
         return RangeCache()
     return None
 
@@ -179,61 +180,9 @@ def _answers(store: Store, requests: list[tuple[str, Any]], cache: RangeCache | 
 
 
 def fetch_ranges(store: Store, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
-    """`store.read_ranges`, with adjacent or overlapping byte ranges of one key merged into one
+    """`store.read_ranges`, with byte ranges of one key that touch or overlap merged into one
     read (inner chunks stored side by side in a shard come back in one request)."""
-    if len(requests) < 2:
+    plan = plan_reads(requests)
+    if not plan.merges:
         return store.read_ranges(list(requests))
-    merged, parts = coalesce(requests)
-    if len(merged) == len(requests):
-        return store.read_ranges(list(requests))
-    answers = store.read_ranges(merged)
-    out: list[Any] = []
-    for which, start, length in parts:
-        data = answers[which]
-        if data is None or length is None:
-            out.append(data)
-        else:
-            out.append(memoryview(data)[start : start + length])
-    return out
-
-
-def coalesce(
-    requests: Sequence[tuple[str, Range | None]],
-) -> tuple[list[tuple[str, Range | None]], list[tuple[int, int, int | None]]]:
-    """Merged requests, and for each original request (index into merged, start inside the
-    merged answer, length; length None: the whole answer). Requests for a value's end or a
-    whole value are merged only with the same request (many selections read together ask for
-    one shard's index each)."""
-    merged: list[tuple[str, Range | None]] = []
-    parts: list[tuple[int, int, int | None]] = [(0, 0, None)] * len(requests)
-    bounded = []
-    unbounded: dict[tuple[str, Range | None], int] = {}
-    for i, (key, rng) in enumerate(requests):
-        if isinstance(rng, ByteRange) and rng.length is not None:
-            bounded.append((key, rng.offset, rng.offset + rng.length, i))
-        else:
-            which = unbounded.setdefault((key, rng), len(merged))
-            if which == len(merged):
-                merged.append((key, rng))
-            parts[i] = (which, 0, None)
-    bounded.sort()
-    run: list[tuple[str, int, int, int]] = []
-    end = 0
-    for item in bounded:
-        if run and (item[0] != run[0][0] or item[1] > end):
-            _close(run, merged, parts)
-            run = []
-        end = item[2] if not run else max(end, item[2])
-        run.append(item)
-    if run:
-        _close(run, merged, parts)
-    return merged, parts
-
-
-def _close(run: list[tuple[str, int, int, int]], merged: list, parts: list) -> None:
-    key, start = run[0][0], run[0][1]
-    stop = max(r[2] for r in run)
-    which = len(merged)
-    merged.append((key, ByteRange(start, stop - start)))
-    for _, a, b, i in run:
-        parts[i] = (which, a - start, b - a)
+    return plan.views(store.read_ranges(plan.reads))

@@ -32,7 +32,7 @@ def batch_size(chunk_nbytes: int, store: Store | None = None) -> int:
     nbytes = max(1, chunk_nbytes)
     per_thread = max(_MIN_PER_THREAD, min(_MAX_PER_THREAD, _BYTES_PER_THREAD // nbytes))
     batch = per_thread * threads
-    wanted = getattr(store, "preferred_fetch_bytes", None)
+    wanted = None if store is None else store.capabilities.preferred_fetch_bytes
     if wanted:
         batch = max(batch, min(_MAX_BATCH, int(wanted) // nbytes))
     return int(batch)
@@ -68,8 +68,8 @@ def parallel(chunk_nbytes: int) -> bool:
 
 def parallel_writes(chunk_nbytes: int, store: Store) -> bool:
     """`parallel`, or a store whose writes block long enough for threads to overlap them
-    (`Store.blocking_writes`)."""
-    return parallel(chunk_nbytes) or bool(store.blocking_writes)
+    (`StoreCapabilities.blocking_writes`)."""
+    return parallel(chunk_nbytes) or store.capabilities.blocking_writes
 
 
 #: chunk bytes a writing thread encodes before it stores them, unless the store says otherwise,
@@ -84,16 +84,16 @@ def stream_size(store: Store, chunk_nbytes: int, *, views: bool = False) -> int:
     """Chunks a writing thread encodes between two `set_many` calls. Big chunks go one at a
     time: a value freed before the next is encoded lets malloc hand the same memory back,
     while a group of big values freed at once is returned to the OS and faulted in afresh on
-    the next group (a 512 MiB write of 256 KiB zstd chunks in groups of 8: 97,000 page faults
-    and ~15% more CPU). Tiny chunks go in groups, as a store call has its own fixed cost; a
-    store whose calls are expensive (remote) sets `preferred_store_bytes` higher.
+    the next group, a page at a time. Tiny chunks go in groups, as a store call has its own fixed cost; a
+    store whose calls are expensive (remote) sets its `preferred_store_bytes` higher.
 
     `views`: the values are mostly views of the written array (an uncompressed chain; only
     chunks at the array's edge are copies), which hold no memory of their own, so they go in
     groups of up to `_VIEW_STREAM_BYTES`: a file store then looks up each folder once per
-    group rather than once per chunk (512 MiB in 256x256 chunks on two threads: 0.304 ->
-    0.261 s, median of 12 alternating, and half the thread switches)."""
-    want = store.preferred_store_bytes or (_VIEW_STREAM_BYTES if views else _STREAM_BYTES)
+    group rather than once per chunk, and the writing threads switch half as often."""
+    want = store.capabilities.preferred_store_bytes or (
+        _VIEW_STREAM_BYTES if views else _STREAM_BYTES
+    )
     return max(1, min(_STREAM_MAX, int(want) // max(1, chunk_nbytes)))
 
 
@@ -103,10 +103,10 @@ _FETCH_BYTES = 1 << 20
 
 def fetch_size(store: Store, chunk_nbytes: int) -> int:
     """Chunks per `read_many` within a thread's share. Small groups let the allocator reuse the
-    memory of the values just decoded (a whole share of fresh values costs page faults on
-    every batch: ~20% of a local read); a store whose calls are expensive (remote, high
-    latency) sets `preferred_fetch_bytes` higher to get whole shares at once."""
-    want = store.preferred_fetch_bytes or _FETCH_BYTES
+    memory of the values just decoded (a whole share of fresh values is faulted in afresh on
+    every batch); a store whose calls are expensive (remote, high
+    latency) sets its `preferred_fetch_bytes` higher to get whole shares at once."""
+    want = store.capabilities.preferred_fetch_bytes or _FETCH_BYTES
     return max(1, int(want) // max(1, chunk_nbytes))
 
 

@@ -212,7 +212,7 @@ def read_in_units(
     parses the first documents while the server still answers the last, rather than all of
     them after the last answer; elsewhere in one call. Units not yet consumed when the
     caller stops are cancelled or waited for."""
-    if not store.preferred_fetch_bytes or len(keys) <= _DOCUMENTS_PER_CALL:
+    if not store.capabilities.preferred_fetch_bytes or len(keys) <= _DOCUMENTS_PER_CALL:
         yield keys, store.get_many(keys)
         return
     pool = executor.transfer_pool()

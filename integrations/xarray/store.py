@@ -345,7 +345,6 @@ class ZarrkitStore(AbstractWritableDataStore):
                     vn, encoded[vn], existing_vars[vn], self._write_region, self._append_dim
                 )
         if self._mode not in ("r", "r+"):
-            self.set_attributes(attributes)
             self.set_dimensions(encoded, unlimited_dims=unlimited_dims)
         if self._mode == "a-" and self._append_dim is not None:
             encoded = {
@@ -353,7 +352,12 @@ class ZarrkitStore(AbstractWritableDataStore):
                 for k, v in encoded.items()
                 if k not in existing_names or self._append_dim in v.dims
             }
-        self.set_variables(encoded, check_encoding_set, writer)
+        # every variable checked before anything is written, the group's attributes included
+        # (a refused append leaves the store as it was, its consolidated metadata too)
+        planned = self._plan_variables(encoded, check_encoding_set)
+        if self._mode not in ("r", "r+"):
+            self.set_attributes(attributes)
+        self._write_planned(planned, writer)
         if self._consolidate_on_close:
             consolidate_root(self.zarr_group)
 
@@ -367,11 +371,21 @@ class ZarrkitStore(AbstractWritableDataStore):
         """xarray's `ZarrStore.set_variables` in two passes: every variable is checked (its
         encoding, its dask blocks against the stored chunks or shards) before any array is
         grown or created, so a refused append leaves the store as it was."""
+        self._write_planned(self._plan_variables(variables, check_encoding_set), writer)
+
+    def _plan_variables(
+        self, variables: Mapping[str, Variable], check_encoding_set: Any
+    ) -> list[_Planned]:
+        """Each variable checked (its encoding, its dask blocks against the stored chunks or
+        shards) and planned, before anything is written."""
         existing_keys = self.array_keys()
-        planned = [
+        return [
             self._plan_variable(vn, v, check_encoding_set, existing_keys)
             for vn, v in variables.items()
         ]
+
+    def _write_planned(self, planned: list[_Planned], writer: Any) -> None:
+        """The planned variables grown or created, and their data handed to `writer`."""
         for plan in planned:
             array = plan.array
             if plan.grown is not None:

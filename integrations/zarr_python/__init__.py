@@ -56,7 +56,9 @@ def as_zarr_store(store: Any, *, mode: str = "r", storage_options: dict | None =
     store (with `mode` and `storage_options` as `zarrkit.open` takes them). Read-only when
     `mode` is "r" or the store is."""
     opened = open_store(store, mode=mode, storage_options=storage_options)
-    read_only = mode == "r" or bool(opened.read_only) or not opened.writeable
+    read_only = (
+        mode == "r" or bool(opened.capabilities.read_only) or not opened.capabilities.writeable
+    )
     # the `zarr-python` store plugin (the way back) wraps a zarr-python store: unwrap it
     bridge = registry.lookup("store", "zarr-python")
     if isinstance(opened, bridge) and bool(opened.inner.read_only) == read_only:
@@ -73,7 +75,7 @@ class ZarrkitZarrStore(Store):
         if not isinstance(store, zarrkit_abc.Store):
             raise TypeError(f"expected a zarrkit Store, got {type(store).__name__}")
         if read_only is None:
-            read_only = bool(store.read_only) or not store.writeable
+            read_only = bool(store.capabilities.read_only) or not store.capabilities.writeable
         super().__init__(read_only=read_only)
         self.store = store
 
@@ -87,7 +89,9 @@ class ZarrkitZarrStore(Store):
         """This store, read-only or not. A writable copy of a zarrkit store that cannot be
         written (opened with mode "r", or read-only by nature) is refused as zarr-python's
         stores refuse what they cannot do, rather than claiming a writability it lacks."""
-        if not read_only and (self.store.read_only or not self.store.writeable):
+        if not read_only and (
+            self.store.capabilities.read_only or not self.store.capabilities.writeable
+        ):
             raise NotImplementedError(
                 f"with_read_only is not implemented for the {type(self)} store type. "
                 f"(The zarrkit store {self.store} cannot be written: open it with a "
@@ -137,11 +141,11 @@ class ZarrkitZarrStore(Store):
     # -- writing ---------------------------------------------------------------------------------
     @property
     def supports_writes(self) -> bool:
-        return bool(self.store.writeable)
+        return bool(self.store.capabilities.writeable)
 
     @property
     def supports_deletes(self) -> bool:
-        return bool(self.store.writeable)
+        return bool(self.store.capabilities.writeable)
 
     async def set(self, key: str, value: Buffer) -> None:
         self._check_writable()
@@ -186,7 +190,7 @@ class ZarrkitZarrStore(Store):
     # -- listing ---------------------------------------------------------------------------------
     @property
     def supports_listing(self) -> bool:
-        return bool(self.store.listable)
+        return bool(self.store.capabilities.listable)
 
     async def list(self) -> AsyncIterator[str]:
         for key in await asyncio.to_thread(lambda: [*self.store.list()]):

@@ -17,9 +17,9 @@ from typing import Any
 from zarrkit.abc import (
     Range,
     Store,
+    StoreCapabilities,
     Update,
     check_key,
-    check_mode,
     check_prefix,
     lock,
     names,
@@ -69,7 +69,7 @@ def _unpickle(
 ) -> MemoryStore:
     store = MemoryStore.__new__(MemoryStore)
     store.name = name
-    store.read_only = mode == "r"
+    store.capabilities = MemoryStore.capabilities.opened(mode)
     store._space = _space(name, contents, origin)
     return store
 
@@ -80,12 +80,14 @@ class MemoryStore(Store):
     for the life of the process."""
 
     names = names("memory")
+    #: (`update_many` is safe: only threads of this process can share a memory store)
+    capabilities = StoreCapabilities(safe_updates=True)
 
     def __init__(self, name: str = "", *, mode: str = "a") -> None:
         self.name = name
         # "w", "w-" and "r+" (overwrite, refuse, require a node) are for the caller, which knows
         # the node's path; a store only needs to know whether it may write at all.
-        self.read_only = check_mode(mode) == "r"
+        self.capabilities = self.capabilities.opened(mode)
         self._space = _space(name)
 
     @classmethod
@@ -143,8 +145,6 @@ class MemoryStore(Store):
             self._space.data.update(copies)
 
     # -- updates ---------------------------------------------------------------------------------
-    safe_updates = True  # (only threads of this process can share a memory store)
-
     def update_many(self, keys: Sequence[str], compute: Update) -> None:
         """Compare-and-swap, each stored value its own token: nothing is held while `compute`
         runs, so the pool threads it may use are never kept waiting on this store's lock."""

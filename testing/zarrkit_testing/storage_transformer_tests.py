@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -208,7 +209,9 @@ class StorageTransformerTests:
         inner = self.inner_store()
         inner.set("a/c/0", VALUE)
         wrapped = transformer.wrap(_ReadOnlyView(inner), "a")
-        assert wrapped.read_only or not wrapped.writeable, "a read-only store wrapped is writeable"
+        assert wrapped.capabilities.read_only or not wrapped.capabilities.writeable, (
+            "a read-only store wrapped is writeable"
+        )
         with pytest.raises(ReadOnlyError):
             wrapped.set("a/c/1", VALUE)
         with pytest.raises(ReadOnlyError):
@@ -328,11 +331,9 @@ class StorageTransformerTests:
 class _ReadOnlyView(Store):
     """A read-only view of a store, for stores `open_store` cannot reopen read-only."""
 
-    read_only = True
-
     def __init__(self, inner: Store) -> None:
         self.inner = inner
-        self.listable = inner.listable
+        self.capabilities = replace(inner.capabilities, read_only=True)
 
     def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
         return self.inner.get(key, byte_range)

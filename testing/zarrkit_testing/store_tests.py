@@ -224,8 +224,8 @@ class ReadableStoreTests:
     # -- capabilities --------------------------------------------------------------------------
     def test_declared_capabilities_are_enforced(self, store_with: StoreWith) -> None:
         store = store_with({"a/b": b"1"})
-        assert store.readable
-        if not store.writeable or store.read_only:
+        assert store.capabilities.readable
+        if not store.capabilities.writeable or store.capabilities.read_only:
             for attempt in _attempts(
                 lambda: store.set("a/b", b"2"),
                 lambda: store.set_many({"new": b"2"}),
@@ -236,7 +236,7 @@ class ReadableStoreTests:
                 with pytest.raises(ReadOnlyError):
                     attempt()
             assert store.get("a/b") == b"1"
-        if not store.listable:
+        if not store.capabilities.listable:
             for attempt in _attempts(
                 lambda: list(store.list()),
                 lambda: list(store.list_prefix("a/")),
@@ -588,7 +588,7 @@ class StoreTests(ReadableStoreTests):
     def test_concurrent_updates_lose_nothing(self, store: Store) -> None:
         """Threads that each add their mark to one value: with `safe_updates`, every mark is
         kept (the engine's own per-key locks are not involved here)."""
-        if not store.safe_updates:
+        if not store.capabilities.safe_updates:
             pytest.skip(f"{type(store).__name__} does not guard updates")
         threads, per_thread = 4, 8
 

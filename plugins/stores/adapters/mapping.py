@@ -17,9 +17,18 @@ naming the key and the operation, so it is never taken for a missing chunk.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from dataclasses import replace
 from typing import Any
 
-from zarrkit.abc import Range, Store, check_key, check_mode, check_prefix, names
+from zarrkit.abc import (
+    Range,
+    Store,
+    StoreCapabilities,
+    check_key,
+    check_prefix,
+    is_valid_key,
+    names,
+)
 from zarrkit.errors import StoreError
 
 #: attempts at listing a mapping that other threads keep changing (a dict refuses iteration
@@ -58,14 +67,16 @@ class MappingStore(Store):
     zarr_python_name = "MemoryStore"
     #: any mapping: asked after the classes that recognise narrower kinds of object
     adapt_order = 100
+    #: (a range is cut from the whole value the mapping holds)
+    capabilities = StoreCapabilities(range_reads=False)
 
     def __init__(self, mapping: Mapping[str, Any], *, mode: str = "a") -> None:
         if not isinstance(mapping, Mapping):
             raise TypeError(f"a mapping store holds a Mapping, got {type(mapping).__name__}")
         self.mapping = mapping
-        self.read_only = check_mode(mode) == "r"
-        if not isinstance(mapping, MutableMapping):
-            self.writeable = False
+        self.capabilities = replace(
+            self.capabilities.opened(mode), writeable=isinstance(mapping, MutableMapping)
+        )
 
     @classmethod
     def adapt(cls, obj: object, *, mode: str = "r") -> MappingStore | None:
@@ -160,7 +171,7 @@ class MappingStore(Store):
                 continue
             except Exception as exc:
                 raise self._error(exc, None, "list") from exc
-            return iter([k for k in keys if _valid(k)])
+            return iter([k for k in keys if is_valid_key(k)])
         raise StoreError(
             f"the mapping kept changing while it was listed ({_LIST_ATTEMPTS} attempts)",
             store=self,
@@ -183,13 +194,3 @@ class MappingStore(Store):
 
     def __repr__(self) -> str:
         return f"MappingStore('{self}')"
-
-
-def _valid(key: object) -> bool:
-    if not isinstance(key, str):
-        return False
-    try:
-        check_key(key)
-    except ValueError:
-        return False
-    return True

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -27,11 +28,13 @@ from zarrkit.abc import (
     InFlightLimit,
     Range,
     Store,
+    StoreCapabilities,
     SuffixRange,
     check_key,
     check_mode,
     check_prefix,
     gather_limited,
+    is_valid_key,
     names,
     settings,
     value_limit,
@@ -71,21 +74,24 @@ class ZarrPythonStore(GatheredAwaitableReads, Store):
     `inner` is read-only."""
 
     names = names("zarr-python")
-    #: a batch's requests run concurrently: the more of it per call, the more overlap
-    preferred_fetch_bytes = 16 << 20
-    preferred_store_bytes = 4 << 20  # (groups handed on to upload while more encode)
+    #: a batch's requests run concurrently: the more of it per call, the more overlap (groups
+    #: of chunks to write handed on to upload while more encode)
+    capabilities = StoreCapabilities(preferred_fetch_bytes=16 << 20, preferred_store_bytes=4 << 20)
 
     def __init__(self, inner: Any, *, mode: str = "a", concurrency: int | None = None) -> None:
         if not _is_zarr_store(inner, _zarr().abc.store.Store):
             raise TypeError(f"expected a zarr-python store, got {type(inner).__name__}")
         self.inner = inner
-        self.read_only = check_mode(mode) == "r" or bool(self.inner.read_only)
+        self.capabilities = replace(
+            self.capabilities,
+            read_only=check_mode(mode) == "r" or bool(self.inner.read_only),
+            writeable=bool(self.inner.supports_writes),
+            listable=bool(self.inner.supports_listing),
+        )
         self.concurrency = concurrency or settings().io_concurrency
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         self._gate = InFlightLimit()  # (`concurrency` bounds the requests of all its calls at once)
-        self.writeable = bool(self.inner.supports_writes)
-        self.listable = bool(self.inner.supports_listing)
         self._prototype = _zarr().core.buffer.default_buffer_prototype()
 
     @classmethod
@@ -321,7 +327,7 @@ class ZarrPythonStore(GatheredAwaitableReads, Store):
                 raise self._error(exc, prefix or None, "list") from exc
 
         found = self._run(find, prefix or None, "list")
-        return iter(sorted(k for k in found if k.startswith(prefix) and _valid(k)))
+        return iter(sorted(k for k in found if k.startswith(prefix) and is_valid_key(k)))
 
     # -- identity --------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -359,11 +365,3 @@ def _request(rng: Range | None) -> Any:
     if rng.length is None:
         return requests.OffsetByteRequest(rng.offset)
     return requests.RangeByteRequest(rng.offset, rng.offset + rng.length)
-
-
-def _valid(key: str) -> bool:
-    try:
-        check_key(key)
-    except ValueError:
-        return False
-    return True

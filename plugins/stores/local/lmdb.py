@@ -38,9 +38,9 @@ from typing import Any, ClassVar, TypedDict, TypeVar
 from zarrkit.abc import (
     Range,
     Store,
+    StoreCapabilities,
     Update,
     check_key,
-    check_mode,
     check_prefix,
     fork_waits_for,
     names,
@@ -75,6 +75,7 @@ class _Options(TypedDict):
 
 class LmdbStore(Store):
     names = names("lmdb")
+    capabilities = StoreCapabilities(safe_updates=True)
 
     def __init__(
         self,
@@ -85,7 +86,7 @@ class LmdbStore(Store):
         sync: bool = True,
         max_readers: int = 126,
     ) -> None:
-        self.read_only = check_mode(mode) == "r"
+        self.capabilities = self.capabilities.opened(mode)
         self.path = Path(path).absolute()
         self._options = _Options(map_size=map_size, sync=sync, max_readers=max_readers)
         self._acquire()
@@ -190,7 +191,6 @@ class LmdbStore(Store):
         self._env.write(write, self)
 
     # -- updates: compare-and-swap in one write transaction -------------------------------------------
-    safe_updates = True
 
     def update_many(self, keys: Sequence[str], compute: Update) -> None:
         """Each stored value is its own version token: a write transaction (one at a time
@@ -310,7 +310,7 @@ class LmdbStore(Store):
 
 def _unpickle(path: Path, mode: str, options: _Options) -> LmdbStore:
     store = LmdbStore.__new__(LmdbStore)
-    store.read_only = mode == "r"
+    store.capabilities = LmdbStore.capabilities.opened(mode)
     store.path, store._options = path, options
     return store
 

@@ -56,10 +56,11 @@ from typing import Any, ClassVar, Protocol
 from zarrkit.abc import (
     Range,
     Store,
+    StoreCapabilities,
     at_fork,
     check_key,
-    check_mode,
     check_prefix,
+    is_valid_key,
     names,
     rlock,
     value_limit,
@@ -82,6 +83,8 @@ _FEED = 64 * 1024
 
 class ZipStore(Store):
     names = names("zip")
+    #: (a compressed member is read from its start, whatever range is asked of it)
+    capabilities = StoreCapabilities(range_reads=False)
 
     def __init__(
         self,
@@ -91,7 +94,7 @@ class ZipStore(Store):
         compression: str = "stored",
         fsync: bool = True,
     ) -> None:
-        self.read_only = check_mode(mode) == "r"
+        self.capabilities = self.capabilities.opened(mode)
         if compression not in _COMPRESSION:
             raise ValueError(
                 f"compression must be one of {sorted(_COMPRESSION)}, got {compression!r}"
@@ -218,7 +221,7 @@ class ZipStore(Store):
 def _unpickle(path: Path, compression: str, fsync: bool) -> ZipStore:
     """A read-only handle that acquires its archive when first used."""
     store = ZipStore.__new__(ZipStore)
-    store.read_only = True
+    store.capabilities = ZipStore.capabilities.opened("r")
     store.path, store.compression, store.fsync = path, _COMPRESSION[compression], fsync
     return store
 
@@ -498,7 +501,7 @@ class _Disk:
         self.infos = self.zip.infolist()
         self.members: dict[str, zipfile.ZipInfo] = {}
         for info in self.infos:  # a later member of one name hides an earlier one, as in zipfile
-            if _valid_key(info.filename):
+            if is_valid_key(info.filename):
                 self.members[info.filename] = info
         self._data_offsets: dict[str, int] = {}
 
@@ -748,14 +751,6 @@ def _bytes_view(value: Any) -> memoryview:
     """Any buffer as flat bytes in C order, copying only when the layout demands it."""
     view = memoryview(value)
     return view.cast("B") if view.c_contiguous else memoryview(view.tobytes())
-
-
-def _valid_key(name: str) -> bool:
-    try:
-        check_key(name)
-    except ValueError:
-        return False
-    return True
 
 
 def _pread(fd: int, size: int, offset: int) -> bytes:

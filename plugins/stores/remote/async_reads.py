@@ -15,9 +15,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
 
-from zarrkit.abc import AwaitableReads, InFlightLimit, Range, check_key, gather_limited
-
-from . import ranges
+from zarrkit.abc import (
+    NETWORK_MAX_BLOCK,
+    NETWORK_MAX_GAP,
+    AwaitableReads,
+    InFlightLimit,
+    Range,
+    check_key,
+    gather_limited,
+    plan_reads,
+)
 
 
 class GatheredAwaitableReads(AwaitableReads):
@@ -39,7 +46,7 @@ class GatheredAwaitableReads(AwaitableReads):
     ) -> list[Any]:
         for key, _ in requests:
             check_key(key)
-        plan = ranges.plan(requests)
+        plan = plan_reads(requests, max_gap=NETWORK_MAX_GAP, max_block=NETWORK_MAX_BLOCK)
         answers = await gather_limited(
             [partial(self._read, *r, limit) for r in plan.reads], self.concurrency, gate=self._gate
         )

@@ -41,20 +41,24 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 from zarrkit.abc import (
+    NETWORK_MAX_BLOCK,
+    NETWORK_MAX_GAP,
     ByteRange,
     Range,
     Store,
+    StoreCapabilities,
     SuffixRange,
     after_fork_in_child,
     check_key,
     check_mode,
+    is_empty_read,
     lock,
     names,
+    plan_reads,
     settings,
     value_limit,
 )
 from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
-from zarrkit.plugins.stores.remote import ranges
 from zarrkit.plugins.stores.remote.http_rules import Origin, origin, refusal
 
 T = TypeVar("T")
@@ -81,8 +85,7 @@ class _TooLong(Exception):
 
 class HttpStore(Store):
     names = names("http", aliases=["https"])
-    writeable = False
-    listable = False
+    capabilities = StoreCapabilities(writeable=False, listable=False, read_only=True)
 
     def __init__(
         self,
@@ -97,7 +100,6 @@ class HttpStore(Store):
         mode: str = "r",
     ) -> None:
         check_mode(mode)
-        self.read_only = True
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"an HTTP store URL looks like https://host/path, got {url!r}")
@@ -287,7 +289,7 @@ class HttpStore(Store):
 
     def _get(self, key: str, byte_range: Range | None, limit: int) -> bytes | None:
         url = self._key_url(key)
-        if ranges.is_empty_read(byte_range):
+        if is_empty_read(byte_range):
             return b"" if self._head(key, url) else None
         status, body, answer = self._request(
             "GET", url, _range_header(byte_range), key, _Body.of(byte_range, limit)
@@ -354,7 +356,7 @@ class HttpStore(Store):
     def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
         for key, _ in requests:
             check_key(key)
-        plan = ranges.plan(requests)
+        plan = plan_reads(requests, max_gap=NETWORK_MAX_GAP, max_block=NETWORK_MAX_BLOCK)
         limit = value_limit()
         return plan.answers(self._map(lambda r: self._get(*r, limit), plan.reads))
 

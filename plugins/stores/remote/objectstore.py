@@ -12,7 +12,7 @@ the same container (Azure) or at the same URL, with the same options and credent
 of the environment, share one HTTP client and its open connections (`_Clients`,
 `_client_target`). Requests run on one event loop thread per process (uvloop's where
 installed), at most `concurrency` at a time for all of a store's calls together (default: the
-`io_concurrency` setting); nearby ranges of one key are merged first (`ranges.plan`), as in
+`io_concurrency` setting); nearby ranges of one key are merged first (`plan_reads`), as in
 every network store. Azure answers no suffix range: the end of a value (a shard's index) is
 read by its size, two requests.
 
@@ -32,7 +32,7 @@ chunk engine sets from the chunk's size): obstore would allocate the length an a
 in one piece (a `Content-Length` of 2**62 aborts the process) and believes a length that
 disagrees with the range it answers, so every GET is sized from its answer's headers first and
 refused there when it declares more, and its body is then read in bounded pieces and refused
-one piece past what it declared (`collect`, `ValueTooLargeError`).
+one piece past what it declared (`obstore_bodies.collect`, `ValueTooLargeError`).
 
 Credentials stay on their origin where obstore can be made to keep them there, and obstore is
 refused where it cannot: its HTTP client follows a redirect to any origin and drops only
@@ -51,41 +51,24 @@ store, after those retries; never a missing key.
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import builtins
 import os
 import sys
 import threading
-import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from functools import partial, wraps
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from functools import wraps
 from typing import Any, TypeVar
 
-from zarrkit.abc import (
-    Absence,
-    ByteRange,
-    InFlightLimit,
-    Range,
-    Store,
-    SuffixRange,
-    Update,
-    at_fork,
-    check_key,
-    check_mode,
-    check_prefix,
-    gather_limited,
-    listing_limit,
-    names,
-    optimistic_update,
-    settings,
-    value_limit,
-)
-from zarrkit.errors import PluginLoadError, StoreError
-from zarrkit.plugins.stores.remote import obstore_updates, ranges
-from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
-from zarrkit.plugins.stores.remote.obstore_bodies import collect
+from zarrkit.abc import Store, names
+from zarrkit.errors import StoreError
+from zarrkit.plugins.stores.remote import obstore_loop
+from zarrkit.plugins.stores.remote.object_store import ObjectStoreBase
+from zarrkit.plugins.stores.remote.obstore_loop import usable_here
+from zarrkit.plugins.stores.remote.obstore_objects import ObstoreObjects
+from zarrkit.plugins.stores.remote.obstore_objects import obstore_module as _obstore
 from zarrkit.plugins.stores.remote.retrying import RetryPolicy
+
+__all__ = ["ObstoreStore", "carried_off_origin", "usable_here"]
 
 T = TypeVar("T")
 
@@ -95,11 +78,6 @@ _SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https")
 _BACKENDS = ("S3Store", "GCSStore", "AzureStore", "HTTPStore", "LocalStore", "MemoryStore")
 #: schemes obstore knows by another name
 _SCHEME_ALIASES = {"s3a://": "s3://", "gcs://": "gs://"}
-#: obstore's store classes whose backends answer no suffix range (`bytes=-n`): Azure's API has
-#: none, and obstore refuses to ask
-_NO_SUFFIX_RANGES = frozenset({"AzureStore"})
-#: how often a suffix read by size starts again when the value changed between its two requests
-_SUFFIX_ATTEMPTS = 4
 #: schemes whose URLs are `scheme://bucket/path` (Azure: a container): one client serves it all
 _BUCKET_SCHEMES = ("s3", "gs", "az")
 #: characters a path may hold to be joined to keys as it is (others: a client of its own,
@@ -145,125 +123,9 @@ def carried_off_origin(
     return carried
 
 
-def _obstore() -> Any:
-    try:
-        import obstore
-    except ImportError as exc:
-        raise PluginLoadError(
-            "the obstore store needs the 'obstore' package: pip install 'zarrkit[obstore]'"
-        ) from exc
-    return obstore
-
-
 def _call(make: Callable[[], Store]) -> Store:
     """(unpickling a store that `reopen` makes)"""
     return make()
-
-
-# -- one event loop per process ---------------------------------------------------------------------
-_loop_lock = threading.Lock()
-_loop: tuple[int, asyncio.AbstractEventLoop] | None = None
-
-
-def _event_loop() -> asyncio.AbstractEventLoop:
-    """The loop every obstore store's requests run on, started on first use.
-
-    Not in a process forked after this one made requests: obstore's runtime (tokio) does not
-    survive a fork, and its requests there would wait forever; a clear error instead."""
-    global _loop
-    with _loop_lock:
-        if _loop is not None and _loop[0] != os.getpid():
-            raise StoreError(
-                "obstore cannot make requests in a process forked after its parent made "
-                "some (its runtime does not survive a fork): start processes with 'spawn' "
-                "or 'forkserver', or open the store with the fsspec backend (fsspec+s3://)",
-                store="obstore",
-                operation="request",
-            )
-        if _loop is None:
-            loop = _new_loop()
-            thread = threading.Thread(target=loop.run_forever, name="zarrkit-obstore", daemon=True)
-            thread.start()
-            atexit.register(_stop, loop, thread)
-            _loop = (os.getpid(), loop)
-        return _loop[1]
-
-
-def _new_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's loop where it is installed (the `obstore` extra brings it, but on Windows):
-    each request's answer reaches Python as a callback from obstore's runtime thread, and
-    uvloop spends less of the client's CPU on that than asyncio's own loop."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
-    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
-    return loop
-
-
-#: forks this process came through (counted in each child): a store opened before the last one
-#: may hold a client that cannot make requests here
-_forks = 0
-
-
-def _forked() -> None:
-    global _forks
-    _forks += 1
-
-
-at_fork(_forked)
-
-
-def usable_here() -> bool:
-    """Whether this process can make obstore requests: not if it was forked after its parent
-    made some (see `_event_loop`). Plain `s3://` goes to fsspec where this is False."""
-    with _loop_lock:
-        return _loop is None or _loop[0] == os.getpid()
-
-
-def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
-    """At exit: stop the loop, and let obstore's runtime threads finish what they still do
-    after a request's answer was delivered (they take the GIL to release its buffers); one
-    that takes it while the interpreter finalizes aborts the process (SIGABRT after all
-    work is done, about one exit in twenty with obstore 0.12)."""
-    if thread.is_alive():
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-    _wait_for_idle_runtime()
-
-
-def _wait_for_idle_runtime(limit: float = 2.0) -> None:
-    """Until no tokio thread of this process is running (Linux: its state in /proc) for a
-    few looks in a row, at most `limit` seconds; elsewhere a short pause."""
-    tasks = f"/proc/{os.getpid()}/task"
-    if not os.path.isdir(tasks):
-        time.sleep(0.1)
-        return
-    deadline = time.monotonic() + limit
-    quiet = 0
-    while quiet < 3 and time.monotonic() < deadline:
-        quiet = quiet + 1 if not _runtime_busy(tasks) else 0
-        time.sleep(0.005)
-
-
-def _runtime_busy(tasks: str) -> bool:
-    for tid in os.listdir(tasks):
-        try:
-            with open(f"{tasks}/{tid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        name, _, rest = stat.partition("(")[2].rpartition(")")
-        if name.startswith("tokio") and rest.split()[0] == "R":
-            return True
-    return False
-
-
-def _run(make: Callable[[], Awaitable[T]]) -> T:
-    async def run() -> T:
-        return await make()
-
-    return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
 
 
 class _Clients:
@@ -404,7 +266,7 @@ def _reopened_in_a_forked_child(cls: type[T]) -> type[T]:
     def forwarding(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(method)
         def call(self: ObstoreStore, *args: Any, **kwargs: Any) -> Any:
-            if self._born != _forks:
+            if self._born != obstore_loop.forks():
                 other = self._in_this_process()
                 if other is not None:
                     return getattr(other, name)(*args, **kwargs)
@@ -418,44 +280,38 @@ def _reopened_in_a_forked_child(cls: type[T]) -> type[T]:
 
 
 @_reopened_in_a_forked_child
-class ObstoreStore(GatheredAwaitableReads, Store):
+class ObstoreStore(ObjectStoreBase):
+    """A store over an obstore store (see the module's docstring); what it reads and writes,
+    and how, is `ObjectStoreBase`'s, over obstore's primitives (`ObstoreObjects`)."""
+
     names = names("obstore+s3", aliases=[_PREFIX + s for s in _SCHEMES[1:]])
-    #: a batch's requests run concurrently: the more of it per call, the more overlap
-    preferred_fetch_bytes = 16 << 20
-    preferred_store_bytes = 4 << 20  # (groups handed on to upload while more encode)
 
     def __init__(
         self,
         backend: Any,
         *,
         mode: str = "r",
-        url: str = "",
         concurrency: int | None = None,
+        url: str = "",
         root: str = "",
     ) -> None:
         """`backend`: an obstore store; `root`: where the store's keys are in it ("" or a
         path ending in "/"), so that stores rooted at different paths of one bucket share
         its client."""
-        self.read_only = check_mode(mode) == "r"
         self.backend = backend
         self.root = root
-        self.concurrency = concurrency or settings().io_concurrency
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
-        self._gate = InFlightLimit()  # (`concurrency` bounds the requests of all its calls at once)
+        self._objects: ObstoreObjects = ObstoreObjects(backend, root)
+        self._open(self._objects, mode, concurrency or None)
         self._url = url
-        self._policy = RetryPolicy.current()  # (retries of HTTP bodies cut short: `_fetch`)
-        #: a plain HTTP server's: bodies cut short are retried here (`_fetch`)
-        self._over_http = type(backend).__name__ == "HTTPStore"
-        self._suffix_by_size = type(backend).__name__ in _NO_SUFFIX_RANGES
         #: how the process that unpickles this store opens it again, when a choice of backend
         #: made it (plain `s3://`: `s3_routing`), so a forked child can choose again
         self.reopen: Callable[[], Store] | None = None
-        self._born = _forks  # (the forks before it was made: see `_in_this_process`)
+        self._born = obstore_loop.forks()  # (the forks before it: see `_in_this_process`)
         self._reopened: Store | None = None
-        if url.split("://", 1)[0].removeprefix(_PREFIX) in ("http", "https"):
-            self.writeable = False  # plain HTTP servers: no PUT, no listing
-            self.listable = False
+        over_http = url.split("://", 1)[0].removeprefix(_PREFIX) in ("http", "https")
+        if over_http or type(backend).__name__ == "HTTPStore":
+            # plain HTTP servers: no PUT, no listing
+            self.capabilities = replace(self.capabilities, writeable=False, listable=False)
 
     def __reduce_ex__(self, protocol: Any) -> str | tuple[Any, ...]:
         """A store that a choice of backend made is unpickled by choosing again (in a child
@@ -469,7 +325,7 @@ class ObstoreStore(GatheredAwaitableReads, Store):
         requests, opened again there through `reopen` (once); None where obstore still works
         here, or where the handle has no other way (an `obstore+` URL asked for obstore)."""
         if self.reopen is None or usable_here():
-            self._born = _forks
+            self._born = obstore_loop.forks()
             return None
         if self._reopened is None:
             self._reopened = self.reopen()
@@ -486,20 +342,14 @@ class ObstoreStore(GatheredAwaitableReads, Store):
         kinds = tuple(getattr(module, n, None) for n in _BACKENDS)
         if not isinstance(obj, tuple(k for k in kinds if isinstance(k, type))):
             return None
-        store = cls(obj, mode=mode)
-        if type(obj).__name__ == "HTTPStore":  # plain HTTP servers: no PUT, no listing
-            store.writeable = False
-            store.listable = False
-        if type(obj).__name__ == "LocalStore":  # folders outlive their last file there
-            store._delimited = False
-        return store
+        return cls(obj, mode=mode)
 
     @classmethod
     def from_url(
         cls, url: str, *, mode: str = "r", concurrency: int | None = None, **options: Any
     ) -> ObstoreStore:
+        target = url.removeprefix(_PREFIX)
         obstore = _obstore()
-        target = url[len(_PREFIX) :] if url.startswith(_PREFIX) else url
         for alias, scheme in _SCHEME_ALIASES.items():  # (spellings obstore's parser refuses)
             if target.startswith(alias):
                 target = scheme + target[len(alias) :]
@@ -531,333 +381,6 @@ class ObstoreStore(GatheredAwaitableReads, Store):
         """Where `key` is in the backend (its path under the store's root)."""
         return self.root + key
 
-    def _folder(self, prefix: str) -> str | None:
-        """The backend's listing prefix for `prefix` (a folder, or "" for the root)."""
-        return (self.root + prefix).rstrip("/") or None
-
-    def _error(self, exc: BaseException, key: str | None, operation: str) -> StoreError:
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return StoreError(detail, key=key, store=self, operation=operation)
-
-    def _gather(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
-        """Run every call concurrently, at most `concurrency` at a time, answers in order; the
-        first failure cancels the rest."""
-        if not calls:
-            return []
-
-        async def run() -> list[T]:
-            return await gather_limited(calls, self.concurrency, gate=self._gate)
-
-        return asyncio.run_coroutine_threadsafe(run(), _event_loop()).result()
-
-    def reads_loop(self) -> asyncio.AbstractEventLoop:
-        """Awaited reads (`async_reads`) run on the loop its synchronous calls run on."""
-        return _event_loop()
-
-    # -- readable --------------------------------------------------------------------------------
-    async def _read(self, key: str, rng: Range | None, limit: int) -> Any:
-        """One value or range, at most `limit` bytes of it held (`collect`)."""
-        obstore = _obstore()
-        if ranges.is_empty_read(rng):
-            return b"" if await self._is_file(key) else None
-        if isinstance(rng, SuffixRange) and self._suffix_by_size:
-            return await self._suffix_by_size_of(key, rng.length, limit)
-        options: dict[str, Any] = {}
-        if isinstance(rng, SuffixRange):
-            options["range"] = {"suffix": rng.length}
-        elif isinstance(rng, ByteRange):
-            options["range"] = (
-                {"offset": rng.offset}
-                if rng.length is None
-                else (rng.offset, rng.offset + rng.length)
-            )
-        try:
-            return await self._fetch(key, options or None, limit)
-        except FileNotFoundError:
-            return None
-        except StoreError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, obstore.exceptions.NotFoundError):
-                return None
-            # a range starting at or past the end is refused rather than answered empty
-            if isinstance(rng, ByteRange) and await self._size_at_most(key, rng.offset):
-                return b""
-            raise self._error(exc, key, "read") from exc
-
-    async def _fetch(self, key: str, options: dict[str, Any] | None, limit: int) -> bytes:
-        """One read, at most `limit` bytes held (`collect`; obstore's `get_range_async`
-        would hold whatever the answer's `Content-Length` says). obstore checks a body
-        against its length and fails when it is short; its S3, GCS and Azure clients then
-        ask again, its HTTP client does not: the store does."""
-        obstore = _obstore()
-
-        async def once() -> bytes:
-            result = await obstore.get_async(self.backend, self.root + key, options=options)
-            try:
-                return await collect(result, limit, key, self, "read")
-            finally:
-                del result
-
-        if not self._over_http:
-            return await once()
-        return await self._policy.run(once, _body_fault)
-
-    async def _suffix_by_size_of(self, key: str, length: int, limit: int) -> Any:
-        """The last `length` bytes of `key` from a backend that answers no suffix range: its
-        size and ETag first, then the range it ends with, if the ETag still matches (else
-        again: a value replaced between the two requests must not be read half old, half
-        new). Two round trips where a suffix range is one, as zarr-python's store makes."""
-        obstore = _obstore()
-        for _ in range(_SUFFIX_ATTEMPTS):
-            try:
-                meta = await obstore.head_async(self.backend, self.root + key)
-            except Exception as exc:
-                if isinstance(exc, (FileNotFoundError, obstore.exceptions.NotFoundError)):
-                    return None
-                raise self._error(exc, key, "read") from exc
-            size = int(meta["size"])
-            if size == 0:
-                return b""
-            options: dict[str, Any] = {"range": (max(0, size - length), size)}
-            if meta.get("e_tag"):
-                options["if_match"] = meta["e_tag"]
-            try:
-                return await self._fetch(key, options, limit)
-            except StoreError:
-                raise
-            except Exception as exc:
-                if isinstance(exc, obstore.exceptions.PreconditionError):
-                    continue  # replaced meanwhile: read its new size
-                if isinstance(exc, (FileNotFoundError, obstore.exceptions.NotFoundError)):
-                    return None
-                raise self._error(exc, key, "read") from exc
-        raise StoreError(
-            f"its end could not be read: it was replaced while being read, {_SUFFIX_ATTEMPTS} "
-            f"times",
-            key=key,
-            store=self,
-            operation="read",
-        )
-
-    async def _size_at_most(self, key: str, offset: int) -> bool:
-        try:
-            meta = await _obstore().head_async(self.backend, self.root + key)
-        except Exception:
-            return False
-        return int(meta["size"]) <= offset
-
-    async def _is_file(self, key: str) -> bool:
-        obstore = _obstore()
-        try:
-            await obstore.head_async(self.backend, self.root + key)
-        except FileNotFoundError:
-            return False
-        except Exception as exc:
-            if isinstance(exc, obstore.exceptions.NotFoundError):
-                return False
-            raise self._error(exc, key, "read") from exc
-        return True
-
-    async def _size(self, key: str) -> int | None:
-        """The object's size from a HEAD (None: absent), never from its body."""
-        obstore = _obstore()
-        try:
-            meta = await obstore.head_async(self.backend, self.root + key)
-        except FileNotFoundError:
-            return None
-        except Exception as exc:
-            if isinstance(exc, obstore.exceptions.NotFoundError):
-                return None
-            raise self._error(exc, key, "read") from exc
-        return int(meta["size"])
-
-    def sizes(self, keys: Iterable[str]) -> dict[str, int]:
-        """One HEAD per key, concurrently: a value is sized without being downloaded."""
-        keys = [check_key(k) for k in keys]
-        found = self._gather([partial(self._size, k) for k in keys])
-        return {k: n for k, n in zip(keys, found) if n is not None}
-
-    def get(self, key: str, byte_range: Range | None = None) -> bytes | None:
-        check_key(key)
-        limit = value_limit()  # (read here: the loop's thread does not share this context)
-        value = _run(lambda: self._read(key, byte_range, limit))
-        return None if value is None else bytes(value)
-
-    def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
-        keys = [check_key(k) for k in keys]
-        limit = value_limit()
-        values = self._gather([partial(self._read, k, None, limit) for k in keys])
-        return {k: v for k, v in zip(keys, values) if v is not None}
-
-    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        return {k: bytes(v) for k, v in self.read_many(keys).items()}
-
-    def read_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[Any]:
-        for key, _ in requests:
-            check_key(key)
-        plan = ranges.plan(requests)
-        limit = value_limit()
-        return plan.answers(self._gather([partial(self._read, *r, limit) for r in plan.reads]))
-
-    def get_ranges(self, requests: Sequence[tuple[str, Range | None]]) -> list[bytes | None]:
-        return [None if v is None else bytes(v) for v in self.read_ranges(requests)]
-
-    def exists(self, key: str) -> bool:
-        check_key(key)
-        return _run(lambda: self._is_file(key))
-
-    # -- writeable -------------------------------------------------------------------------------
-    async def _write(self, key: str, value: Any) -> None:
-        try:
-            await _obstore().put_async(self.backend, self.root + key, value)
-        except Exception as exc:
-            raise self._error(exc, key, "write") from exc
-
-    def set(self, key: str, value: Any) -> None:
-        self.set_many({key: value})
-
-    def set_many(self, items: Mapping[str, Any]) -> None:
-        """Each value is one PUT (atomic per key on object stores); all keys checked first."""
-        self.require("write", "set keys")
-        values = [(check_key(k), memoryview(v).tobytes()) for k, v in items.items()]
-        self._gather([partial(self._write, *kv) for kv in values])
-
-    # -- updates ---------------------------------------------------------------------------------
-    @property
-    def safe_updates(self) -> bool:  # type: ignore[override]  # depends on the backend
-        """Conditional puts (`obstore_updates`) where the backend has them (S3, GCS, Azure,
-        memory); obstore's `LocalStore` cannot update only an unchanged value: unguarded."""
-        return obstore_updates.supported(self.backend)
-
-    def update_many(self, keys: Sequence[str], compute: Update) -> None:
-        if not self.safe_updates:
-            super().update_many(keys, compute)
-            return
-        keys = [check_key(k) for k in keys]
-        writes = obstore_updates.ConditionalWrites(self)
-        optimistic_update(self, keys, compute, writes.read, writes.swap)
-
-    def erase(self, key: str) -> None:
-        self.erase_many([key])
-
-    def erase_many(self, keys: Iterable[str]) -> None:
-        self.require("write", "erase keys")
-        keys = [check_key(k) for k in keys]
-
-        async def erase(key: str) -> None:
-            obstore = _obstore()
-            try:
-                await obstore.delete_async(self.backend, self.root + key)
-            except FileNotFoundError:
-                pass
-            except Exception as exc:
-                if not isinstance(exc, obstore.exceptions.NotFoundError):
-                    raise self._error(exc, key, "erase") from exc
-
-        self._gather([partial(erase, k) for k in keys])
-
-    def erase_prefix(self, prefix: str) -> None:
-        self.require("write", f"erase prefix {prefix!r}")
-        self.erase_many(list(self.list_prefix(check_prefix(prefix))))
-
-    # -- listable --------------------------------------------------------------------------------
-    def list(self) -> Iterator[str]:
-        return self.list_prefix("")
-
-    def list_prefix(self, prefix: str) -> Iterator[str]:
-        self.require("list", f"list keys under {prefix!r}")
-        folder = prefix[: prefix.rfind("/") + 1]
-        skip = len(self.root)
-
-        limit = listing_limit()  # (read here: the loop's thread does not share this context)
-
-        async def find() -> builtins.list[str]:
-            out: builtins.list[str] = []
-            try:
-                async for batch in _obstore().list(self.backend, self._folder(folder)):
-                    out.extend(meta["path"][skip:] for meta in batch)
-                    if len(out) > limit:  # pages that never end: stop gathering them
-                        break
-            except Exception as exc:
-                raise self._error(exc, prefix or None, "list") from exc
-            if len(out) > limit:
-                raise StoreError(
-                    f"the listing gave more than the {limit} keys it may hold",
-                    key=prefix or None,
-                    store=self,
-                    operation="list",
-                )
-            return out
-
-        return iter(sorted(k for k in _run(find) if k.startswith(prefix) and _valid(k)))
-
-    def is_empty(self, prefix: str) -> bool | None:
-        """One listing request: the first page of keys under `prefix`, stopped at its first key."""
-        if not self.listable:
-            return None
-        check_prefix(prefix)
-
-        async def first() -> bool:
-            stream = _obstore().list(self.backend, self._folder(prefix), chunk_size=1)
-            async for batch in stream:
-                if batch:
-                    return False
-            return True
-
-        try:
-            return _run(first)
-        except Exception:  # (then the caller reads its keys, which say what is wrong)
-            return None
-
-    #: whether `list_dir` may trust a delimited listing: not over a local filesystem, where it
-    #: shows the folders an erase left empty
-    _delimited = True
-
-    def diagnose(self, prefix: str = "") -> Absence | None:
-        """What one listing of the root says: no such bucket, access denied, or nothing
-        stored under the root."""
-        if not self.listable:
-            return None
-        try:
-            found: tuple[Iterable[str], Iterable[str]] = self.list_dir(check_prefix(prefix))
-        except StoreError as exc:
-            text = str(exc)
-            if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
-                return Absence("missing", f"the bucket of {self.url} does not exist")
-            if "AccessDenied" in text or "403" in text or "Forbidden" in text:
-                return Absence("denied", f"access denied to {self.url}")
-            return None
-        if not any(True for _ in found[0]) and not any(True for _ in found[1]):
-            return Absence("missing", f"nothing is stored under {self.url}")
-        return None
-
-    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
-        """One delimited listing (S3: ListObjectsV2 with '/'), not a walk of every key."""
-        self.require("list", f"list {prefix!r}")
-        check_prefix(prefix)
-        if not self._delimited:
-            return super().list_dir(prefix)
-
-        async def ls() -> Any:
-            try:
-                return await _obstore().list_with_delimiter_async(
-                    self.backend, self._folder(prefix)
-                )
-            except Exception as exc:
-                raise self._error(exc, prefix or None, "list") from exc
-
-        found = _run(ls)
-        under = self.root + prefix
-        keys = {m["path"][len(under) :] for m in found["objects"] if m["path"].startswith(under)}
-        prefixes = {
-            p.rstrip("/")[len(under) :] for p in found["common_prefixes"] if p.startswith(under)
-        }
-        return (
-            sorted(k for k in keys if k and "/" not in k),
-            sorted(p for p in prefixes if p and "/" not in p),
-        )
-
     # -- identity --------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ObstoreStore):
@@ -870,16 +393,3 @@ class ObstoreStore(GatheredAwaitableReads, Store):
 
     def __repr__(self) -> str:
         return f"ObstoreStore({self._url!r})"
-
-
-def _body_fault(exc: BaseException) -> bool:
-    """Whether obstore failed reading an answer's body (cut short, or stalled)."""
-    return "body error" in str(exc)
-
-
-def _valid(key: str) -> bool:
-    try:
-        check_key(key)
-    except ValueError:
-        return False
-    return True

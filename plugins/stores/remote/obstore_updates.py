@@ -1,4 +1,5 @@
-"""Conditional writes for the obstore store: its `update_many` (see `optimistic_update`).
+"""Conditional writes through obstore: the primitives of the obstore store's `update_many`
+(see `object_store.ConditionalWrites`, `optimistic_update`).
 
 A value is read with its ETag (and version, where the backend keeps versions); the new value
 is put with `mode=UpdateVersion` (S3: `If-Match`), or with `mode="create"` (`If-None-Match: *`)
@@ -8,8 +9,7 @@ race); the key is then read and computed again.
 
 obstore has no conditional delete. A value that became fill (None) is erased only after a HEAD
 finds the ETag read still there; a writer that replaces the key in the short time between that
-HEAD and the DELETE loses its update. A key that was absent and stays so is checked to be still
-absent.
+HEAD and the DELETE loses its update.
 
 Backends with conditional puts: S3 (and S3-compatible servers that honour the precondition
 headers), GCS, Azure, and obstore's in-memory store. Not obstore's `LocalStore` (no update
@@ -18,16 +18,9 @@ mode) nor HTTP (not writeable).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from zarrkit.abc import value_limit
-from zarrkit.errors import StoreError
 from zarrkit.plugins.stores.remote.obstore_bodies import collect
-
-if TYPE_CHECKING:
-    from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
 
 #: obstore's store classes whose puts take both `mode="create"` and `mode=UpdateVersion`
 GUARDED_BACKENDS = frozenset({"S3Store", "GCSStore", "AzureStore", "MemoryStore"})
@@ -53,74 +46,61 @@ def _conflict(exc: BaseException, token: Token) -> bool:
     return "ConditionalRequestConflict" in text or "status: 409" in text
 
 
-class ConditionalWrites:
-    """`read` and `swap` of `optimistic_update` for one obstore store."""
+async def get_tagged(backend: Any, path: str, limit: int) -> tuple[bytes | None, Token]:
+    """The value at `path` (at most `limit` bytes held: `collect`; None: absent) and its
+    token."""
+    import obstore
 
-    def __init__(self, store: ObstoreStore) -> None:
-        self.store = store
-        self.backend = store.backend
+    try:
+        result = await obstore.get_async(backend, path)
+    except FileNotFoundError:
+        return None, None
+    token = (result.meta.get("e_tag"), result.meta.get("version"))
+    return await collect(result, limit), token
 
-    async def _get(self, key: str, limit: int) -> tuple[bytes | None, Token]:
-        """The value (at most `limit` bytes held: `objectstore.collect`) and its token."""
-        import obstore
 
-        try:
-            result = await obstore.get_async(self.backend, self.store.location(key))
-            token = (result.meta.get("e_tag"), result.meta.get("version"))
-            data = await collect(result, limit, key, self.store, "read")
-        except FileNotFoundError:
-            return None, None
-        except StoreError:
-            raise
-        except Exception as exc:
-            raise self.store._error(exc, key, "read") from exc
-        return data, token
+async def token_of(backend: Any, path: str) -> Token:
+    """The token of what `path` holds now (a HEAD); None: absent."""
+    import obstore
 
-    async def _token(self, key: str) -> Token:
-        import obstore
+    try:
+        meta = await obstore.head_async(backend, path)
+    except FileNotFoundError:
+        return None
+    return meta.get("e_tag"), meta.get("version")
 
-        try:
-            meta = await obstore.head_async(self.backend, self.store.location(key))
-        except FileNotFoundError:
-            return None
-        except Exception as exc:
-            raise self.store._error(exc, key, "read") from exc
-        return meta.get("e_tag"), meta.get("version")
 
-    def read(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, Token]]:
-        limit = value_limit()  # (the requests run on another thread, outside this context)
-        answers = self.store._gather([partial(self._get, k, limit) for k in keys])
-        values = {k: v for k, (v, _) in zip(keys, answers) if v is not None}
-        return values, {k: token for k, (_, token) in zip(keys, answers)}
+async def put_if(backend: Any, path: str, value: bytes, token: Token) -> bool:
+    """Put `value` if `path` still holds what `token` was read at (None: if it is still
+    absent); False: a conflict."""
+    import obstore
 
-    async def _put(self, key: str, value: Any, token: Token) -> bool:
-        """Whether the write happened (False: a conflict)."""
-        import obstore
+    mode: Any = "create"
+    if token is not None:
+        etag, version = token
+        mode = {"e_tag": etag} if etag is not None else {}
+        if version is not None:
+            mode["version"] = version
+    try:
+        await obstore.put_async(backend, path, value, mode=mode)
+    except Exception as exc:
+        if _conflict(exc, token):
+            return False
+        raise
+    return True
 
-        try:
-            if value is not None:
-                mode: Any = "create"
-                if token is not None:
-                    etag, version = token
-                    mode = {"e_tag": etag} if etag is not None else {}
-                    if version is not None:
-                        mode["version"] = version
-                await obstore.put_async(
-                    self.backend, self.store.location(key), memoryview(value).tobytes(), mode=mode
-                )
-            elif token is not None:  # no conditional delete: check, then delete
-                if await self._token(key) != token:
-                    return False
-                await obstore.delete_async(self.backend, self.store.location(key))
-            else:  # absent, and to stay absent: only if no one wrote it meanwhile
-                return await self._token(key) is None
-        except Exception as exc:
-            if _conflict(exc, token):
-                return False
-            raise self.store._error(exc, key, "write") from exc
-        return True
 
-    def swap(self, tokens: Mapping[str, Token], new: Mapping[str, Any]) -> list[str]:
-        keys = list(new)
-        done = self.store._gather([partial(self._put, k, new[k], tokens.get(k)) for k in keys])
-        return [k for k, ok in zip(keys, done) if not ok]
+async def erase_if(backend: Any, path: str, token: Token) -> bool:
+    """Delete `path` if a HEAD finds it still holds what `token` was read at (obstore has no
+    conditional delete); False: a conflict."""
+    import obstore
+
+    try:
+        if await token_of(backend, path) != token:
+            return False
+        await obstore.delete_async(backend, path)
+    except Exception as exc:
+        if _conflict(exc, token):
+            return False
+        raise
+    return True

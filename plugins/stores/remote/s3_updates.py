@@ -1,23 +1,20 @@
-"""Conditional writes for the fsspec store on S3 (s3fs): its `update_many`.
+"""The S3 calls the fsspec store makes through s3fs itself, where s3fs's filesystem calls do
+too little: reads holding a bounded body, and conditional writes (its `update_many`).
 
 A value is read with its ETag; the new value is written with `If-Match: <that ETag>`, or with
 `If-None-Match: *` where the key was absent, and a value that became fill is deleted with
 `If-Match`. S3 (and moto's server) refuses such a write with 412 Precondition Failed (409 when
-two conditional writes of one key race) if another writer got there first; the key is then read
-and computed again (`optimistic_update`). A key that was absent and stays so is checked to be
-still absent.
+two conditional writes of one key race) if another writer got there first; the key is then
+read and computed again (`optimistic_update`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-from zarrkit.abc import value_limit
-
-if TYPE_CHECKING:
-    from zarrkit.plugins.stores.remote.fsspec import FsspecStore
+from zarrkit.abc import ByteRange, Range, SuffixRange
+from zarrkit.plugins.stores.remote.http_rules import TooLong
 
 #: answers that mean "another writer changed the key since it was read"
 _CONFLICTS = frozenset(
@@ -28,12 +25,15 @@ _ABSENT = frozenset({"NoSuchKey", "404"})
 _BLOCK = 1 << 20
 
 
+def supported(fs: Any) -> bool:
+    """Whether `fs` is s3fs's filesystem, which sends S3 calls with their conditions."""
+    return callable(getattr(fs, "_call_s3", None)) and callable(getattr(fs, "split_path", None))
+
+
 async def read_body(answer: Mapping[str, Any], limit: int) -> bytes:
     """The body of a `get_object` answer, at most `limit` bytes of it held: refused
     (`http_rules.TooLong`) when the answer declares more, before any of it is read, or one
     block past the limit when it runs on; closed either way."""
-    from zarrkit.plugins.stores.remote.http_rules import TooLong
-
     body = answer["Body"]
     blocks: list[bytes] = []
     try:
@@ -55,9 +55,20 @@ async def read_body(answer: Mapping[str, Any], limit: int) -> bytes:
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
-def supported(fs: Any) -> bool:
-    """Whether `fs` is s3fs's filesystem, which sends S3 calls with their conditions."""
-    return callable(getattr(fs, "_call_s3", None)) and callable(getattr(fs, "split_path", None))
+async def get(fs: Any, path: str, rng: Range | None, limit: int) -> bytes:
+    """s3fs's `_cat_file` holding at most `limit` bytes: one GET (its `get_object`, with
+    the filesystem's request options), refused when its answer declares more, its body
+    read a block at a time and refused one block past the limit. (s3fs reads whatever
+    body comes, however long, before anything can look at its size.)"""
+    bucket, key, version = fs.split_path(path)
+    asked: dict[str, Any] = {"VersionId": version} if version else {}
+    if isinstance(rng, SuffixRange):
+        asked["Range"] = f"bytes=-{rng.length}"
+    elif isinstance(rng, ByteRange):
+        last = "" if rng.length is None else str(rng.offset + rng.length - 1)
+        asked["Range"] = f"bytes={rng.offset}-{last}"
+    answer = await fs._call_s3("get_object", Bucket=bucket, Key=key, **asked)
+    return await read_body(answer, limit)
 
 
 def _code(exc: BaseException) -> str | None:
@@ -69,69 +80,50 @@ def _code(exc: BaseException) -> str | None:
     return None
 
 
-class ConditionalWrites:
-    """`read` and `swap` of `optimistic_update` for one fsspec store on S3."""
-
-    def __init__(self, store: FsspecStore) -> None:
-        self.store = store
-        self.fs = store.fs
-
-    def _where(self, key: str) -> tuple[str, str]:
-        bucket, path, _ = self.fs.split_path(self.store._path(key))
-        return bucket, path
-
-    async def _get(self, key: str, limit: int) -> tuple[bytes | None, str | None]:
-        bucket, path = self._where(key)
-        try:
-            answer = await self.fs._call_s3("get_object", Bucket=bucket, Key=path)
-        except FileNotFoundError:
+async def get_tagged(fs: Any, path: str, limit: int) -> tuple[bytes | None, str | None]:
+    """The value at `path` (None: absent) and its ETag."""
+    bucket, key, _ = fs.split_path(path)
+    try:
+        answer = await fs._call_s3("get_object", Bucket=bucket, Key=key)
+    except FileNotFoundError:
+        return None, None
+    except Exception as exc:
+        if _code(exc) in _ABSENT:
             return None, None
-        except Exception as exc:
-            if _code(exc) in _ABSENT:
-                return None, None
-            raise self.store._error(exc, key, "read") from exc
-        try:
-            data = await read_body(answer, limit)
-        except Exception as exc:
-            raise self.store._error(exc, key, "read") from exc
-        return data, answer["ETag"]
+        raise
+    return await read_body(answer, limit), answer["ETag"]
 
-    def read(self, keys: Sequence[str]) -> tuple[dict[str, bytes], dict[str, str | None]]:
-        limit = value_limit()  # (the requests run on fsspec's thread, outside this context)
-        answers = self.store._gather([partial(self._get, k, limit) for k in keys])
-        values = {k: v for k, (v, _) in zip(keys, answers) if v is not None}
-        return values, {k: etag for k, (_, etag) in zip(keys, answers)}
 
-    async def _put(self, key: str, value: Any, etag: str | None) -> bool:
-        """Whether the write happened (False: a conflict)."""
-        bucket, path = self._where(key)
-        try:
-            if value is not None:
-                condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
-                await self.fs._call_s3(
-                    "put_object",
-                    Bucket=bucket,
-                    Key=path,
-                    Body=memoryview(value).tobytes(),
-                    **condition,
-                )
-            elif etag:
-                await self.fs._call_s3("delete_object", Bucket=bucket, Key=path, IfMatch=etag)
-            else:  # absent, and to stay absent: only if no one wrote it meanwhile
-                return (await self._get(key, value_limit()))[1] is None
-        except FileExistsError:  # (s3fs's name for If-None-Match's 412)
+async def put_if(fs: Any, path: str, value: bytes, etag: str | None) -> bool:
+    """Write `value` if `path` still has `etag` (None: is still absent); False: a conflict."""
+    bucket, key, _ = fs.split_path(path)
+    condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+    return await _conditional(
+        fs._call_s3("put_object", Bucket=bucket, Key=key, Body=value, **condition), etag
+    )
+
+
+async def erase_if(fs: Any, path: str, etag: str) -> bool:
+    """Delete `path` if it still has `etag`; False: a conflict."""
+    bucket, key, _ = fs.split_path(path)
+    return await _conditional(
+        fs._call_s3("delete_object", Bucket=bucket, Key=key, IfMatch=etag), etag
+    )
+
+
+async def _conditional(call: Any, etag: str | None) -> bool:
+    """Whether the conditional `call` (a coroutine) wrote (False: another writer changed the
+    key since it was read)."""
+    try:
+        await call
+    except FileExistsError:  # (s3fs's name for If-None-Match's 412)
+        return False
+    except FileNotFoundError:
+        if etag:  # If-Match on a key erased meanwhile
             return False
-        except FileNotFoundError as exc:
-            if etag:  # If-Match on a key erased meanwhile
-                return False
-            raise self.store._error(exc, key, "write") from exc  # (no such bucket)
-        except Exception as exc:
-            if _code(exc) in _CONFLICTS:
-                return False
-            raise self.store._error(exc, key, "write") from exc
-        return True
-
-    def swap(self, tokens: Mapping[str, str | None], new: Mapping[str, Any]) -> list[str]:
-        keys = list(new)
-        done = self.store._gather([partial(self._put, k, new[k], tokens.get(k)) for k in keys])
-        return [k for k, ok in zip(keys, done) if not ok]
+        raise  # (no such bucket)
+    except Exception as exc:
+        if _code(exc) in _CONFLICTS:
+            return False
+        raise
+    return True

@@ -14,7 +14,7 @@ import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from zarrkit.abc import Absence, Range, Store, Update, open_store, scheme_of
+from zarrkit.abc import Absence, Range, Store, StoreCapabilities, Update, open_store, scheme_of
 
 
 class StoreWrapper(Store):
@@ -50,40 +50,10 @@ class StoreWrapper(Store):
         own = {k: options.pop(k) for k in cls.own_options if k in options}
         return cls(open_store(inner_url, mode=mode, storage_options=options), **own)
 
-    # -- capabilities are the inner store's ---------------------------------------------------
-    # (read-only here where Store has plain attributes: a wrapper cannot have capabilities of
-    # its own, so mypy's override check on each is silenced on purpose)
     @property
-    def readable(self) -> bool:  # type: ignore[override]
-        return self.inner.readable
-
-    @property
-    def writeable(self) -> bool:  # type: ignore[override]
-        return self.inner.writeable
-
-    @property
-    def listable(self) -> bool:  # type: ignore[override]
-        return self.inner.listable
-
-    @property
-    def read_only(self) -> bool:  # type: ignore[override]
-        return self.inner.read_only
-
-    @property
-    def blocking_writes(self) -> bool:  # type: ignore[override]
-        return self.inner.blocking_writes
-
-    @property
-    def preferred_fetch_bytes(self) -> int | None:  # type: ignore[override]
-        return self.inner.preferred_fetch_bytes
-
-    @property
-    def preferred_store_bytes(self) -> int | None:  # type: ignore[override]
-        return self.inner.preferred_store_bytes
-
-    @property
-    def safe_updates(self) -> bool:  # type: ignore[override]
-        return self.inner.safe_updates
+    def capabilities(self) -> StoreCapabilities:  # type: ignore[override]  # (none of its own)
+        """The inner store's: a wrapper can do what it wraps."""
+        return self.inner.capabilities
 
     def name_limit(self) -> int | None:
         return self.inner.name_limit()

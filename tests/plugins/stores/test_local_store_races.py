@@ -15,7 +15,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.errors import ZarrkitError
-from zarrkit.plugins.stores.local import beneath, local
+from zarrkit.plugins.stores.local import beneath, posix
 from zarrkit.plugins.stores.local.local import LocalStore
 
 #: how long each race runs
@@ -174,6 +174,6 @@ def test_the_walk_one_folder_at_a_time_holds_too(
     """Where the kernel has no openat2 (before Linux 5.6, other POSIX systems), each path
     segment is opened with openat and O_NOFOLLOW: that way is forced here."""
     monkeypatch.setattr(beneath, "_openat2", None)
-    monkeypatch.setattr(local, "_openat2_read", None)
+    monkeypatch.setattr(posix, "_openat2_read", None)
     _swaps, _done, refused = _race(tmp_path, operation)
     assert refused > 0, "no operation met a swapped folder: the race proves nothing"

@@ -15,6 +15,7 @@ from zarrkit_testing.store_tests import StoreTests
 import zarrkit as zk
 from zarrkit import registry
 from zarrkit.errors import (
+    CapabilityError,
     InvalidKeyError,
     ReadOnlyError,
     StoreError,
@@ -49,6 +50,23 @@ class TestLocalStore(StoreTests):
     def store_reopen(self, store: Store) -> Store:
         assert isinstance(store, LocalStore)
         return LocalStore(store.root, mode="r")
+
+
+class TestPortableLocalStore(StoreTests):
+    """The local store's way for an OS that cannot open files relative to a folder
+    (Windows), made directly here: the same contract over checked paths."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> LocalStore:
+        from zarrkit.plugins.stores.local.portable import PortableLocalStore
+
+        return PortableLocalStore(tmp_path / "root", mode="w")
+
+    def store_reopen(self, store: Store) -> Store:
+        from zarrkit.plugins.stores.local.portable import PortableLocalStore
+
+        assert isinstance(store, PortableLocalStore)
+        return PortableLocalStore(store.root, mode="r")
 
 
 # -- memory:// ---------------------------------------------------------------------------------
@@ -126,7 +144,7 @@ def test_buffered_read_takes_the_file_as_it_is_when_it_changed_size(
     tmp_path: Path, sized_as: int
 ) -> None:
     """A file sized, then rewritten before it is read: the read gives what is there now."""
-    from zarrkit.plugins.stores.local.local import _read_into_buffer
+    from zarrkit.plugins.stores.local.posix import _read_into_buffer
 
     value = os.urandom((4 << 20) + 11)
     (tmp_path / "k").write_bytes(value)
@@ -230,21 +248,21 @@ def test_writes_fall_back_to_renaming_where_unnamed_files_fail(
     creating the unnamed file and naming it: the value is written the renaming way."""
     import errno
 
-    from zarrkit.plugins.stores.local import local
+    from zarrkit.plugins.stores.local import posix
 
     store = LocalStore(tmp_path, mode="w")
 
     def gone(fd: int, folder: int, name: str) -> None:
         raise FileNotFoundError(errno.ENOENT, "pruned", name)
 
-    monkeypatch.setattr(local, "_link_fd", gone)
+    monkeypatch.setattr(posix, "_link_fd", gone)
     store.set("c/0", b"first")
     assert store.get("c/0") == b"first" and store._unnamed  # only this write went around
 
     def unsupported(folder: int) -> int:
         raise OSError(errno.EOPNOTSUPP, "not on this file system")
 
-    monkeypatch.setattr(local, "_open_unnamed", unsupported)
+    monkeypatch.setattr(posix, "_open_unnamed", unsupported)
     store.set_many({"c/1": b"second", "c/0": b"third"})
     assert not store._unnamed
     assert store.get_many(["c/0", "c/1"]) == {"c/0": b"third", "c/1": b"second"}
@@ -256,7 +274,7 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
 ) -> None:
     """An overwrite that dies between naming its new file and renaming it over the key (here:
     the rename fails and the clean-up is lost, as after a crash) leaves a name listings skip."""
-    from zarrkit.plugins.stores.local import local
+    from zarrkit.plugins.stores.local import posix
 
     store = LocalStore(tmp_path, mode="w")
     store.set("a/k", b"old")
@@ -265,7 +283,7 @@ def test_an_overwrite_cut_short_leaves_nothing_listed(
         raise OSError("killed")
 
     monkeypatch.setattr(os, "replace", crash)
-    monkeypatch.setattr(local, "_remove_quietly", lambda path, **folder: None)
+    monkeypatch.setattr(posix, "_remove_quietly", lambda path, **folder: None)
     with pytest.raises(StoreError, match="killed"):
         store.set("a/k", b"new")
     monkeypatch.undo()
@@ -511,16 +529,15 @@ def test_relative_symlinks_that_lead_out_are_refused(tmp_path: Path, target: str
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outside", "root"]
 
 
-def test_the_checked_path_way_refuses_symlinks_out_too(
-    escape: tuple[LocalStore, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_checked_path_way_refuses_symlinks_out_too(escape: tuple[LocalStore, Path]) -> None:
     """Where the OS cannot open relative to a folder (Windows), paths are checked before use:
-    the same static escapes are refused, and the store works (run here with that way forced,
-    as Windows is not at hand)."""
-    from zarrkit.plugins.stores.local import local
+    the same static escapes are refused, and the store works (run here with that way made
+    directly, as Windows is not at hand)."""
+    from zarrkit.plugins.stores.local.portable import PortableLocalStore
 
-    monkeypatch.setattr(local, "_DIR_FD", False)
-    store, outside = escape
+    posix_store, outside = escape
+    store = PortableLocalStore(posix_store.root, mode="w")
+    assert isinstance(store, LocalStore) and store == posix_store
     store.set_many({"a/k": b"1", "b": b"2"})
     assert store.get_many(["a/k", "b"]) == {"a/k": b"1", "b": b"2"}
     assert store.get_ranges([("a/k", SuffixRange(1))]) == [b"1"]
@@ -635,3 +652,49 @@ def test_store_error_names_key_store_and_operation() -> None:
     error = StoreError("HTTP 503", key="c/0", store="S3Store('s3://b/x')", operation="read")
     assert str(error) == "cannot read 'c/0' in S3Store('s3://b/x'): HTTP 503"
     assert (error.key, error.operation) == ("c/0", "read")
+
+
+# -- capabilities ------------------------------------------------------------------------------------
+def test_every_store_declares_its_capabilities_and_the_mode_sets_read_only(tmp_path: Path) -> None:
+    from zarrkit.abc import StoreCapabilities
+
+    writer = LocalStore(tmp_path / "data", mode="a")
+    reader = LocalStore(tmp_path / "data", mode="r")
+    assert isinstance(LocalStore.capabilities, StoreCapabilities)
+    assert LocalStore.capabilities.blocking_writes and not MemoryStore.capabilities.blocking_writes
+    assert not writer.capabilities.read_only and reader.capabilities.read_only
+    assert reader.read_only and reader.capabilities.writeable  # (its older name reads it)
+    with pytest.raises(ReadOnlyError):
+        reader.set("k", b"1")
+    with pytest.raises(AttributeError):
+        reader.capabilities.read_only = False  # type: ignore[misc]  # frozen
+
+
+def test_a_store_written_before_capabilities_declares_them_by_its_older_names() -> None:
+    """A store plugin that sets `writeable = False` on its class, or `self.listable = False`
+    on an instance, has those capabilities: the kernel refuses what it cannot do."""
+
+    class Older(Store):
+        writeable = False
+        safe_updates = True
+
+        def __init__(self) -> None:
+            self.listable = False
+
+        def get(self, key: str, byte_range: object = None) -> bytes | None:
+            return None
+
+    store = Older()
+    assert Older.capabilities.safe_updates and not Older.capabilities.writeable
+    assert not store.capabilities.listable and store.capabilities.readable
+    with pytest.raises(ReadOnlyError):
+        store.set_many({"k": b"1"})
+    with pytest.raises(CapabilityError):
+        store.list_dir("")
+    assert Store.capabilities.writeable  # (the base keeps its own)
+
+
+def test_a_wrapper_can_do_what_it_wraps(tmp_path: Path) -> None:
+    reader = open_store(f"cache://file://{tmp_path}", mode="r")
+    assert reader.capabilities == reader.inner.capabilities  # type: ignore[attr-defined]
+    assert reader.capabilities.read_only and reader.capabilities.blocking_writes

@@ -70,11 +70,7 @@ class ChecksummedStore(Store):
     def __init__(self, inner: Store, checksum: Callable[[bytes], int]) -> None:
         self.inner = inner
         self.checksum = checksum
-        # the wrapped store's capabilities are the inner one's
-        self.readable = inner.readable
-        self.writeable = inner.writeable
-        self.listable = inner.listable
-        self.read_only = inner.read_only
+        self.capabilities = inner.capabilities  # (what it wraps can do, it can)
 
     def _sum(self, data: bytes) -> bytes:
         return (self.checksum(data) & 0xFFFFFFFF).to_bytes(_SUM_BYTES, "big")

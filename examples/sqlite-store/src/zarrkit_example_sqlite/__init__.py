@@ -20,6 +20,7 @@ from zarrkit.abc import (
     Absence,
     Range,
     Store,
+    StoreCapabilities,
     Update,
     check_key,
     check_mode,
@@ -36,11 +37,11 @@ class SqliteStore(Store):
     """The keys and values in the SQLite file at `path`; read-only with mode "r"."""
 
     names = names("sqlite")
-    safe_updates = True
+    capabilities = StoreCapabilities(safe_updates=True)
 
     def __init__(self, path: str | os.PathLike[str], *, mode: str = "r") -> None:
         self.path = os.fspath(path)
-        self.read_only = check_mode(mode) == "r"
+        self.capabilities = self.capabilities.opened(check_mode(mode))
         self._lock = threading.RLock()  # one connection, shared by the engine's threads
         self._db: sqlite3.Connection | None = None
         if self.read_only and not os.path.exists(self.path):
