@@ -12,8 +12,9 @@ from typing import Any, Self
 
 import numpy as np
 
+from zarrkit.api.arrays import Array, ArrayInfo
 from zarrkit.api.pooled import in_pool
-from zarrkit.array import Array, ArrayConfig, ArrayInfo
+from zarrkit.array import ArrayConfig
 from zarrkit.errors import ArgumentError
 
 #: what an `AsyncArray` shows of its array as it is, without I/O (zarr-python's properties)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Self
 
+from zarrkit.api.arrays import Array
 from zarrkit.api.async_array import AsyncArray
+from zarrkit.api.groups import Group, GroupInfo
 from zarrkit.api.pooled import in_pool
-from zarrkit.array import Array
 from zarrkit.errors import ArgumentError, NodeNotFoundError
-from zarrkit.hierarchy import Group, GroupInfo
 
 
 def as_async(node: Array | Group) -> AsyncArray | AsyncGroup:

@@ -22,11 +22,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from zarrkit.api import hierarchies, shortcuts, synchronous
+from zarrkit.api.arrays import Array
 from zarrkit.api.async_array import AsyncArray
 from zarrkit.api.async_group import AsyncGroup, as_async, as_sync_argument
+from zarrkit.api.groups import Group
 from zarrkit.api.pooled import in_pool
-from zarrkit.array import Array
-from zarrkit.hierarchy import Group
 
 __all__ = [
     "AsyncArray",

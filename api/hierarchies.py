@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.array import Array
+from zarrkit.api.arrays import Array
+from zarrkit.api.groups import Group, public_node
 from zarrkit.creation import format_name, prepare_path
 from zarrkit.errors import InvalidArgumentError, MetadataError, contains_error
 from zarrkit.formats import get_format
-from zarrkit.hierarchy import Group, node_from_metadata, read_metadata
+from zarrkit.hierarchy import node_from_metadata, read_metadata
 from zarrkit.metadata import GroupMetadata
 from zarrkit.paths import normalize_path
 from zarrkit.store_opening import open_store
@@ -52,7 +53,7 @@ def create_hierarchy(
                 format_module.write_metadata(opened, path, format_module.group_document(None))
                 created = read_metadata(opened, path)
                 assert created is not None
-                yield path, node_from_metadata(opened, path, created, False)
+                yield path, public_node(node_from_metadata(opened, path, created, False))
             elif not isinstance(found, GroupMetadata):
                 raise contains_error(found.node_type)(
                     f"cannot create the hierarchy: {path or '/'!r} is an array"
@@ -63,7 +64,7 @@ def create_hierarchy(
         prepare_path(opened, path, fmt, overwrite=overwrite)
         written = format_module.written_document(parsed.to_json(), where)
         format_module.write_metadata(opened, path, written)
-        yield path, node_from_metadata(opened, path, parsed, False)
+        yield path, public_node(node_from_metadata(opened, path, parsed, False))
 
 
 def _depth(path: str) -> tuple[int, str]:

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from zarrkit.abc import check_mode
-from zarrkit.array import Array
-from zarrkit.creation import check_arguments, create_array, format_name, is_auto
+from zarrkit.api.arrays import Array, public
+from zarrkit.api.creation import check_arguments, create_array, format_name, is_auto
 from zarrkit.errors import (
     ArgumentError,
     ConflictingArgumentsError,
@@ -79,28 +79,32 @@ def create(
         extra["filters"] = filters
     if dimension_separator is not None:
         extra["dimension_separator"] = dimension_separator
-    array = create_array(
-        "memory://" if store is None else store,
-        path=path,
-        shape=shape,
-        dtype="float64" if dtype is None and data is None else dtype,
-        data=data,
-        chunks=chunk_shape if chunks is None else chunks,
-        codecs=codecs,
-        fill_value=fill_value,
-        order=order,
-        zarr_format=zarr_format,
-        attributes=attributes,
-        chunk_key_encoding=chunk_key_encoding,
-        dimension_names=dimension_names,
-        storage_options=storage_options,
-        overwrite=overwrite or mode == "w",
-        config=config,
-        write_empty_chunks=write_empty_chunks,
-        **extra,
+    array = public(
+        create_array(
+            "memory://" if store is None else store,
+            path=path,
+            shape=shape,
+            dtype="float64" if dtype is None and data is None else dtype,
+            data=data,
+            chunks=chunk_shape if chunks is None else chunks,
+            codecs=codecs,
+            fill_value=fill_value,
+            order=order,
+            zarr_format=zarr_format,
+            attributes=attributes,
+            chunk_key_encoding=chunk_key_encoding,
+            dimension_names=dimension_names,
+            storage_options=storage_options,
+            overwrite=overwrite or mode == "w",
+            config=config,
+            write_empty_chunks=write_empty_chunks,
+            **extra,
+        )
     )
     if read_only:
-        return Array(array.store, array.path, array.metadata, read_only=True, config=array.config)
+        return type(array)(
+            array.store, array.path, array.metadata, read_only=True, config=array.config
+        )
     return array
 
 
@@ -171,7 +175,7 @@ def _like(a: Any, zarr_format: Any, kwargs: dict[str, Any], **fixed: Any) -> Arr
     if "filters" in new or "serializer" in new or "shards" in new:
         shape = new.pop("shape")
         new.setdefault("store", "memory://")
-        return create_array(new.pop("store"), shape=shape, **new)
+        return public(create_array(new.pop("store"), shape=shape, **new))
     return create(new.pop("shape"), **new)
 
 
@@ -237,13 +241,7 @@ def from_array(
         kwargs.setdefault("dimension_names", source.dimension_names)
         if kwargs["zarr_format"] != V3:
             kept["serializer"] = "auto"
-    new = create_array(
-        store,
-        shape=source.shape,
-        dtype=source.dtype,
-        **kept,
-        **kwargs,
-    )
+    new = public(create_array(store, shape=source.shape, dtype=source.dtype, **kept, **kwargs))
     if write_data:
         new[...] = source[...]
     return new

@@ -12,6 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.api.arrays import Array, public
+from zarrkit.api.creation import (
+    ARRAY_ARGUMENTS,
+    check_arguments,
+    create_array,
+    data_type_from_arg,
+    extension_from_arg,
+    format_name,
+    write_group,
+)
+from zarrkit.api.groups import Group, apply_use_consolidated, consolidate_group, public_node
 from zarrkit.api.shortcuts import (
     array,
     create,
@@ -26,25 +37,13 @@ from zarrkit.api.shortcuts import (
     zeros,
     zeros_like,
 )
-from zarrkit.array import Array, ArrayConfig
-from zarrkit.creation import (
-    ARRAY_ARGUMENTS,
-    check_arguments,
-    create_array,
-    data_type_from_arg,
-    extension_from_arg,
-    format_name,
-    write_group,
-)
+from zarrkit.array import ArrayConfig
 from zarrkit.errors import ArgumentError, NodeNotFoundError, contains_error
 from zarrkit.hierarchy import (
-    Group,
-    apply_use_consolidated,
     node_from_metadata,
     open_node,
     read_metadata,
 )
-from zarrkit.hierarchy import consolidate_metadata as consolidate_group
 from zarrkit.metadata import NodeMetadata
 from zarrkit.paths import normalize_path
 from zarrkit.store_opening import check_mode, open_store
@@ -238,8 +237,8 @@ def open_group(
     )
     if not isinstance(node, Group):
         raise NodeNotFoundError(path or "/", node.store, what="group (found an array)")
-    chosen: Group = apply_use_consolidated(node, use_consolidated)
-    return chosen
+    # (the kernel builds its nodes as the API layer's classes: `register_node_class`)
+    return apply_use_consolidated(node, use_consolidated)
 
 
 def open_consolidated(
@@ -319,10 +318,7 @@ def consolidate_metadata(
             raise NodeNotFoundError(
                 path or "/", node.store, what=f"zarr format {zarr_format} group"
             )
-    consolidated: Group = consolidate_group(
-        store, normalize_path(path), storage_options=storage_options
-    )
-    return consolidated
+    return consolidate_group(store, normalize_path(path), storage_options=storage_options)
 
 
 def open(
@@ -569,7 +565,7 @@ def _open_or_create(
         if kind == "array":
             if config is not None:
                 create_kwargs = {**create_kwargs, "config": config}
-            return create_array(opened, path=path, overwrite=overwrite, **create_kwargs)
+            return public(create_array(opened, path=path, overwrite=overwrite, **create_kwargs))
         return Group(opened, path, write_group(opened, path, overwrite=overwrite, **create_kwargs))
     if config is not None and isinstance(node, Array):
         return node.with_config(config)
@@ -596,4 +592,4 @@ def _opened(
             store,
             what=f"zarr format {zarr_format} node (found {node.metadata.format})",
         )
-    return node
+    return public_node(node)

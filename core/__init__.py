@@ -19,9 +19,9 @@ _API = {
     "open": "api",
     "open_array": "api",
     "open_group": "api",
-    "Array": "array",
+    "Array": "api",
     "ArrayConfig": "array",
-    "Group": "hierarchy",
+    "Group": "api",
     # the faces an event loop awaits (zarr-python 3.4 names them at its top level)
     "AsyncArray": "api.async_array",
     "AsyncGroup": "api.async_group",
@@ -88,11 +88,11 @@ if TYPE_CHECKING:  # (`name as name`: re-exported, for type checkers; loaded laz
     from .api import save_group as save_group
     from .api import zeros as zeros
     from .api import zeros_like as zeros_like
+    from .api.arrays import Array as Array
     from .api.async_array import AsyncArray as AsyncArray
     from .api.async_group import AsyncGroup as AsyncGroup
-    from .array import Array as Array
+    from .api.groups import Group as Group
     from .array import ArrayConfig as ArrayConfig
-    from .hierarchy import Group as Group
     from .views import LazyArray as LazyArray
     from .views import read_many as read_many
     from .views import read_many_async as read_many_async

@@ -2,7 +2,9 @@
 
 `Array` is the public face: it checks a selection (building its per-chunk projections with
 `indexing`) and a written value, and hands both to the array's chunk engine
-(`engine.ChunkEngine`), which reads, decodes, encodes and stores the chunks.
+(`engine.ChunkEngine`), which reads, decodes, encodes and stores the chunks. What zarr-python
+shows of an array beyond that (`info`, `filters`, `get_*_selection`, ...) is the API layer's
+subclass `zarrkit.Array` (`zarrkit.api.arrays`), which the kernel builds in this class's place.
 """
 
 from __future__ import annotations
@@ -10,16 +12,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import config as settings
 from . import indexing
-from .codec import CodecKind
 from .codec_chain import CodecChain
 from .data_type import cast_values, check_representable
 from .engine import ChunkEngine, awaiting
@@ -28,20 +29,17 @@ from .errors import (
     CodecChainError,
     InvalidArgumentError,
     InvalidKeyError,
-    MetadataError,
     ReadOnlyError,
     SelectionError,
-    StoreError,
     ValueCastError,
 )
 from .indexing import Indexer
 from .metadata import ArrayMetadata
-from .names import V3
 from .node import Node, node_location
-from .store import Store, check_fits, limiting_listings
+from .store import Store, check_fits
 
 if TYPE_CHECKING:
-    from zarrkit.views import LazyArray
+    pass
 
 #: how many distinct chunk shapes of an irregular grid the codec chain is checked against when
 #: the array is opened (a chunk of another shape is checked when it is first read or written)
@@ -95,28 +93,6 @@ class ArrayConfig:
         return self
 
 
-#: keys a listing of an array's chunks may hold besides its chunks (its documents, a stray
-#: file) before it is taken for a listing that never ends
-_LISTING_SLACK = 1024
-
-
-@dataclass(frozen=True)
-class StoredChunk:
-    """A chunk (a shard, when the array is sharded) that the store holds."""
-
-    coords: tuple[int, ...]
-    key: str
-
-
-def _decoded(decode: Callable[[str], tuple[int, ...]], key: str) -> tuple[int, ...] | None:
-    """The grid coordinates `key` encodes, or None when it is no chunk key (metadata, a
-    stray file): a key encoding may refuse such a key in any way, so every error means no."""
-    try:
-        return tuple(int(c) for c in decode(key))
-    except Exception:
-        return None
-
-
 class Array(Node):
     """An array in a store: a handle made by `zarrkit.open_array`, `create_array` or a group,
     never by hand. Indexing reads and writes (`a[...]`, `a.oindex[...]`, `a.vindex[...]`,
@@ -144,19 +120,6 @@ class Array(Node):
     @property
     def config(self) -> ArrayConfig:
         return self._config
-
-    def with_config(self, config: ArrayConfig | Mapping[str, Any]) -> Array:
-        """This array with other runtime settings (zarr-python's `Array.with_config`)."""
-        if isinstance(config, Mapping):
-            unknown = sorted(set(config) - set(CONFIG_FIELDS))
-            if unknown:
-                raise ArgumentError(
-                    f"config takes {list(CONFIG_FIELDS)}, not {', '.join(map(repr, unknown))}"
-                )
-            config = dataclasses.replace(self._config, **config)
-        return type(self)(
-            self._store, self._path, self._meta, read_only=self._read_only, config=config
-        )
 
     # -- metadata ----------------------------------------------------------------------------
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
@@ -262,41 +225,6 @@ class Array(Node):
         return self._meta.chunk_grid.uniform_chunk_shape if self._inner else None
 
     @property
-    def cdata_shape(self) -> tuple[int, ...]:
-        """Chunks per dimension (inner chunks for a sharded array, as in zarr-python)."""
-        if self._inner:
-            return tuple(-(-n // c) for n, c in zip(self.shape, self._inner))
-        return self._meta.chunk_grid.grid_shape(self.shape)
-
-    @property
-    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
-        """Per dimension, the length of each stored chunk (shard) inside the array: zarr-python's
-        `write_chunk_sizes`, the one view of the chunks that fits every grid."""
-        grid, shape = self._meta.chunk_grid, self.shape
-        sizes = []
-        for d, (n, length) in enumerate(zip(grid.grid_shape(shape), shape)):
-            starts = np.asarray(grid.chunk_start(d, np.arange(n, dtype=np.int64)), dtype=np.int64)
-            ends = np.append(starts[1:], length) if n else starts
-            sizes.append(tuple(int(e) for e in np.minimum(ends, length) - starts))
-        return tuple(sizes)
-
-    @property
-    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
-        """`write_chunk_sizes`, split into the inner chunks of a sharded array (zarr-python's
-        `read_chunk_sizes`)."""
-        outer = self.write_chunk_sizes
-        if not self._inner:
-            return outer
-        return tuple(
-            tuple(min(c, size - i) for size in sizes for i in range(0, size, c))
-            for sizes, c in zip(outer, self._inner)
-        )
-
-    @property
-    def nchunks(self) -> int:
-        return math.prod(self.cdata_shape)
-
-    @property
     def fill_value(self) -> Any:
         return self._meta.fill_value
 
@@ -327,147 +255,11 @@ class Array(Node):
         out = np.asarray(self[...])
         return out if dtype is None else out.astype(dtype)
 
-    def to_dask(self, chunks: Any = None) -> Any:
-        """A lazy dask array over this one, one task per stored chunk (per shard) unless
-        `chunks` says otherwise: `zarrkit.dask.from_zarrkit(self, chunks=chunks)`."""
-        try:
-            from zarrkit.dask import from_zarrkit
-        except ImportError as exc:
-            from .errors import PluginLoadError
-
-            raise PluginLoadError("Array.to_dask needs dask: pip install 'zarrkit[dask]'") from exc
-        return from_zarrkit(self, chunks=chunks)
-
-    # -- what zarr-python 3 shows of an array -----------------------------------------------
-    def _encoding_codecs(self) -> tuple[Any, ...]:
-        """The codecs chunks are encoded with: for a sharded array those inside each shard
-        (as zarr-python reports `filters`, `serializer` and `compressors`)."""
-        codecs = tuple(self._meta.codecs)
-        if self._inner:
-            for codec in codecs:
-                inner = getattr(codec, "codecs", None)
-                if codec.kind is CodecKind.ARRAY_BYTES and isinstance(inner, tuple):
-                    return inner
-        return codecs
-
-    @property
-    def filters(self) -> tuple[Any, ...]:
-        """The array -> array codecs (v2: the filters), as zarr-python's `Array.filters`."""
-        return tuple(c for c in self._encoding_codecs() if c.kind is CodecKind.ARRAY_ARRAY)
-
-    @property
-    def serializer(self) -> Any:
-        """The array -> bytes codec; None for formats that have none of their own (v2)."""
-        if self._meta.format != V3:
-            return None
-        found = [c for c in self._encoding_codecs() if c.kind is CodecKind.ARRAY_BYTES]
-        return found[0] if found else None
-
-    @property
-    def compressors(self) -> tuple[Any, ...]:
-        """The bytes -> bytes codecs (v2: the compressor), as zarr-python's `compressors`."""
-        return tuple(c for c in self._encoding_codecs() if c.kind is CodecKind.BYTES_BYTES)
-
-    @property
-    def order(self) -> str:
-        """The memory order of what reads return: a v2 array's stored `order`, else the
-        array's runtime `config.order` (zarr-python: v3 stores no order)."""
-        if self._meta.format == V3:
-            return self._config.order
-        found = self._meta.to_json().get("order")
-        return found if found in ("C", "F") else self._config.order
-
-    def _stored_keys(self) -> list[str]:
-        self._store.require("list", f"list the chunks of array {self.name!r}")
-        prefix = f"{self._path}/" if self._path else ""
-        return list(self._store.list_prefix(prefix))
-
     @property
     def chunk_store(self) -> Store:
         """The store the array's chunks are read and written through: its store, wrapped by
         each of its storage transformers in order (the store itself when it has none)."""
         return self._chunk_store
-
-    def stored_chunks(self) -> Iterator[StoredChunk]:
-        """The chunks (shards, when sharded) the store holds, each with its grid coordinates
-        and key, from one listing through the array's storage transformers: work and memory in
-        proportion to what is stored, never to the size of the grid. A listing that yields more
-        chunks than the grid has is a store fault (`StoreError`), not a reason to go on."""
-        store = self._chunk_store
-        store.require("list", f"list the chunks of array {self.name!r}")
-        grid = tuple(self._meta.chunk_grid.grid_shape(self.shape))
-        origin = (0,) * len(grid)
-        first, encoded = self._chunk_key(origin), self._meta.chunk_key_encoding.encode(origin)
-        # every chunk key is the first one's prefix (where the format keeps the array's
-        # chunks) followed by the key encoding's string
-        prefix = first[: len(first) - len(encoded)] if first.endswith(encoded) else ""
-        decode = self._meta.chunk_key_encoding.decode
-        capacity = math.prod(grid)
-        found = listed = 0
-        with limiting_listings(capacity + _LISTING_SLACK):  # (stores that gather pages)
-            keys = store.list_prefix(prefix)
-        for key in keys:
-            listed += 1
-            if listed > capacity + _LISTING_SLACK:  # (keys that are no chunks count too)
-                raise StoreError(
-                    f"listing {prefix!r} gave more keys than array {self.name!r} has chunks "
-                    f"({capacity}) and documents; the store repeats keys or never ends its "
-                    f"listing",
-                    key=prefix,
-                    operation="list",
-                )
-            coords = _decoded(decode, key[len(prefix) :])
-            if (
-                coords is None
-                or len(coords) != len(grid)
-                or not all(0 <= c < n for c, n in zip(coords, grid))
-                or self._chunk_key(coords) != key  # another spelling of a chunk's key
-            ):
-                continue
-            found += 1
-            if found > capacity:
-                raise StoreError(
-                    f"listing {prefix!r} gave more chunks than array {self.name!r} has "
-                    f"({capacity}); the store repeats keys or never ends its listing",
-                    key=prefix,
-                    operation="list",
-                )
-            yield StoredChunk(coords, key)
-
-    def nstored(self) -> int:
-        """How many values the array's chunks are stored as: chunks, or shards when sharded
-        (zarr-python's "Shards Initialized")."""
-        return sum(1 for _ in self.stored_chunks())
-
-    @property
-    def nchunks_initialized(self) -> int:
-        """How many chunks are stored (for a sharded array, the chunks of the stored shards,
-        as zarr-python counts them)."""
-        if not self._inner:
-            return self.nstored()
-        grid = self._meta.chunk_grid
-        shard = grid.uniform_chunk_shape
-        if shard is not None:
-            return self.nstored() * math.prod(-(-s // c) for s, c in zip(shard, self._inner))
-        # shards of varying shape: each stored one counts its own inner chunks
-        return sum(
-            math.prod(-(-s // c) for s, c in zip(grid.chunk_shape(chunk.coords), self._inner))
-            for chunk in self.stored_chunks()
-        )
-
-    def nbytes_stored(self) -> int:
-        """Bytes the array takes in its store: its metadata and its stored chunks, sized by the
-        store (`Store.sizes`: a file's stat, an object's size), not by reading them."""
-        return sum(self._store.sizes(self._stored_keys()).values())
-
-    @property
-    def info(self) -> ArrayInfo:
-        """What zarr-python's `Array.info` shows, from the metadata alone (no I/O)."""
-        return ArrayInfo.of(self)
-
-    def info_complete(self) -> ArrayInfo:
-        """`info` with what only the store can say: bytes stored and chunks initialized."""
-        return ArrayInfo.of(self, complete=True)
 
     # -- indexing ----------------------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
@@ -534,15 +326,6 @@ class Array(Node):
         )
 
     @property
-    def lazy(self) -> LazyArray:
-        """A view of the whole array that reads nothing until asked: `a.lazy[sel]` chains
-        selections (numpy's, `.oindex`, `.vindex`, `.T`) and `.result()` reads them as one
-        (`zarrkit.views`, outside the kernel)."""
-        from zarrkit.views import LazyArray
-
-        return LazyArray(self)
-
-    @property
     def oindex(self) -> _Indexed:
         return _Indexed(self, indexing.orthogonal_indexer)
 
@@ -554,31 +337,6 @@ class Array(Node):
     def blocks(self) -> _Indexed:
         """Whole chunks by their grid positions: `a.blocks[1, 2:4]` (see `get_block_selection`)."""
         return _Indexed(self, indexing.block_indexer)
-
-    # The get_* methods take `out=`: an existing array of the selection's shape to read into
-    # (and return), so repeated reads reuse one buffer and chunks decode straight into it.
-    def get_basic_selection(
-        self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
-    ) -> Any:
-        return self._get(self._indexer(selection), out)
-
-    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        return self._get(self.oindex._indexer(selection), out)
-
-    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        return self._get(self.vindex._indexer(selection), out)
-
-    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> Any:
-        """The elements where `mask` (a boolean array of the array's shape) is True, in C
-        order, as a 1-D array."""
-        return self._get(self._mask_indexer(mask), out)
-
-    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        """Whole chunks by their grid positions: per dimension an int (one chunk; the
-        dimension stays) or a slice of step 1 over the chunk grid, clamped to the grid as
-        Python clamps slices (zarr-python 3.4 raises for a start beyond the grid). The chunks
-        of a sharded array are its shards, as in zarr-python."""
-        return self._get(self.blocks._indexer(selection), out)
 
     # -- awaited reads and writes (`engine.awaiting`; `zarrkit.AsyncArray` is built on them) --
     def read_awaitable(
@@ -593,7 +351,7 @@ class Array(Node):
         `InvalidArgumentError` for a bad `out`) before any coroutine exists."""
         indexer = self._indexer_of(kind, selection)
         if out is not None:
-            _checked_out(out, indexer.shape)
+            checked_out(out, indexer.shape)
         return self._awaited_read(indexer, out)
 
     async def _awaited_read(self, indexer: Indexer, out: np.ndarray | None) -> Any:
@@ -624,6 +382,15 @@ class Array(Node):
             )
         return indexed[kind]._indexer(selection)  # type: ignore[no-any-return]
 
+    def _mask_indexer(self, mask: Any) -> Any:
+        m = np.asarray(mask)
+        if m.dtype != bool or m.shape != self.shape:
+            got = f"dtype {m.dtype}" if m.dtype != bool else f"shape {m.shape}"
+            raise SelectionError(
+                f"a mask selection is a boolean array of the array's shape {self.shape}; got {got}"
+            )
+        return indexing.vectorized_indexer(m, self.shape, self._meta.chunk_grid)
+
     # -- many selections at once -------------------------------------------------------------
     def read_async(
         self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
@@ -634,7 +401,7 @@ class Array(Node):
         `io_concurrency` setting of reads and writes run at once."""
         indexer = self._indexer(selection)
         if out is not None:
-            _checked_out(out, indexer.shape)
+            checked_out(out, indexer.shape)
         return self._engine.read_async(indexer, out)
 
     def write_async(self, selection: Any, value: Any) -> Future[None]:
@@ -689,39 +456,9 @@ class Array(Node):
             prepared.append((indexer, self._prepare_value(value, indexer.shape)))
         self._engine.write_many(prepared)
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        self[selection] = value
-
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self.oindex[selection] = value
-
-    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
-        self.vindex[selection] = value
-
-    def set_mask_selection(self, mask: Any, value: Any) -> None:
-        self._set(self._mask_indexer(mask), value)
-
-    def set_block_selection(self, selection: Any, value: Any) -> None:
-        self.blocks[selection] = value
-
-    def _mask_indexer(self, mask: Any) -> Any:
-        m = np.asarray(mask)
-        if m.dtype != bool or m.shape != self.shape:
-            got = f"dtype {m.dtype}" if m.dtype != bool else f"shape {m.shape}"
-            raise SelectionError(
-                f"a mask selection is a boolean array of the array's shape {self.shape}; got {got}"
-            )
-        return indexing.vectorized_indexer(m, self.shape, self._meta.chunk_grid)
-
     # -- handing selections to the engine ----------------------------------------------------
     def _chunk_key(self, coords: Sequence[int]) -> str:
         return self._engine.chunk_key(coords)
-
-    def _get(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
-        """The selection's values (into `out`, checked first, when given)."""
-        if out is not None:
-            _checked_out(out, indexer.shape)
-        return self._engine.read(indexer, out)
 
     def _set(self, indexer: Indexer, value: Any) -> None:
         """Write `value` to the selection, checked and cast first so a bad one writes nothing."""
@@ -817,42 +554,6 @@ class Array(Node):
         # chunks wholly outside: erase
         self._engine.erase(_outside_coords(old_grid, new_grid))
 
-    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Grow the array along `axis` and write `data` into the new part.
-
-        Args:
-            data: Values whose shape matches the array's in every other dimension.
-            axis: The dimension to grow.
-
-        Returns:
-            The new shape.
-
-        Raises:
-            ValueCastError: `axis` is not a dimension, the shapes do not match, or the values
-                cannot be stored in the data type (checked before the array grows).
-            ReadOnlyError: the handle or store is read-only.
-            StoreError: the store failed.
-        """
-        data = np.asanyarray(data)
-        old = self.shape
-        if not -self.ndim <= axis < self.ndim:
-            raise ValueCastError(f"cannot append along axis {axis} of an array of shape {old}")
-        axis = axis % self.ndim
-        expected = old[:axis] + old[axis + 1 :]
-        if data.ndim != self.ndim or data.shape[:axis] + data.shape[axis + 1 :] != expected:
-            raise ValueCastError(
-                f"cannot append data of shape {data.shape} to an array of shape "
-                f"{old} along axis {axis}"
-            )
-        self._prepare_value(data, data.shape)  # refuse unrepresentable values before resizing
-        new = list(old)
-        new[axis] += data.shape[axis]
-        self.resize(tuple(new))
-        sel = [slice(None)] * self.ndim
-        sel[axis] = slice(old[axis], new[axis])
-        self[tuple(sel)] = data
-        return self.shape
-
 
 class _Indexed:
     """`array.oindex[...]` / `array.vindex[...]`."""
@@ -872,145 +573,6 @@ class _Indexed:
         self._array._set(self._indexer(selection), value)
 
 
-@dataclass(frozen=True)
-class ArrayInfo:
-    """An array's description, with zarr-python's `ArrayInfo` rows (and zarrkit's codecs
-    and dimension names); `nbytes_stored` and `chunks_initialized` are None unless it came
-    from `info_complete()`."""
-
-    path: str
-    shape: tuple[int, ...]
-    data_type: Any
-    chunks: tuple[int, ...] | None
-    shards: tuple[int, ...] | None
-    fill_value: Any
-    codecs: list[Any]
-    dimension_names: Any
-    store: str
-    nbytes: int
-    read_only: bool
-    zarr_format: str = V3
-    order: str = "C"
-    filters: tuple[Any, ...] = ()
-    serializer: Any = None
-    compressors: tuple[Any, ...] = ()
-    nbytes_stored: int | None = None
-    #: stored values: chunks, or shards for a sharded array (as zarr-python counts them here)
-    chunks_initialized: int | None = None
-    #: what `str` shows, in zarr-python's words: its texts of the data type, the fill value,
-    #: the kind of store and the codecs (the fields above stay JSON, for `zarrkit info --json`)
-    shown: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def of(cls, array: Array, *, complete: bool = False) -> ArrayInfo:
-        meta = array.metadata
-        fmt = meta.format
-        return cls(
-            array.name,
-            array.shape,
-            meta.data_type.to_json(fmt),
-            array.chunks,
-            array.shards,
-            meta.data_type.fill_to_json(meta.fill_value, fmt),
-            [c.to_json(fmt) for c in meta.codecs],
-            array.dimension_names,
-            str(array.store),
-            array.nbytes,
-            array.read_only,
-            zarr_format=fmt,
-            order=array.order,
-            filters=tuple(_codec_json(c, fmt) for c in array.filters),
-            serializer=None if array.serializer is None else _codec_json(array.serializer, fmt),
-            compressors=tuple(_codec_json(c, fmt) for c in array.compressors),
-            nbytes_stored=array.nbytes_stored() if complete else None,
-            chunks_initialized=array.nstored() if complete else None,
-            shown={
-                "data type": repr(meta.data_type),
-                "fill value": str(meta.fill_value),
-                "store type": store_type(array.store),
-                "filters": repr(tuple(array.filters)),
-                "serializer": repr(array.serializer),
-                "compressors": repr(tuple(array.compressors)),
-            },
-        )
-
-    @property
-    def storage_ratio(self) -> float | None:
-        if not self.nbytes_stored:
-            return None
-        return self.nbytes / self.nbytes_stored
-
-    def __str__(self) -> str:
-        """zarr-python's `ArrayInfo` text, row for row."""
-        shown = self.shown
-        rows: list[tuple[str, Any]] = [
-            ("Type", "Array"),
-            ("Zarr format", format_number(self.zarr_format)),
-            ("Data type", shown.get("data type", self.data_type)),
-            ("Fill value", shown.get("fill value", self.fill_value)),
-            ("Shape", self.shape),
-        ]
-        if self.shards is not None:
-            rows.append(("Shard shape", self.shards))
-        rows += [
-            ("Chunk shape", "<variable>" if self.chunks is None else self.chunks),
-            ("Order", self.order),
-            ("Read-only", self.read_only),
-            ("Store type", shown.get("store type", self.store)),
-            ("Filters", shown.get("filters", self.filters)),
-        ]
-        if self.serializer is not None:
-            rows.append(("Serializer", shown.get("serializer", self.serializer)))
-        rows += [
-            ("Compressors", shown.get("compressors", self.compressors)),
-            ("No. bytes", byte_count(self.nbytes)),
-        ]
-        if self.nbytes_stored is not None:
-            rows.append(("No. bytes stored", byte_count(self.nbytes_stored)))
-            if self.nbytes_stored > 0:
-                rows.append(("Storage ratio", f"{self.nbytes / self.nbytes_stored:.1f}"))
-        if self.chunks_initialized is not None:
-            what = "Shards" if self.shards is not None else "Chunks"
-            rows.append((f"{what} Initialized", self.chunks_initialized))
-        return "\n".join(f"{k:<18} : {v}" for k, v in rows)
-
-
-def format_number(fmt: str) -> Any:
-    """zarr-python's `zarr_format` of a format: 3 or 2 (other formats keep their names)."""
-    return {V3: 3, "v2": 2}.get(fmt, fmt)
-
-
-def store_type(store: Any) -> str:
-    """The kind of store, as zarr-python names its class: the name a store's repr starts with
-    (`LocalStore('file://...')`, `ManagedMemoryStore('memory://x')`)."""
-    named = getattr(store, "zarr_python_name", None)  # (a store zarr-python knows by another)
-    if isinstance(named, str):
-        return named
-    named = getattr(store, "zarr_python_name", None)  # (a store zarr-python knows by another)
-    if isinstance(named, str):
-        return named
-    text = repr(store)
-    return text.split("(", 1)[0].lstrip("<") if "(" in text else type(store).__name__
-
-
-def byte_count(size: int) -> str:
-    """zarr-python's byte count: `400000000 (381.5M)`, or the number alone under 1 KiB."""
-    if size < 2**10:
-        return str(size)
-    for power, unit in ((2, "K"), (3, "M"), (4, "G"), (5, "T")):
-        if size < 2 ** (10 * power):
-            return f"{size} ({size / 2 ** (10 * (power - 1)):.1f}{unit})"
-    return f"{size} ({size / 2**50:.1f}P)"
-
-
-def _codec_json(codec: Any, fmt: str) -> Any:
-    """A codec's JSON in `fmt`, or in v3 when `fmt` has no spelling of it (v2's layout)."""
-    try:
-        return codec.to_json(fmt)
-    except MetadataError:
-        return codec.to_json(V3)
-
-
 def _advanced_apart(items: tuple, ndim: int) -> bool:
     """Whether the integers and the array of a selection are not all adjacent: then numpy puts
     the array's dimension first rather than where it stands, which orthogonal indexing does not."""
@@ -1025,7 +587,7 @@ def _advanced_apart(items: tuple, ndim: int) -> bool:
     return bool(positions) and positions[-1] - positions[0] + 1 != len(positions)
 
 
-def _checked_out(out: Any, shape: Sequence[int]) -> np.ndarray:
+def checked_out(out: Any, shape: Sequence[int]) -> np.ndarray:
     """The caller's array for a read (`out=`), checked before anything is read."""
     if not isinstance(out, np.ndarray):
         raise ArgumentError(f"out must be a numpy array, got {type(out).__name__}")

@@ -21,8 +21,28 @@ from .data_type import DataType
 from .negotiation import SkippedExtension
 
 
+class _Documented:
+    """What both kinds of metadata show of the document they keep, zarr-python's `to_dict`
+    and `zarr_format` (of `ArrayV3Metadata`, `ArrayV2Metadata`, `GroupMetadata`) included."""
+
+    format: str
+    attributes: Mapping[str, Any]
+    document: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return thaw_document(self.document)
+
+    @property
+    def zarr_format(self) -> int:
+        return _zarr_format(self.format)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored document as plain JSON (zarr-python's `to_dict`)."""
+        return _to_dict(self.format, self.document, self.attributes)
+
+
 @dataclass(frozen=True)
-class ArrayMetadata:
+class ArrayMetadata(_Documented):
     format: str
     shape: tuple[int, ...]
     data_type: DataType
@@ -56,39 +76,15 @@ class ArrayMetadata:
         """False when an optional extension was skipped: writing would drop it."""
         return not self.skipped
 
-    def to_json(self) -> dict[str, Any]:
-        return thaw_document(self.document)
-
-    # -- zarr-python's surface (`ArrayV3Metadata`, `ArrayV2Metadata`) ------------------------
-    @property
-    def zarr_format(self) -> int:
-        return _zarr_format(self.format)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stored document as plain JSON (zarr-python's `to_dict`)."""
-        return _to_dict(self.format, self.document, self.attributes)
-
 
 @dataclass(frozen=True)
-class GroupMetadata:
+class GroupMetadata(_Documented):
     format: str
     attributes: Mapping[str, Any]
     extra_fields: Mapping[str, Any] = field(default_factory=dict)
     document: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     node_type = "group"
-
-    def to_json(self) -> dict[str, Any]:
-        return thaw_document(self.document)
-
-    # -- zarr-python's surface (`GroupMetadata`) ---------------------------------------------
-    @property
-    def zarr_format(self) -> int:
-        return _zarr_format(self.format)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stored document as plain JSON (zarr-python's `to_dict`)."""
-        return _to_dict(self.format, self.document, self.attributes)
 
     @property
     def consolidated_metadata(self) -> ConsolidatedMetadata | None:

@@ -45,11 +45,6 @@ class Spelling:
             return True
         return self.pattern is not None and re.fullmatch(self.pattern, name) is not None
 
-    def all_names(self) -> tuple[str, ...]:
-        head = (self.name,) if self.name else ()
-        tail = (f"/{self.pattern}/",) if self.pattern else ()
-        return head + self.aliases + tail
-
 
 @dataclass(frozen=True)
 class ExtensionNames:

@@ -23,6 +23,24 @@ from .store import Store
 
 #: the metadata of the kind of node (an array's, a group's)
 M = TypeVar("M", ArrayMetadata, GroupMetadata)
+#: a kind of node (the kernel's `Array`, `Group`)
+N = TypeVar("N", bound="Node")
+
+#: kernel class -> the subclass the kernel builds in its place (`register_node_class`)
+_PUBLIC_CLASSES: dict[type, type] = {}
+
+
+def register_node_class(kernel_class: type[N], public_class: type[N]) -> None:
+    """Have the kernel build `public_class` wherever it builds a `kernel_class` node (opening,
+    a group's members, creation). The API layer registers its `zarrkit.Array` and
+    `zarrkit.Group`, which add zarr-python's faces (`info`, `tree`, ...) to the kernel's
+    classes, when it is imported; without it the kernel builds its own classes."""
+    _PUBLIC_CLASSES[kernel_class] = public_class
+
+
+def node_class(kernel_class: type[N]) -> type[N]:
+    """The class the kernel builds for a node of `kernel_class` (see `register_node_class`)."""
+    return _PUBLIC_CLASSES.get(kernel_class, kernel_class)
 
 
 def node_location(store: Store, path: str) -> str:

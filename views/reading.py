@@ -77,9 +77,9 @@ def read_one(view: LazyArray) -> np.ndarray:
     found = plan(view.transform)
     array = view.array
     if isinstance(found, OrthogonalPlan):
-        values = array.get_orthogonal_selection(found.selection)
+        values = array.oindex[found.selection]
     else:
-        values = array.get_coordinate_selection(found.coordinates)
+        values = array.vindex[found.coordinates]
     return found.to_view(np.asarray(values))
 
 
@@ -96,10 +96,10 @@ def write(view: LazyArray, value: Any) -> None:
         return
     if isinstance(found, OrthogonalPlan):
         selection, kept = found.for_write(np.broadcast_to(values, view.shape))
-        array.set_orthogonal_selection(selection, value if scalar else kept)
+        array.oindex[selection] = value if scalar else kept
     else:
         coordinates, flat = found.for_write(np.broadcast_to(values, view.shape), array.shape)
-        array.set_coordinate_selection(coordinates, value if scalar else flat)
+        array.vindex[coordinates] = value if scalar else flat
 
 
 def _broadcast(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -25,18 +25,14 @@ from typing import Any
 import numpy as np
 
 from zarrkit import engine, hooks, registry
+from zarrkit.api.groups import consolidate_group
 from zarrkit.array import Array
 from zarrkit.codec import ChunkSpec
 from zarrkit.codec_chain import CodecChain, evolve
 from zarrkit.errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
 from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import has_consolidated
-from zarrkit.hierarchy import (
-    Group,
-    consolidate_metadata,
-    open_node,
-    read_metadata,
-)
+from zarrkit.hierarchy import Group, open_node, read_metadata
 from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
 from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
 from zarrkit.negotiation import build, extension_from_arg
@@ -251,7 +247,7 @@ def _open_root(store: Any, path: str) -> Array | Group:
     if isinstance(node, Group) and store.capabilities.listable:
         # (its document kept whole: a copy keeps it, and convert consolidates the target
         # where the source was consolidated)
-        return Group(node.store, node.path, node.metadata, read_only=True)
+        return type(node)(node.store, node.path, node.metadata, read_only=True)
     return node
 
 
@@ -429,7 +425,7 @@ def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
     held = [p for p in plans if not p.is_array and has_consolidated(p.source)]
     for plan in sorted(held, key=lambda p: -p.path.count("/") - bool(p.path)):
         if plan.target.format in (V2, V3):  # the formats with a consolidated form
-            consolidate_metadata(store, plan.path)
+            consolidate_group(store, plan.path)
 
 
 def _prepare_target(

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.creation.arguments import data_type_from_arg
+from zarrkit.api.creation.arguments import data_type_from_arg
 from zarrkit.data_type import DataType, data_type_from_native
 from zarrkit.errors import ArgumentError
 

@@ -94,7 +94,11 @@ class StorePath:
         return _joined(str(self.store), self.path) if self.path else str(self.store)
 
     def __repr__(self) -> str:
-        return f"StorePath({type(self.store).__name__}, '{self}')"
+        # (zarr-python's name of the store's class: a local store is `LocalStore` whichever
+        # implementation serves it)
+        from zarrkit.api.arrays import store_type
+
+        return f"StorePath({store_type(self.store)}, '{self}')"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, StorePath):

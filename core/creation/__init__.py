@@ -1,44 +1,15 @@
-"""Creating arrays and groups, by job: `arguments` resolves what a user passes (zarr-python 3's
-call shapes, or zarrkit's canonical `codecs=` / `chunk_grid=`), `chunking` guesses chunk and
-shard shapes, `writing` turns them into a document of the array's format and writes it.
+"""Creating arrays and groups in the kernel: an array from its canonical spec (`ArraySpec`,
+every extension built) and a group from its attributes, each written as a document of its
+format with the room made for it (`writing`).
 
-This package sits below `hierarchy` (which imports it for `Group.create_array`) and above
-`array`, `formats` and the registries, so creation and the hierarchy never import each other.
-zarr-python's shortcut functions (`zeros`, `full`, `*_like`, ...) are the API layer's
-(`zarrkit.api.shortcuts`).
-
-zarr-python's arguments and defaults, when omitted, are zarr-python 3.4's: chunks guessed as
-zarr-python guesses them (`chunks="auto"`), the data type's serializer (`bytes` unless it needs
-its own), zstd level 0 for v3; `codecs=` naming no array -> bytes codec gets `bytes` inserted,
-as zarr-python does. A bare codec name in arguments is the plugin with its own defaults
-(`"gzip"`: level 5, as zarr-python's `GzipCodec()`); a codec that has no default for a field
-(`"transpose"` needs an `order`) is refused naming the field.
+zarr-python's arguments (`filters`, `serializer`, `compressors`, `chunks="auto"`, `shards`,
+...) are translated into a spec by the API layer (`zarrkit.api.creation`), whose
+`create_array` is `zarrkit.create_array`. This package sits below `hierarchy` (which imports it
+for `Group.create_group`) and above `array`, `formats` and the registries.
 """
 
 from __future__ import annotations
 
-from ..negotiation import extension_from_arg
-from .arguments import (
-    ARRAY_ARGUMENTS,
-    check_arguments,
-    data_type_from_arg,
-    format_name,
-    is_auto,
-    unknown_argument,
-)
-from .chunking import guess_chunks
-from .writing import create_array, prepare_path, write_group
+from .writing import ArraySpec, format_name, prepare_path, write_array, write_group
 
-__all__ = [
-    "ARRAY_ARGUMENTS",
-    "check_arguments",
-    "create_array",
-    "data_type_from_arg",
-    "extension_from_arg",
-    "format_name",
-    "guess_chunks",
-    "is_auto",
-    "prepare_path",
-    "unknown_argument",
-    "write_group",
-]
+__all__ = ["ArraySpec", "format_name", "prepare_path", "write_array", "write_group"]

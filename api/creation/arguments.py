@@ -13,26 +13,21 @@ from typing import Any
 
 import numpy as np
 
-from .. import config, registry
-from ..array import CONFIG_FIELDS, ArrayConfig
-from ..codec import Codec, CodecKind
-from ..data_type import DataType, data_type_from_native
-from ..errors import (
+from zarrkit import registry
+from zarrkit.array import CONFIG_FIELDS, ArrayConfig
+from zarrkit.codec import Codec, CodecKind
+from zarrkit.data_type import DataType, data_type_from_native
+from zarrkit.errors import (
     AmbiguousExtensionError,
     ArgumentError,
     ConflictingArgumentsError,
-    InvalidArgumentError,
     MetadataError,
     UnknownExtensionError,
 )
-from ..extension import Extension
-from ..formats import get_format
-from ..names import V2, V3, V3_DRAFT_2020, check_format
-from ..negotiation import extension_from_arg
-from ..storage_transformer import StorageTransformer
-
-#: what users may pass as `zarr_format`
-_FORMAT_ALIASES: dict[Any, str] = {3: V3, "3": V3, 2: V2, "2": V2}
+from zarrkit.extension import Extension
+from zarrkit.names import V3
+from zarrkit.negotiation import extension_from_arg
+from zarrkit.storage_transformer import StorageTransformer
 
 #: every keyword `create_array` takes, by the formats that take it (for "did you mean")
 _COMMON_ARGUMENTS = (
@@ -91,21 +86,6 @@ def unknown_argument(key: str, allowed: Sequence[str], call: str) -> str:
 
 
 # -- resolving what users pass ----------------------------------------------------------------
-def format_name(zarr_format: Any) -> str:
-    """The format's name from what users pass as `zarr_format` (3, 2, "3", or a name); None is
-    the `default_zarr_format` setting (zarr-python's key of that name), 3 unless changed."""
-    if zarr_format is None:
-        zarr_format = config.get().default_zarr_format
-    name = _FORMAT_ALIASES.get(zarr_format, zarr_format)
-    if not isinstance(name, str):
-        raise InvalidArgumentError(
-            f"zarr_format must be 3, 2 or {V3_DRAFT_2020!r}, got {zarr_format!r}"
-        )
-    check_format(name)
-    get_format(name)  # NotImplementedError when this installation lacks the format
-    return name
-
-
 def data_type_from_arg(dtype: Any, fmt: str = V3) -> DataType:
     """A Zarr data type from its Zarr name/JSON, a plugin object, or a numpy dtype."""
     if isinstance(dtype, DataType):

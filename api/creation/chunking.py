@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import codec_chain, hooks
-from ..codec import ChunkSpec, Codec
-from ..data_type import DataType
-from ..errors import (
+from zarrkit import codec_chain, hooks
+from zarrkit.api.creation.arguments import is_auto
+from zarrkit.codec import ChunkSpec, Codec
+from zarrkit.data_type import DataType
+from zarrkit.errors import (
     MetadataError,
     ShardShapeError,
 )
-from .arguments import is_auto
 
 #: zarr-python's upper bound for an inner chunk guessed inside a shard
 SHARDED_INNER_MAX_BYTES = 1 << 20
