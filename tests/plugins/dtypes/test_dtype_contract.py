@@ -12,57 +12,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from zarrkit_testing import DataTypeTests
+from zarrkit_testing import DataTypeTests, narrow
+from zarrkit_testing.narrow import HIGH, LOW
 
 import zarrkit
 from zarrkit import registry
 from zarrkit.abc import V3, DataType, names
-from zarrkit.errors import CodecChainError, MetadataError
-
-LOW, HIGH = -(1 << 23), (1 << 23) - 1
+from zarrkit.errors import CodecChainError
 
 
-class Int24(DataType):
-    """A signed 24-bit integer: held as int32 in memory, stored as 3 bytes."""
+class Int24(narrow.Int24):
+    """A signed 24-bit integer: held as int32 in memory, stored as 3 bytes (the testing
+    package's, registered under this test's own name)."""
 
     names = names("test.int24")
-
-    @property
-    def native(self) -> np.dtype:
-        return np.dtype("int32")
-
-    @property
-    def int_range(self) -> tuple[int, int]:
-        return LOW, HIGH
-
-    @property
-    def bit_layout(self) -> tuple[int, int, bool] | None:
-        return 24, 1, True
-
-    def encoded_dtype(self, endian: str | None) -> np.dtype:
-        return np.dtype("V3")
-
-    def to_encoded(self, data: np.ndarray, endian: str | None) -> np.ndarray:
-        raw = np.ascontiguousarray(data, dtype="<i4").reshape(-1).view(np.uint8).reshape(-1, 4)
-        low = raw[:, :3] if endian != "big" else raw[:, 2::-1]
-        return np.ascontiguousarray(low).reshape(-1).view("V3").reshape(data.shape)
-
-    def from_encoded(self, stored: np.ndarray, endian: str | None) -> np.ndarray:
-        raw = np.ascontiguousarray(stored).reshape(-1).view(np.uint8).reshape(-1, 3)
-        if endian == "big":
-            raw = raw[:, ::-1]
-        wide = np.zeros((raw.shape[0], 4), dtype=np.uint8)
-        wide[:, :3] = raw
-        wide[:, 3] = np.where(raw[:, 2] & 0x80, 0xFF, 0)
-        return wide.view("<i4").reshape(stored.shape).astype(self.native)
-
-    def fill_from_json(self, value: Any, format: str = V3) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int) or not LOW <= value <= HIGH:
-            raise MetadataError(f"bad int24 fill value {value!r}", field="fill_value")
-        return np.int32(value)
-
-    def fill_to_json(self, value: Any, format: str = V3) -> Any:
-        return int(value)
 
 
 class Int24Unpackable(Int24):
