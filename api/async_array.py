@@ -1,8 +1,11 @@
 """`zarrkit.AsyncArray`: zarr-python 3's `AsyncArray`, the face of an array an event loop
-awaits. It is the same array as `zarrkit.Array` (one handle, one chunk engine): reads and
-writes are `Array.read_awaitable` / `write_awaitable`, whose requests on an async store are
-the store's own coroutines; metadata work (resizing, counting stored chunks) runs on the I/O
-pool. `AsyncArray(array)` wraps a synchronous array, `as_sync()` gives it back.
+awaits. It is the same array as `zarrkit.Array` (one handle, one chunk engine). Reads go
+through the engine's awaited path, whose requests on an async store are the store's own
+coroutines, and the reads of one array started in the same turn of the event loop are read
+as one plan (`zarrkit.views.batched`: 100 windows gathered at once fetch each chunk, shard
+index and byte range once); writes are `Array.write_awaitable`; metadata work (resizing,
+counting stored chunks) runs on the I/O pool. `AsyncArray(array)` wraps a synchronous
+array, `as_sync()` gives it back.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import numpy as np
 
 from zarrkit.api.arrays import Array, ArrayInfo
 from zarrkit.api.pooled import in_pool
-from zarrkit.array import ArrayConfig
+from zarrkit.array import ArrayConfig, checked_out
 from zarrkit.errors import ArgumentError
+from zarrkit.views.batched import batched_read
 
 #: what an `AsyncArray` shows of its array as it is, without I/O (zarr-python's properties)
 _PROPERTIES = (
@@ -120,10 +124,26 @@ class AsyncArray:
 
     # -- reads --------------------------------------------------------------------------------
     async def getitem(self, selection: Any, *, prototype: Any = None) -> Any:
-        """`array[selection]`, awaited (numpy's indexing, as `Array.__getitem__`). Raises
-        `SelectionError` for a bad selection, `StoreError` when the store fails."""
+        """`array[selection]`, awaited (numpy's indexing, as `Array.__getitem__`). Reads of
+        this array started together (`asyncio.gather`) share one plan. Raises
+        `SelectionError` for a bad selection (before anything is read), `ChunkDecodeError`
+        for a chunk it needs that does not decode, `StoreError` when the store fails."""
         _check_zarr_python_options(None, prototype)
-        return await self._array.read_awaitable(selection)
+        return await self._read(selection)
+
+    async def _read(
+        self, selection: Any, kind: str = "basic", out: np.ndarray | None = None
+    ) -> Any:
+        """The selection (indexed as `kind` says: `Array.read_awaitable`'s kinds) checked at
+        once, then read with the other reads of this array started in this turn of the loop."""
+        array = self._array
+        indexer = array._indexer_of(kind, selection)
+        if out is not None:
+            checked_out(out, indexer.shape)
+        values = await batched_read(array._engine, indexer, out)
+        if out is None and array._config.order == "F" and np.ndim(values) > 1:
+            return np.asfortranarray(values)
+        return values
 
     async def get_basic_selection(
         self,
@@ -135,7 +155,7 @@ class AsyncArray:
     ) -> Any:
         """Integers and slices; `out`: an array of the selection's shape read into."""
         _check_zarr_python_options(fields, prototype)
-        return await self._array.read_awaitable(selection, out=out)
+        return await self._read(selection, out=out)
 
     async def get_orthogonal_selection(
         self,
@@ -147,7 +167,7 @@ class AsyncArray:
     ) -> Any:
         """Each index array selects along its own dimension (`array.oindex[...]`)."""
         _check_zarr_python_options(fields, prototype)
-        return await self._array.read_awaitable(selection, kind="orthogonal", out=out)
+        return await self._read(selection, "orthogonal", out)
 
     async def get_coordinate_selection(
         self,
@@ -159,7 +179,7 @@ class AsyncArray:
     ) -> Any:
         """Points, one index array per dimension (`array.vindex[...]`)."""
         _check_zarr_python_options(fields, prototype)
-        return await self._array.read_awaitable(selection, kind="coordinate", out=out)
+        return await self._read(selection, "coordinate", out)
 
     async def get_mask_selection(
         self,
@@ -171,7 +191,7 @@ class AsyncArray:
     ) -> Any:
         """The elements where `mask` (booleans of the array's shape) is True, in C order."""
         _check_zarr_python_options(fields, prototype)
-        return await self._array.read_awaitable(mask, kind="mask", out=out)
+        return await self._read(mask, "mask", out)
 
     async def get_block_selection(
         self,
@@ -183,7 +203,7 @@ class AsyncArray:
     ) -> Any:
         """Whole chunks by their grid positions (`array.blocks[...]`)."""
         _check_zarr_python_options(fields, prototype)
-        return await self._array.read_awaitable(selection, kind="block", out=out)
+        return await self._read(selection, "block", out)
 
     # -- writes -------------------------------------------------------------------------------
     async def setitem(self, selection: Any, value: Any, prototype: Any = None) -> None:

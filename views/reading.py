@@ -3,7 +3,9 @@ its base array (`planning`), and many views of an array are read as the engine r
 selections, in one plan (`Array.get_many`'s): a chunk or shard several views share is fetched
 once and the byte ranges of their inner chunks are coalesced.
 
-This is the one module of the views layer that hands selections to the kernel's engine.
+This module hands views' selections to the kernel's engine; awaited reads on a store with
+awaitable reads go there through `batched` (the reads of one array started in one turn of the
+loop, joined) and `together` (several selections read as one awaited plan).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import numpy as np
 
 from zarrkit import indexing
 from zarrkit.errors import ValueCastError
+from zarrkit.store import AwaitableReads
 
+from .batched import batched_read
 from .planning import CoordinatePlan, OrthogonalPlan, Plan, plan
 
 if TYPE_CHECKING:
@@ -65,9 +69,34 @@ def started(views: Sequence[LazyArray]) -> Future[list[np.ndarray]]:
 async def read_many_async(views: Iterable[LazyArray]) -> list[np.ndarray]:
     """`read_many(views)`, awaited: the event loop runs on while the views are read.
 
+    Views of arrays whose stores have awaitable reads (`zarrkit.abc.AwaitableReads`: obstore,
+    fsspec, zarr-python's stores) are read natively, the requests the store's own coroutines,
+    and with every other awaited read of their array started in this turn of the loop, in one
+    plan (`batched`); once one fails, the others are cancelled. Other views are read by
+    `read_many` on a thread.
+
     views: `zarrkit.LazyArray`s. Raises what `read_many` raises.
     """
-    return await asyncio.wrap_future(started(list(views)))
+    views = list(views)
+    if not all(isinstance(v.array._engine.store, AwaitableReads) for v in views):
+        return await asyncio.wrap_future(started(views))
+    plans = [plan(v.transform) for v in views]
+    reads = [asyncio.ensure_future(_read_natively(v, found)) for v, found in zip(views, plans)]
+    try:
+        return list(await asyncio.gather(*reads))
+    finally:
+        for read in reads:
+            read.cancel()
+        if reads:
+            await asyncio.wait(reads)
+
+
+async def _read_natively(view: LazyArray, found: Plan) -> np.ndarray:
+    array = view.array
+    if not view.size:
+        return np.empty(view.shape, dtype=array.dtype)
+    values = await batched_read(array._engine, _indexer(array, found), None)
+    return found.to_view(np.asarray(values))
 
 
 def read_one(view: LazyArray) -> np.ndarray:

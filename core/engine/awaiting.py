@@ -1,18 +1,17 @@
 """The chunk engine's path for an event loop: a read or write that a coroutine awaits
-(`Array.read_awaitable`, `write_awaitable`; `zarrkit.AsyncArray` is built on them).
+(`Array.read_awaitable`, `write_awaitable`; `zarrkit.AsyncArray` reads through `read` and
+`drive`, many reads at once in one plan: `zarrkit.views.batched`).
 
 A read is split in two. Fetching the stored bytes is awaited: on a store with awaitable
 reads (`AwaitableReads`: obstore, fsspec, zarr-python's stores) they are the store's own
 coroutines, run on the loop its client belongs to and bounded by the same concurrency limit as
-its synchronous reads, with no thread blocked on a request. Decoding into the output runs on
-the chunk pool and is awaited there. A store without awaitable reads is read whole on the I/O
-pool, as `Array.read_async` reads it. Writes run on the I/O pool.
+its synchronous reads, with no thread blocked on a request. Decoding runs on the chunk pool and
+is awaited there. Other stores are read on the I/O pool, as are writes.
 
 Awaiting never blocks the running loop. A cancelled await returns only once nothing of it is
-still running: requests in flight are cancelled (and their connections released by the
-client), work a thread has started is let finish. So a cancelled write leaves each chunk
-either as it was or as written (every chunk is stored whole), and a cancelled read into
-`out=` may have filled part of it.
+still running: requests in flight are cancelled (their connections released by the client),
+work a thread has started is let finish. So a cancelled write leaves each chunk as it was or as
+written, and a cancelled read into `out=` may have filled part of it.
 """
 
 from __future__ import annotations
@@ -21,23 +20,21 @@ import asyncio
 import weakref
 from collections.abc import Awaitable, Coroutine, Generator, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
 from .. import executor
 from ..codec import CacheableRange, RangeReads, lockstep
-from ..indexing import Indexer
+from ..indexing import ChunkProjection, Indexer
 from ..read_plan import plan_reads
 from ..store import AwaitableReads, Range
-from .chunks import ChunkEngine, PartialRead, WholeReads, _batches, _Read, _result
+from .chunks import ChunkEngine, PartialRead, _batches, _Read, _result
 from .ranges import RangeCache
 from .sizing import batch_size, parallel
 
 T = TypeVar("T")
-
-#: a round's requests: (key, range or `CacheableRange` range)
-_Requests = list[tuple[str, Any]]
 
 
 # -- awaiting work that runs elsewhere ------------------------------------------------------------
@@ -97,62 +94,51 @@ async def read(engine: ChunkEngine, indexer: Indexer, out: np.ndarray | None) ->
     given = out is not None
     target = _result(indexer.shape, engine.dtype) if out is None else out
     job = _Read(engine, indexer, target)
-    # each batch's whole chunks are fetched while the batch before decodes, as the
-    # synchronous read reads ahead (`_Read.read_ahead`): at most two batches held
-    pending: list[_Fetching] = []
+    # a batch is read while the one before it decodes, as the synchronous read reads ahead
+    # (`_Read.read_ahead`): at most two batches held
+    running: list[asyncio.Task[None]] = []
     try:
         for batch in _batches(indexer, batch_size(engine.chunk_nbytes, store)):
-            whole, parts = job.plan(batch)
-            fetching = asyncio.ensure_future(_fetch_whole(engine, store, whole))
-            pending.append(_Fetching(whole, parts, fetching))
-            if len(pending) > 1:
-                await _finish(engine, store, job, pending.pop(0))
-        while pending:
-            await _finish(engine, store, job, pending.pop(0))
+            running.append(asyncio.ensure_future(_read_batch(engine, store, job, batch)))
+            if len(running) > 1:
+                await running[0]  # (still listed: cancelled with the rest if this is)
+                running.pop(0)
+        while running:
+            await running[0]
+            running.pop(0)
     finally:
-        started = [f.values for f in pending if not f.values.done()]
-        for task in started:
+        for task in running:
             task.cancel()
-        if started:
-            await asyncio.wait(started)
+        if running:
+            await asyncio.wait(running)
     return target[()] if target.shape == () and not given else target
 
 
-class _Fetching:
-    """A batch planned, its whole chunks' values on their way."""
-
-    __slots__ = ("parts", "values", "whole")
-
-    def __init__(
-        self, whole: WholeReads, parts: list[PartialRead], values: asyncio.Future[dict[str, Any]]
-    ) -> None:
-        self.whole = whole
-        self.parts = parts
-        self.values = values
-
-
-async def _fetch_whole(
-    engine: ChunkEngine, store: AwaitableReads, whole: WholeReads
-) -> dict[str, Any]:
-    if not whole:
-        return {}
-    keys = list(dict.fromkeys(whole.keys))
-    return await on_loop(store.reads_loop(), store.read_many_async(keys, engine.value_limit))
-
-
-async def _finish(engine: ChunkEngine, store: AwaitableReads, job: _Read, batch: _Fetching) -> None:
-    """A batch decoded once its values are in, on the chunk pool (a share per thread, as
-    `run_batched` shares it); its chunks read in part driven round by round."""
-    blobs = await batch.values
-    whole = batch.whole
+async def _read_batch(
+    engine: ChunkEngine, store: AwaitableReads, job: _Read, batch: list[ChunkProjection]
+) -> None:
+    """A batch: its whole chunks fetched in one call and decoded on the chunk pool (a share
+    per thread, as `run_batched` shares it); its chunks read in part driven round by round."""
+    whole, parts = job.plan(batch)
     if whole:
+        keys = list(dict.fromkeys(whole.keys))
+        blobs = await on_loop(store.reads_loop(), store.read_many_async(keys, engine.value_limit))
         n = min(executor.threads(), len(whole)) if parallel(engine.chunk_nbytes) else 1
-        await asyncio.gather(*[_on_cpu(job.decode_whole, blobs, whole[i::n]) for i in range(n)])
-    del blobs
-    if batch.parts:
-        parts = batch.parts
+        await _all([_on_cpu(job.decode_whole, blobs, whole[i::n]) for i in range(n)])
+        del blobs
+    if parts:
         boxes = await drive(engine, store, [(p.key, p.decode) for p in parts])
         await _on_cpu(_place_all, job, parts, boxes)
+
+
+async def _all(calls: list[Awaitable[T]]) -> list[T]:
+    """Every call's result; all have ended before the first error is raised (so nothing of
+    a failed read runs on)."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results  # type: ignore[return-value]
 
 
 def _place_all(job: _Read, parts: Sequence[PartialRead], boxes: Sequence[Any]) -> None:
@@ -163,25 +149,34 @@ def _place_all(job: _Read, parts: Sequence[PartialRead], boxes: Sequence[Any]) -
 async def drive(
     engine: ChunkEngine, store: AwaitableReads, reads: Sequence[tuple[str, RangeReads[Any]]]
 ) -> list[Any]:
-    """`ranges.drive`, awaited: the partial decodes run in lockstep, each step on the chunk
-    pool (the last decodes the inner chunks), each round's ranges one awaited call."""
-    rounds = lockstep([_keyed(key, gen) for key, gen in reads])
-    step = await _on_cpu(_step, rounds, None)
-    while not step.done:
-        answers = await _answers(engine, store, step.value)
-        step = await _on_cpu(_step, rounds, answers)
-    results: list[Any] = step.value
-    return results
+    """`ranges.drive`, awaited: the partial decodes run in lockstep, in a lane per thread
+    (`parallel` chunks) stepped on the chunk pool at once, so the last step, which decodes
+    the inner chunks, runs on every thread; each round of all lanes is one awaited call."""
+    n = min(executor.threads(), len(reads)) if parallel(engine.chunk_nbytes) else 1
+    size = max(1, -(-len(reads) // max(1, n)))
+    lanes = [
+        lockstep([_keyed(*read) for read in reads[i : i + size]])
+        for i in range(0, len(reads), size)
+    ]
+    steps = await _all([_on_cpu(_step, lane, None) for lane in lanes])
+    while going := [i for i, step in enumerate(steps) if not step.done]:
+        asked = [steps[i].value for i in going]
+        answers = iter(await _answers(engine, store, [r for ranges in asked for r in ranges]))
+        sends = [
+            _on_cpu(_step, lanes[i], [next(answers) for _ in ranges])
+            for i, ranges in zip(going, asked)
+        ]
+        for i, step in zip(going, await _all(sends)):
+            steps[i] = step
+    return [result for step in steps for result in step.value]
 
 
+@dataclass(frozen=True, slots=True)
 class _Stepped:
     """Where a lockstep run is after one step: the next round's requests, or its results."""
 
-    __slots__ = ("done", "value")
-
-    def __init__(self, done: bool, value: Any) -> None:
-        self.done = done
-        self.value = value
+    done: bool
+    value: Any
 
 
 def _step(rounds: Generator[Any, Any, Any], answers: Any) -> _Stepped:
@@ -202,7 +197,7 @@ def _keyed(key: str, gen: RangeReads[Any]) -> Generator[list[Any], list[Any], An
         return stop.value
 
 
-async def _answers(engine: ChunkEngine, store: AwaitableReads, requests: _Requests) -> list[Any]:
+async def _answers(engine: ChunkEngine, store: AwaitableReads, requests: list[Any]) -> list[Any]:
     """One round's answers; `CacheableRange` ranges (shard indexes) through the handle's cache, so
     many awaited reads of one shard fetch its index once."""
     cache = engine.index_cache

@@ -107,9 +107,16 @@ def test_twenty_awaited_reads_overlap_and_the_loop_stays_free(net: NetBed, backe
     assert len(gaps) > 10 and max(gaps) < DELAY / 2  # the loop kept ticking meanwhile
 
 
-def _threads_after_awaited_reads(bed: NetBed, backend: str) -> list[str]:
-    """The zarrkit pool threads a fresh process has after 20 awaited reads of an array it
-    opened synchronously (opening and sync reads start no I/O-pool thread)."""
+#: N awaited reads of row i, as `AsyncArray` and as lazy views read them
+READS = {
+    "getitem": "asyncio.gather(*[face.getitem(i) for i in range({n})])",
+    "views": "zarrkit.read_many_async([array.lazy[i] for i in range({n})])",
+}
+
+
+def _threads_after_awaited_reads(bed: NetBed, backend: str, how: str = "getitem") -> list[str]:
+    """The zarrkit pool threads a fresh process has after 20 awaited reads (`READS[how]`) of
+    an array it opened synchronously (opening and sync reads start no I/O-pool thread)."""
     array, _ = _written(bed, backend)
     store = array.store
     if backend == "http":
@@ -131,7 +138,7 @@ def _threads_after_awaited_reads(bed: NetBed, backend: str) -> list[str]:
         array = {opening}
         face = zarrkit.AsyncArray(array)
         async def main():
-            return await asyncio.gather(*[face.getitem(i) for i in range({N})])
+            return await {READS[how].format(n=N)}
         values = asyncio.run(main())
         assert len(values) == {N}
         print(sorted({{t.name.rsplit("_", 1)[0] for t in threading.enumerate()
@@ -145,12 +152,13 @@ def _threads_after_awaited_reads(bed: NetBed, backend: str) -> list[str]:
     return eval(done.stdout.strip().splitlines()[-1])  # a list of names
 
 
+@pytest.mark.parametrize("how", list(READS))
 @pytest.mark.parametrize("backend", ["obstore+s3", "fsspec+s3", "zarr-python"])
-def test_async_stores_are_awaited_natively(net: NetBed, backend: str) -> None:
-    """No I/O-pool or transfer thread waited on a request: the store's own coroutines did
-    (decoding ran on the chunk pool)."""
-    used = _threads_after_awaited_reads(net, backend)
-    assert "zarrkit-io" not in used and "zarrkit-transfer" not in used, used
+def test_async_stores_are_awaited_natively(net: NetBed, backend: str, how: str) -> None:
+    """No I/O-pool, transfer or planning thread waited on a request: the store's own
+    coroutines did (decoding ran on the chunk pool)."""
+    used = _threads_after_awaited_reads(net, backend, how)
+    assert not {"zarrkit-io", "zarrkit-transfer", "zarrkit-views"} & set(used), used
 
 
 def test_other_stores_are_awaited_on_the_io_pool(net: NetBed) -> None:
