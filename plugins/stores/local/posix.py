@@ -172,10 +172,9 @@ class PosixLocalStore(LocalStore, implementation="posix"):
         return self._read_files(keys, buffers=False)
 
     def read_many(self, keys: Iterable[str]) -> dict[str, Any]:
-        """`get_many`, with files of `_BUFFERED_FROM` or more read into numpy buffers (see
-        `Store.read_many`): the files of chunk size into one buffer per call, each of
-        `_MAX_HINT` or more into one of its own. A buffer this thread reuses is already
-        faulted in, where a fresh `bytes` is faulted in a page at a time."""
+        """`get_many`, with files of `_MAX_HINT` or more read into numpy buffers (see
+        `Store.read_many`): a buffer this thread reuses is already faulted in, where a fresh
+        `bytes` of a large file is faulted in a page at a time."""
         return self._read_files(keys, buffers=True)
 
     def reading(self) -> AbstractContextManager[Any]:
@@ -191,12 +190,6 @@ class PosixLocalStore(LocalStore, implementation="posix"):
         out = {}
         read_sized = self._read_sized
         limit = value_limit()
-        fit = self._size_hint  # each file's share of `room`: a file that fills it is sized
-        room = None
-        if buffers and _BUFFERED_FROM <= fit < _MAX_HINT:
-            keys = list(keys)
-            room = _room_for(fit, len(keys))
-        used = 0
         try:
             for key in keys:  # (this loop is most of a tiny chunk's read)
                 folders.room_for(key)
@@ -215,18 +208,8 @@ class PosixLocalStore(LocalStore, implementation="posix"):
                         continue
                     fd = linked
                 try:  # (`_read_whole` inlined)
-                    if room is not None:
-                        slot = room[used : used + fit]
-                        if (got := os.readv(fd, [slot])) < len(slot):  # the whole file
-                            if got > limit:
-                                raise self._too_large(key, f"the file holds {got} bytes", limit)
-                            out[key] = memoryview(slot[:got]).toreadonly()
-                            used += got
-                            continue
-                        value = read_sized(fd, buffers, key, limit)  # (it reads from offset 0)
-                    elif (hint := self._size_hint) >= _MAX_HINT:
-                        value = read_sized(fd, buffers, key, limit)
-                    elif len(value := os.read(fd, hint)) >= hint:
+                    hint = self._size_hint
+                    if hint >= _MAX_HINT or len(value := os.read(fd, hint)) >= hint:
                         value = read_sized(fd, buffers, key, limit)
                     elif len(value) > limit:
                         raise self._too_large(key, f"the file holds {len(value)} bytes", limit)
@@ -685,21 +668,8 @@ def _link_fd(fd: int, where: int, name: str) -> None:
     os.link(f"{_PROC_FD}/{fd}", name, dst_dir_fd=where, follow_symlinks=True)
 
 
-#: range reads of at least this many bytes go into a reused buffer (`LocalStore.read_ranges`),
-#: and `read_many` reads files of about this size or more into one
+#: range reads of at least this many bytes go into a reused buffer (`LocalStore.read_ranges`)
 _BUFFERED_FROM = 64 << 10
-#: the most a `read_many` call keeps in one reused buffer for its files (more: fresh buffers)
-_ROOM_MAX = 32 << 20
-
-
-def _room_for(hint: int, count: int) -> Any:
-    """Room for `count` files of fewer than `hint` bytes each, read by one `read_many` call:
-    this thread's reused buffer when free. A fresh `bytes` per chunk file of this size is
-    memory that malloc returns to the system and takes back between chunks, faulted in and
-    zeroed again for every chunk; and each read that waits for a page fault is longer held
-    against the other decoding threads."""
-    size = hint * count
-    return reusable("files", size) if size <= _ROOM_MAX else None
 
 
 def _read_into_buffer(fd: int, size: int, limit: int = sys.maxsize) -> Any:

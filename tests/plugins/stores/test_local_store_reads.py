@@ -1,6 +1,6 @@
-"""The local store's `read_many`, which reads a call's chunk-sized files into one buffer its
-thread reuses: every value is the file's, whatever the sizes, and a value still held is never
-overwritten by a later call."""
+"""The local store's `read_many`, which learns the size of an array's chunk files and reads
+each in one call when it can: every value is the file's, whatever the sizes, and a value still
+held is never overwritten by a later call (large files go into buffers a thread reuses)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def _files(store: LocalStore, sizes: dict[str, int], seed: int) -> dict[str, byt
 
 
 def test_files_larger_than_the_ones_before_come_back_whole(tmp_path: Path) -> None:
-    """The store learns the size of the files from the first ones; a larger file that fills
-    its share of the buffer is read again whole, not from where the first read stopped."""
+    """The store learns the size of the files from the first ones; a larger file is sized
+    and read again whole, not from where the first read stopped."""
     store = LocalStore(tmp_path, mode="w")
     values = _files(store, {f"c/{i}": 100 * KIB + i for i in range(4)}, seed=1)
     values |= _files(store, {"c/big": 300 * KIB, "c/huge": 3 << 20}, seed=2)
