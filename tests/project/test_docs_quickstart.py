@@ -1,5 +1,5 @@
 """The user guide's Quickstart (docs/guide/index.md) runs as written, in a fresh folder, and
-writes what it says, as zarr-python reads it; the README's example runs too."""
+writes what it says, as zarr-python reads it (the README's examples: test_readme_examples)."""
 
 from __future__ import annotations
 
