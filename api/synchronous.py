@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from zarrkit.api.arrays import Array, public
+from zarrkit.api.consolidation import apply_use_consolidated, consolidate_group
 from zarrkit.api.creation import (
     ARRAY_ARGUMENTS,
     check_arguments,
@@ -22,7 +23,7 @@ from zarrkit.api.creation import (
     format_name,
     write_group,
 )
-from zarrkit.api.groups import Group, apply_use_consolidated, consolidate_group, public_node
+from zarrkit.api.groups import Group, public_node
 from zarrkit.api.shortcuts import (
     array,
     create,

@@ -7,7 +7,7 @@ edits of the document followed by a re-parse, so what is written is always what 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -22,23 +22,12 @@ from .negotiation import SkippedExtension
 
 
 class _Documented:
-    """What both kinds of metadata show of the document they keep, zarr-python's `to_dict`
-    and `zarr_format` (of `ArrayV3Metadata`, `ArrayV2Metadata`, `GroupMetadata`) included."""
+    """What both kinds of metadata give of the document they keep."""
 
-    format: str
-    attributes: Mapping[str, Any]
     document: Mapping[str, Any]
 
     def to_json(self) -> dict[str, Any]:
         return thaw_document(self.document)
-
-    @property
-    def zarr_format(self) -> int:
-        return _zarr_format(self.format)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stored document as plain JSON (zarr-python's `to_dict`)."""
-        return _to_dict(self.format, self.document, self.attributes)
 
 
 @dataclass(frozen=True)
@@ -85,83 +74,6 @@ class GroupMetadata(_Documented):
     document: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     node_type = "group"
-
-    @property
-    def consolidated_metadata(self) -> ConsolidatedMetadata | None:
-        """The consolidated metadata this group's document holds, as zarr-python shows it: the
-        metadata of the group's direct members by name, each member group holding its own
-        members likewise (the stored form is flat, by path); None when it holds none."""
-        value = self.document.get(CONSOLIDATED_FIELD)
-        if not isinstance(value, Mapping) or _member_parser is None:
-            return None
-        return ConsolidatedMetadata(
-            _nested_members(self, value.get("metadata") or {}, _member_parser),
-            kind=str(value.get("kind", "inline")),
-            must_understand=bool(value.get("must_understand", False)),
-        )
-
-
-#: the top-level field holding a group's consolidated metadata
-CONSOLIDATED_FIELD = "consolidated_metadata"
-
-#: parses one member document of consolidated metadata, given the group holding it; set by
-#: `formats.consolidated` (parsing needs the format plugins, which depend on this module)
-_member_parser: Callable[[GroupMetadata, str, Mapping[str, Any]], Any] | None = None
-
-
-def set_member_parser(parser: Callable[[GroupMetadata, str, Mapping[str, Any]], Any]) -> None:
-    global _member_parser
-    _member_parser = parser
-
-
-@dataclass(frozen=True)
-class ConsolidatedMetadata:
-    """zarr-python's `ConsolidatedMetadata`: member metadata by name (direct members only;
-    a member group's own are in its `consolidated_metadata`)."""
-
-    metadata: Mapping[str, Any]
-    kind: str = "inline"
-    must_understand: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "must_understand": self.must_understand,
-            "metadata": {name: m.to_dict() for name, m in self.metadata.items()},
-        }
-
-
-def _nested_members(
-    group: GroupMetadata,
-    flat: Mapping[str, Any],
-    parse: Callable[[GroupMetadata, str, Mapping[str, Any]], Any],
-) -> dict[str, Any]:
-    """The flat `{path: document}` of stored consolidated metadata as zarr-python's nested
-    objects: direct members, a member group given the documents below it as its own."""
-    members: dict[str, Any] = {}
-    for path in sorted(p for p in flat if "/" not in p):
-        doc = dict(flat[path])
-        below = {p[len(path) + 1 :]: d for p, d in flat.items() if p.startswith(path + "/")}
-        if doc.get("node_type", "group") == "group" and (below or CONSOLIDATED_FIELD in doc):
-            doc[CONSOLIDATED_FIELD] = {
-                "kind": "inline",
-                "must_understand": False,
-                "metadata": below,
-            }
-        members[path] = parse(group, path, doc)
-    return members
-
-
-def _zarr_format(format: str) -> int:
-    """The `zarr_format` number of a format's name (the 2020 draft is a version 3)."""
-    return 2 if format == "v2" else 3
-
-
-def _to_dict(format: str, document: Mapping[str, Any], attributes: Mapping[str, Any]) -> dict:
-    doc = thaw_document(document)
-    if format == "v2" and "attributes" not in doc:  # (v2 keeps them beside, in .zattrs)
-        doc["attributes"] = thaw(attributes)
-    return doc
 
 
 #: the JSON values that hold no others

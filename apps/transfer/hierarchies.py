@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from zarrkit import engine, hooks, registry
-from zarrkit.api.groups import consolidate_group
+from zarrkit.api.consolidation import consolidate_group
 from zarrkit.array import Array
 from zarrkit.codec import ChunkSpec
 from zarrkit.codec_chain import CodecChain, evolve
