@@ -122,19 +122,6 @@ class Handle:
     cls: type
 
 
-@dataclass(frozen=True)
-class Shared:
-    """A name more than one installed class answers to, and what a lookup of it gives."""
-
-    name: str
-    format: str
-    providers: tuple[Provider, ...]
-    #: the class a lookup returns, or the error it raises
-    outcome: type | PluginConflictError | AmbiguousExtensionError
-    #: the provider of that class, when there is one
-    winner: Provider | None = None
-
-
 class Registry:
     def __init__(self, kind: str):
         if kind not in GROUPS:
@@ -344,43 +331,6 @@ class Registry:
                 except PluginLoadError as exc:
                     rows.append((provider, None, str(exc.__cause__ or exc)))
         return rows
-
-    def shared_names(self) -> list[Shared]:
-        """Every name (in a format) that more than one installed class answers to, with who
-        answers a lookup of it and why, or the error it raises (loads every provider). For
-        `zarrkit plugins --check`: the same rule as `lookup`, so what it reports is what
-        happens."""
-        loaded = [(p, c) for p, c, _err in self.load_all() if c is not None and p.entry_point]
-        spelled: set[tuple[str, str]] = set()
-        for _provider, cls in loaded:
-            names = getattr(cls, "names", None)
-            for fmt in getattr(names, "formats", lambda: ())():
-                spelling = names.get(fmt)  # type: ignore[union-attr]
-                for name in (spelling.name, *spelling.aliases):
-                    if name:
-                        spelled.add((name, fmt))
-        out = []
-        for name, fmt in sorted(spelled):
-            try:
-                candidates = [(p, c) for p, c in loaded if _matches(c, name, fmt)]
-            except Exception:  # a faulty matches_name: reported when that class is used
-                continue
-            if len({c for _p, c in candidates}) < 2:
-                continue
-            exact = [(p, c) for p, c in candidates if p.name == name]
-            outcome = precedence(self.kind, name, fmt, exact or candidates)
-            winner = next((p for p, c in candidates if c is outcome), None)
-            out.append(Shared(name, fmt, tuple(p for p, _c in candidates), outcome, winner))
-        return out
-
-    def conflicts(self) -> dict[str, list[Provider]]:
-        """Entry-point names declared by more than one distribution."""
-        out = {}
-        for name, providers in self.entries().items():
-            dists = {_normalize_dist(p.distribution or "") for p in providers}
-            if len(dists) > 1:
-                out[name] = providers
-        return out
 
 
 def _names_of(cls: type) -> ExtensionNames:
