@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from zarrkit.abc.codec import CodecKind
+from zarrkit.abc.extension import V3
+from zarrkit.abc.format import ArrayMetadata as KernelArrayMetadata
+from zarrkit.abc.store import limiting_listings
 from zarrkit.api.metadata import ArrayMetadata, shown
 from zarrkit.array import CONFIG_FIELDS, ArrayConfig, checked_out
 from zarrkit.array import Array as KernelArray
-from zarrkit.codec import CodecKind
 from zarrkit.errors import ArgumentError, MetadataError, StoreError, ValueCastError
 from zarrkit.indexing import Indexer
-from zarrkit.metadata import ArrayMetadata as KernelArrayMetadata
-from zarrkit.names import V3
 from zarrkit.node import register_node_class
-from zarrkit.store import limiting_listings
 
 if TYPE_CHECKING:
     from zarrkit.views import LazyArray

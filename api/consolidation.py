@@ -12,17 +12,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from zarrkit.abc.extension import V3
+from zarrkit.abc.format import Format, GroupMetadata
+from zarrkit.abc.store import Store
 from zarrkit.api.groups import Group
 from zarrkit.errors import MetadataError, NodeNotFoundError
 from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import FIELD, ConsolidatedMembers, inline, member_order
-from zarrkit.formats.format import Format
 from zarrkit.hierarchy import Group as KernelGroup
 from zarrkit.hierarchy import node_from_metadata, read_metadata
-from zarrkit.metadata import GroupMetadata
-from zarrkit.names import V3
 from zarrkit.paths import normalize_path
-from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
 __all__ = ["apply_use_consolidated", "consolidate_group", "consolidated_document"]

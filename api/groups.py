@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from zarrkit.abc.format import GroupMetadata as KernelGroupMetadata
 from zarrkit.api.arrays import Array, format_number, public, store_type
 from zarrkit.api.creation import create_array
 from zarrkit.api.metadata import GroupMetadata, shown
@@ -36,7 +37,6 @@ from zarrkit.errors import (
 from zarrkit.formats import get_format
 from zarrkit.hierarchy import Group as KernelGroup
 from zarrkit.hierarchy import read_metadata
-from zarrkit.metadata import GroupMetadata as KernelGroupMetadata
 from zarrkit.node import register_node_class
 
 __all__ = ["Group", "GroupInfo", "public_node"]

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.format import GroupMetadata
 from zarrkit.api.arrays import Array
 from zarrkit.api.groups import Group, public_node
 from zarrkit.creation import format_name, prepare_path
 from zarrkit.errors import InvalidArgumentError, MetadataError, contains_error
 from zarrkit.formats import get_format
 from zarrkit.hierarchy import node_from_metadata, read_metadata
-from zarrkit.metadata import GroupMetadata
 from zarrkit.paths import normalize_path
 from zarrkit.store_opening import open_store
 

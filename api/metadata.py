@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, overload
 
+from zarrkit.abc.extension import V2, V3
+from zarrkit.abc.format import ArrayMetadata as KernelArrayMetadata
+from zarrkit.abc.format import GroupMetadata as KernelGroupMetadata
+from zarrkit.abc.format import NodeMetadata, thaw, thaw_document
 from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import FIELD as CONSOLIDATED_FIELD
-from zarrkit.metadata import ArrayMetadata as KernelArrayMetadata
-from zarrkit.metadata import GroupMetadata as KernelGroupMetadata
-from zarrkit.metadata import NodeMetadata, thaw, thaw_document
-from zarrkit.names import V2, V3
 
 __all__ = ["ArrayMetadata", "ConsolidatedMetadata", "GroupMetadata", "shown"]
 

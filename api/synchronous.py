@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.format import NodeMetadata
 from zarrkit.api.arrays import Array, public
 from zarrkit.api.consolidation import apply_use_consolidated, consolidate_group
 from zarrkit.api.creation import (
@@ -45,7 +46,6 @@ from zarrkit.hierarchy import (
     open_node,
     read_metadata,
 )
-from zarrkit.metadata import NodeMetadata
 from zarrkit.paths import normalize_path
 from zarrkit.store_opening import check_mode, open_store
 

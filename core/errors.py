@@ -301,7 +301,7 @@ class RedirectRefusedError(StoreError):
 
 class ValueTooLargeError(StoreError):
     """A stored value (or what it inflates to, or an answer's body) is longer than the read
-    may hold (`zarrkit.store.value_limit()`), or longer than its container says it is."""
+    may hold (`zarrkit.abc.value_limit()`), or longer than its container says it is."""
 
 
 class ChunkDecodeError(ZarrkitError):

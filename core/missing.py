@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .abc.store import Absence, Store
 from .errors import (
     NodeNotFoundError,
     NotZarrError,
@@ -14,7 +15,6 @@ from .errors import (
     ZarrkitError,
 )
 from .formats import RESERVED_NAMES
-from .store import Absence, Store
 
 _BY_KIND: dict[str, type[NodeNotFoundError]] = {
     "missing": StoreNotFoundError,

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Generic, Self, TypeVar, cast
 
+from .abc.format import ArrayMetadata, GroupMetadata, NodeMetadata
+from .abc.store import Store
 from .attributes import Attributes
+from .documents import check_nesting
 from .errors import MetadataError, ReadOnlyError
 from .formats import get_format
-from .formats.documents import check_nesting
-from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
-from .store import Store
 
 #: the metadata of the kind of node (an array's, a group's)
 M = TypeVar("M", ArrayMetadata, GroupMetadata)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .store import ByteRange, Range, SuffixRange
+from .abc.store import ByteRange, Range, SuffixRange
 
 NETWORK_MAX_GAP = 64 * 1024
 """A network store merges two reads of one key when at most this many unwanted bytes lie

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from zarrkit import codec_chain, hooks
+from zarrkit.abc.codec import ChunkSpec, Codec
+from zarrkit.abc.data_type import DataType
 from zarrkit.api.creation.arguments import is_auto
-from zarrkit.codec import ChunkSpec, Codec
-from zarrkit.data_type import DataType
 from zarrkit.errors import (
     MetadataError,
     ShardShapeError,

@@ -25,20 +25,20 @@ from typing import Any
 import numpy as np
 
 from zarrkit import engine, hooks, registry
+from zarrkit.abc.codec import ChunkSpec
+from zarrkit.abc.extension import V2, V3, V3_DRAFT_2020, check_format
+from zarrkit.abc.format import ArrayMetadata, GroupMetadata, thaw
+from zarrkit.abc.store import limiting_values
 from zarrkit.api.consolidation import consolidate_group
 from zarrkit.array import Array
-from zarrkit.codec import ChunkSpec
 from zarrkit.codec_chain import CodecChain, evolve
 from zarrkit.errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
 from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import has_consolidated
 from zarrkit.hierarchy import Group, open_node, read_metadata
-from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
-from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
 from zarrkit.negotiation import build, extension_from_arg
 from zarrkit.paths import normalize_path
 from zarrkit.plugins.formats.layout_codec import LayoutCodec
-from zarrkit.store import limiting_values
 from zarrkit.store_opening import open_store
 
 from . import xarray_conventions

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from zarrkit import registry
+from zarrkit.abc.extension import V3
 from zarrkit.errors import ZarrkitError
-from zarrkit.names import V3
 from zarrkit.negotiation import extension_from_arg
 
 if TYPE_CHECKING:  # (not at run time: `zarrkit.codecs` is reached without numpy's import)

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.data_type import DataType
 from zarrkit.api.creation.arguments import data_type_from_arg
-from zarrkit.data_type import DataType, data_type_from_native
+from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ArgumentError
 
 __all__ = [

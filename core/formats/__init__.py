@@ -10,11 +10,10 @@ whose entry-point name is the format's name and whose object is the format insta
 from __future__ import annotations
 
 from .. import entry_points, forksafe
+from ..abc.extension import FORMATS, V2, V3, V3_DRAFT_2020, check_format
+from ..abc.format import Format, NodeMetadata
+from ..abc.store import Store, check_fits
 from ..errors import PluginLoadError
-from ..metadata import NodeMetadata
-from ..names import FORMATS, V2, V3, V3_DRAFT_2020, check_format
-from ..store import Store, check_fits
-from .format import Format
 
 #: the entry-point group of the format plugins
 GROUP = "zarrkit.formats"

@@ -30,17 +30,19 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
+from ..abc.extension import V2, V3
+from ..abc.format import GroupMetadata, NodeMetadata, thaw, thaw_document
+from ..documents import short_repr
 from ..errors import MetadataError
-from ..metadata import GroupMetadata, NodeMetadata, thaw, thaw_document
-from ..names import V2, V3
 from . import get_format
-from .documents import short_repr
 
 FIELD = "consolidated_metadata"
+"""The top-level field of a group's document that holds consolidated metadata."""
 _FORMAT_OF = {3: V3, 2: V2}
 
 
 def inline(members: Mapping[str, Any]) -> dict[str, Any]:
+    """The value of the consolidated-metadata field holding `members` (path -> document)."""
     return {"kind": "inline", "must_understand": False, "metadata": dict(members)}
 
 

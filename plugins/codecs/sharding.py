@@ -32,10 +32,8 @@ from zarrkit.abc import (
     ArrayBytesPartialEncode,
     ByteRange,
     CacheableRange,
-    ChunkPlan,
     ChunkSpec,
     Codec,
-    CodecChain,
     RangeReads,
     Region,
     SkippedExtension,
@@ -43,9 +41,6 @@ from zarrkit.abc import (
     as_bytes_view,
     check_known_fields,
     config_value,
-    data_type_from_native,
-    evolve_codecs,
-    extension_from_json,
     hookimpl,
     lock,
     lockstep,
@@ -56,6 +51,13 @@ from zarrkit.abc import (
     shift_range,
 )
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ShardShapeError
+from zarrkit.helpers import (
+    ChunkPlan,
+    CodecChain,
+    data_type_from_native,
+    evolve_codecs,
+    extension_from_json,
+)
 
 #: offset and nbytes of an absent inner chunk
 EMPTY = 2**64 - 1

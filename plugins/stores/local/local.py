@@ -25,7 +25,7 @@ This module is what the two share, and `LocalStore`, which makes the one this OS
 Writes go to a temporary file beside the target and are renamed over it, so a reader (in this
 process or another) sees the old value or the new one, never a torn file.
 
-A read holds at most the read's value limit (`zarrkit.store.value_limit()`, which the chunk
+A read holds at most the read's value limit (`zarrkit.abc.value_limit()`, which the chunk
 engine sets from the chunk's size): a file is sized (`fstat`) before it is read whole, a range
 is checked before its buffer is made, and a file larger than the limit, or a range longer, is
 a `ValueTooLargeError` naming the key, not a read of gigabytes.

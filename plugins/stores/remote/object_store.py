@@ -30,8 +30,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
-    NETWORK_MAX_BLOCK,
-    NETWORK_MAX_GAP,
     Absence,
     ByteRange,
     InFlightLimit,
@@ -43,15 +41,14 @@ from zarrkit.abc import (
     check_key,
     check_prefix,
     gather_limited,
-    is_empty_read,
     is_valid_key,
     listing_limit,
     optimistic_update,
-    plan_reads,
     settings,
     value_limit,
 )
 from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
+from zarrkit.helpers import NETWORK_MAX_BLOCK, NETWORK_MAX_GAP, is_empty_read, plan_reads
 from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.stores.remote.http_rules import Refused, TooLong
 from zarrkit.plugins.stores.remote.object_backend import Listing, ObjectBackend, Token

@@ -14,7 +14,8 @@ import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from zarrkit.abc import Absence, Range, Store, StoreCapabilities, Update, open_store, scheme_of
+from zarrkit.abc import Absence, Range, Store, StoreCapabilities, Update, scheme_of
+from zarrkit.helpers import open_store
 
 
 class StoreWrapper(Store):
