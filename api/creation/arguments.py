@@ -19,7 +19,6 @@ from zarrkit.abc.data_type import DataType
 from zarrkit.abc.extension import V3, Extension
 from zarrkit.abc.storage_transformer import StorageTransformer
 from zarrkit.array import CONFIG_FIELDS, ArrayConfig
-from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import (
     AmbiguousExtensionError,
     ArgumentError,
@@ -27,6 +26,7 @@ from zarrkit.errors import (
     MetadataError,
     UnknownExtensionError,
 )
+from zarrkit.helpers import data_type_from_native
 from zarrkit.negotiation import extension_from_arg
 
 #: every keyword `create_array` takes, by the formats that take it (for "did you mean")

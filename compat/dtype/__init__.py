@@ -19,8 +19,8 @@ import numpy as np
 
 from zarrkit.abc.data_type import DataType
 from zarrkit.api.creation.arguments import data_type_from_arg
-from zarrkit.data_type import data_type_from_native
 from zarrkit.errors import ArgumentError
+from zarrkit.helpers import data_type_from_native
 
 __all__ = [
     "Bool",

@@ -15,7 +15,7 @@ One module per kind, each re-exported here:
   batches); `ChunkSpec`, `Region` and partial-read helpers.
 - `zarrkit.abc.data_type`: `DataType`.
 - `zarrkit.abc.store`: `Store` and its `StoreCapabilities`, byte ranges, key and mode checks,
-  read limits, optimistic updates.
+  read limits, writing back an update.
 - `zarrkit.abc.chunk_grid`, `.chunk_key_encoding`, `.memory_layout`, `.storage_transformer`:
   one contract each.
 - `zarrkit.abc.metadata_field`: `MetadataField`, a top-level document field a package
@@ -86,12 +86,10 @@ from .hooks import hookimpl
 from .memory_layout import MemoryLayout
 from .metadata_field import FieldSite, MetadataField
 from .runtime import (
-    InFlightLimit,
     Settings,
     after_fork_in_child,
     at_fork,
     fork_waits_for,
-    gather_limited,
     lock,
     reusable,
     rlock,
@@ -116,7 +114,6 @@ from .store import (
     is_valid_key,
     limiting_listings,
     listing_limit,
-    optimistic_update,
     scheme_of,
     value_limit,
     write_back,
@@ -153,7 +150,6 @@ __all__ = [
     "Extension",
     "ExtensionNames",
     "FieldSite",
-    "InFlightLimit",
     "MemoryLayout",
     "MetadataField",
     "Range",
@@ -177,7 +173,6 @@ __all__ = [
     "config_value",
     "decoded_too_large",
     "fork_waits_for",
-    "gather_limited",
     "hookimpl",
     "is_valid_key",
     "limiting_listings",
@@ -186,7 +181,6 @@ __all__ = [
     "lockstep",
     "named_config",
     "names",
-    "optimistic_update",
     "parse_named_config",
     "reusable",
     "rlock",
@@ -200,47 +194,30 @@ __all__ = [
 ]
 
 
-#: names of earlier releases -> (the module that has the name now, its name there); the
-#: helpers needing the kernel were in `zarrkit.abc` before `zarrkit.helpers` held them
-_MOVED = {
+#: names of earlier releases -> (the module that has the name now, its name there); besides
+#: these, every name of `zarrkit.helpers`, which were in `zarrkit.abc` before it held them
+_RENAMED = {
     "BoundChain": ("zarrkit.helpers", "ChunkPlan"),
+    "Gate": ("zarrkit.helpers", "InFlightLimit"),
     "Lasting": ("zarrkit.abc", "CacheableRange"),
     "Names": ("zarrkit.abc", "ExtensionNames"),
     "Skipped": ("zarrkit.abc", "SkippedExtension"),
     "scratch": ("zarrkit.abc", "thread_buffer"),
-    "Gate": ("zarrkit.abc", "InFlightLimit"),
-    **{
-        name: ("zarrkit.helpers", name)
-        for name in (
-            "ChunkPlan",
-            "CodecChain",
-            "DecodeInto",
-            "NETWORK_MAX_BLOCK",
-            "NETWORK_MAX_GAP",
-            "ReadPlan",
-            "data_type_from_native",
-            "evolve_codecs",
-            "extension_from_json",
-            "is_empty_read",
-            "open_store",
-            "plan_reads",
-        )
-    },
 }
 
 
 def __getattr__(name: str) -> Any:
     """A name of an earlier release, with a DeprecationWarning naming where it is now."""
-    if name not in _MOVED:
+    if name.startswith("__"):
         raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
-    module, new = _MOVED[name]
+    from .. import helpers  # (only for a name not defined here: the kernel never needs it)
+
+    module, new = _RENAMED.get(name, ("zarrkit.helpers", name))
+    if module == "zarrkit.helpers" and new not in helpers.__all__:
+        raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
     warnings.warn(
         f"zarrkit.abc.{name} is deprecated (removed in 0.3): use {module}.{new}",
         DeprecationWarning,
         stacklevel=2,
     )
-    if module == "zarrkit.abc":
-        return globals()[new]
-    from .. import helpers  # (only for a deprecated name: the contracts never need it)
-
-    return getattr(helpers, new)
+    return getattr(helpers, new) if module == "zarrkit.helpers" else globals()[new]

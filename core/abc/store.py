@@ -3,7 +3,8 @@ per operation, so a missing capability gives a clear error), the byte ranges a r
 for (`ByteRange`, `SuffixRange`, `Range`), and what every backend needs to behave alike: the
 key and mode rules (`check_key`, `check_prefix`, `check_mode`, `is_valid_key`), read limits
 (`value_limit`, `listing_limit`), read-modify-write of several keys retried when another writer
-got there first (`Update`, `optimistic_update`, `write_back`), `AwaitableReads` (what a store
+got there first (`Update` and `write_back`; `zarrkit.helpers.optimistic_update` retries),
+`AwaitableReads` (what a store
 whose client is asynchronous adds), `Absence` (what `Store.diagnose` answers), `StoreLike` and
 `scheme_of`.
 
@@ -25,10 +26,8 @@ from __future__ import annotations
 import asyncio
 import builtins
 import os
-import random
 import re
 import sys
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -41,7 +40,6 @@ from ..errors import (
     InvalidArgumentError,
     InvalidKeyError,
     ReadOnlyError,
-    StoreError,
 )
 from .extension import ExtensionNames
 
@@ -65,7 +63,6 @@ __all__ = [
     "limiting_listings",
     "limiting_values",
     "listing_limit",
-    "optimistic_update",
     "scheme_of",
     "value_limit",
     "write_back",
@@ -234,44 +231,6 @@ def write_back(store: Store, values: Mapping[str, Any]) -> None:
         store.set_many(sets)
     if len(sets) < len(values):
         store.erase_many([k for k, v in values.items() if v is None])
-
-
-#: how often `optimistic_update` computes again after a conflict, and its pauses in between
-_UPDATE_ATTEMPTS = 64
-_FIRST_PAUSE = 0.001
-_LONGEST_PAUSE = 0.25
-
-
-def optimistic_update(
-    store: Store,
-    keys: Sequence[str],
-    compute: Update,
-    read: Callable[[Sequence[str]], tuple[Mapping[str, Any], Mapping[str, Any]]],
-    swap: Callable[[Mapping[str, Any], Mapping[str, Any]], Sequence[str]],
-) -> None:
-    """`Store.update_many` by compare-and-swap, for stores that can write a key only if it is
-    unchanged (a transaction, a conditional PUT) but should not hold anything while `compute`
-    runs. `read(keys)` gives the keys' current values and a version token for each key
-    (absent keys too, e.g. None); `swap(tokens, new)` writes, each in one step against
-    every other writer, the new values of the keys whose token still holds, and returns the
-    keys it did not write; those are read and computed again after a growing random pause."""
-    store.require("write", "update keys")
-    pending = list(keys)
-    pause = _FIRST_PAUSE
-    for _ in range(_UPDATE_ATTEMPTS):
-        values, tokens = read(pending)
-        pending = list(swap(tokens, compute(pending, values)))
-        if not pending:
-            return
-        time.sleep(random.uniform(0, pause))
-        pause = min(_LONGEST_PAUSE, pause * 2)
-    raise StoreError(
-        f"other writers kept changing {len(pending)} key(s) while this one "
-        f"updated them ({_UPDATE_ATTEMPTS} attempts)",
-        key=pending[0],
-        store=store,
-        operation="update",
-    )
 
 
 def check_fits(store: object, key: str) -> str:

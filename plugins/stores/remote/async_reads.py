@@ -15,8 +15,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
 
-from zarrkit.abc import AwaitableReads, InFlightLimit, Range, check_key, gather_limited
-from zarrkit.helpers import NETWORK_MAX_BLOCK, NETWORK_MAX_GAP, plan_reads
+from zarrkit.abc import AwaitableReads, Range, check_key
+from zarrkit.helpers import (
+    NETWORK_MAX_BLOCK,
+    NETWORK_MAX_GAP,
+    InFlightLimit,
+    gather_limited,
+    plan_reads,
+)
 
 
 class GatheredAwaitableReads(AwaitableReads):

@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 from zarrkit.abc import (
     Absence,
     ByteRange,
-    InFlightLimit,
     Range,
     Store,
     StoreCapabilities,
@@ -40,15 +39,21 @@ from zarrkit.abc import (
     Update,
     check_key,
     check_prefix,
-    gather_limited,
     is_valid_key,
     listing_limit,
-    optimistic_update,
     settings,
     value_limit,
 )
 from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
-from zarrkit.helpers import NETWORK_MAX_BLOCK, NETWORK_MAX_GAP, is_empty_read, plan_reads
+from zarrkit.helpers import (
+    NETWORK_MAX_BLOCK,
+    NETWORK_MAX_GAP,
+    InFlightLimit,
+    gather_limited,
+    is_empty_read,
+    optimistic_update,
+    plan_reads,
+)
 from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.stores.remote.http_rules import Refused, TooLong
 from zarrkit.plugins.stores.remote.object_backend import Listing, ObjectBackend, Token

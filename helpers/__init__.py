@@ -1,7 +1,9 @@
-"""What the kernel does for a plugin that asks: the helpers of the plugin surface that need the
-kernel itself (its registries, its codec chains, its store opening), and so cannot be part of
-`zarrkit.abc`, whose contracts the kernel is built on. Plugins import from `zarrkit.abc`,
-`zarrkit.helpers` and `zarrkit.errors` only (an import-linter contract holds them to it).
+"""What a plugin may call besides the contracts of `zarrkit.abc`: the kernel's services (its
+registries, its codec chains, its store opening), which `zarrkit.abc` cannot offer since the
+kernel is built on it, and helpers for plugins that the kernel itself never runs (defined
+here, outside the kernel: `data_types`, `gathering`, `reads`, `updates`). Plugins import from
+`zarrkit.abc`, `zarrkit.helpers` and `zarrkit.errors` only (an import-linter contract holds
+them to it); the kernel never imports this package.
 
 - Codecs that run codecs of their own (sharding's inner chunks): `CodecChain` (a list of
   codecs for one data type and fill value; `bind(shape)` gives a `ChunkPlan` that encodes,
@@ -10,9 +12,11 @@ kernel itself (its registries, its codec chains, its store opening), and so cann
 - Extensions named inside another's configuration: `extension_from_json` (resolved through
   the registry as the kernel resolves top-level ones), `data_type_from_native` (the
   registered data type of a numpy dtype).
-- Stores: `open_store` (a store that wraps another opens it by URL), and the planner that
-  merges a batch of byte-range reads, `plan_reads` (`ReadPlan`, `is_empty_read`;
-  `NETWORK_MAX_GAP`, `NETWORK_MAX_BLOCK`: the merging of network stores).
+- Stores: `open_store` (a store that wraps another opens it by URL), the planner that merges
+  a batch of byte-range reads, `plan_reads` (`ReadPlan`, `is_empty_read`; `NETWORK_MAX_GAP`,
+  `NETWORK_MAX_BLOCK`: the merging of network stores), `optimistic_update` (`update_many` by
+  compare-and-swap), and many awaitables at most so many at a time (`gather_limited`, for
+  stores over async clients; an `InFlightLimit` shares one limit between batches).
 - Format plugins: `lookup` and `get_registry` (the registries), `build`, `extension_from_arg`,
   `extension_list`, `require_known` (every unknown extension of a document in one error),
   `unknown_fields`; consolidated members kept inline in a group document
@@ -23,23 +27,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from .abc.extension import Extension
-from .codec_chain import ChunkPlan, CodecChain, DecodeInto
-from .codec_chain import evolve as evolve_codecs
-from .data_type import data_type_from_native
-from .formats.consolidated import FIELD as CONSOLIDATED_FIELD
-from .formats.consolidated import inline, member_documents, member_order
-from .negotiation import (
+from zarrkit.abc import Extension
+from zarrkit.codec_chain import ChunkPlan, CodecChain, DecodeInto
+from zarrkit.codec_chain import evolve as evolve_codecs
+from zarrkit.formats.consolidated import FIELD as CONSOLIDATED_FIELD
+from zarrkit.formats.consolidated import inline, member_documents, member_order
+from zarrkit.helpers.data_types import data_type_from_native
+from zarrkit.helpers.gathering import InFlightLimit, gather_limited
+from zarrkit.helpers.reads import NETWORK_MAX_BLOCK, NETWORK_MAX_GAP, is_empty_read
+from zarrkit.helpers.updates import optimistic_update
+from zarrkit.negotiation import (
     build,
     extension_from_arg,
     extension_list,
     require_known,
     unknown_fields,
 )
-from .negotiation import extension_from_json as _from_json
-from .read_plan import NETWORK_MAX_BLOCK, NETWORK_MAX_GAP, ReadPlan, is_empty_read, plan_reads
-from .registry import get_registry, lookup
-from .store_opening import open_store
+from zarrkit.negotiation import extension_from_json as _from_json
+from zarrkit.read_plan import ReadPlan, plan_reads
+from zarrkit.registry import get_registry, lookup
+from zarrkit.store_opening import open_store
 
 __all__ = [
     "CONSOLIDATED_FIELD",
@@ -48,6 +55,7 @@ __all__ = [
     "ChunkPlan",
     "CodecChain",
     "DecodeInto",
+    "InFlightLimit",
     "ReadPlan",
     "build",
     "data_type_from_native",
@@ -55,6 +63,7 @@ __all__ = [
     "extension_from_arg",
     "extension_from_json",
     "extension_list",
+    "gather_limited",
     "get_registry",
     "inline",
     "is_empty_read",
@@ -62,6 +71,7 @@ __all__ = [
     "member_documents",
     "member_order",
     "open_store",
+    "optimistic_update",
     "plan_reads",
     "require_known",
     "unknown_fields",

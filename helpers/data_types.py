@@ -1,6 +1,8 @@
 """Data types by numpy dtype: the static index from numpy dtypes to the installed data type
 plugins (`native_keys`, built once from every provider) and `data_type_from_native`, the
-registered data type of a numpy dtype. The contract itself is `zarrkit.abc.data_type`.
+registered data type of a numpy dtype, for what is given a numpy dtype (creation's `dtype=`, a
+codec that makes arrays of another dtype, a struct's fields). The kernel reads data types by
+their Zarr names only; the contract itself is `zarrkit.abc.data_type`.
 """
 
 from __future__ import annotations
@@ -10,13 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import forksafe
-from .abc.data_type import DataType
-from .abc.extension import V3
-from .errors import AmbiguousExtensionError, MetadataError
+from zarrkit.abc import DataType, lock
+from zarrkit.abc.extension import V3
+from zarrkit.errors import AmbiguousExtensionError, MetadataError
 
 if TYPE_CHECKING:
-    from .registry import Registry
+    from zarrkit.registry import Registry
 
 
 def native_keys(dtype: np.dtype) -> tuple[str, ...]:
@@ -36,12 +37,12 @@ class _NativeIndex:
     """Static index numpy-dtype key -> data type classes, built once from every provider."""
 
     def __init__(self) -> None:
-        self._lock = forksafe.lock()
+        self._lock = lock()
         self._table: dict[str, list[type[DataType]]] | None = None
         self._stamp: tuple[int] | None = None
 
     def table(self) -> Mapping[str, list[type[DataType]]]:
-        from .registry import get_registry
+        from zarrkit.registry import get_registry
 
         registry = get_registry("data_type")
         with self._lock:
