@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, overload, runtime_checkable
 
 from . import entry_points, forksafe
 from .errors import ConfigError, PluginLoadError, UnknownConfigKeyError
@@ -177,6 +177,7 @@ class Settings:
             raise ConfigError(f"json_indent must be None or an integer >= 0, got {indent!r}")
 
 
+@runtime_checkable
 class ConfigKeys(Protocol):
     """A table of another library's configuration keys, the object an entry point of the
     `zarrkit.config_keys` group names (zarr-python's is `zarrkit.zarr_config`). `get`, `set`
@@ -235,6 +236,11 @@ def _keys() -> ConfigKeys:
                         f"the configuration key table {ep.value!r} failed to load: "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
+                if not isinstance(table, ConfigKeys):
+                    raise PluginLoadError(
+                        f"the configuration key table {ep.value!r} is not a "
+                        f"zarrkit.config.ConfigKeys (value, changes, to_dict): {table!r}"
+                    )
             _tables.append(table)
         return _tables[0]
 
