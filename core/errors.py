@@ -379,6 +379,11 @@ class DimensionNamesError(MetadataError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class TransferError(ZarrkitError):
+    """A copy or conversion (`zarrkit.transfer`, `zarrkit copy` / `convert`) that cannot be
+    done, found when it is planned, before anything is written, or that cannot be resumed."""
+
+
 class UnsafeWriteError(ZarrkitError, ValueError):
     """A parallel write whose blocks would share a stored chunk or shard: tasks in different
     processes would each read, modify and write it back, and all but one update would be lost."""

@@ -32,7 +32,12 @@ from zarrkit.abc.store import limiting_values
 from zarrkit.api.consolidation import consolidate_group
 from zarrkit.array import Array
 from zarrkit.codec_chain import CodecChain, evolve
-from zarrkit.errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
+from zarrkit.errors import (
+    ContainsNodeError,
+    MetadataError,
+    NodeNotFoundError,
+    TransferError,
+)
 from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import has_consolidated
 from zarrkit.hierarchy import Group, open_node, read_metadata
@@ -52,10 +57,6 @@ _FORMAT_ALIASES = {3: V3, "3": V3, 2: V2, "2": V2, "v3-draft": V3_DRAFT_2020}
 
 Progress = Callable[[str, int, int], None]
 """A progress callback: called with a node's path, the bytes done and the bytes in all."""
-
-
-class TransferError(ZarrkitError):
-    """A transfer that cannot be done (planned up front) or resumed."""
 
 
 @dataclass(frozen=True)
