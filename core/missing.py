@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .abc.store import Absence, Store
+from .abc.store import Diagnosis, Store
 from .errors import (
     NodeNotFoundError,
     NotZarrError,
@@ -33,7 +33,7 @@ def node_not_found(store: Store, path: str, *, diagnose: bool = True) -> NodeNot
         absence = store.diagnose("")
     except ZarrkitError:  # the diagnosis failed too: the plain error is still true
         absence = None
-    if isinstance(absence, Absence):
+    if isinstance(absence, Diagnosis):
         return _BY_KIND[absence.kind](path or "/", store, reason=absence.detail)
     if path:
         return NodeNotFoundError(path, store)

@@ -99,9 +99,9 @@ from .runtime import (
 )
 from .storage_transformer import StorageTransformer
 from .store import (
-    Absence,
     AwaitableReads,
     ByteRange,
+    Diagnosis,
     Range,
     Store,
     StoreCapabilities,
@@ -124,7 +124,6 @@ __all__ = [
     "V2",
     "V3",
     "V3_DRAFT_2020",
-    "Absence",
     "ArrayArrayCodec",
     "ArrayArrayElementwise",
     "ArrayArrayPartialDecode",
@@ -147,6 +146,7 @@ __all__ = [
     "Codec",
     "CodecKind",
     "DataType",
+    "Diagnosis",
     "Extension",
     "ExtensionNames",
     "FieldSite",
@@ -197,6 +197,7 @@ __all__ = [
 #: names of earlier releases -> (the module that has the name now, its name there); besides
 #: these, every name of `zarrkit.helpers`, which were in `zarrkit.abc` before it held them
 _RENAMED = {
+    "Absence": ("zarrkit.abc", "Diagnosis"),
     "BoundChain": ("zarrkit.helpers", "ChunkPlan"),
     "Gate": ("zarrkit.helpers", "InFlightLimit"),
     "Lasting": ("zarrkit.abc", "CacheableRange"),

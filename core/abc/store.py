@@ -5,7 +5,7 @@ key and mode rules (`check_key`, `check_prefix`, `check_mode`, `is_valid_key`), 
 (`value_limit`, `listing_limit`), read-modify-write of several keys retried when another writer
 got there first (`Update` and `write_back`; `zarrkit.helpers.optimistic_update` retries),
 `AwaitableReads` (what a store
-whose client is asynchronous adds), `Absence` (what `Store.diagnose` answers), `StoreLike` and
+whose client is asynchronous adds), `Diagnosis` (what `Store.diagnose` answers), `StoreLike` and
 `scheme_of`.
 
 Keys follow the seed's rules (non-empty, '/'-separated, no trailing '/'; a prefix is '' or a
@@ -46,9 +46,9 @@ from .extension import ExtensionNames
 __all__ = [
     "DEFAULT_VALUE_LIMIT",
     "MODES",
-    "Absence",
     "AwaitableReads",
     "ByteRange",
+    "Diagnosis",
     "Range",
     "Store",
     "StoreCapabilities",
@@ -261,7 +261,7 @@ def check_mode(mode: str) -> str:
 
 
 @dataclass(frozen=True)
-class Absence:
+class Diagnosis:
     """What a store found where a node was looked for (`Store.diagnose`). `kind`: "missing"
     (no such folder, prefix or bucket), "not_a_container" (a file where a folder or prefix
     should be) or "denied" (the backend refused access); `detail` says it for a person."""
@@ -274,7 +274,7 @@ class Absence:
     def __post_init__(self) -> None:
         if self.kind not in self.KINDS:
             raise InvalidArgumentError(
-                f"Absence.kind must be one of {self.KINDS}, got {self.kind!r}"
+                f"Diagnosis.kind must be one of {self.KINDS}, got {self.kind!r}"
             )
 
 
@@ -536,7 +536,7 @@ class Store:
         at a store's root asks this first: an empty place holds no node of any format."""
         return None
 
-    def diagnose(self, prefix: str = "") -> Absence | None:
+    def diagnose(self, prefix: str = "") -> Diagnosis | None:
         """Why nothing can be read under `prefix` ('' the root, else ending in '/'), in the
         backend's own terms (no such folder or bucket, a file where a folder should be, no
         permission), or None when the place is there. Asked only after a node was not found,

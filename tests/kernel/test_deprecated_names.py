@@ -14,6 +14,7 @@ from zarrkit.errors import MetadataError
 @pytest.mark.parametrize(
     "old, new",
     [
+        ("Absence", zarrkit.abc.Diagnosis),
         ("BoundChain", zarrkit.helpers.ChunkPlan),
         ("Lasting", zarrkit.abc.CacheableRange),
         ("Names", zarrkit.abc.ExtensionNames),

@@ -46,8 +46,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrkit.abc import (
-    Absence,
     ByteRange,
+    Diagnosis,
     Range,
     Store,
     StoreCapabilities,
@@ -155,7 +155,7 @@ class LocalStore(Store):
     def url(self) -> str:
         return self.root.as_uri()
 
-    def diagnose(self, prefix: str = "") -> Absence | None:
+    def diagnose(self, prefix: str = "") -> Diagnosis | None:
         """What is at the root (and `prefix` under it) when no node was found there: nothing,
         a file, or a folder this process may not read."""
         target = os.path.join(self._root, check_prefix(prefix).rstrip("/")) if prefix else None
@@ -165,18 +165,20 @@ class LocalStore(Store):
             try:
                 info = os.stat(path)
             except FileNotFoundError:
-                return Absence("missing", f"{path} does not exist")
+                return Diagnosis("missing", f"{path} does not exist")
             except NotADirectoryError:
-                return Absence("not_a_container", f"{_file_above(path)} is a file, not a directory")
+                return Diagnosis(
+                    "not_a_container", f"{_file_above(path)} is a file, not a directory"
+                )
             except PermissionError:
-                return Absence("denied", f"permission denied: {path}")
+                return Diagnosis("denied", f"permission denied: {path}")
             if not stat.S_ISDIR(info.st_mode):
-                return Absence("not_a_container", f"{path} is a file, not a directory")
+                return Diagnosis("not_a_container", f"{path} is a file, not a directory")
             try:
                 with os.scandir(path) as entries:
                     next(entries, None)
             except PermissionError:
-                return Absence("denied", f"permission denied: cannot list {path}")
+                return Diagnosis("denied", f"permission denied: cannot list {path}")
         return None
 
     def name_limit(self) -> int | None:

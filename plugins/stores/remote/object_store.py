@@ -30,8 +30,8 @@ from functools import partial
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
-    Absence,
     ByteRange,
+    Diagnosis,
     Range,
     Store,
     StoreCapabilities,
@@ -336,7 +336,7 @@ class ObjectStoreBase(GatheredAwaitableReads, Store):
         except Exception:
             return None
 
-    def diagnose(self, prefix: str = "") -> Absence | None:
+    def diagnose(self, prefix: str = "") -> Diagnosis | None:
         """What the backend says of an empty place: no such bucket, a file where the root's
         folder should be, nothing stored under the root, or access denied."""
         if not self.capabilities.listable:
