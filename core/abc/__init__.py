@@ -38,7 +38,7 @@ the kernel (key rules, read limits, decompression-bomb errors, fork safety).
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chunk_grid import ChunkGrid
 from .chunk_key_encoding import ChunkKeyEncoding
@@ -207,18 +207,20 @@ _RENAMED = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A name of an earlier release, with a DeprecationWarning naming where it is now."""
-    if name.startswith("__"):
-        raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
-    from .. import helpers  # (only for a name not defined here: the kernel never needs it)
+if not TYPE_CHECKING:  # (hidden from type checkers, which would take any name of the module)
 
-    module, new = _RENAMED.get(name, ("zarrkit.helpers", name))
-    if module == "zarrkit.helpers" and new not in helpers.__all__:
-        raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
-    warnings.warn(
-        f"zarrkit.abc.{name} is deprecated (removed in 0.3): use {module}.{new}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(helpers, new) if module == "zarrkit.helpers" else globals()[new]
+    def __getattr__(name: str) -> Any:
+        """A name of an earlier release, with a DeprecationWarning naming where it is now."""
+        if name.startswith("__"):
+            raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
+        from .. import helpers  # (only for a name not defined here: the kernel never needs it)
+
+        module, new = _RENAMED.get(name, ("zarrkit.helpers", name))
+        if module == "zarrkit.helpers" and new not in helpers.__all__:
+            raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
+        warnings.warn(
+            f"zarrkit.abc.{name} is deprecated (removed in 0.3): use {module}.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(helpers, new) if module == "zarrkit.helpers" else globals()[new]
