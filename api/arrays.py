@@ -19,14 +19,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from zarrkit.abc.codec import CodecKind
+from zarrkit.abc.extension import V3
+from zarrkit.abc.format import ArrayMetadata as KernelArrayMetadata
+from zarrkit.abc.store import limiting_listings
+from zarrkit.api.metadata import ArrayMetadata, shown
 from zarrkit.array import CONFIG_FIELDS, ArrayConfig, checked_out
 from zarrkit.array import Array as KernelArray
-from zarrkit.codec import CodecKind
 from zarrkit.errors import ArgumentError, MetadataError, StoreError, ValueCastError
 from zarrkit.indexing import Indexer
-from zarrkit.names import V3
 from zarrkit.node import register_node_class
-from zarrkit.store import limiting_listings
 
 if TYPE_CHECKING:
     from zarrkit.views import LazyArray
@@ -61,6 +63,16 @@ class Array(KernelArray):
     never by hand. Indexing reads and writes (`a[...]`, `a.oindex[...]`, `a.vindex[...]`,
     `a.blocks[...]`), touching only the chunks a selection covers. A handle pickles as what
     opens it again; it is safe to share between threads."""
+
+    _meta: ArrayMetadata
+
+    def _set_metadata(self, metadata: KernelArrayMetadata) -> None:
+        super()._set_metadata(shown(metadata))
+
+    @property
+    def metadata(self) -> ArrayMetadata:
+        """The array's metadata, with what zarr-python's shows (`to_dict()`, `zarr_format`)."""
+        return self._meta
 
     def with_config(self, config: ArrayConfig | Mapping[str, Any]) -> Array:
         """This array with other runtime settings (zarr-python's `Array.with_config`)."""

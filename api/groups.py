@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from zarrkit.abc.format import GroupMetadata as KernelGroupMetadata
 from zarrkit.api.arrays import Array, format_number, public, store_type
 from zarrkit.api.creation import create_array
+from zarrkit.api.metadata import GroupMetadata, shown
 from zarrkit.array import Array as KernelArray
 from zarrkit.creation import write_group
 from zarrkit.errors import (
@@ -29,35 +31,32 @@ from zarrkit.errors import (
     ContainsGroupError,
     ContainsNodeError,
     InvalidArgumentError,
-    MetadataError,
     NodeNotFoundError,
     contains_error,
 )
 from zarrkit.formats import get_format
-from zarrkit.formats.consolidated import ConsolidatedMembers, consolidated_document
 from zarrkit.hierarchy import Group as KernelGroup
-from zarrkit.hierarchy import node_from_metadata, read_metadata
-from zarrkit.metadata import CONSOLIDATED_FIELD, GroupMetadata
+from zarrkit.hierarchy import read_metadata
 from zarrkit.node import register_node_class
-from zarrkit.paths import normalize_path
-from zarrkit.store_opening import open_store
 
-__all__ = [
-    "Group",
-    "GroupInfo",
-    "apply_use_consolidated",
-    "consolidate_group",
-    "public_node",
-]
-
-#: a group of the kernel's class or the API layer's
-G = TypeVar("G", bound=KernelGroup)
+__all__ = ["Group", "GroupInfo", "public_node"]
 
 
 class Group(KernelGroup):
     """A group in a store: a mapping from member names (or relative paths, "a/b") to its arrays
     and groups, made by `zarrkit.open_group`, `create_group` or a parent group. Members are
     read when asked for; `members()` reads many at once."""
+
+    _meta: GroupMetadata
+
+    def _set_metadata(self, metadata: KernelGroupMetadata) -> None:
+        super()._set_metadata(shown(metadata))
+
+    @property
+    def metadata(self) -> GroupMetadata:
+        """The group's metadata, with what zarr-python's shows (`to_dict()`, `zarr_format`,
+        `consolidated_metadata`)."""
+        return self._meta
 
     if TYPE_CHECKING:  # the kernel builds every node as this layer's classes: say so to checkers
 
@@ -339,44 +338,3 @@ class GroupInfo:
                 ("No. groups", self.count_groups),
             ]
         return "\n".join(f"{k:<11} : {v}" for k, v in rows)
-
-
-def apply_use_consolidated(group: G, use_consolidated: bool | None) -> G:
-    """A group just opened, as `use_consolidated` asks: None keeps what the store has, True
-    requires consolidated metadata, False ignores it (members come from the store's listing)."""
-    consolidated = isinstance(group._members, ConsolidatedMembers)
-    if use_consolidated is None or bool(use_consolidated) == consolidated:
-        return group
-    if use_consolidated is False:  # (its metadata as if unconsolidated, as zarr-python shows it)
-        meta = group.metadata
-        plain = {k: v for k, v in meta.document.items() if k != CONSOLIDATED_FIELD}
-        unconsolidated = replace(meta, document=plain)
-        return type(group)(group.store, group.path, unconsolidated, read_only=group.read_only)
-    raise MetadataError(
-        f"group {group.name!r} has no consolidated metadata; create it with "
-        f"zarrkit.consolidate_metadata()",
-        field="consolidated_metadata",
-        where=group._where(),
-    )
-
-
-def consolidate_group(store: Any, path: str = "", *, storage_options: dict | None = None) -> Group:
-    """Gather the metadata of every node below the group at `path` into that group's document
-    (v3 inline `consolidated_metadata`, v2 `.zmetadata`) and return the group, consolidated.
-
-    Needs a store that can list (to find the nodes) and be written."""
-    opened = open_store(store, mode="a", storage_options=storage_options)
-    path = normalize_path(path)
-    metadata = read_metadata(opened, path)
-    if not isinstance(metadata, GroupMetadata):
-        what = "nothing" if metadata is None else "an array"
-        raise NodeNotFoundError(path or "/", opened, what=f"group (found {what})")
-    opened.require("write", f"consolidate the metadata of group {path or '/'!r}")
-    fmt = get_format(metadata.format)
-    where = f"{fmt.metadata_key(path)} in {opened}"
-    doc = fmt.written_document(consolidated_document(metadata, opened, path), where)
-    consolidated = fmt.parse_group(doc, where)
-    fmt.write_metadata(opened, path, doc)
-    group = node_from_metadata(opened, path, consolidated, read_only=False)
-    assert isinstance(group, Group)
-    return group

@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.format import ArrayMetadata, GroupMetadata
 from zarrkit.api.arrays import Array
 from zarrkit.api.groups import Group, public_node
+from zarrkit.api.metadata import shown
 from zarrkit.creation import format_name, prepare_path
 from zarrkit.errors import InvalidArgumentError, MetadataError, contains_error
 from zarrkit.formats import get_format
 from zarrkit.hierarchy import node_from_metadata, read_metadata
-from zarrkit.metadata import GroupMetadata
 from zarrkit.paths import normalize_path
 from zarrkit.store_opening import open_store
 
@@ -74,6 +75,8 @@ def _depth(path: str) -> tuple[int, str]:
 def _document(metadata: Any, path: str) -> dict[str, Any]:
     """A node's document from its metadata: zarr-python's or zarrkit's object (`to_dict()`)
     or the document itself."""
+    if isinstance(metadata, ArrayMetadata | GroupMetadata):  # (the kernel's: no `to_dict`)
+        metadata = shown(metadata)
     to_dict = getattr(metadata, "to_dict", None)
     doc = to_dict() if callable(to_dict) else metadata
     if not isinstance(doc, Mapping):

@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from zarrkit.abc import check_mode
+from zarrkit.abc.extension import V3
 from zarrkit.api.arrays import Array, public
 from zarrkit.api.creation import check_arguments, create_array, format_name, is_auto
 from zarrkit.errors import (
     ArgumentError,
     ConflictingArgumentsError,
 )
-from zarrkit.names import V3
 
 # -- zarr-python's shortcuts ------------------------------------------------------------------
 #: keywords zarr-python 3's `create` takes that are about zarr-python 2's runtime (a

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.format import NodeMetadata
 from zarrkit.api.arrays import Array, public
+from zarrkit.api.consolidation import apply_use_consolidated, consolidate_group
 from zarrkit.api.creation import (
     ARRAY_ARGUMENTS,
     check_arguments,
@@ -22,7 +24,7 @@ from zarrkit.api.creation import (
     format_name,
     write_group,
 )
-from zarrkit.api.groups import Group, apply_use_consolidated, consolidate_group, public_node
+from zarrkit.api.groups import Group, public_node
 from zarrkit.api.shortcuts import (
     array,
     create,
@@ -44,7 +46,6 @@ from zarrkit.hierarchy import (
     open_node,
     read_metadata,
 )
-from zarrkit.metadata import NodeMetadata
 from zarrkit.paths import normalize_path
 from zarrkit.store_opening import check_mode, open_store
 

@@ -21,8 +21,10 @@ import numpy as np
 
 from . import config as settings
 from . import indexing
+from .abc.data_type import cast_values, check_representable
+from .abc.format import ArrayMetadata
+from .abc.store import Store, check_fits
 from .codec_chain import CodecChain
-from .data_type import cast_values, check_representable
 from .engine import ChunkEngine, awaiting
 from .errors import (
     ArgumentError,
@@ -34,9 +36,7 @@ from .errors import (
     ValueCastError,
 )
 from .indexing import Indexer
-from .metadata import ArrayMetadata
 from .node import Node, node_location
-from .store import Store, check_fits
 
 if TYPE_CHECKING:
     pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
-from .metadata import thaw, thaw_document
+from .abc.format import thaw, thaw_document
 
 
 class Attributes(MutableMapping):

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import buffers, config
-from .codec import (
+from .abc.codec import (
     ArrayArrayCodec,
     ArrayArrayPartialDecode,
     ArrayArrayPartialEncode,

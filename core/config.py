@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import os
 import pprint as _pprint
-import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, overload, runtime_checkable
 
 from . import entry_points, forksafe
 from .errors import ConfigError, PluginLoadError, UnknownConfigKeyError
@@ -148,9 +147,9 @@ class Settings:
     )
     #: the indentation of metadata documents written in the v3 and v2 formats (None: one line)
     json_indent: int | None = 2
-    #: values given to zarr-python's configuration keys that mean nothing to zarrkit (reported
-    #: by `get(key)`, with no effect; see `ConfigKeys`), by key
-    zarr_python_keys: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: values given to keys of the installed key table that set no setting (zarr-python's
+    #: keys that mean nothing to zarrkit: reported by `get(key)`, with no effect), by key
+    kept_keys: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         if not self.io_timeout > 0:  # (also refuses NaN)
@@ -173,40 +172,30 @@ class Settings:
                 f"default_zarr_format (ZARRKIT_DEFAULT_ZARR_FORMAT) must be 2 or 3, "
                 f"got {self.default_zarr_format!r}"
             )
+        indent = self.json_indent
+        if indent is not None and (type(indent) is not int or indent < 0):
+            raise ConfigError(f"json_indent must be None or an integer >= 0, got {indent!r}")
 
 
-@dataclass(frozen=True)
-class ConfigKey:
-    """One key of another library's configuration (zarr-python's `array.order`): its default
-    there, and the setting it is here (if any)."""
-
-    name: str
-    default: Any
-    #: the `Settings` field this key sets and reads; None: kept, no effect on zarrkit
-    setting: str | None = None
-    #: checks a value given for the key and turns it into the setting's value
-    parse: Callable[[Any], Any] | None = None
-    #: said (as a UserWarning) when the key is given a value other than its default, for keys
-    #: whose other values would change what a program reads and zarrkit does not do
-    unsupported: str | None = None
-
-
+@runtime_checkable
 class ConfigKeys(Protocol):
-    """A table of keys, the object an entry point of the `zarrkit.config_keys` group names."""
+    """A table of another library's configuration keys, the object an entry point of the
+    `zarrkit.config_keys` group names (zarr-python's is `zarrkit.zarr_config`). `get`, `set`
+    and `to_dict` hand it every key that is not a `Settings` field."""
 
-    #: every key by name (keys under an open namespace are made by `key_of`)
-    keys: Mapping[str, ConfigKey]
-
-    def key_of(self, name: str) -> ConfigKey:
-        """The key `name`; `UnknownConfigKeyError` (or `ConfigError`) when there is none."""
+    def value(self, settings: Settings, key: str) -> Any:
+        """The value of `key` under `settings`, or of every key under the namespace `key` as
+        a dict. Raises `UnknownConfigKeyError` (a KeyError) when there is neither."""
         ...
 
-    def under(self, prefix: str) -> list[ConfigKey]:
-        """The keys below a namespace (`"array"` -> `array.order`, ...)."""
+    def changes(self, settings: Settings, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The `Settings` fields to replace so that `settings` holds the keys `given` (name
+        -> value): the settings they map to, and `kept_keys` with the values of keys that set
+        none. Raises `UnknownConfigKeyError` or `ConfigError` for a key or value it refuses."""
         ...
 
-    def nested(self, flat: Mapping[str, Any]) -> dict[str, Any]:
-        """{"array.order": "C"} as {"array": {"order": "C"}}, as the library holds it."""
+    def to_dict(self, settings: Settings) -> dict[str, Any]:
+        """Every key with its value under `settings`, nested by namespace."""
         ...
 
 
@@ -217,18 +206,14 @@ KEYS_GROUP = "zarrkit.config_keys"
 class _NoKeys:
     """What `_keys()` answers when no key table is installed: only the settings' own names."""
 
-    keys: Mapping[str, ConfigKey] = MappingProxyType({})
+    def value(self, settings: Settings, key: str) -> Any:
+        raise UnknownConfigKeyError(f"{key!r} is not a zarrkit setting (no key table is installed)")
 
-    def key_of(self, name: str) -> ConfigKey:
-        raise UnknownConfigKeyError(
-            f"{name!r} is not a zarrkit setting (no key table is installed)"
-        )
+    def changes(self, settings: Settings, given: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: self.value(settings, name) for name in given}
 
-    def under(self, prefix: str) -> list[ConfigKey]:
-        return []
-
-    def nested(self, flat: Mapping[str, Any]) -> dict[str, Any]:
-        return dict(flat)
+    def to_dict(self, settings: Settings) -> dict[str, Any]:
+        return {}
 
 
 _tables: list[ConfigKeys] = []
@@ -251,6 +236,11 @@ def _keys() -> ConfigKeys:
                         f"the configuration key table {ep.value!r} failed to load: "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
+                if not isinstance(table, ConfigKeys):
+                    raise PluginLoadError(
+                        f"the configuration key table {ep.value!r} is not a "
+                        f"zarrkit.config.ConfigKeys (value, changes, to_dict): {table!r}"
+                    )
             _tables.append(table)
         return _tables[0]
 
@@ -280,37 +270,18 @@ def get(key: str | None = None, default: Any = _NO_DEFAULT) -> Any:
         return current
     if key in _FIELDS:
         return getattr(current, key)
-    table = _keys()
     try:
-        found = table.key_of(key)
+        return _keys().value(current, key)
     except (KeyError, ValueError):
-        namespace = table.under(key)
-        given = {k: v for k, v in current.zarr_python_keys.items() if k.startswith(key + ".")}
-        if namespace or given:
-            flat = {k.name: _value(current, k) for k in namespace} | given
-            tree: dict[str, Any] = table.nested(flat)
-            for part in key.split("."):
-                tree = tree[part]
-            return tree
-        if default is not _NO_DEFAULT:
-            return default
-        raise
-    return _value(current, found)
-
-
-def _value(current: Settings, key: ConfigKey) -> Any:
-    if key.setting is not None:
-        return getattr(current, key.setting)
-    return current.zarr_python_keys.get(key.name, key.default)
+        if default is _NO_DEFAULT:
+            raise
+        return default
 
 
 def to_dict() -> dict[str, Any]:
     """zarr-python's configuration as a nested dict (its `zarr.config.to_dict()`), each key
     with the value zarrkit uses: a mapped key its setting's, any other what was given."""
-    current, table = _current, _keys()
-    flat = {name: _value(current, key) for name, key in table.keys.items()}
-    flat.update(current.zarr_python_keys)  # (keys under open namespaces, as given)
-    return table.nested(flat)
+    return _keys().to_dict(_current)
 
 
 def pprint(**kwargs: Any) -> None:
@@ -357,28 +328,9 @@ def set(arg: Mapping[str, Any] | None = None, /, **changes: Any) -> Change:
 
 def _changed(current: Settings, given: Mapping[str, Any]) -> Settings:
     """`current` with `given` applied: everything is checked before anything changes."""
-    updates: dict[str, Any] = {}
-    kept = dict(current.zarr_python_keys)
-    table = _keys()
-    for name, value in given.items():
-        if name in _FIELDS and name not in table.keys:
-            updates[name] = value
-            continue
-        key = table.key_of(name)
-        parsed = key.parse(value) if key.parse is not None else value
-        if key.setting is not None:
-            updates[key.setting] = parsed
-        else:
-            if key.unsupported and value != key.default:
-                warnings.warn(
-                    f"{name}={value!r} has no effect in zarrkit: {key.unsupported}",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            kept[name] = value
-    if kept != current.zarr_python_keys:
-        updates["zarr_python_keys"] = MappingProxyType(kept)
-    return replace(current, **updates)
+    keys = {name: value for name, value in given.items() if name not in _FIELDS}
+    updates = _keys().changes(current, keys) if keys else {}
+    return replace(current, **{**updates, **{k: v for k, v in given.items() if k in _FIELDS}})
 
 
 @contextmanager

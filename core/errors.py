@@ -6,6 +6,7 @@ without a debugger; none of them is a bare KeyError or ValueError escaping from 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 
@@ -17,7 +18,17 @@ class MetadataError(ZarrkitError):
     """A metadata document is malformed; `field` names the offending field (dotted, e.g.
     `codecs.0.configuration.level`) and `where` the node."""
 
-    def __init__(self, message: str, *, field: str | None = None, where: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        where: str | None = None,
+        key: str | None = None,
+    ):
+        if key is not None:  # (its name before 0.2, deprecated: `key` names store keys)
+            _key_renamed()
+            field = key if field is None else field
         self.detail = message
         self.field = field
         self.where = where
@@ -29,8 +40,20 @@ class MetadataError(ZarrkitError):
             prefix += f"field {self.field!r}: "
         return prefix + self.detail
 
-    def locate(self, field: str | None = None, where: str | None = None) -> MetadataError:
-        """Point the error at a field of a document (`field` is prefixed to the plugin's own)."""
+    @property
+    def key(self) -> str | None:
+        """Deprecated (removed in 0.3): `field`."""
+        _key_renamed()
+        return self.field
+
+    def locate(
+        self, field: str | None = None, where: str | None = None, *, key: str | None = None
+    ) -> MetadataError:
+        """Point the error at a field of a document (`field` is prefixed to the plugin's own);
+        `key` is `field`'s deprecated name."""
+        if key is not None:
+            _key_renamed()
+            field = field or key
         if field:
             if not self.field:
                 self.field = field
@@ -40,6 +63,14 @@ class MetadataError(ZarrkitError):
             self.where = where
         self.args = (self._text(),)
         return self
+
+
+def _key_renamed() -> None:
+    warnings.warn(
+        "MetadataError's key is deprecated (removed in 0.3): use field",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 class UnknownExtensionError(MetadataError):
@@ -69,6 +100,11 @@ class UnknownExtensionError(MetadataError):
         super().__init__(msg, where=where)
 
 
+class FormatNotInstalledError(UnknownExtensionError, NotImplementedError):
+    """No installed plugin provides a Zarr format (the `zarrkit.formats` entry-point group).
+    Also a NotImplementedError, as it was before it had a class of its own."""
+
+
 class UnknownExtensionsError(UnknownExtensionError):
     """A document names several extensions no installed plugin provides: all of them, each
     with where it appears and what to install when that is known (`missing`), in one error.
@@ -95,11 +131,11 @@ class MissingExtension:
     kind: str
     name: str
     format: str | None
-    key: str
+    field: str
     hint: str | None = None
 
     def describe(self) -> str:
-        text = f"the {self.kind.replace('_', ' ')} {self.name!r} ({self.key})"
+        text = f"the {self.kind.replace('_', ' ')} {self.name!r} ({self.field})"
         return f"{text}: {self.hint}" if self.hint else text
 
 
@@ -301,7 +337,7 @@ class RedirectRefusedError(StoreError):
 
 class ValueTooLargeError(StoreError):
     """A stored value (or what it inflates to, or an answer's body) is longer than the read
-    may hold (`zarrkit.store.value_limit()`), or longer than its container says it is."""
+    may hold (`zarrkit.abc.value_limit()`), or longer than its container says it is."""
 
 
 class ChunkDecodeError(ZarrkitError):
@@ -341,6 +377,11 @@ class DimensionNamesError(MetadataError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class TransferError(ZarrkitError):
+    """A copy or conversion (`zarrkit.transfer`, `zarrkit copy` / `convert`) that cannot be
+    done, found when it is planned, before anything is written, or that cannot be resumed."""
 
 
 class UnsafeWriteError(ZarrkitError, ValueError):

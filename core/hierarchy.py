@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
+from .abc.format import ArrayMetadata, Format, GroupMetadata, NodeMetadata
+from .abc.store import Store, check_fits
 from .array import Array
 from .creation import write_group
 from .errors import (
@@ -23,13 +25,10 @@ from .errors import (
 )
 from .formats import get_format, read_node
 from .formats.consolidated import ConsolidatedMembers, has_consolidated
-from .formats.format import Format
-from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
 from .missing import node_not_found
 from .node import Node, node_class, node_location
 from .paths import check_name as check_name  # re-exported: where callers found it
 from .paths import join, normalize_path
-from .store import Store, check_fits
 
 
 def read_metadata(store: Store, path: str, expected: Format | None = None) -> NodeMetadata | None:

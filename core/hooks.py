@@ -211,20 +211,3 @@ def array_defaults(
         format=format, data_type=data_type, chunk_shape=tuple(chunk_shape)
     )
     return answer or {}
-
-
-def shard_codecs(
-    format: str,
-    shard_shape: tuple[int | tuple[int, ...], ...],
-    chunk_shape: tuple[int, ...],
-    codecs: list[Any],
-    options: dict[str, Any],
-) -> list[Any] | None:
-    answer: list[Any] | None = manager().hook.zarrkit_shard_codecs(
-        format=format,
-        shard_shape=tuple(shard_shape),
-        chunk_shape=tuple(chunk_shape),
-        codecs=codecs,
-        options=options,
-    )
-    return answer

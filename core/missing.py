@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .abc.store import Diagnosis, Store
 from .errors import (
     NodeNotFoundError,
     NotZarrError,
@@ -14,7 +15,6 @@ from .errors import (
     ZarrkitError,
 )
 from .formats import RESERVED_NAMES
-from .store import Absence, Store
 
 _BY_KIND: dict[str, type[NodeNotFoundError]] = {
     "missing": StoreNotFoundError,
@@ -33,7 +33,7 @@ def node_not_found(store: Store, path: str, *, diagnose: bool = True) -> NodeNot
         absence = store.diagnose("")
     except ZarrkitError:  # the diagnosis failed too: the plain error is still true
         absence = None
-    if isinstance(absence, Absence):
+    if isinstance(absence, Diagnosis):
         return _BY_KIND[absence.kind](path or "/", store, reason=absence.detail)
     if path:
         return NodeNotFoundError(path, store)

@@ -10,10 +10,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from . import hooks, registry
+from .abc.extension import Extension, SkippedExtension, parse_named_config
 from .errors import (
     MetadataError,
     MissingExtension,
@@ -21,18 +21,9 @@ from .errors import (
     UnknownExtensionError,
     UnknownExtensionsError,
 )
-from .extension import Extension, parse_named_config
 
 #: kinds whose unknown members may be skipped when marked must_understand: false
 SKIPPABLE_KINDS = frozenset({"codec", "storage_transformer"})
-
-
-@dataclass(frozen=True)
-class SkippedExtension:
-    """An extension that was not understood and, being optional, was left out."""
-
-    kind: str
-    name: str
 
 
 def unknown_fields(doc: Mapping[str, Any], known: Iterable[str], *, where: str) -> dict[str, Any]:

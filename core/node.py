@@ -12,14 +12,14 @@ since. The document is small: the parsed objects (codecs, grids) are never pickl
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar, cast
 
+from .abc.format import ArrayMetadata, GroupMetadata, NodeMetadata
+from .abc.store import Store
 from .attributes import Attributes
+from .documents import check_nesting
 from .errors import MetadataError, ReadOnlyError
 from .formats import get_format
-from .formats.documents import check_nesting
-from .metadata import ArrayMetadata, GroupMetadata, NodeMetadata
-from .store import Store
 
 #: the metadata of the kind of node (an array's, a group's)
 M = TypeVar("M", ArrayMetadata, GroupMetadata)
@@ -157,13 +157,13 @@ class Node(Generic[M]):
 
     def _same_kind(self, metadata: NodeMetadata) -> M:
         """`metadata` when it is of this node's kind (an edited document stays one)."""
-        if not isinstance(metadata, type(self._meta)):
+        if metadata.node_type != self._meta.node_type:
             raise MetadataError(
                 f"a {metadata.node_type} document cannot replace the metadata of "
                 f"{self._meta.node_type} {self.name!r}",
                 where=self._where(),
             )
-        return metadata
+        return cast(M, metadata)
 
 
 def _unpickle(

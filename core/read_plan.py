@@ -1,7 +1,8 @@
 """Planning a batch of (key, byte range) reads as fewer, larger reads: one planner for the
 chunk engine (which merges only ranges that touch or overlap, for every store) and for the
 network stores (which also merge across small gaps, since a round trip costs more than the
-bytes between two ranges). Plugins reach it as `zarrkit.abc.plan_reads`.
+bytes between two ranges: `zarrkit.helpers.NETWORK_MAX_GAP`). Plugins reach it as
+`zarrkit.helpers.plan_reads`.
 
 Per key: a whole-value read serves every range of that key; equal open-ended or suffix
 ranges are read once (their place depends on the value's size, so they merge with nothing
@@ -16,13 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .store import ByteRange, Range, SuffixRange
-
-NETWORK_MAX_GAP = 64 * 1024
-"""A network store merges two reads of one key when at most this many unwanted bytes lie
-between them (a round trip costs more than they do)."""
-NETWORK_MAX_BLOCK = 16 * 1024 * 1024
-"""The longest read a network store merges reads of one key into."""
+from .abc.store import ByteRange, Range
 
 Request = tuple[str, Range | None]
 
@@ -145,9 +140,3 @@ def _flush(
 def _bounds(rng: Range | None) -> tuple[int, int]:
     assert isinstance(rng, ByteRange) and rng.length is not None
     return rng.offset, rng.offset + rng.length
-
-
-def is_empty_read(rng: Range | None) -> bool:
-    """A read of zero bytes: answered by an existence check, since HTTP has no way to ask
-    for an empty range."""
-    return isinstance(rng, ByteRange | SuffixRange) and rng.length == 0

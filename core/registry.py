@@ -44,6 +44,15 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 from . import config, entry_points, forksafe, hooks
+from .abc.chunk_grid import ChunkGrid
+from .abc.chunk_key_encoding import ChunkKeyEncoding
+from .abc.codec import Codec
+from .abc.data_type import DataType
+from .abc.extension import FORMATS, V3, ExtensionNames
+from .abc.memory_layout import MemoryLayout
+from .abc.metadata_field import MetadataField
+from .abc.storage_transformer import StorageTransformer
+from .abc.store import Store
 from .errors import (
     AmbiguousExtensionError,
     InvalidArgumentError,
@@ -52,7 +61,6 @@ from .errors import (
     PluginLoadError,
     UnknownExtensionError,
 )
-from .names import FORMATS, V3, ExtensionNames
 
 #: kind -> entry-point group
 GROUPS: dict[str, str] = {
@@ -67,26 +75,17 @@ GROUPS: dict[str, str] = {
 }
 
 
-#: the contract every class of a kind derives from, as `module:class` of the kernel (published
-#: in `zarrkit.abc`); imported when the first class of the kind is checked, since those modules
-#: use the registry themselves
-BASES: dict[str, str] = {
-    "codec": "zarrkit.codec:Codec",
-    "data_type": "zarrkit.data_type:DataType",
-    "chunk_grid": "zarrkit.chunk_grid:ChunkGrid",
-    "chunk_key_encoding": "zarrkit.chunk_key_encoding:ChunkKeyEncoding",
-    "memory_layout": "zarrkit.memory_layout:MemoryLayout",
-    "storage_transformer": "zarrkit.storage_transformer:StorageTransformer",
-    "store": "zarrkit.store:Store",
-    "metadata_field": "zarrkit.metadata_field:MetadataField",
+#: the contract every class of a kind derives from (`zarrkit.abc`)
+BASES: dict[str, type] = {
+    "codec": Codec,
+    "data_type": DataType,
+    "chunk_grid": ChunkGrid,
+    "chunk_key_encoding": ChunkKeyEncoding,
+    "memory_layout": MemoryLayout,
+    "storage_transformer": StorageTransformer,
+    "store": Store,
+    "metadata_field": MetadataField,
 }
-
-
-def base_of(kind: str) -> type:
-    """The class every extension of `kind` derives from."""
-    module, _, name = BASES[kind].partition(":")
-    base: type = getattr(importlib.import_module(module), name)
-    return base
 
 
 def _normalize_dist(name: str) -> str:
@@ -120,19 +119,6 @@ class Handle:
     kind: str
     provider: Provider
     cls: type
-
-
-@dataclass(frozen=True)
-class Shared:
-    """A name more than one installed class answers to, and what a lookup of it gives."""
-
-    name: str
-    format: str
-    providers: tuple[Provider, ...]
-    #: the class a lookup returns, or the error it raises
-    outcome: type | PluginConflictError | AmbiguousExtensionError
-    #: the provider of that class, when there is one
-    winner: Provider | None = None
 
 
 class Registry:
@@ -345,43 +331,6 @@ class Registry:
                     rows.append((provider, None, str(exc.__cause__ or exc)))
         return rows
 
-    def shared_names(self) -> list[Shared]:
-        """Every name (in a format) that more than one installed class answers to, with who
-        answers a lookup of it and why, or the error it raises (loads every provider). For
-        `zarrkit plugins --check`: the same rule as `lookup`, so what it reports is what
-        happens."""
-        loaded = [(p, c) for p, c, _err in self.load_all() if c is not None and p.entry_point]
-        spelled: set[tuple[str, str]] = set()
-        for _provider, cls in loaded:
-            names = getattr(cls, "names", None)
-            for fmt in getattr(names, "formats", lambda: ())():
-                spelling = names.get(fmt)  # type: ignore[union-attr]
-                for name in (spelling.name, *spelling.aliases):
-                    if name:
-                        spelled.add((name, fmt))
-        out = []
-        for name, fmt in sorted(spelled):
-            try:
-                candidates = [(p, c) for p, c in loaded if _matches(c, name, fmt)]
-            except Exception:  # a faulty matches_name: reported when that class is used
-                continue
-            if len({c for _p, c in candidates}) < 2:
-                continue
-            exact = [(p, c) for p, c in candidates if p.name == name]
-            outcome = precedence(self.kind, name, fmt, exact or candidates)
-            winner = next((p for p, c in candidates if c is outcome), None)
-            out.append(Shared(name, fmt, tuple(p for p, _c in candidates), outcome, winner))
-        return out
-
-    def conflicts(self) -> dict[str, list[Provider]]:
-        """Entry-point names declared by more than one distribution."""
-        out = {}
-        for name, providers in self.entries().items():
-            dists = {_normalize_dist(p.distribution or "") for p in providers}
-            if len(dists) > 1:
-                out[name] = providers
-        return out
-
 
 def _names_of(cls: type) -> ExtensionNames:
     names: ExtensionNames | None = getattr(cls, "names", None)
@@ -400,7 +349,7 @@ def _check_extension_class(obj: object, kind: str) -> None:
     """
     if not isinstance(obj, type):
         raise InvalidPluginError(f"{obj!r} is not a class")
-    base = base_of(kind)
+    base = BASES[kind]
     if not issubclass(obj, base):
         raise InvalidPluginError(
             f"{obj.__module__}.{obj.__qualname__} is not a {kind} plugin: it does not derive "
@@ -470,6 +419,7 @@ _registries_lock = forksafe.lock()
 
 
 def get_registry(kind: str) -> Registry:
+    """The registry of the extensions of `kind` ("codec", "data_type", ...), one per process."""
     registry = _registries.get(kind)
     if registry is None:
         with _registries_lock:

@@ -20,21 +20,14 @@ no class: a site may register its own `metrics` wrapper.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from . import config, registry
+from .abc.store import MODES, Store, StoreLike, check_mode, scheme_of
 from .errors import ArgumentError, PluginLoadError
-from .store import MODES, Store, check_mode
-
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 #: the store registry's name for the wrapper the `store_metrics` setting applies
 METRICS_WRAPPER = "metrics"
-
-#: what a user may pass where zarrkit wants a store: a path, a URL, or a store
-StoreLike = str | os.PathLike[str] | Store
-"""What `open_store` takes: a path, a URL, or a store (and objects a store plugin adapts)."""
 
 __all__ = [
     "MODES",
@@ -46,12 +39,6 @@ __all__ = [
     "reset_metrics",
     "scheme_of",
 ]
-
-
-def scheme_of(url: str) -> str:
-    """The URL scheme of `url`, lower-cased ("s3", "fsspec+s3"); "file" for a plain path."""
-    match = _SCHEME.match(url)
-    return match.group(1).lower() if match else "file"
 
 
 def open_store(

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.store import AwaitableReads
 from zarrkit.engine import ChunkEngine, awaiting
 from zarrkit.indexing import Indexer
-from zarrkit.store import AwaitableReads
 
 from .together import Reading, read_together
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrkit import indexing
+from zarrkit.abc.store import AwaitableReads
 from zarrkit.errors import ValueCastError
-from zarrkit.store import AwaitableReads
 
 from .batched import batched_read
 from .planning import CoordinatePlan, OrthogonalPlan, Plan, plan

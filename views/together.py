@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from zarrkit import executor
-from zarrkit.codec import RangeReads
+from zarrkit.abc.codec import RangeReads
 from zarrkit.engine import ChunkEngine, awaiting, parallel
 from zarrkit.engine.chunks import (
     _GROUP_BYTES,

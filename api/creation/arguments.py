@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 
 from zarrkit import registry
+from zarrkit.abc.codec import Codec, CodecKind
+from zarrkit.abc.data_type import DataType
+from zarrkit.abc.extension import V3, Extension
+from zarrkit.abc.storage_transformer import StorageTransformer
 from zarrkit.array import CONFIG_FIELDS, ArrayConfig
-from zarrkit.codec import Codec, CodecKind
-from zarrkit.data_type import DataType, data_type_from_native
 from zarrkit.errors import (
     AmbiguousExtensionError,
     ArgumentError,
@@ -24,10 +26,8 @@ from zarrkit.errors import (
     MetadataError,
     UnknownExtensionError,
 )
-from zarrkit.extension import Extension
-from zarrkit.names import V3
+from zarrkit.helpers import data_type_from_native
 from zarrkit.negotiation import extension_from_arg
-from zarrkit.storage_transformer import StorageTransformer
 
 #: every keyword `create_array` takes, by the formats that take it (for "did you mean")
 _COMMON_ARGUMENTS = (

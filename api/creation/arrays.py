@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 
 from zarrkit import hooks
+from zarrkit.abc.codec import Codec
+from zarrkit.abc.extension import V3
+from zarrkit.abc.store import Store
 from zarrkit.api.arrays import Array, public
 from zarrkit.api.creation.arguments import (
     ARRAY_ARGUMENTS,
@@ -38,8 +41,8 @@ from zarrkit.api.creation.chunking import (
     shards_from_arg,
 )
 from zarrkit.array import ArrayConfig
-from zarrkit.codec import Codec
 from zarrkit.creation import ArraySpec, format_name, write_array
+from zarrkit.documents import check_chunk_size, check_dimensions
 from zarrkit.errors import (
     AmbiguousExtensionError,
     ArgumentError,
@@ -47,11 +50,8 @@ from zarrkit.errors import (
     MetadataError,
 )
 from zarrkit.formats import get_format
-from zarrkit.formats.documents import check_chunk_size, check_dimensions
-from zarrkit.names import V3
 from zarrkit.negotiation import extension_from_arg
 from zarrkit.paths import normalize_path
-from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
 __all__ = ["create_array"]

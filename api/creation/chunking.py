@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from zarrkit import codec_chain, hooks
+from zarrkit.abc.codec import ChunkSpec, Codec
+from zarrkit.abc.data_type import DataType
 from zarrkit.api.creation.arguments import is_auto
-from zarrkit.codec import ChunkSpec, Codec
-from zarrkit.data_type import DataType
 from zarrkit.errors import (
     MetadataError,
     ShardShapeError,
@@ -176,7 +176,13 @@ def sharded_codecs(
             f"{chunk_shape} in every dimension",
             field="shards",
         )
-    answer = hooks.shard_codecs(fmt, shard_shape, chunk_shape, list(inner), options)
+    answer = hooks.manager().hook.zarrkit_shard_codecs(
+        format=fmt,
+        shard_shape=tuple(shard_shape),
+        chunk_shape=tuple(chunk_shape),
+        codecs=list(inner),
+        options=options,
+    )
     if answer is None:
         raise MetadataError(
             f"zarr format {fmt} arrays cannot have shards here: no installed "

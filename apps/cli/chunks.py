@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .nodes import Array, chunk_key
 
 #: keys per `Store.sizes` call
@@ -56,7 +58,7 @@ def _chunk(array: Array, coords: tuple[int, ...], key: str) -> Chunk:
     chunk_grid = array.metadata.chunk_grid
     region = []
     for d, (c, n) in enumerate(zip(coords, chunk_grid.chunk_shape(coords))):
-        start = int(chunk_grid.chunk_start(d, c))
+        start = int(chunk_grid.chunk_start(d, np.asarray(c)))
         region.append(slice(start, min(start + int(n), array.shape[d])))
     return Chunk(coords, key, tuple(region))
 

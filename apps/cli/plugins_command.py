@@ -208,14 +208,64 @@ def _check_kind(kind: str, rows: list[PluginRow]) -> list[Problem]:
             row = by_key[key] = _row(kind, provider)
             rows.append(row)
         problems.extend(_check_row(row, cls, error))
-    conflicts = reg.conflicts()
+    conflicts = _conflicts(reg)
     problems.extend(_check_collisions(kind, conflicts, by_key))
-    problems.extend(_check_shared(kind, reg.shared_names(), set(conflicts), by_key))
+    problems.extend(_check_shared(kind, _shared_names(reg, loaded), set(conflicts), by_key))
     return problems
 
 
+@dataclass(frozen=True)
+class Shared:
+    """A name more than one installed class answers to, and what a lookup of it gives."""
+
+    name: str
+    format: str
+    providers: tuple[Any, ...]
+    #: the class a lookup returns, or the error it raises
+    outcome: Any
+    #: the provider of that class, when there is one
+    winner: Any = None
+
+
+def _conflicts(reg: Any) -> dict[str, list[Any]]:
+    """Entry-point names declared by more than one distribution."""
+    return {
+        name: providers
+        for name, providers in reg.entries().items()
+        if len({_normalized(p.distribution or "") for p in providers}) > 1
+    }
+
+
+def _shared_names(reg: Any, loaded: list[tuple[Any, type | None, str | None]]) -> list[Shared]:
+    """Every name (in a format) that more than one installed class answers to, with who
+    answers a lookup of it and why, or the error it raises: the registry's own rule
+    (`registry.precedence`), so what `--check` reports is what a lookup does."""
+    from zarrkit import registry
+
+    classes = [(p, c) for p, c, _err in loaded if c is not None and p.entry_point]
+    spelled: set[tuple[str, str]] = set()
+    for _provider, cls in classes:
+        names = getattr(cls, "names", None)
+        for fmt in getattr(names, "formats", lambda: ())():
+            spelling = names.get(fmt)  # type: ignore[union-attr]
+            spelled.update((name, fmt) for name in (spelling.name, *spelling.aliases) if name)
+    out = []
+    for name, fmt in sorted(spelled):
+        try:
+            candidates = [(p, c) for p, c in classes if c.matches_name(name, fmt)]  # type: ignore[attr-defined]
+        except Exception:  # a faulty matches_name: reported when that class is used
+            continue
+        if len({c for _p, c in candidates}) < 2:
+            continue
+        exact = [(p, c) for p, c in candidates if p.name == name]
+        outcome = registry.precedence(reg.kind, name, fmt, exact or candidates)
+        winner = next((p for p, c in candidates if c is outcome), None)
+        out.append(Shared(name, fmt, tuple(p for p, _c in candidates), outcome, winner))
+    return out
+
+
 def _check_shared(
-    kind: str, shared: list[Any], reported: set[str], by_key: dict[tuple, PluginRow]
+    kind: str, shared: list[Shared], reported: set[str], by_key: dict[tuple, PluginRow]
 ) -> list[Problem]:
     """Names several classes answer to: who wins (a note on each row, not a problem), or the
     collision a lookup raises (a problem unless `_check_collisions` reported the name)."""

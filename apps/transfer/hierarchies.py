@@ -25,21 +25,24 @@ from typing import Any
 import numpy as np
 
 from zarrkit import engine, hooks, registry
-from zarrkit.api.groups import consolidate_group
+from zarrkit.abc.codec import ChunkSpec
+from zarrkit.abc.extension import V2, V3, V3_DRAFT_2020, check_format
+from zarrkit.abc.format import ArrayMetadata, GroupMetadata, thaw
+from zarrkit.abc.store import limiting_values
+from zarrkit.api.consolidation import consolidate_group
 from zarrkit.array import Array
-from zarrkit.codec import ChunkSpec
-from zarrkit.codec_chain import CodecChain, evolve
-from zarrkit.errors import ContainsNodeError, MetadataError, NodeNotFoundError, ZarrkitError
+from zarrkit.errors import (
+    ContainsNodeError,
+    MetadataError,
+    NodeNotFoundError,
+    TransferError,
+)
 from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import has_consolidated
+from zarrkit.helpers import CodecChain, build, evolve_codecs, extension_from_arg, open_store
 from zarrkit.hierarchy import Group, open_node, read_metadata
-from zarrkit.metadata import ArrayMetadata, GroupMetadata, thaw
-from zarrkit.names import V2, V3, V3_DRAFT_2020, check_format
-from zarrkit.negotiation import build, extension_from_arg
 from zarrkit.paths import normalize_path
 from zarrkit.plugins.formats.layout_codec import LayoutCodec
-from zarrkit.store import limiting_values
-from zarrkit.store_opening import open_store
 
 from . import xarray_conventions
 
@@ -52,10 +55,6 @@ _FORMAT_ALIASES = {3: V3, "3": V3, 2: V2, "2": V2, "v3-draft": V3_DRAFT_2020}
 
 Progress = Callable[[str, int, int], None]
 """A progress callback: called with a node's path, the bytes done and the bytes in all."""
-
-
-class TransferError(ZarrkitError):
-    """A transfer that cannot be done (planned up front) or resumed."""
 
 
 @dataclass(frozen=True)
@@ -310,7 +309,7 @@ def _array_document(
             ]
         else:
             chosen = _codecs_for(meta.codecs, ndim, fmt)
-        codecs = evolve(chosen, spec)
+        codecs = evolve_codecs(chosen, spec)
         if meta.skipped:
             names = ", ".join(repr(s.name) for s in meta.skipped)
             raise MetadataError(
@@ -397,7 +396,7 @@ def _chain_signature(meta: ArrayMetadata) -> list[str]:
     chunk_shape = meta.chunk_grid.uniform_chunk_shape or meta.chunk_grid.chunk_shape((0,) * ndim)
     spec = ChunkSpec(chunk_shape, meta.data_type, meta.fill_value)
     out = []
-    for codec in evolve(meta.codecs, spec):
+    for codec in evolve_codecs(meta.codecs, spec):
         if isinstance(codec, LayoutCodec):
             items = codec.layout.v3_codecs(ndim, codec.endian)
             if items is None:

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.extension import V3
 from zarrkit.errors import MetadataError
-from zarrkit.names import V3
 
 ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
 FILL_VALUE = "_FillValue"

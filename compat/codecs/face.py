@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from zarrkit import registry
 from zarrkit.errors import ZarrkitError
-from zarrkit.names import V3
-from zarrkit.negotiation import extension_from_arg
 
 if TYPE_CHECKING:  # (not at run time: `zarrkit.codecs` is reached without numpy's import)
     from zarrkit.abc import Codec
+
+#: the format the faces build codecs in (`zarrkit.abc.V3`, named here so that reaching
+#: `zarrkit.codecs` imports none of the contracts, and so not numpy)
+V3 = "v3"
 
 
 class CodecFace(type):
@@ -23,6 +24,8 @@ class CodecFace(type):
     codec_name: str
 
     def __instancecheck__(cls, obj: object) -> bool:
+        from zarrkit import registry
+
         try:
             plugin = registry.lookup("codec", cls.codec_name)
         except ZarrkitError:  # (the plugin's optional library is not installed)
@@ -30,6 +33,8 @@ class CodecFace(type):
         return isinstance(obj, plugin) and _written_name(obj) == cls.codec_name
 
     def __subclasscheck__(cls, sub: type) -> bool:
+        from zarrkit import registry
+
         try:
             plugin = registry.lookup("codec", cls.codec_name)
         except ZarrkitError:
@@ -48,6 +53,8 @@ def _written_name(obj: Any) -> str | None:
 def build(name: str, configuration: Mapping[str, Any]) -> Codec:
     """The registered plugin for codec `name`, built from `configuration` as its metadata
     would be: the plugin checks every field, exactly as when it reads a stored document."""
+    from zarrkit.helpers import extension_from_arg
+
     codec: Codec = extension_from_arg(
         "codec", {"name": name, "configuration": dict(configuration)}, V3, key=name
     )
@@ -57,6 +64,8 @@ def build(name: str, configuration: Mapping[str, Any]) -> Codec:
 def codec_of(value: Any, key: str) -> Codec:
     """One codec from what zarr-python takes inside another codec's arguments (sharding's
     `codecs=`): a codec these faces built, a zarr-python codec object, a JSON object."""
+    from zarrkit.helpers import extension_from_arg
+
     codec: Codec = extension_from_arg("codec", value, V3, key=key)
     return codec
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from zarrkit.abc.data_type import DataType
 from zarrkit.api.creation.arguments import data_type_from_arg
-from zarrkit.data_type import DataType, data_type_from_native
 from zarrkit.errors import ArgumentError
+from zarrkit.helpers import data_type_from_native
 
 __all__ = [
     "Bool",

@@ -19,8 +19,8 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from zarrkit import registry
+from zarrkit.abc.store import Store
 from zarrkit.errors import ArgumentError, InvalidArgumentError, ZarrkitError
-from zarrkit.store import Store
 from zarrkit.store_opening import open_store
 
 from .store_path import StorePath

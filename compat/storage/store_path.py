@@ -16,8 +16,8 @@ import builtins
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from zarrkit.abc.store import ByteRange, Range, Store, SuffixRange
 from zarrkit.errors import ArgumentError, ContainsNodeError, InvalidArgumentError
-from zarrkit.store import ByteRange, Range, Store, SuffixRange
 from zarrkit.store_opening import open_store
 
 __all__ = ["PathStore", "StorePath", "Value"]

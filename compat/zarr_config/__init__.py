@@ -3,7 +3,8 @@ is in zarrkit: the `Settings` field it sets and reads, or nothing (a key kept an
 `config.get`, with no effect on zarrkit; docs/zarr-python.md says why for each).
 
 A table of keys for `zarrkit.config`, which finds it through the `zarrkit.config_keys`
-entry-point group (`TABLE`), so the kernel's settings name nothing of zarr-python.
+entry-point group (`TABLE`, a `zarrkit.config.ConfigKeys`) and hands it every key that is not
+one of its own settings' names, so the kernel's settings name nothing of zarr-python.
 
 The defaults are zarr-python's (`zarr/core/config.py`), so `config.get(key)` of a key with no
 zarrkit meaning answers what zarr-python would; a mapped key answers zarrkit's setting.
@@ -13,11 +14,31 @@ from __future__ import annotations
 
 import difflib
 import os
+import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
-from zarrkit.config import ConfigKey as Key
+from zarrkit.config import Settings
 from zarrkit.errors import ConfigError, UnknownConfigKeyError
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of zarr-python's configuration (`array.order`): its default there, and the
+    `Settings` field it is in zarrkit (if any)."""
+
+    name: str
+    default: Any
+    #: the `Settings` field this key sets and reads; None: kept, no effect on zarrkit
+    setting: str | None = None
+    #: checks a value given for the key and turns it into the setting's value
+    parse: Callable[[Any], Any] | None = None
+    #: said (as a UserWarning) when the key is given a value other than its default, for keys
+    #: whose other values would change what a program reads and zarrkit does not do
+    unsupported: str | None = None
+
 
 #: the keys under which any name is taken (zarr-python's codec classes by name, each a dotted
 #: import path a program may register): what they name is zarr-python's, never checked here
@@ -203,18 +224,52 @@ def nested(flat: Mapping[str, Any]) -> dict[str, Any]:
     return tree
 
 
+def _value(settings: Settings, key: Key) -> Any:
+    """What `key` is under `settings`: its setting's value, or the value it was given."""
+    if key.setting is not None:
+        return getattr(settings, key.setting)
+    return settings.kept_keys.get(key.name, key.default)
+
+
 class _Table:
-    """zarr-python's keys as `zarrkit.config` asks for them (`ConfigKeys`)."""
+    """zarr-python's keys as `zarrkit.config` asks for them (`zarrkit.config.ConfigKeys`)."""
 
-    keys = KEYS
+    def value(self, settings: Settings, key: str) -> Any:
+        try:
+            return _value(settings, key_of(key))
+        except (KeyError, ValueError):
+            namespace = under(key)
+            given = {k: v for k, v in settings.kept_keys.items() if k.startswith(key + ".")}
+            if not namespace and not given:
+                raise
+        tree: dict[str, Any] = nested({k.name: _value(settings, k) for k in namespace} | given)
+        for part in key.split("."):
+            tree = tree[part]
+        return tree
 
-    def key_of(self, name: str) -> Key:
-        return key_of(name)
+    def changes(self, settings: Settings, given: Mapping[str, Any]) -> dict[str, Any]:
+        updates: dict[str, Any] = {}
+        kept = dict(settings.kept_keys)
+        for name, value in given.items():
+            key = key_of(name)
+            parsed = key.parse(value) if key.parse is not None else value
+            if key.setting is not None:
+                updates[key.setting] = parsed
+                continue
+            if key.unsupported and value != key.default:
+                warnings.warn(
+                    f"{name}={value!r} has no effect in zarrkit: {key.unsupported}",
+                    UserWarning,
+                    stacklevel=4,  # (the caller of zarrkit.config.set)
+                )
+            kept[name] = value
+        if kept != settings.kept_keys:
+            updates["kept_keys"] = MappingProxyType(kept)
+        return updates
 
-    def under(self, prefix: str) -> list[Key]:
-        return under(prefix)
-
-    def nested(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+    def to_dict(self, settings: Settings) -> dict[str, Any]:
+        flat = {name: _value(settings, key) for name, key in KEYS.items()}
+        flat.update(settings.kept_keys)  # (keys under open namespaces, as given)
         return nested(flat)
 
 

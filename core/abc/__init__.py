@@ -1,38 +1,44 @@
-"""zarrkit's public surface for plugin authors: everything a codec, data type, store, chunk
-grid, chunk key encoding, memory layout or storage transformer may use of zarrkit, and all that
-zarrkit's own plugins use (an import-linter contract in pyproject.toml holds them to it). Errors
-come from `zarrkit.errors`; conformance suites for a plugin's tests from `zarrkit_testing`.
-Anything else in zarrkit is the kernel's and may change without notice.
+"""zarrkit's contracts for plugin authors: what a codec, data type, store, chunk grid, chunk
+key encoding, memory layout, storage transformer, metadata field or format implements and is
+handed, defined here; the kernel is built on them and imports them from here. Plugins import
+`zarrkit.abc`, `zarrkit.helpers` (what the kernel does for a plugin that asks: codec chains,
+nested extensions, opening stores, the registries) and `zarrkit.errors`, nothing else (an
+import-linter contract in pyproject.toml holds them to it). Conformance suites for a plugin's
+tests come from `zarrkit_testing`. Anything else in zarrkit is the kernel's and may change
+without notice.
 
 One module per kind, each re-exported here:
 
 - `zarrkit.abc.codec`: the three codec bases (`ArrayArrayCodec`, `ArrayBytesCodec`,
   `BytesBytesCodec`), each with only the methods of its kind; the capabilities a codec declares
   by deriving from them (partial decoding and encoding, decoding into a buffer, by prefix, in
-  batches); `ChunkSpec`, `Region` and partial-read helpers; `CodecChain` / `ChunkPlan` for a
-  codec that runs codecs of its own (sharding's inner chunks).
-- `zarrkit.abc.data_type`: `DataType`, `data_type_from_native`.
-- `zarrkit.abc.store`: `Store`, byte ranges, key and mode checks, read limits, optimistic
-  updates, and `open_store` for a store that wraps another opened by URL.
+  batches); `ChunkSpec`, `Region` and partial-read helpers.
+- `zarrkit.abc.data_type`: `DataType`.
+- `zarrkit.abc.store`: `Store` and its `StoreCapabilities`, byte ranges, key and mode checks,
+  read limits, writing back an update.
 - `zarrkit.abc.chunk_grid`, `.chunk_key_encoding`, `.memory_layout`, `.storage_transformer`:
   one contract each.
 - `zarrkit.abc.metadata_field`: `MetadataField`, a top-level document field a package
   understands (read and written through its hooks), and `FieldSite`.
 - `zarrkit.abc.extension`: what every extension shares: names per format, reading a
-  configuration with errors that name the field, resolving an extension nested in another's
-  configuration through the registry.
+  configuration with errors that name the field.
+- `zarrkit.abc.format`: the `Format` contract of a Zarr format plugin (the `zarrkit.formats`
+  group), the metadata model it reads documents into and the document checks every format
+  shares (not re-exported here).
 - `zarrkit.abc.runtime`: settings, the shared thread pool, fork-safe locks, per-thread buffers.
-- `zarrkit.abc.format`: what a Zarr format plugin (the `zarrkit.formats` group) uses: the
-  `Format` base, document checks, metadata objects, registry lookups.
 - `zarrkit.abc.hooks`: `hookimpl`, for a module under the `zarrkit.hooks` entry-point group.
 
-Why these helpers are public: each is something a plugin otherwise has to re-implement and
-would get subtly different from the kernel (key rules, read limits, decompression-bomb
-errors, fork safety), or something only the kernel can give (the registry, the thread pool,
-a bound codec chain).
+These modules import nothing of the kernel but its foundations (errors, settings, the thread
+pool, fork safety, buffers, hooks, JSON documents), which import no contract; an import-linter
+contract holds them to it, so the kernel can build on them without a cycle. The helpers beside
+the contracts are those a plugin would otherwise re-implement and get subtly different from
+the kernel (key rules, read limits, decompression-bomb errors, fork safety).
 """
 
 from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
 
 from .chunk_grid import ChunkGrid
 from .chunk_key_encoding import ChunkKeyEncoding
@@ -51,21 +57,17 @@ from .codec import (
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
     CacheableRange,
-    ChunkPlan,
     ChunkSpec,
     Codec,
-    CodecChain,
     CodecKind,
-    DecodeInto,
     RangeReads,
     Region,
     as_bytes_view,
     decoded_too_large,
-    evolve_codecs,
     lockstep,
     shift_range,
 )
-from .data_type import DataType, data_type_from_native
+from .data_type import DataType
 from .extension import (
     FORMATS,
     V2,
@@ -76,7 +78,6 @@ from .extension import (
     SkippedExtension,
     check_known_fields,
     config_value,
-    extension_from_json,
     named_config,
     names,
     parse_named_config,
@@ -85,12 +86,10 @@ from .hooks import hookimpl
 from .memory_layout import MemoryLayout
 from .metadata_field import FieldSite, MetadataField
 from .runtime import (
-    InFlightLimit,
     Settings,
     after_fork_in_child,
     at_fork,
     fork_waits_for,
-    gather_limited,
     lock,
     reusable,
     rlock,
@@ -100,13 +99,10 @@ from .runtime import (
 )
 from .storage_transformer import StorageTransformer
 from .store import (
-    NETWORK_MAX_BLOCK,
-    NETWORK_MAX_GAP,
-    Absence,
     AwaitableReads,
     ByteRange,
+    Diagnosis,
     Range,
-    ReadPlan,
     Store,
     StoreCapabilities,
     StoreLike,
@@ -115,13 +111,9 @@ from .store import (
     check_key,
     check_mode,
     check_prefix,
-    is_empty_read,
     is_valid_key,
     limiting_listings,
     listing_limit,
-    open_store,
-    optimistic_update,
-    plan_reads,
     scheme_of,
     value_limit,
     write_back,
@@ -129,12 +121,9 @@ from .store import (
 
 __all__ = [
     "FORMATS",
-    "NETWORK_MAX_BLOCK",
-    "NETWORK_MAX_GAP",
     "V2",
     "V3",
     "V3_DRAFT_2020",
-    "Absence",
     "ArrayArrayCodec",
     "ArrayArrayElementwise",
     "ArrayArrayPartialDecode",
@@ -153,22 +142,18 @@ __all__ = [
     "CacheableRange",
     "ChunkGrid",
     "ChunkKeyEncoding",
-    "ChunkPlan",
     "ChunkSpec",
     "Codec",
-    "CodecChain",
     "CodecKind",
     "DataType",
-    "DecodeInto",
+    "Diagnosis",
     "Extension",
     "ExtensionNames",
     "FieldSite",
-    "InFlightLimit",
     "MemoryLayout",
     "MetadataField",
     "Range",
     "RangeReads",
-    "ReadPlan",
     "Region",
     "Settings",
     "SkippedExtension",
@@ -186,14 +171,9 @@ __all__ = [
     "check_mode",
     "check_prefix",
     "config_value",
-    "data_type_from_native",
     "decoded_too_large",
-    "evolve_codecs",
-    "extension_from_json",
     "fork_waits_for",
-    "gather_limited",
     "hookimpl",
-    "is_empty_read",
     "is_valid_key",
     "limiting_listings",
     "listing_limit",
@@ -201,10 +181,7 @@ __all__ = [
     "lockstep",
     "named_config",
     "names",
-    "open_store",
-    "optimistic_update",
     "parse_named_config",
-    "plan_reads",
     "reusable",
     "rlock",
     "run_batched",
@@ -215,3 +192,35 @@ __all__ = [
     "value_limit",
     "write_back",
 ]
+
+
+#: names of earlier releases -> (the module that has the name now, its name there); besides
+#: these, every name of `zarrkit.helpers`, which were in `zarrkit.abc` before it held them
+_RENAMED = {
+    "Absence": ("zarrkit.abc", "Diagnosis"),
+    "BoundChain": ("zarrkit.helpers", "ChunkPlan"),
+    "Gate": ("zarrkit.helpers", "InFlightLimit"),
+    "Lasting": ("zarrkit.abc", "CacheableRange"),
+    "Names": ("zarrkit.abc", "ExtensionNames"),
+    "Skipped": ("zarrkit.abc", "SkippedExtension"),
+    "scratch": ("zarrkit.abc", "thread_buffer"),
+}
+
+
+if not TYPE_CHECKING:  # (hidden from type checkers, which would take any name of the module)
+
+    def __getattr__(name: str) -> Any:
+        """A name of an earlier release, with a DeprecationWarning naming where it is now."""
+        if name.startswith("__"):
+            raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
+        from .. import helpers  # (only for a name not defined here: the kernel never needs it)
+
+        module, new = _RENAMED.get(name, ("zarrkit.helpers", name))
+        if module == "zarrkit.helpers" and new not in helpers.__all__:
+            raise AttributeError(f"module 'zarrkit.abc' has no attribute {name!r}")
+        warnings.warn(
+            f"zarrkit.abc.{name} is deprecated (removed in 0.3): use {module}.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(helpers, new) if module == "zarrkit.helpers" else globals()[new]

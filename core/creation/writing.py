@@ -11,19 +11,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import codec_chain, config
+from ..abc.chunk_grid import ChunkGrid
+from ..abc.chunk_key_encoding import ChunkKeyEncoding
+from ..abc.codec import ChunkSpec, Codec
+from ..abc.data_type import DataType
+from ..abc.extension import V2, V3, V3_DRAFT_2020, check_format
+from ..abc.format import ArrayMetadata, GroupMetadata
+from ..abc.storage_transformer import StorageTransformer
+from ..abc.store import Range, Store
 from ..array import Array, ArrayConfig
-from ..chunk_grid import ChunkGrid
-from ..chunk_key_encoding import ChunkKeyEncoding
-from ..codec import ChunkSpec, Codec
-from ..data_type import DataType
+from ..documents import check_nesting
 from ..errors import ContainsArrayError, InvalidArgumentError, contains_error
 from ..formats import available, check_node_fits, get_format
-from ..formats.documents import check_nesting
-from ..metadata import ArrayMetadata, GroupMetadata
-from ..names import V2, V3, V3_DRAFT_2020, check_format
 from ..node import node_class
-from ..storage_transformer import StorageTransformer
-from ..store import Range, Store
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .. import executor
-from ..codec import CacheableRange, RangeReads, lockstep
+from ..abc.codec import CacheableRange, RangeReads, lockstep
+from ..abc.store import AwaitableReads, Range
 from ..indexing import ChunkProjection, Indexer
 from ..read_plan import plan_reads
-from ..store import AwaitableReads, Range
 from .chunks import ChunkEngine, PartialRead, _batches, _Read, _result
 from .ranges import RangeCache
 from .sizing import batch_size, parallel

@@ -27,12 +27,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import config, executor, indexing
-from ..codec import RangeReads
+from ..abc.codec import RangeReads
+from ..abc.format import ArrayMetadata
+from ..abc.store import Store, limiting_values, unguarded_update
 from ..codec_chain import ChunkPlan, CodecChain
 from ..errors import MetadataError, SelectionError
 from ..indexing import ChunkProjection, Indexer
-from ..metadata import ArrayMetadata
-from ..store import Store, limiting_values, unguarded_update
 from .locks import locked
 from .overlapped_io import Uploads, fetch, settle
 from .ranges import drive, range_cache

@@ -16,7 +16,7 @@ from concurrent.futures import Future, wait
 from typing import Any
 
 from .. import executor
-from ..store import Store, limiting_values
+from ..abc.store import Store, limiting_values
 from .locks import locked
 
 #: groups a write may have being stored at once (an encoder handing on another waits):

@@ -9,10 +9,10 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from .. import config, forksafe
-from ..codec import CacheableRange, RangeReads, lockstep
+from ..abc.codec import CacheableRange, RangeReads, lockstep
+from ..abc.store import Range, Store
 from ..errors import ConfigError
 from ..read_plan import plan_reads
-from ..store import Range, Store
 
 # -- answers that last (shard indexes) -------------------------------------------------------------
 #: bytes of `CacheableRange` answers one array handle keeps

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import executor
-from ..store import DEFAULT_VALUE_LIMIT, Store
+from ..abc.store import DEFAULT_VALUE_LIMIT, Store
 
 #: encoded plus decoded bytes a batch may hold per thread
 _BYTES_PER_THREAD = 16 << 20

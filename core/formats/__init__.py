@@ -10,11 +10,10 @@ whose entry-point name is the format's name and whose object is the format insta
 from __future__ import annotations
 
 from .. import entry_points, forksafe
-from ..errors import PluginLoadError
-from ..metadata import NodeMetadata
-from ..names import FORMATS, V2, V3, V3_DRAFT_2020, check_format
-from ..store import Store, check_fits
-from .format import Format
+from ..abc.extension import FORMATS, V2, V3, V3_DRAFT_2020, check_format
+from ..abc.format import Format, NodeMetadata
+from ..abc.store import Store, check_fits
+from ..errors import FormatNotInstalledError, PluginLoadError
 
 #: the entry-point group of the format plugins
 GROUP = "zarrkit.formats"
@@ -32,7 +31,7 @@ DETECTION_ORDER = (V3, V2, V3_DRAFT_2020)
 
 
 def get_format(name: str) -> Format:
-    """The format named `name`; NotImplementedError when no installed plugin provides it."""
+    """The format named `name`; `FormatNotInstalledError` when no installed plugin provides it."""
     check_format(name)
     if name == V3:
         from .v3 import FORMAT
@@ -51,9 +50,8 @@ def _load(name: str) -> Format:
     """The format object of the one installed entry point named `name` in `GROUP`."""
     rows = [row for row in entry_points.in_group(GROUP) if row[0].name == name]
     if not rows:
-        raise NotImplementedError(
-            f"zarr format {name} is not installed: no distribution declares it in the "
-            f"{GROUP!r} entry-point group"
+        raise FormatNotInstalledError(
+            "format", name, hint=f"no distribution declares it in the {GROUP!r} entry-point group"
         )
     entry, distribution, _version = rows[0]
     try:
@@ -77,7 +75,7 @@ def available() -> tuple[str, ...]:
     for name in FORMATS:
         try:
             get_format(name)
-        except NotImplementedError:
+        except FormatNotInstalledError:
             continue
         out.append(name)
     return tuple(out)
@@ -88,7 +86,7 @@ def _in_detection_order() -> list[Format]:
     for name in DETECTION_ORDER:
         try:
             out.append(get_format(name))
-        except NotImplementedError:
+        except FormatNotInstalledError:
             continue
     return out
 

@@ -20,7 +20,8 @@ trusted, not checked: nodes created after consolidating are not seen (`group[nam
 NodeNotFoundError, there is no fallback to the store), and a node changed since shows its old
 metadata, until `consolidate_metadata` runs again or the group is opened with
 `use_consolidated=False`. Deleting a member through such a group removes it from the
-consolidated documents too, as zarr-python does.
+consolidated documents too, as zarr-python does. Writing consolidated metadata
+(`consolidate_metadata`) is the API layer's (`zarrkit.api.consolidation`).
 """
 
 from __future__ import annotations
@@ -29,19 +30,19 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
+from ..abc.extension import V2, V3
+from ..abc.format import GroupMetadata, NodeMetadata, thaw, thaw_document
+from ..documents import short_repr
 from ..errors import MetadataError
-from ..metadata import GroupMetadata, NodeMetadata, set_member_parser, thaw, thaw_document
-from ..names import V2, V3
-from ..store import Store
 from . import get_format
-from .documents import short_repr
-from .format import Format
 
 FIELD = "consolidated_metadata"
+"""The top-level field of a group's document that holds consolidated metadata."""
 _FORMAT_OF = {3: V3, 2: V2}
 
 
 def inline(members: Mapping[str, Any]) -> dict[str, Any]:
+    """The value of the consolidated-metadata field holding `members` (path -> document)."""
     return {"kind": "inline", "must_understand": False, "metadata": dict(members)}
 
 
@@ -177,51 +178,5 @@ class ConsolidatedMembers:
         return get_format(fmt).parse_node(stripped, where)
 
 
-def _member(group: GroupMetadata, relative: str, doc: Mapping[str, Any]) -> NodeMetadata:
-    """One member document as its metadata, for `GroupMetadata.consolidated_metadata` (a
-    member group keeps the consolidated documents below it, to show them in turn)."""
-    zarr_format = doc.get("zarr_format")
-    fmt = (
-        _FORMAT_OF.get(zarr_format, group.format) if isinstance(zarr_format, int) else group.format
-    )
-    where = f"{relative!r} in the consolidated metadata"
-    return get_format(fmt).parse_node(thaw_document(doc), where)
-
-
-set_member_parser(_member)
-
-
 def _where(group: GroupView) -> str:
     return f"{get_format(group.metadata.format).metadata_key(group.path)} in {group.store}"
-
-
-# -- writing ----------------------------------------------------------------------------------
-def consolidated_document(metadata: GroupMetadata, store: Store, path: str) -> dict[str, Any]:
-    """The group's document holding the documents of every node below it, read from the
-    store (never from older consolidated metadata). Needs a store that can list."""
-    fmt = get_format(metadata.format)
-    members = dict(sorted(_collect(store, path, fmt).items(), key=lambda i: member_order(i[0])))
-    doc = metadata.to_json()
-    doc[FIELD] = inline(members)
-    return doc
-
-
-def _collect(store: Store, path: str, fmt: Format) -> dict[str, Any]:
-    """Every node's document below `path`, by path relative to `path`."""
-    out: dict[str, Any] = {}
-    pending = [""]
-    while pending:
-        relative = pending.pop()
-        here = "/".join(p for p in (path, relative) if p)
-        for name in fmt.children(store, here):
-            child_relative = f"{relative}/{name}" if relative else name
-            child = fmt.read_metadata(store, f"{here}/{name}" if here else name)
-            if child is None:
-                continue
-            doc = {k: v for k, v in child.to_json().items() if k != FIELD}
-            if isinstance(child, GroupMetadata):
-                if fmt.name == V3:  # zarr-python marks each member group as holding no members
-                    doc[FIELD] = inline({})
-                pending.append(child_relative)
-            out[child_relative] = doc
-    return out

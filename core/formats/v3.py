@@ -7,20 +7,19 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..chunk_grid import ChunkGrid
-from ..chunk_key_encoding import ChunkKeyEncoding
-from ..codec import Codec
-from ..data_type import DataType
+from ..abc.chunk_grid import ChunkGrid
+from ..abc.chunk_key_encoding import ChunkKeyEncoding
+from ..abc.codec import Codec
+from ..abc.data_type import DataType
+from ..abc.extension import V3, SkippedExtension
+from ..abc.format import ArrayMetadata, Format, GroupMetadata, NodeMetadata, freeze, read_in_units
+from ..abc.store import Store
+from ..documents import check_attributes as _attributes
+from ..documents import check_chunk_size, load_document
+from ..documents import check_shape as _shape
 from ..errors import MetadataError
-from ..metadata import ArrayMetadata, GroupMetadata, NodeMetadata, freeze
 from ..metadata_field import read_fields, write_fields
-from ..names import V3
-from ..negotiation import SkippedExtension, extension_from_json, require_known
-from ..store import Store
-from .documents import check_attributes as _attributes
-from .documents import check_chunk_size, load_document
-from .documents import check_shape as _shape
-from .format import Format, read_in_units
+from ..negotiation import extension_from_json, require_known
 
 NAME = V3
 METADATA_KEY = "zarr.json"

@@ -41,8 +41,9 @@ from xarray.backends.zarr import (
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
-from zarrkit.abc import V3, StoreLike, open_store
+from zarrkit.abc import V3, StoreLike
 from zarrkit.errors import DimensionNamesError, MetadataError, NodeNotFoundError, NotJSONError
+from zarrkit.helpers import open_store
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer

@@ -9,7 +9,7 @@ zarr-python awaits its store's methods on its event loop; each call here runs th
 store's synchronous one in a worker thread (`asyncio.to_thread`), so the loop is never blocked
 and zarrkit's own concurrency (a batch's requests, a local store's threads) does the I/O.
 Errors are zarrkit's, naming the key and the operation. A read holds at most the value limit of
-zarrkit's reads (`zarrkit.store.DEFAULT_VALUE_LIMIT`) of one value.
+zarrkit's reads (`zarrkit.abc.store.DEFAULT_VALUE_LIMIT`) of one value.
 
 The way back, a zarr-python store as a zarrkit store, is the `zarr-python` store plugin
 (`zarrkit.plugins.stores.adapters.zarr_python`); `as_zarr_store` of a store that plugin made gives
@@ -43,8 +43,9 @@ except ImportError as exc:  # the optional dependency: say which extra brings it
 
 from zarrkit import abc as zarrkit_abc
 from zarrkit import registry
-from zarrkit.abc import ByteRange, Range, SuffixRange, check_prefix, open_store
+from zarrkit.abc import ByteRange, Range, SuffixRange, check_prefix
 from zarrkit.errors import ArgumentError
+from zarrkit.helpers import open_store
 
 from .codecs import as_zarr_codec
 

@@ -42,10 +42,9 @@ from zarrkit.abc import (
     ChunkSpec,
     Codec,
     as_bytes_view,
-    data_type_from_native,
-    extension_from_json,
 )
 from zarrkit.errors import MetadataError
+from zarrkit.helpers import data_type_from_native, extension_from_json
 
 __all__ = [
     "ZarrkitArrayArrayCodec",

@@ -21,7 +21,6 @@ from zarrkit.abc import (
     ChunkSpec,
     check_known_fields,
     config_value,
-    extension_from_json,
     names,
 )
 from zarrkit.errors import (
@@ -31,6 +30,7 @@ from zarrkit.errors import (
     UnknownExtensionError,
     ValueCastError,
 )
+from zarrkit.helpers import extension_from_json
 
 ROUNDING = ("nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away")
 OUT_OF_RANGE = ("error", "clamp", "wrap")

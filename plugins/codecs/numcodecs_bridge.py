@@ -43,10 +43,10 @@ from zarrkit.abc import (
     Codec,
     CodecKind,
     DataType,
-    data_type_from_native,
     names,
 )
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ZarrkitError
+from zarrkit.helpers import data_type_from_native
 from zarrkit.plugins.codecs.codec_ids import DRAFT_PATTERN, draft_id, draft_uri
 from zarrkit.plugins.codecs.numcodecs_bounded import BOUNDED, BOUNDED_CHUNKS, max_encoded_size
 

@@ -32,10 +32,8 @@ from zarrkit.abc import (
     ArrayBytesPartialEncode,
     ByteRange,
     CacheableRange,
-    ChunkPlan,
     ChunkSpec,
     Codec,
-    CodecChain,
     RangeReads,
     Region,
     SkippedExtension,
@@ -43,9 +41,6 @@ from zarrkit.abc import (
     as_bytes_view,
     check_known_fields,
     config_value,
-    data_type_from_native,
-    evolve_codecs,
-    extension_from_json,
     hookimpl,
     lock,
     lockstep,
@@ -56,6 +51,13 @@ from zarrkit.abc import (
     shift_range,
 )
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError, ShardShapeError
+from zarrkit.helpers import (
+    ChunkPlan,
+    CodecChain,
+    data_type_from_native,
+    evolve_codecs,
+    extension_from_json,
+)
 
 #: offset and nbytes of an absent inner chunk
 EMPTY = 2**64 - 1
@@ -322,15 +324,14 @@ def _kept(index: np.ndarray, view: memoryview) -> dict[tuple[int, ...], memoryvi
 class _Appender:
     """Bytes appended to one numpy buffer, grown when needed. numpy asks the OS for huge pages
     for large arrays, where a `bytes` of a shard's size is faulted in 4 KiB at a time on every
-    shard (glibc hands such memory back after each one, written from pool threads): 8-10 % of
-    a sharded zstd write here, ~2,700 page faults per 11 MB shard. Appending each inner chunk
-    as soon as it is encoded also lets its encoded value be freed before the next is made, so
-    malloc reuses that memory (64 values of a shard freed at once were faulted in afresh on
-    every shard: ~44,000 page faults per 512 MiB write)."""
+    shard (glibc hands such memory back after each one, written from pool threads). Appending
+    each inner chunk as soon as it is encoded also lets its encoded value be freed before the
+    next is made, so malloc reuses that memory rather than faulting a whole shard's values in
+    afresh on every shard."""
 
     def __init__(self, capacity: int, start: int = 0) -> None:
-        # reused by this thread once the shard written from it is let go (W4 write: 7,000
-        # page faults of fresh shard buffers)
+        # reused by this thread once the shard written from it is let go, so its pages are
+        # already in memory for the next shard
         self.buffer = reusable("shard", max(capacity, start, 1))
         self.size = start
 

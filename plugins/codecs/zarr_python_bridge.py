@@ -50,8 +50,6 @@ from zarrkit.abc import (
     Codec,
     CodecKind,
     as_bytes_view,
-    data_type_from_native,
-    extension_from_json,
     named_config,
     names,
     settings,
@@ -63,6 +61,7 @@ from zarrkit.errors import (
     ValueCastError,
     ZarrkitError,
 )
+from zarrkit.helpers import data_type_from_native, extension_from_json
 from zarrkit.plugins.codecs.numcodecs_bridge import PREFIX as NUMCODECS_PREFIX
 from zarrkit.plugins.codecs.numcodecs_bridge import known_ids
 from zarrkit.plugins.zarr_python_loop import run_on_zarr_loop

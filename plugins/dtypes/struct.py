@@ -26,16 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit.abc import (
-    V2,
-    V3,
-    DataType,
-    check_known_fields,
-    data_type_from_native,
-    extension_from_json,
-    names,
-)
+from zarrkit.abc import V2, V3, DataType, check_known_fields, names
 from zarrkit.errors import MetadataError, ValueCastError
+from zarrkit.helpers import data_type_from_native, extension_from_json
 
 
 def _field_type(doc: Any, format: str, key: str) -> DataType:

@@ -11,8 +11,8 @@ from typing import Any, cast
 import numpy as np
 
 from zarrkit.abc import ArrayBytesCodec, ChunkSpec, Codec, CodecKind, ExtensionNames, MemoryLayout
-from zarrkit.abc.format import get_registry
 from zarrkit.errors import ChunkDecodeError
+from zarrkit.helpers import get_registry
 
 
 class LayoutCodec(ArrayBytesCodec):

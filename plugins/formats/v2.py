@@ -23,27 +23,29 @@ from typing import Any, ClassVar
 
 from zarrkit.abc import V2, V3, Codec, CodecKind, Store
 from zarrkit.abc.format import (
-    CONSOLIDATED_FIELD,
     ArrayMetadata,
     Format,
     GroupMetadata,
     NodeMetadata,
     array_defaults,
-    build,
     check_chunk_size,
     check_dimensions,
-    extension_from_arg,
     fill_value_or_default,
     freeze,
-    inline,
     load_document,
+    short_repr,
+)
+from zarrkit.errors import MetadataError
+from zarrkit.helpers import (
+    CONSOLIDATED_FIELD,
+    build,
+    extension_from_arg,
+    inline,
     lookup,
     member_documents,
     member_order,
     require_known,
-    short_repr,
 )
-from zarrkit.errors import MetadataError
 from zarrkit.plugins.formats.layout_codec import LayoutCodec, as_layout
 
 NAME = V2

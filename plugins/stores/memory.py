@@ -23,8 +23,8 @@ from zarrkit.abc import (
     check_prefix,
     lock,
     names,
-    optimistic_update,
 )
+from zarrkit.helpers import optimistic_update
 
 _SCHEME = "memory://"
 

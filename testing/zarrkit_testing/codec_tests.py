@@ -54,17 +54,15 @@ from zarrkit.abc import (
     BytesBytesDecodeInto,
     BytesBytesDecodePrefix,
     BytesBytesPartialDecode,
-    ChunkPlan,
     ChunkSpec,
     Codec,
-    CodecChain,
     CodecKind,
     DataType,
     Region,
-    evolve_codecs,
     parse_named_config,
 )
 from zarrkit.errors import ChunkDecodeError, ZarrkitError
+from zarrkit.helpers import ChunkPlan, CodecChain, evolve_codecs
 
 from .narrow import Int24, narrow_sample
 

@@ -30,8 +30,9 @@ import numpy as np
 import pytest
 
 from zarrkit import registry
-from zarrkit.abc import V3, DataType, data_type_from_native
+from zarrkit.abc import V3, DataType
 from zarrkit.errors import CodecChainError, MetadataError
+from zarrkit.helpers import data_type_from_native
 
 from .reachable import reachable
 

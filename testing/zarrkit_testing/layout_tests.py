@@ -31,15 +31,9 @@ import numpy as np
 import pytest
 
 from zarrkit import registry
-from zarrkit.abc import (
-    V2,
-    V3,
-    V3_DRAFT_2020,
-    CodecChain,
-    MemoryLayout,
-    extension_from_json,
-)
+from zarrkit.abc import V2, V3, V3_DRAFT_2020, MemoryLayout
 from zarrkit.errors import UnknownExtensionError
+from zarrkit.helpers import CodecChain, extension_from_json
 
 from .extension_checks import reread
 

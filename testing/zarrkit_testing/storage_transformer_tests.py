@@ -40,11 +40,10 @@ from zarrkit.abc import (
     StorageTransformer,
     Store,
     SuffixRange,
-    extension_from_json,
-    open_store,
     parse_named_config,
 )
 from zarrkit.errors import MetadataError, ReadOnlyError
+from zarrkit.helpers import extension_from_json, open_store
 
 VALUE = bytes(range(256)) * 4
 

@@ -50,8 +50,8 @@ def key_encoding_dist(site: Path, dist: str, module: str, source: str, **entry_p
 
 def encoding_source(class_name: str, name: str) -> str:
     return (
-        "from zarrkit.chunk_key_encoding import ChunkKeyEncoding\n"
-        "from zarrkit.names import names\n\n"
+        "from zarrkit.abc import ChunkKeyEncoding\n"
+        "from zarrkit.abc import names\n\n"
         f"class {class_name}(ChunkKeyEncoding):\n    names = names({name!r})\n"
     )
 
@@ -302,8 +302,8 @@ def test_check_lists_a_family_declared_by_a_pattern_entry_point(tmp_path: Path, 
         site,
         "zarrkit-bridge",
         "zk_bridge",
-        "from zarrkit.chunk_key_encoding import ChunkKeyEncoding\n"
-        "from zarrkit.names import names\n\n"
+        "from zarrkit.abc import ChunkKeyEncoding\n"
+        "from zarrkit.abc import names\n\n"
         "class Bridged(ChunkKeyEncoding):\n    names = names(pattern=r'bridge\\..+')\n",
         **{"bridge.*": "zk_bridge:Bridged"},
     )

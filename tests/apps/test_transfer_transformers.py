@@ -12,8 +12,8 @@ import pytest
 from zarrkit_testing.transformers import MovingTransformer
 
 import zarrkit as zk
-from zarrkit.abc import open_store
 from zarrkit.cli.main import main
+from zarrkit.helpers import open_store
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.transfer import convert, copy
 

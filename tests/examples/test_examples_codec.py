@@ -15,7 +15,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit import config, registry
-from zarrkit.names import V2
+from zarrkit.abc.extension import V2
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lz4-codec"
 DIST = "zarrkit-example-lz4"

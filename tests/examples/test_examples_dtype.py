@@ -51,7 +51,7 @@ def test_round_trip(tmp_path, codec):
 
 _OTHER_INT3 = """
 import numpy as np
-from zarrkit.names import names
+from zarrkit.abc import names
 from zarrkit_example_int3 import Int3
 
 class OtherInt3(Int3):

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarrkit.chunk_grid import ChunkGrid
+from zarrkit.abc.chunk_grid import ChunkGrid
 from zarrkit.errors import SelectionError
 from zarrkit.indexing import (
     ChunkProjection,

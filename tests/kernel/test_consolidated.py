@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import zarrkit as zk
+from zarrkit.abc.store import Store
 from zarrkit.errors import CapabilityError, MetadataError, NodeNotFoundError
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.store import Store
 
 
 class ReadOnlyUnlisted(Store):

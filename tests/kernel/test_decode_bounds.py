@@ -416,9 +416,9 @@ def test_a_codec_written_before_the_bound_still_works_and_is_checked() -> None:
     in a chain; a value it decodes to more than the chunk holds is still refused (after the
     fact: the base class's `decode_bounded` checks the size)."""
     from zarrkit.abc import BytesBytesCodec, ChunkSpec
+    from zarrkit.abc.extension import names as spelled
     from zarrkit.api import data_type_from_arg
     from zarrkit.codec_chain import CodecChain
-    from zarrkit.names import names as spelled
     from zarrkit.plugins.codecs.bytes import BytesCodec
 
     class OldZlib(BytesBytesCodec):

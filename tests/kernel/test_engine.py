@@ -26,11 +26,11 @@ from zarrkit.abc import (
     ChunkSpec,
     Region,
 )
+from zarrkit.abc.extension import names
+from zarrkit.abc.store import ByteRange, Store, SuffixRange
 from zarrkit.errors import ChunkDecodeError, CodecChainError
 from zarrkit.indexing import basic_indexer, chunk_region, orthogonal_indexer, vectorized_indexer
-from zarrkit.names import names
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.store import ByteRange, Store, SuffixRange
 
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}

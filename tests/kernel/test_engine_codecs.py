@@ -15,8 +15,8 @@ from numcodecs import zstd as numcodecs_zstd
 
 import zarrkit as zk
 from zarrkit import config
+from zarrkit.abc.codec import ChunkSpec
 from zarrkit.api import data_type_from_arg
-from zarrkit.codec import ChunkSpec
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.plugins.codecs import gzip as gzip_plugin
 from zarrkit.plugins.codecs import zstd as zstd_plugin

@@ -19,9 +19,9 @@ from store_servers import NetBed
 import zarrkit as zk
 from zarrkit import config
 from zarrkit.abc import BytesBytesCodec, ChunkSpec
+from zarrkit.abc.extension import names
 from zarrkit.engine import batch_size
 from zarrkit.errors import StoreError
-from zarrkit.names import names
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.store_opening import open_store
 

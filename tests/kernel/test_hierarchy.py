@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import zarrkit as zk
+from zarrkit.abc.store import Store
 from zarrkit.errors import (
     CapabilityError,
     ContainsNodeError,
@@ -19,7 +20,6 @@ from zarrkit.errors import (
     ReadOnlyError,
 )
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.store import Store
 
 
 def keys(store: Any) -> set[str]:

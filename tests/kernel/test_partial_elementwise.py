@@ -25,9 +25,9 @@ from zarrkit.abc import (
     ArrayArrayPartialDecode,
     ChunkSpec,
     Region,
-    data_type_from_native,
     names,
 )
+from zarrkit.helpers import data_type_from_native
 from zarrkit.plugins.codecs.scale_offset import ScaleOffsetCodec
 from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.wrappers.metrics import Collector, MetricsStore

@@ -21,15 +21,15 @@ import pytest
 from zarrkit_testing.fake_dist import installed, make_distribution
 
 from zarrkit import config, registry
-from zarrkit.chunk_key_encoding import ChunkKeyEncoding
+from zarrkit.abc.chunk_key_encoding import ChunkKeyEncoding
+from zarrkit.abc.extension import V2, V3, V3_DRAFT_2020
+from zarrkit.abc.extension import names as spelled
 from zarrkit.errors import (
     InvalidPluginError,
     PluginConflictError,
     PluginLoadError,
     UnknownExtensionError,
 )
-from zarrkit.names import V2, V3, V3_DRAFT_2020
-from zarrkit.names import names as spelled
 
 KIND = "chunk_key_encoding"
 GROUP = "zarrkit.chunk_key_encodings"
@@ -38,8 +38,8 @@ GROUP = "zarrkit.chunk_key_encodings"
 def key_encoding_module(**classes: str) -> str:
     """Source of a module defining chunk key encodings: class name -> `names(...)` arguments."""
     lines = [
-        "from zarrkit.chunk_key_encoding import ChunkKeyEncoding",
-        "from zarrkit.names import names",
+        "from zarrkit.abc import ChunkKeyEncoding",
+        "from zarrkit.abc import names",
         "",
     ]
     for class_name, names_args in classes.items():
@@ -484,8 +484,8 @@ def test_entry_point_to_a_class_without_names_is_a_load_error(fake_distribution)
 FAMILY_SOURCE = """
 import re
 
-from zarrkit.chunk_key_encoding import ChunkKeyEncoding
-from zarrkit.names import names
+from zarrkit.abc import ChunkKeyEncoding
+from zarrkit.abc import names
 
 #: the members, as another library would report them at run time
 MEMBERS = {"alpha", "beta"}
@@ -625,13 +625,13 @@ import sys
 import pytest
 
 from zarrkit import registry
-from zarrkit.chunk_key_encoding import ChunkKeyEncoding
+from zarrkit.abc import ChunkKeyEncoding
 from zarrkit.errors import UnknownExtensionError
-from zarrkit.names import names
+from zarrkit.abc import names
 
 SOURCE = """
-from zarrkit.chunk_key_encoding import ChunkKeyEncoding
-from zarrkit.names import names
+from zarrkit.abc import ChunkKeyEncoding
+from zarrkit.abc import names
 
 class Iso(ChunkKeyEncoding):
     names = names("iso")
@@ -676,13 +676,13 @@ def test_fixtures_undo_installs_and_registrations_after_each_test(tmp_path: Path
 
 # -- every first-party extension class is reachable -----------------------------------------------
 KERNEL_BASES = {
-    "zarrkit.codec:Codec": "codec",
-    "zarrkit.data_type:DataType": "data_type",
-    "zarrkit.chunk_grid:ChunkGrid": "chunk_grid",
-    "zarrkit.chunk_key_encoding:ChunkKeyEncoding": "chunk_key_encoding",
-    "zarrkit.memory_layout:MemoryLayout": "memory_layout",
-    "zarrkit.storage_transformer:StorageTransformer": "storage_transformer",
-    "zarrkit.store:Store": "store",
+    "zarrkit.abc.codec:Codec": "codec",
+    "zarrkit.abc.data_type:DataType": "data_type",
+    "zarrkit.abc.chunk_grid:ChunkGrid": "chunk_grid",
+    "zarrkit.abc.chunk_key_encoding:ChunkKeyEncoding": "chunk_key_encoding",
+    "zarrkit.abc.memory_layout:MemoryLayout": "memory_layout",
+    "zarrkit.abc.storage_transformer:StorageTransformer": "storage_transformer",
+    "zarrkit.abc.store:Store": "store",
 }
 
 

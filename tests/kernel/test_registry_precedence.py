@@ -17,8 +17,8 @@ import pytest
 
 import zarrkit as zk
 from zarrkit import config, registry
+from zarrkit.abc.extension import V2, V3
 from zarrkit.errors import AmbiguousExtensionError, PluginConflictError
-from zarrkit.names import V2, V3
 
 KIND = "chunk_key_encoding"
 GROUP = "zarrkit.chunk_key_encodings"
@@ -27,8 +27,8 @@ GROUP = "zarrkit.chunk_key_encodings"
 def encodings(**classes: str) -> str:
     """A module of chunk key encodings: class name -> the body after `names = `."""
     lines = [
-        "from zarrkit.chunk_key_encoding import ChunkKeyEncoding",
-        "from zarrkit.names import names",
+        "from zarrkit.abc import ChunkKeyEncoding",
+        "from zarrkit.abc import names",
         "",
     ]
     for class_name, body in classes.items():

@@ -44,7 +44,7 @@ def test_every_unknown_extension_is_listed_at_once() -> None:
         zk.open_array(store)
     error = info.value
     assert isinstance(error, UnknownExtensionError)  # (what callers already catch)
-    found = [(m.kind, m.name, m.key) for m in error.missing]
+    found = [(m.kind, m.name, m.field) for m in error.missing]
     assert found == [
         ("data_type", "no.such.type", "data_type"),
         ("codec", "no.such.inner", "codecs[0].configuration.codecs[2]"),
@@ -83,7 +83,7 @@ def test_a_v2_document_lists_its_unknown_codecs_at_once() -> None:
     store.set(".zarray", json.dumps(doc).encode())
     with pytest.raises(UnknownExtensionsError) as info:
         zk.open_array(store)
-    found = [(m.name, m.key) for m in info.value.missing]
+    found = [(m.name, m.field) for m in info.value.missing]
     assert found == [("no_such_filter", "filters[0]"), ("no_such_compressor", "compressor")]
     assert str(info.value).startswith(".zarray in ")
 
@@ -101,7 +101,7 @@ def test_a_2020_draft_document_lists_its_unknown_extensions_at_once() -> None:
     store.set(key, json.dumps(doc).encode())
     with pytest.raises(UnknownExtensionsError) as info:
         zk.open_array(store, path="a")
-    found = [(m.kind, m.name, m.key) for m in info.value.missing]
+    found = [(m.kind, m.name, m.field) for m in info.value.missing]
     assert found == [
         ("memory_layout", "https://example.org/no-such-layout", "chunk_memory_layout"),
         ("codec", "https://example.org/no-such-compressor", "compressor"),

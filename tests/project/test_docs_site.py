@@ -27,6 +27,7 @@ PUBLIC_MODULES = [
     "zarrkit",
     "zarrkit.api",
     "zarrkit.abc",
+    "zarrkit.helpers",
     "zarrkit.errors",
     "zarrkit.config",
     "zarrkit.storage",

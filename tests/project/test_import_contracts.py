@@ -32,8 +32,22 @@ CONTRACTS = {
     ]
 }
 #: kernel modules a plugin may use, and those apps and integrations may use besides
-PLUGIN_CONTRACT = {"zarrkit.abc", "zarrkit.errors"}
+PLUGIN_CONTRACT = {"zarrkit.abc", "zarrkit.helpers", "zarrkit.errors"}
 PUBLIC = PLUGIN_CONTRACT | {"zarrkit.config", "zarrkit.registry", "zarrkit.hooks"}
+#: the kernel modules `zarrkit.abc` may build on: they import no contract
+FOUNDATIONS = {
+    f"zarrkit.{name}"
+    for name in (
+        "errors",
+        "config",
+        "entry_points",
+        "executor",
+        "forksafe",
+        "buffers",
+        "hooks",
+        "documents",
+    )
+}
 
 
 def kernel_modules() -> set[str]:
@@ -91,6 +105,9 @@ def test_each_contract_names_every_kernel_module() -> None:
     apps_forbidden = set(CONTRACTS["apps"]["forbidden_modules"])
     assert kernel - PUBLIC <= apps_forbidden
     assert apps_forbidden & PUBLIC == set()
+    # the contracts build on the kernel's foundations only, so the kernel can import them
+    abc_forbidden = set(CONTRACTS["abc"]["forbidden_modules"])
+    assert abc_forbidden == kernel - FOUNDATIONS - {"zarrkit.abc"} | {"zarrkit.helpers"}
     # indexing (zarrkit.indexing, its own folder) stands apart from the kernel but for errors
     assert set(CONTRACTS["indexing"]["forbidden_modules"]) >= kernel - {"zarrkit.errors"}
 

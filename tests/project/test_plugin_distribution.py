@@ -181,9 +181,9 @@ STORE_PLUGINS = textwrap.dedent('''
     """A site's store plugins: a scheme of its own, and a policy wrapper refusing nodes."""
     import json
 
-    from zarrkit.names import names
+    from zarrkit.abc import names
     from zarrkit.plugins.stores.memory import MemoryStore
-    from zarrkit.store import Store
+    from zarrkit.abc import Store
     from zarrkit.store_opening import open_store
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from zarr2_env import cache_root
 
-from zarrkit.store import SuffixRange
+from zarrkit.abc.store import SuffixRange
 
 VERSION = "3.37.0"
 #: the emulator's one account and its key, published with Azurite

@@ -8,8 +8,8 @@ from typing import Any
 
 from zarrkit_testing.store_tests import StoreTests
 
+from zarrkit.abc.store import Store
 from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
-from zarrkit.store import Store
 
 #: obstore's `retry_config` for a test server: two retries, backoff of milliseconds
 QUICK_RETRIES: dict[str, Any] = {

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrkit.abc import Store
-from zarrkit.abc.format import extension_list, load_document, unknown_fields
+from zarrkit.abc.format import load_document
 from zarrkit.errors import MetadataError
+from zarrkit.helpers import extension_list, unknown_fields
 from zarrkit.plugins.formats.draft_2020.keys import DEFAULT_SUFFIX, ENTRY_POINT_KEY
 
 #: the draft's core protocol URI (also the only metadata encoding it defines: JSON)

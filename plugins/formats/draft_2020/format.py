@@ -29,21 +29,17 @@ from zarrkit.abc.format import (
     GroupMetadata,
     NodeMetadata,
     array_defaults,
-    build,
     check_chunk_size,
     check_fits,
-    extension_list,
     fill_value_or_default,
     freeze,
     load_document,
-    lookup,
-    require_known,
     thaw_document,
-    unknown_fields,
 )
 from zarrkit.abc.format import check_attributes as _attributes
 from zarrkit.abc.format import check_shape as _shape
 from zarrkit.errors import MetadataError
+from zarrkit.helpers import build, extension_list, lookup, require_known, unknown_fields
 from zarrkit.plugins.formats.draft_2020 import entry as draft_entry
 from zarrkit.plugins.formats.draft_2020.keys import (
     DEFAULT_SUFFIX,

@@ -22,13 +22,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarrkit.abc import V3_DRAFT_2020
-from zarrkit.abc.format import build, lookup
 from zarrkit.errors import (
     AmbiguousExtensionError,
     MetadataError,
     PluginConflictError,
     UnknownExtensionError,
 )
+from zarrkit.helpers import build, lookup
 
 NAME = V3_DRAFT_2020
 

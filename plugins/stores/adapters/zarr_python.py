@@ -25,7 +25,6 @@ from typing import Any, TypeVar
 
 from zarrkit.abc import (
     ByteRange,
-    InFlightLimit,
     Range,
     Store,
     StoreCapabilities,
@@ -33,13 +32,13 @@ from zarrkit.abc import (
     check_key,
     check_mode,
     check_prefix,
-    gather_limited,
     is_valid_key,
     names,
     settings,
     value_limit,
 )
 from zarrkit.errors import PluginLoadError, StoreError, ValueTooLargeError
+from zarrkit.helpers import InFlightLimit, gather_limited
 from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.zarr_python_loop import Escaped, Stalled, run_on_zarr_loop
 

@@ -44,10 +44,10 @@ from zarrkit.abc import (
     check_prefix,
     fork_waits_for,
     names,
-    optimistic_update,
     rlock,
 )
 from zarrkit.errors import InvalidKeyError, PluginLoadError, StoreError
+from zarrkit.helpers import optimistic_update
 
 T = TypeVar("T")
 

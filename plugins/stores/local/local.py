@@ -25,7 +25,7 @@ This module is what the two share, and `LocalStore`, which makes the one this OS
 Writes go to a temporary file beside the target and are renamed over it, so a reader (in this
 process or another) sees the old value or the new one, never a torn file.
 
-A read holds at most the read's value limit (`zarrkit.store.value_limit()`, which the chunk
+A read holds at most the read's value limit (`zarrkit.abc.value_limit()`, which the chunk
 engine sets from the chunk's size): a file is sized (`fstat`) before it is read whole, a range
 is checked before its buffer is made, and a file larger than the limit, or a range longer, is
 a `ValueTooLargeError` naming the key, not a read of gigabytes.
@@ -46,8 +46,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrkit.abc import (
-    Absence,
     ByteRange,
+    Diagnosis,
     Range,
     Store,
     StoreCapabilities,
@@ -155,7 +155,7 @@ class LocalStore(Store):
     def url(self) -> str:
         return self.root.as_uri()
 
-    def diagnose(self, prefix: str = "") -> Absence | None:
+    def diagnose(self, prefix: str = "") -> Diagnosis | None:
         """What is at the root (and `prefix` under it) when no node was found there: nothing,
         a file, or a folder this process may not read."""
         target = os.path.join(self._root, check_prefix(prefix).rstrip("/")) if prefix else None
@@ -165,18 +165,20 @@ class LocalStore(Store):
             try:
                 info = os.stat(path)
             except FileNotFoundError:
-                return Absence("missing", f"{path} does not exist")
+                return Diagnosis("missing", f"{path} does not exist")
             except NotADirectoryError:
-                return Absence("not_a_container", f"{_file_above(path)} is a file, not a directory")
+                return Diagnosis(
+                    "not_a_container", f"{_file_above(path)} is a file, not a directory"
+                )
             except PermissionError:
-                return Absence("denied", f"permission denied: {path}")
+                return Diagnosis("denied", f"permission denied: {path}")
             if not stat.S_ISDIR(info.st_mode):
-                return Absence("not_a_container", f"{path} is a file, not a directory")
+                return Diagnosis("not_a_container", f"{path} is a file, not a directory")
             try:
                 with os.scandir(path) as entries:
                     next(entries, None)
             except PermissionError:
-                return Absence("denied", f"permission denied: cannot list {path}")
+                return Diagnosis("denied", f"permission denied: cannot list {path}")
         return None
 
     def name_limit(self) -> int | None:

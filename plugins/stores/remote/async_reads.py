@@ -15,13 +15,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
 
-from zarrkit.abc import (
+from zarrkit.abc import AwaitableReads, Range, check_key
+from zarrkit.helpers import (
     NETWORK_MAX_BLOCK,
     NETWORK_MAX_GAP,
-    AwaitableReads,
     InFlightLimit,
-    Range,
-    check_key,
     gather_limited,
     plan_reads,
 )

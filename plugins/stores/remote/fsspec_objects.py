@@ -17,7 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from zarrkit.abc import Absence, Range, SuffixRange
+from zarrkit.abc import Diagnosis, Range, SuffixRange
 from zarrkit.plugins.stores.remote import s3_updates
 from zarrkit.plugins.stores.remote.object_backend import Listing, ObjectHead
 from zarrkit.plugins.stores.remote.retrying import is_body_fault
@@ -233,18 +233,18 @@ class FsspecObjects:
         )
         return not answer.get("Contents")
 
-    async def absence(self, folder: str, url: str) -> Absence | None:
+    async def absence(self, folder: str, url: str) -> Diagnosis | None:
         """No such bucket (an object store's first path segment), nothing under the root,
         a file where the root's folder should be, or access refused."""
         base = self._dir(folder)
         bucket = base.split("/", 1)[0] if self._bucketed else ""
         try:
             if bucket and not await self.fs._exists(bucket):
-                return Absence("missing", f"the bucket {bucket!r} does not exist")
+                return Diagnosis("missing", f"the bucket {bucket!r} does not exist")
             if base and await self.fs._isfile(base):
-                return Absence("not_a_container", f"{url} is a file, not a folder")
+                return Diagnosis("not_a_container", f"{url} is a file, not a folder")
             if base and base != bucket and not await self.fs._exists(base):
-                return Absence("missing", f"nothing is stored under {url}")
+                return Diagnosis("missing", f"nothing is stored under {url}")
         except PermissionError as exc:
-            return Absence("denied", f"access denied: {exc}")
+            return Diagnosis("denied", f"access denied: {exc}")
         return None

@@ -18,7 +18,7 @@ any name never reach a host the caller did not name. A redirect from https to ht
 `http_rules`, which holds the rule for every store that follows redirects.
 
 A value's body is read in blocks and never beyond what the caller can use: the value limit of
-the read (`zarrkit.store.value_limit()`, which the chunk engine sets from the chunk's size) for
+the read (`zarrkit.abc.value_limit()`, which the chunk engine sets from the chunk's size) for
 a whole value, the asked length for a range. A body that says or turns out to be longer is a
 `StoreError` before it is held, so an endless body costs one block of memory, not all of it.
 
@@ -41,8 +41,6 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 from zarrkit.abc import (
-    NETWORK_MAX_BLOCK,
-    NETWORK_MAX_GAP,
     ByteRange,
     Range,
     Store,
@@ -51,14 +49,13 @@ from zarrkit.abc import (
     after_fork_in_child,
     check_key,
     check_mode,
-    is_empty_read,
     lock,
     names,
-    plan_reads,
     settings,
     value_limit,
 )
 from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
+from zarrkit.helpers import NETWORK_MAX_BLOCK, NETWORK_MAX_GAP, is_empty_read, plan_reads
 from zarrkit.plugins.stores.remote.http_rules import Origin, origin, refusal
 
 T = TypeVar("T")

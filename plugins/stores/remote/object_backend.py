@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from zarrkit.abc import Absence, Range
+from zarrkit.abc import Diagnosis, Range
 
 T = TypeVar("T")
 
@@ -109,7 +109,7 @@ class ObjectBackend(Protocol):
         no such request."""
         ...
 
-    async def absence(self, folder: str, url: str) -> Absence | None:
+    async def absence(self, folder: str, url: str) -> Diagnosis | None:
         """Why nothing is under `folder` of the store at `url` (see `Store.diagnose`)."""
         ...
 

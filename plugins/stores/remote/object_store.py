@@ -30,11 +30,8 @@ from functools import partial
 from typing import Any, TypeVar
 
 from zarrkit.abc import (
-    NETWORK_MAX_BLOCK,
-    NETWORK_MAX_GAP,
-    Absence,
     ByteRange,
-    InFlightLimit,
+    Diagnosis,
     Range,
     Store,
     StoreCapabilities,
@@ -42,16 +39,21 @@ from zarrkit.abc import (
     Update,
     check_key,
     check_prefix,
-    gather_limited,
-    is_empty_read,
     is_valid_key,
     listing_limit,
-    optimistic_update,
-    plan_reads,
     settings,
     value_limit,
 )
 from zarrkit.errors import RedirectRefusedError, StoreError, ValueTooLargeError
+from zarrkit.helpers import (
+    NETWORK_MAX_BLOCK,
+    NETWORK_MAX_GAP,
+    InFlightLimit,
+    gather_limited,
+    is_empty_read,
+    optimistic_update,
+    plan_reads,
+)
 from zarrkit.plugins.stores.remote.async_reads import GatheredAwaitableReads
 from zarrkit.plugins.stores.remote.http_rules import Refused, TooLong
 from zarrkit.plugins.stores.remote.object_backend import Listing, ObjectBackend, Token
@@ -334,7 +336,7 @@ class ObjectStoreBase(GatheredAwaitableReads, Store):
         except Exception:
             return None
 
-    def diagnose(self, prefix: str = "") -> Absence | None:
+    def diagnose(self, prefix: str = "") -> Diagnosis | None:
         """What the backend says of an empty place: no such bucket, a file where the root's
         folder should be, nothing stored under the root, or access denied."""
         if not self.capabilities.listable:

@@ -27,7 +27,7 @@ memory: `obstore_updates`), so writers in other processes lose nothing; obstore'
 `LocalStore` updates unguarded. obstore's runtime does not survive `fork`: in a process
 forked after this one made requests, the store raises `StoreError` instead of hanging.
 
-Bodies are held only up to the read's value limit (`zarrkit.store.value_limit()`, which the
+Bodies are held only up to the read's value limit (`zarrkit.abc.value_limit()`, which the
 chunk engine sets from the chunk's size): obstore would allocate the length an answer declares
 in one piece (a `Content-Length` of 2**62 aborts the process) and believes a length that
 disagrees with the range it answers, so every GET is sized from its answer's headers first and

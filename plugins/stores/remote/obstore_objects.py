@@ -11,7 +11,7 @@ import builtins
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from zarrkit.abc import Absence, ByteRange, Range, SuffixRange
+from zarrkit.abc import ByteRange, Diagnosis, Range, SuffixRange
 from zarrkit.errors import PluginLoadError
 from zarrkit.plugins.stores.remote import obstore_loop, obstore_updates
 from zarrkit.plugins.stores.remote.object_backend import Listing, ObjectHead
@@ -155,7 +155,7 @@ class ObstoreObjects:
                 return False
         return True
 
-    async def absence(self, folder: str, url: str) -> Absence | None:
+    async def absence(self, folder: str, url: str) -> Diagnosis | None:
         """What one listing of `folder` says: no such bucket, access denied, or nothing
         stored under it."""
         try:
@@ -167,8 +167,8 @@ class ObstoreObjects:
         except Exception as exc:
             text = f"{type(exc).__name__}: {exc}"
             if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
-                return Absence("missing", f"the bucket of {url} does not exist")
+                return Diagnosis("missing", f"the bucket of {url} does not exist")
             if "AccessDenied" in text or "403" in text or "Forbidden" in text:
-                return Absence("denied", f"access denied to {url}")
+                return Diagnosis("denied", f"access denied to {url}")
             return None
-        return Absence("missing", f"nothing is stored under {url}") if empty else None
+        return Diagnosis("missing", f"nothing is stored under {url}") if empty else None

@@ -14,7 +14,8 @@ import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from zarrkit.abc import Absence, Range, Store, StoreCapabilities, Update, open_store, scheme_of
+from zarrkit.abc import Diagnosis, Range, Store, StoreCapabilities, Update, scheme_of
+from zarrkit.helpers import open_store
 
 
 class StoreWrapper(Store):
@@ -110,7 +111,7 @@ class StoreWrapper(Store):
     def close(self) -> None:
         self.inner.close()
 
-    def diagnose(self, prefix: str = "") -> Absence | None:
+    def diagnose(self, prefix: str = "") -> Diagnosis | None:
         return self.inner.diagnose(prefix)
 
     def __getattr__(self, name: str) -> Any:

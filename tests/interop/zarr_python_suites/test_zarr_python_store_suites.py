@@ -36,7 +36,7 @@ from zarr.testing.stateful import (  # noqa: E402
 from zarr.testing.store import StoreTests  # noqa: E402
 
 from zarrkit.abc import Store as ZarrkitStore  # noqa: E402
-from zarrkit.abc import open_store  # noqa: E402
+from zarrkit.helpers import open_store  # noqa: E402
 from zarrkit.zarr_python import ZarrkitZarrStore, as_zarr_store  # noqa: E402
 
 pytestmark = pytest.mark.interop

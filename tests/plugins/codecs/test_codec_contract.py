@@ -16,14 +16,13 @@ from zarrkit.abc import (
     BytesBytesDecodeInto,
     ChunkSpec,
     Codec,
-    CodecChain,
     CodecKind,
-    DecodeInto,
     Region,
     names,
 )
 from zarrkit.api import data_type_from_arg
 from zarrkit.errors import CodecChainError
+from zarrkit.helpers import CodecChain, DecodeInto
 from zarrkit.plugins.codecs.bytes import BytesCodec
 from zarrkit.plugins.codecs.sharding import ShardingCodec
 from zarrkit.plugins.codecs.transpose import TransposeCodec

@@ -7,7 +7,7 @@ import pytest
 from zarrkit_testing import CodecTests
 
 from zarrkit import registry
-from zarrkit.names import V2, V3
+from zarrkit.abc.extension import V2, V3
 
 
 def codec(name: str, configuration: dict | None = None, fmt: str = V3):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from zarrkit import registry
+from zarrkit.abc.codec import ChunkSpec, CodecKind
+from zarrkit.abc.extension import V2, V3, V3_DRAFT_2020
 from zarrkit.api import data_type_from_arg
-from zarrkit.codec import ChunkSpec, CodecKind
 from zarrkit.codec_chain import CodecChain
 from zarrkit.errors import CodecChainError, MetadataError, UnknownExtensionError
-from zarrkit.names import V2, V3, V3_DRAFT_2020
 from zarrkit.plugins.codecs.numcodecs_bridge import NumcodecsCodec
 
 

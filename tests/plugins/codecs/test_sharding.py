@@ -17,9 +17,9 @@ import pytest
 
 import zarrkit as zk
 from zarrkit import config
+from zarrkit.abc.store import ByteRange, Store, SuffixRange
 from zarrkit.errors import ChunkDecodeError, CodecChainError, MetadataError
 from zarrkit.plugins.stores.local.local import LocalStore
-from zarrkit.store import ByteRange, Store, SuffixRange
 
 pytestmark = pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed` codec")
 

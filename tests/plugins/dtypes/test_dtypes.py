@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zarrkit import registry
+from zarrkit.abc.extension import V2, V3, V3_DRAFT_2020
 from zarrkit.api import create_array, data_type_from_arg, open_array
 from zarrkit.errors import (
     ChunkDecodeError,
@@ -19,7 +20,6 @@ from zarrkit.errors import (
     UnknownExtensionError,
     ValueCastError,
 )
-from zarrkit.names import V2, V3, V3_DRAFT_2020
 from zarrkit.negotiation import extension_from_json
 
 DT64 = {"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from zarrkit_testing import ChunkGridTests, ChunkKeyEncodingTests, MemoryLayoutTests
 
-from zarrkit.abc import V2, V3, extension_from_json
+from zarrkit.abc import V2, V3
+from zarrkit.helpers import extension_from_json
 
 
 def _regular(chunk_shape, shapes):

@@ -12,16 +12,9 @@ import numpy as np
 import pytest
 from zarrkit_testing import ChunkGridTests, ChunkKeyEncodingTests, MemoryLayoutTests
 
-from zarrkit.abc import (
-    V3,
-    ChunkGrid,
-    ChunkKeyEncoding,
-    MemoryLayout,
-    check_known_fields,
-    extension_from_json,
-    names,
-)
+from zarrkit.abc import V3, ChunkGrid, ChunkKeyEncoding, MemoryLayout, check_known_fields, names
 from zarrkit.errors import MetadataError
+from zarrkit.helpers import extension_from_json
 
 
 # -- an irregular grid: explicit chunk edges per dimension, grown by the last size --------------

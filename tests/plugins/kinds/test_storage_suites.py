@@ -25,11 +25,10 @@ from zarrkit.abc import (
     Store,
     check_known_fields,
     config_value,
-    extension_from_json,
     names,
-    open_store,
 )
 from zarrkit.errors import MetadataError, UnknownExtensionError
+from zarrkit.helpers import extension_from_json, open_store
 from zarrkit.plugins.stores.memory import MemoryStore
 
 

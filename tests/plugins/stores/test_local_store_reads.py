@@ -17,7 +17,9 @@ KIB = 1024
 
 def _files(store: LocalStore, sizes: dict[str, int], seed: int) -> dict[str, bytes]:
     rng = np.random.default_rng(seed)
-    values = {key: rng.integers(0, 256, size, dtype=np.uint8).tobytes() for key, size in sizes.items()}
+    values = {
+        key: rng.integers(0, 256, size, dtype=np.uint8).tobytes() for key, size in sizes.items()
+    }
     for key, value in values.items():
         store.set(key, value)
     return values

@@ -254,8 +254,8 @@ def test_a_server_ignoring_ranges_and_cutting_the_body_never_gives_part_of_a_ran
     before it is a short body to read again, not a short range."""
     from store_servers import FileServer, address, serving
 
+    from zarrkit.abc.store import ByteRange
     from zarrkit.plugins.stores.remote.http import HttpStore
-    from zarrkit.store import ByteRange
 
     value = bytes(range(256)) * 64
     (tmp_path / "k").write_bytes(value)

@@ -14,10 +14,10 @@ from zarrkit_testing.store_tests import ReadableStoreTests, StoreTests
 
 import zarrkit as zk
 from zarrkit import registry
+from zarrkit.abc.store import ByteRange, Store, SuffixRange
 from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.plugins.stores.adapters.mapping import MappingStore
 from zarrkit.plugins.stores.remote.fsspec import FsspecStore
-from zarrkit.store import ByteRange, Store, SuffixRange
 from zarrkit.store_opening import open_store
 
 zarr = pytest.importorskip("zarr")
@@ -125,7 +125,7 @@ def test_a_runtime_store_class_is_asked_before_the_installed_ones() -> None:
         pass
 
     class TaggedStore(MappingStore):
-        names = zk.names.names("tagged")
+        names = zk.abc.names("tagged")
         adapt_order = 100
 
         @classmethod

@@ -19,9 +19,9 @@ from store_servers import Moto, Proxy, address, s3_options, serving
 from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
+from zarrkit.abc.store import ByteRange, Store
 from zarrkit.errors import ReadOnlyError, StoreError, UnknownExtensionError
 from zarrkit.plugins.stores.remote.fsspec import FsspecStore
-from zarrkit.store import ByteRange, Store
 
 pytestmark = pytest.mark.network
 

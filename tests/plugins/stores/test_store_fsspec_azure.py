@@ -17,8 +17,8 @@ from azurite_server import read_end_while_replaced
 from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
+from zarrkit.abc.store import Store, SuffixRange
 from zarrkit.plugins.stores.remote.fsspec import FsspecStore
-from zarrkit.store import Store, SuffixRange
 from zarrkit.store_opening import open_store
 
 pytestmark = pytest.mark.network

@@ -26,8 +26,8 @@ from hostile_servers import Endless, HostileServer
 from store_servers import serving
 
 import zarrkit as zk
+from zarrkit.abc.store import DEFAULT_VALUE_LIMIT
 from zarrkit.plugins.stores.remote import s3_routing
-from zarrkit.store import DEFAULT_VALUE_LIMIT
 
 GIB = 1 << 30
 HUGE = 1 << 62  # 4611686018427387904
@@ -41,7 +41,7 @@ _CHILD = """
 import json, resource, sys
 import zarrkit as zk
 from zarrkit.errors import ZarrkitError
-from zarrkit.store import ByteRange
+from zarrkit.abc import ByteRange
 from zarrkit.store_opening import open_store
 
 url, path, options, how = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
@@ -263,9 +263,9 @@ def test_a_local_range_longer_than_the_bound_is_refused_before_its_buffer(
 ) -> None:
     """A range asked of a file (a shard index lying about an inner chunk's length) is checked
     before a buffer of its length is made."""
+    from zarrkit.abc.store import ByteRange, limiting_values
     from zarrkit.errors import ValueTooLargeError
     from zarrkit.plugins.stores.local.local import LocalStore
-    from zarrkit.store import ByteRange, limiting_values
 
     store = LocalStore(tmp_path, mode="w")
     store.set("k", b"0123456789")

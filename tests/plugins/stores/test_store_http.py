@@ -14,10 +14,10 @@ from store_servers import FileServer, address, serving
 from zarrkit_testing.store_tests import ReadableStoreTests
 
 import zarrkit as zk
+from zarrkit.abc.store import ByteRange, Store, SuffixRange
 from zarrkit.errors import CapabilityError, ReadOnlyError, StoreError
 from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.remote.http import HttpStore
-from zarrkit.store import ByteRange, Store, SuffixRange
 
 pytestmark = pytest.mark.network
 

@@ -16,9 +16,9 @@ pytest.importorskip("lmdb")
 from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
+from zarrkit.abc.store import Store
 from zarrkit.errors import InvalidKeyError, StoreError
 from zarrkit.plugins.stores.local.lmdb import LmdbStore
-from zarrkit.store import Store
 
 
 class TestLmdbStore(StoreTests):

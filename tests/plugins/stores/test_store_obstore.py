@@ -21,10 +21,10 @@ from zarrkit_testing.store_tests import ReadableStoreTests
 
 import zarrkit as zk
 from zarrkit import config
+from zarrkit.abc.store import ByteRange, Store
 from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
-from zarrkit.store import ByteRange, Store
 from zarrkit.store_opening import open_store
 
 pytestmark = pytest.mark.network

@@ -18,9 +18,9 @@ from azurite_server import read_end_while_replaced
 from obstore_cases import QUICK_RETRIES, ObstoreStoreTests
 
 import zarrkit as zk
+from zarrkit.abc.store import ByteRange, SuffixRange
 from zarrkit.errors import PluginLoadError, StoreError
 from zarrkit.plugins.stores.remote.objectstore import ObstoreStore
-from zarrkit.store import ByteRange, SuffixRange
 from zarrkit.store_opening import open_store
 
 pytestmark = pytest.mark.network

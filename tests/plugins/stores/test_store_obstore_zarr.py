@@ -20,10 +20,10 @@ import obstore.store  # noqa: E402
 from zarrkit_testing.store_tests import StoreTests  # noqa: E402
 
 import zarrkit as zk  # noqa: E402
+from zarrkit.abc.store import Store  # noqa: E402
 from zarrkit.errors import StoreError  # noqa: E402
 from zarrkit.plugins.stores.adapters.zarr_python import ZarrPythonStore  # noqa: E402
 from zarrkit.plugins.stores.remote.objectstore import ObstoreStore  # noqa: E402
-from zarrkit.store import Store  # noqa: E402
 from zarrkit.store_opening import open_store  # noqa: E402
 
 pytestmark = pytest.mark.interop  # through zarr-python 3

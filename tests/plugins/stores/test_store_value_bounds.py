@@ -22,10 +22,10 @@ from hostile_servers import Endless, HostileServer
 from store_servers import serving
 
 import zarrkit as zk
+from zarrkit.abc.store import DEFAULT_VALUE_LIMIT, ByteRange, limiting_values
 from zarrkit.errors import StoreError, ValueTooLargeError
 from zarrkit.plugins.stores.local.zip import ZipStore
 from zarrkit.plugins.stores.remote.http import HttpStore
-from zarrkit.store import DEFAULT_VALUE_LIMIT, ByteRange, limiting_values
 from zarrkit.store_opening import open_store
 
 CHUNK = 4096  # bytes of one chunk of the arrays below (uint8)

@@ -19,13 +19,13 @@ from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit import config, store_opening
+from zarrkit.abc.store import ByteRange, Store, SuffixRange
 from zarrkit.errors import CapabilityError, ReadOnlyError
 from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
 from zarrkit.plugins.stores.remote.http import HttpStore
 from zarrkit.plugins.stores.wrappers.cache import CachingStore
 from zarrkit.plugins.stores.wrappers.metrics import Collector, MetricsStore
-from zarrkit.store import ByteRange, Store, SuffixRange
 
 
 class TestCachingStore(StoreTests):

@@ -17,9 +17,9 @@ import pytest
 from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
+from zarrkit.abc.store import ByteRange, Store, SuffixRange
 from zarrkit.errors import StoreError
 from zarrkit.plugins.stores.local.zip import ZipStore
-from zarrkit.store import ByteRange, Store, SuffixRange
 
 
 class TestZipStore(StoreTests):

@@ -14,6 +14,7 @@ from zarrkit_testing.store_tests import StoreTests
 
 import zarrkit as zk
 from zarrkit import registry
+from zarrkit.abc.store import Store, SuffixRange, check_key, check_prefix
 from zarrkit.errors import (
     CapabilityError,
     InvalidKeyError,
@@ -24,7 +25,6 @@ from zarrkit.errors import (
 )
 from zarrkit.plugins.stores.local.local import LocalStore
 from zarrkit.plugins.stores.memory import MemoryStore
-from zarrkit.store import Store, SuffixRange, check_key, check_prefix
 from zarrkit.store_opening import open_store
 
 
@@ -604,7 +604,7 @@ def test_unknown_scheme_is_refused_by_name() -> None:
 
 
 THIRD_PARTY_STORE = '''
-from zarrkit.names import names
+from zarrkit.abc import names
 from zarrkit.plugins.stores.memory import MemoryStore
 
 class VaultStore(MemoryStore):

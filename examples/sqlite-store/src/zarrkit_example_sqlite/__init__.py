@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from zarrkit.abc import (
-    Absence,
+    Diagnosis,
     Range,
     Store,
     StoreCapabilities,
@@ -179,9 +179,9 @@ class SqliteStore(Store):
             keys = [row[0] for row in db.execute(sql, (len(prefix), prefix))]
         return iter(keys)
 
-    def diagnose(self, prefix: str = "") -> Absence | None:
+    def diagnose(self, prefix: str = "") -> Diagnosis | None:
         if not os.path.exists(self.path):
-            return Absence("missing", f"{self.path} does not exist")
+            return Diagnosis("missing", f"{self.path} does not exist")
         return None
 
     def close(self) -> None:

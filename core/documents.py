@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import MetadataError, NotJSONError
+from .errors import MetadataError, NotJSONError
 
 #: The longest dimension (of an array or of a chunk): every position, chunk index and chunk
 #: start must fit a signed 64-bit integer, the bound zarr-python and tensorstore put on
