@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import numpy as np
 
+import zarrkit
 from xarray import coding
 from xarray.backends.common import BackendArray
 from xarray.core import indexing
@@ -37,10 +37,11 @@ class ZarrkitBackendArray(BackendArray):
     and vectorized (`vindex`), so xarray hands every kind of index down unchanged
     (`IndexingSupport.VECTORIZED`) and only the chunks a selection touches are read."""
 
-    __slots__ = ("_array", "dtype", "shape")
+    __slots__ = ("_array", "_awaitable", "dtype", "shape")
 
     def __init__(self, array: Any):
         self._array = array
+        self._awaitable: zarrkit.AsyncArray | None = None
         self.shape = array.shape
         # strings zarrkit reads as numpy's StringDType stay StringDType, as xarray's
         # ZarrArrayWrapper keeps zarr-python's; strings read as objects keep xarray's marker
@@ -54,23 +55,52 @@ class ZarrkitBackendArray(BackendArray):
         return self._array
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
-        if isinstance(key, indexing.BasicIndexer):
-            method = self._basic
-        elif isinstance(key, indexing.VectorizedIndexer):
-            method = self._vectorized
-        elif isinstance(key, indexing.OuterIndexer):
-            method = self._orthogonal
-        else:
-            raise TypeError(f"unexpected indexer {type(key).__name__}")
-        out = indexing.explicit_indexing_adapter(
-            key, self.shape, indexing.IndexingSupport.VECTORIZED, method
+        return indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._reader(key)
         )
-        return out
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> Any:
-        """`Dataset.load_async()`: zarrkit's reads are synchronous (its own thread pool works
-        the chunks), so one runs on a worker thread while the event loop goes on."""
-        return await asyncio.to_thread(self.__getitem__, key)
+        """`Dataset.load_async()`: an awaited read of the array (`zarrkit.AsyncArray`), so on a
+        store with coroutines of its own (obstore, fsspec) the requests are awaited on the
+        loop, and the reads of one variable that xarray starts together share one plan."""
+        return await indexing.async_explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._awaited_reader(key)
+        )
+
+    def _reader(self, key: indexing.ExplicitIndexer) -> Any:
+        """The read for the kind of `key`: basic, orthogonal or vectorized."""
+        if isinstance(key, indexing.BasicIndexer):
+            return self._basic
+        if isinstance(key, indexing.OuterIndexer):
+            return self._orthogonal
+        if isinstance(key, indexing.VectorizedIndexer):
+            return self._vectorized
+        raise TypeError(f"unexpected indexer {type(key).__name__}")
+
+    def _awaited_reader(self, key: indexing.ExplicitIndexer) -> Any:
+        """`_reader`, awaited."""
+        if isinstance(key, indexing.BasicIndexer):
+            return self._async_basic
+        if isinstance(key, indexing.OuterIndexer):
+            return self._async_orthogonal
+        if isinstance(key, indexing.VectorizedIndexer):
+            return self._async_vectorized
+        raise TypeError(f"unexpected indexer {type(key).__name__}")
+
+    def _awaited(self) -> zarrkit.AsyncArray:
+        if self._awaitable is None:
+            self._awaitable = zarrkit.AsyncArray(self._array)
+        return self._awaitable
+
+    async def _async_basic(self, key: tuple) -> Any:
+        values = await self._awaited().getitem(key)
+        return np.asarray(values, dtype=self.dtype if self.dtype.kind == "T" else None)
+
+    async def _async_orthogonal(self, key: tuple) -> Any:
+        return await self._awaited().get_orthogonal_selection(key)
+
+    async def _async_vectorized(self, key: tuple) -> Any:
+        return await self._awaited().get_coordinate_selection(self._arrays_only(key))
 
     def _basic(self, key: tuple) -> Any:
         # a single string comes back as a str: as an array it keeps StringDType, not "<U1"
@@ -80,6 +110,9 @@ class ZarrkitBackendArray(BackendArray):
         return self._array.oindex[key]
 
     def _vectorized(self, key: tuple) -> Any:
+        return self._array.vindex[self._arrays_only(key)]
+
+    def _arrays_only(self, key: tuple) -> tuple:
         # xarray leaves dimensions it does not index as slices, placed after the broadcast
         # ones; zarrkit's coordinate selection takes arrays only, so slices become aranges
         # broadcast the way xarray's own fallback does
@@ -87,4 +120,4 @@ class ZarrkitBackendArray(BackendArray):
             key = indexing._arrayize_vectorized_indexer(
                 indexing.VectorizedIndexer(key), self.shape
             ).tuple
-        return self._array.vindex[key]
+        return key

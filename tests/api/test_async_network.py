@@ -111,6 +111,9 @@ def test_twenty_awaited_reads_overlap_and_the_loop_stays_free(net: NetBed, backe
 READS = {
     "getitem": "asyncio.gather(*[face.getitem(i) for i in range({n})])",
     "views": "zarrkit.read_many_async([array.lazy[i] for i in range({n})])",
+    # xarray's `Dataset.load_async()` awaits its backend arrays' `async_getitem`
+    "xarray": "asyncio.gather(*[backend.async_getitem(BasicIndexer((i, slice(None))))"
+    " for i in range({n})])",
 }
 
 
@@ -137,6 +140,10 @@ def _threads_after_awaited_reads(bed: NetBed, backend: str, how: str = "getitem"
         import zarr.storage, zarrkit
         array = {opening}
         face = zarrkit.AsyncArray(array)
+        if {how == "xarray"}:
+            from xarray.core.indexing import BasicIndexer
+            from zarrkit.xarray.array import ZarrkitBackendArray
+            backend = ZarrkitBackendArray(array)
         async def main():
             return await {READS[how].format(n=N)}
         values = asyncio.run(main())
