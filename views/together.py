@@ -62,25 +62,11 @@ async def read_together(engine: ChunkEngine, readings: Sequence[Reading]) -> Non
     order = sorted((r for r in readings if r.error is None), key=lambda r: _first_chunk(r.indexer))
     costs = [engine._group_cost(r.indexer) for r in order]
     groups = [[order[i] for i in g] for g in selection_groups(costs, _GROUP_BYTES, 1)]
-    running: list[asyncio.Task[None]] = []
-    try:
-        for group in groups:
-            if len(running) >= _GROUPS_AT_ONCE:
-                await running[0]  # (still listed: cancelled with the rest if this is)
-                running.pop(0)
-            read = _read_group(engine, group) if len(group) > 1 else _read_alone(engine, group[0])
-            running.append(asyncio.ensure_future(read))
-        while running:
-            await running[0]
-            running.pop(0)
-    finally:
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.wait(running)
-        for task in running:  # (a second failure is not reported twice)
-            if not task.cancelled():
-                task.exception()
+    reads = (
+        _read_group(engine, group) if len(group) > 1 else _read_alone(engine, group[0])
+        for group in groups
+    )
+    await awaiting.in_turn(reads, at_once=_GROUPS_AT_ONCE)
 
 
 async def _read_alone(engine: ChunkEngine, reading: Reading) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Coroutine, Generator, Sequence
+from collections.abc import Awaitable, Coroutine, Generator, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -96,13 +96,23 @@ async def read(engine: ChunkEngine, indexer: Indexer, out: np.ndarray | None) ->
     job = _Read(engine, indexer, target)
     # a batch is read while the one before it decodes, as the synchronous read reads ahead
     # (`_Read.read_ahead`): at most two batches held
+    batches = _batches(indexer, batch_size(engine.chunk_nbytes, store))
+    await in_turn((_read_batch(engine, store, job, batch) for batch in batches), at_once=2)
+    return target[()] if target.shape == () and not given else target
+
+
+async def in_turn(steps: Iterable[Coroutine[Any, Any, None]], at_once: int) -> None:
+    """Await `steps` in their order with up to `at_once` of them running: each is started when
+    the oldest of those running is done (the next under way while one finishes). When one
+    fails, or the caller is cancelled, those still running are cancelled and awaited before
+    the error goes on, and a second failure among them is not reported again."""
     running: list[asyncio.Task[None]] = []
     try:
-        for batch in _batches(indexer, batch_size(engine.chunk_nbytes, store)):
-            running.append(asyncio.ensure_future(_read_batch(engine, store, job, batch)))
-            if len(running) > 1:
+        for step in steps:
+            if len(running) >= at_once:
                 await running[0]  # (still listed: cancelled with the rest if this is)
                 running.pop(0)
+            running.append(asyncio.ensure_future(step))
         while running:
             await running[0]
             running.pop(0)
@@ -111,7 +121,9 @@ async def read(engine: ChunkEngine, indexer: Indexer, out: np.ndarray | None) ->
             task.cancel()
         if running:
             await asyncio.wait(running)
-    return target[()] if target.shape == () and not given else target
+        for task in running:
+            if not task.cancelled():
+                task.exception()
 
 
 async def _read_batch(
