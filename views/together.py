@@ -1,6 +1,6 @@
 """Selections of one array read together and awaited: what `ChunkEngine.read_many` does for
 threads, done for an event loop. The selections are grouped as `read_many` groups them (in
-the order of the first chunk they touch, each group touching at most `_GROUP_BYTES` of
+the order of the first chunk they touch, each group touching at most `GROUP_BYTES` of
 chunks); a group's whole chunks are fetched in one awaited call and its partial decodes
 (inner chunks of shards) run in one lockstep (`awaiting.drive`), so a chunk, a shard index
 or a byte range several selections need is fetched once and neighbouring ranges merge. A
@@ -23,12 +23,12 @@ from zarrkit import executor
 from zarrkit.abc.codec import RangeReads
 from zarrkit.engine import ChunkEngine, awaiting, parallel
 from zarrkit.engine.chunks import (
-    _GROUP_BYTES,
+    GROUP_BYTES,
     PartialRead,
+    ReadJob,
     WholeReads,
-    _first_chunk,
-    _Read,
-    _result,
+    first_chunk,
+    result_array,
 )
 from zarrkit.engine.sizing import selection_groups
 from zarrkit.errors import SelectionError
@@ -56,12 +56,12 @@ async def read_together(engine: ChunkEngine, readings: Sequence[Reading]) -> Non
     running are cancelled. `engine.store` has awaitable reads (`zarrkit.abc.AwaitableReads`)."""
     for reading in readings:
         try:
-            reading.out = _result(reading.indexer.shape, engine.dtype)
+            reading.out = result_array(reading.indexer.shape, engine.dtype)
         except SelectionError as error:  # (too large to hold)
             reading.error = error
-    order = sorted((r for r in readings if r.error is None), key=lambda r: _first_chunk(r.indexer))
-    costs = [engine._group_cost(r.indexer) for r in order]
-    groups = [[order[i] for i in g] for g in selection_groups(costs, _GROUP_BYTES, 1)]
+    order = sorted((r for r in readings if r.error is None), key=lambda r: first_chunk(r.indexer))
+    costs = [engine.group_cost(r.indexer) for r in order]
+    groups = [[order[i] for i in g] for g in selection_groups(costs, GROUP_BYTES, 1)]
     reads = (
         _read_group(engine, group) if len(group) > 1 else _read_alone(engine, group[0])
         for group in groups
@@ -83,7 +83,7 @@ async def _read_group(engine: ChunkEngine, group: Sequence[Reading]) -> None:
     them reads whole fetched once in one call and decoded on the chunk pool, a share per
     thread; their partial decodes driven in one lockstep."""
     store: Any = engine.store
-    jobs = [(r, _Read(engine, r.indexer, r.out)) for r in group if r.out is not None]
+    jobs = [(r, ReadJob(engine, r.indexer, r.out)) for r in group if r.out is not None]
     plans = [job.plan(list(reading.indexer)) for reading, job in jobs]
     keys = list(dict.fromkeys(key for whole, _ in plans for key in whole.keys))
     if keys:
@@ -104,7 +104,7 @@ def _on_cpu(call: Any, *args: Any) -> Any:
     return awaiting.awaited(executor.chunk_pool().submit(call, *args))
 
 
-def _decode_share(blobs: dict[str, Any], share: list[tuple[Reading, _Read, WholeReads]]) -> None:
+def _decode_share(blobs: dict[str, Any], share: list[tuple[Reading, ReadJob, WholeReads]]) -> None:
     """A thread's share of the group's whole chunks, decoded into their selections' outputs;
     a chunk that does not decode fails the selection it is decoded for, and the others go on."""
     for reading, job, whole in share:
@@ -131,7 +131,7 @@ def _guarded(decode: RangeReads[Any]) -> Generator[Any, Any, Any]:
         return _Failed(error)
 
 
-def _place_all(parts: Sequence[tuple[Reading, _Read, PartialRead]], boxes: Sequence[Any]) -> None:
+def _place_all(parts: Sequence[tuple[Reading, ReadJob, PartialRead]], boxes: Sequence[Any]) -> None:
     for (reading, job, item), box in zip(parts, boxes):
         if isinstance(box, _Failed):
             reading.error = reading.error or box.error

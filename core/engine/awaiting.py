@@ -30,7 +30,7 @@ from ..abc.codec import CacheableRange, RangeReads, lockstep
 from ..abc.store import AwaitableReads, Range
 from ..indexing import ChunkProjection, Indexer
 from ..read_plan import plan_reads
-from .chunks import ChunkEngine, PartialRead, _batches, _Read, _result
+from .chunks import ChunkEngine, PartialRead, ReadJob, chunk_batches, result_array
 from .ranges import RangeCache
 from .sizing import batch_size, parallel
 
@@ -92,11 +92,11 @@ async def read(engine: ChunkEngine, indexer: Indexer, out: np.ndarray | None) ->
     if not isinstance(store, AwaitableReads) or (out is not None and out.dtype != engine.dtype):
         return await awaited(executor.io_pool().submit(engine.read, indexer, out))
     given = out is not None
-    target = _result(indexer.shape, engine.dtype) if out is None else out
-    job = _Read(engine, indexer, target)
+    target = result_array(indexer.shape, engine.dtype) if out is None else out
+    job = ReadJob(engine, indexer, target)
     # a batch is read while the one before it decodes, as the synchronous read reads ahead
-    # (`_Read.read_ahead`): at most two batches held
-    batches = _batches(indexer, batch_size(engine.chunk_nbytes, store))
+    # (`ReadJob.read_ahead`): at most two batches held
+    batches = chunk_batches(indexer, batch_size(engine.chunk_nbytes, store))
     await in_turn((_read_batch(engine, store, job, batch) for batch in batches), at_once=2)
     return target[()] if target.shape == () and not given else target
 
@@ -127,7 +127,7 @@ async def in_turn(steps: Iterable[Coroutine[Any, Any, None]], at_once: int) -> N
 
 
 async def _read_batch(
-    engine: ChunkEngine, store: AwaitableReads, job: _Read, batch: list[ChunkProjection]
+    engine: ChunkEngine, store: AwaitableReads, job: ReadJob, batch: list[ChunkProjection]
 ) -> None:
     """A batch: its whole chunks fetched in one call and decoded on the chunk pool (a share
     per thread, as `run_batched` shares it); its chunks read in part driven round by round."""
@@ -153,7 +153,7 @@ async def _all(calls: list[Awaitable[T]]) -> list[T]:
     return results  # type: ignore[return-value]
 
 
-def _place_all(job: _Read, parts: Sequence[PartialRead], boxes: Sequence[Any]) -> None:
+def _place_all(job: ReadJob, parts: Sequence[PartialRead], boxes: Sequence[Any]) -> None:
     for item, box in zip(parts, boxes):
         job.place(item, box)
 

@@ -7,9 +7,9 @@ decodes it and copies each chunk's part into the output. A write is the reverse,
 only chunks the selection covers partly (read-modify-write under per-key locks); a chunk left
 equal to the fill value is erased rather than stored (unless `write_empty_chunks`). On a store
 whose calls are round trips, fetching and storing run beside decoding and encoding
-(`_Read.read_ahead`, `ChunkEngine._write_uploading`; see `overlapped_io`).
+(`ReadJob.read_ahead`, `ChunkEngine._write_uploading`; see `overlapped_io`).
 
-Each read or write is one job object (`_Read`, `_Write`) holding what its threads' shares
+Each read or write is one job object (`ReadJob`, `_Write`) holding what its threads' shares
 need, fixed before the first share runs.
 """
 
@@ -120,7 +120,7 @@ class BatchAhead:
 
 
 #: decoded bytes the selections `read_many` reads as one may touch: what they hold at once
-_GROUP_BYTES = 64 << 20
+GROUP_BYTES = 64 << 20
 #: a partial decode reads the inner chunks around a selection: counted as this many times it
 _PARTIAL_FACTOR = 4
 #: groups of chunks `write_many` writes at once (at least one per thread)
@@ -201,13 +201,13 @@ class ChunkEngine:
         is returned as a scalar, as numpy indexing does."""
         given = out is not None
         if out is None:
-            out = _result(indexer.shape, self.dtype)
+            out = result_array(indexer.shape, self.dtype)
         elif out.dtype != self.dtype:
             out[...] = self.read(indexer)
             return out
-        job = _Read(self, indexer, out)
+        job = ReadJob(self, indexer, out)
         threaded = parallel(self.chunk_nbytes)
-        batches = _batches(indexer, batch_size(self.chunk_nbytes, self.store))
+        batches = chunk_batches(indexer, batch_size(self.chunk_nbytes, self.store))
         try:
             if self.store.capabilities.preferred_fetch_bytes:
                 job.read_ahead(batches, threaded)
@@ -225,18 +225,18 @@ class ChunkEngine:
 
     def read_many(self, indexers: Iterable[Indexer]) -> list[Any]:
         """`read` of each selection, read together: in groups (`sizing.selection_groups`: at
-        least one per thread, each touching at most `_GROUP_BYTES` of chunks), each read as
+        least one per thread, each touching at most `GROUP_BYTES` of chunks), each read as
         one (`_read_together`) on the io pool. Selections are grouped in the order of the first
         chunk they touch, so a group's selections share chunks and each group reads its own
         part of the array. A selection too big for a group is read alone, as `read` reads
         it. Every selection is resolved before any is read."""
         indexers = list(indexers)
-        order = sorted(range(len(indexers)), key=lambda i: _first_chunk(indexers[i]))
-        costs = [self._group_cost(indexers[i]) for i in order]
+        order = sorted(range(len(indexers)), key=lambda i: first_chunk(indexers[i]))
+        costs = [self.group_cost(indexers[i]) for i in order]
         pool = executor.io_pool()
         futures = [
             (g, pool.submit(self._read_together, [indexers[order[i]] for i in g]))
-            for g in selection_groups(costs, _GROUP_BYTES, executor.threads())
+            for g in selection_groups(costs, GROUP_BYTES, executor.threads())
         ]
         results: list[Any] = [None] * len(indexers)
         try:
@@ -247,7 +247,7 @@ class ChunkEngine:
             settle(future for _, future in futures)
         return results
 
-    def _group_cost(self, indexer: Indexer) -> int:
+    def group_cost(self, indexer: Indexer) -> int:
         """The decoded bytes a read of the selection may touch at once: its chunks, or, with a
         chain that decodes part of a chunk, a few times the selection (the inner chunks around
         it) when that is less."""
@@ -266,9 +266,9 @@ class ChunkEngine:
         if len(indexers) == 1:
             return [self.read(indexers[0])]
         try:
-            jobs = [_Read(self, ix, _result(ix.shape, self.dtype)) for ix in indexers]
-            whole: dict[_Read, WholeReads] = {}
-            parts: list[tuple[_Read, PartialRead]] = []
+            jobs = [ReadJob(self, ix, result_array(ix.shape, self.dtype)) for ix in indexers]
+            whole: dict[ReadJob, WholeReads] = {}
+            parts: list[tuple[ReadJob, PartialRead]] = []
             for job, indexer in zip(jobs, indexers):
                 chunks, partial = job.plan(list(indexer))
                 whole[job] = chunks
@@ -301,7 +301,7 @@ class ChunkEngine:
         chunk that fails to decode leaves the batch unwritten."""
         job = _Write(self, indexer, value)
         threaded = parallel_writes(self.chunk_nbytes, self.store)
-        batches = _batches(indexer, batch_size(self.chunk_nbytes, self.store))
+        batches = chunk_batches(indexer, batch_size(self.chunk_nbytes, self.store))
         try:
             if self.store.capabilities.preferred_store_bytes:
                 self._write_uploading(job, batches, threaded)
@@ -406,7 +406,7 @@ class ChunkEngine:
         )
 
 
-class _Read:
+class ReadJob:
     """One selection being read into `out`."""
 
     __slots__ = ("engine", "fetch", "orthogonal", "out", "plain", "whole_selection")
@@ -819,7 +819,7 @@ def _apply(writes: Sequence[tuple[_Write, ChunkProjection]], chunk: np.ndarray) 
         chunk[proj.chunk_selection] = job.value[proj.out_selection]
 
 
-def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def result_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """The array a read returns; a selection too large to hold is refused as a selection."""
     try:
         return np.empty(shape, dtype=dtype)
@@ -831,7 +831,7 @@ def _result(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         ) from None
 
 
-def _first_chunk(indexer: Indexer) -> tuple[int, ...]:
+def first_chunk(indexer: Indexer) -> tuple[int, ...]:
     """The grid coordinates of the first chunk a selection touches (() for none)."""
     first = next(iter(indexer), None)
     return () if first is None else tuple(first.coords)
@@ -894,7 +894,7 @@ def _groups(items: executor.D, size: int) -> Iterator[executor.D]:
         yield items[i : i + size]
 
 
-def _batches(indexer: Iterable[ChunkProjection], size: int) -> Iterator[list[ChunkProjection]]:
+def chunk_batches(indexer: Iterable[ChunkProjection], size: int) -> Iterator[list[ChunkProjection]]:
     it = iter(indexer)
     while batch := list(itertools.islice(it, size)):
         yield batch

@@ -244,7 +244,7 @@ def test_every_kind_of_read_in_one_batch(
     groups (some selections alone), each equal to numpy's answer."""
     import zarrkit.views.together as together
 
-    monkeypatch.setattr(together, "_GROUP_BYTES", 64 << 10)
+    monkeypatch.setattr(together, "GROUP_BYTES", 64 << 10)
     url, data = _written(net, backend)
     array = _opened(net, backend, url)
     face = zarrkit.AsyncArray(array)

@@ -452,7 +452,7 @@ def test_many_windows_fetch_each_chunk_once_in_one_call_per_round() -> None:
 def test_a_selection_too_big_to_share_a_group_is_read_as_a_read_reads_it(monkeypatch) -> None:
     """The selections read together are bounded in size; one beyond it is read alone, in
     the batches any read uses, and still comes back in its place."""
-    monkeypatch.setattr(engine.chunks, "_GROUP_BYTES", 64 << 10)
+    monkeypatch.setattr(engine.chunks, "GROUP_BYTES", 64 << 10)
     store = Recording()
     data = np.random.default_rng(2).random((512, 512))
     a = zk.create_array(store, shape=data.shape, chunks=(64, 64), dtype="f8", codecs=[BYTES, ZSTD])
