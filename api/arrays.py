@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,11 +22,17 @@ import numpy as np
 from zarrkit.abc.codec import CodecKind
 from zarrkit.abc.extension import V3
 from zarrkit.abc.format import ArrayMetadata as KernelArrayMetadata
-from zarrkit.abc.store import limiting_listings
+from zarrkit.abc.store import limiting_listings, limiting_values
 from zarrkit.api.metadata import ArrayMetadata, shown
 from zarrkit.array import CONFIG_FIELDS, ArrayConfig, checked_out
 from zarrkit.array import Array as KernelArray
-from zarrkit.errors import ArgumentError, MetadataError, StoreError, ValueCastError
+from zarrkit.errors import (
+    ArgumentError,
+    MetadataError,
+    SelectionError,
+    StoreError,
+    ValueCastError,
+)
 from zarrkit.indexing import Indexer
 from zarrkit.node import register_node_class
 
@@ -312,6 +318,38 @@ class Array(KernelArray):
                     operation="list",
                 )
             yield StoredChunk(coords, key)
+
+    def read_stored_chunks(self, coords: Iterable[Sequence[int]]) -> dict[tuple[int, ...], bytes]:
+        """The stored values of chunks (shards, when sharded), encoded as the store holds
+        them, read in one batch through the array's storage transformers: what a tool that
+        copies chunks without decoding them reads (`zarrkit copy`). Each value is held to what
+        a chunk of this array can take, far above what any codec chain stores, so a hostile
+        one (an endless HTTP body) is refused before it fills memory.
+
+        Args:
+            coords: The chunks' grid coordinates, one integer per dimension (those of
+                `stored_chunks()` are the chunks the store holds).
+
+        Returns:
+            The encoded values by coordinates; a chunk the store does not hold is left out.
+
+        Raises:
+            SelectionError: coordinates outside the array's chunk grid.
+            ValueTooLargeError: a stored value is larger than a chunk of the array can be.
+            StoreError: the store failed.
+        """
+        grid = tuple(self._meta.chunk_grid.grid_shape(self.shape))
+        by_key: dict[str, tuple[int, ...]] = {}
+        for where in coords:
+            chunk = tuple(int(c) for c in where)
+            if len(chunk) != len(grid) or not all(0 <= c < n for c, n in zip(chunk, grid)):
+                raise SelectionError(
+                    f"{chunk} is not a chunk of array {self.name!r}, whose grid is {grid}"
+                )
+            by_key[self._chunk_key(chunk)] = chunk
+        with limiting_values(self._engine.value_limit):
+            found = self._chunk_store.get_many(list(by_key))
+        return {by_key[key]: value for key, value in found.items() if key in by_key}
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow the array along `axis` and write `data` into the new part.

@@ -243,6 +243,22 @@ class Group(KernelGroup):
             else:
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
 
+    def with_listed_members(self) -> Group:
+        """This group with its members found by listing the store instead of in its
+        consolidated metadata, which may be older than what the store holds, while its
+        metadata stays as read, consolidated documents included (`open_group(...,
+        use_consolidated=False)` leaves them out of it, as zarr-python does). For a tool that
+        must see every stored node yet keep the group's document whole (`zarrkit copy`).
+
+        Returns:
+            A handle of the same group, read-only if this one is.
+
+        Raises:
+            CapabilityError: the store cannot list its keys.
+        """
+        self._store.require("list", f"list the members of group {self.name!r}")
+        return type(self)(self._store, self._path, self._meta, read_only=self._read_only)
+
     def move(self, source: str, dest: str) -> None:
         """Move the member at `source` (and everything below it) to `dest`, both relative to
         this group; missing groups above `dest` are created. zarr-python 3.4 declares this

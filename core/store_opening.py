@@ -148,10 +148,11 @@ def metrics_summary() -> dict[str, dict[str, dict[str, Any]]]:
 
 
 def metrics_report() -> str:
-    """The same as a table, for printing."""
+    """What every metrics-wrapped store in this process recorded, as a table for printing."""
     report: str = _metrics_wrapper().report()
     return report
 
 
 def reset_metrics() -> None:
+    """Forget what every metrics-wrapped store in this process recorded."""
     _metrics_wrapper().reset()

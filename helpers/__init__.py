@@ -21,6 +21,11 @@ them to it); the kernel never imports this package.
   `extension_list`, `require_known` (every unknown extension of a document in one error),
   `unknown_fields`; consolidated members kept inline in a group document
   (`CONSOLIDATED_FIELD`, `inline`, `member_documents`, `member_order`).
+- Documents and nodes by format, for a plugin or a tool that reads and writes documents itself
+  (`zarrkit.transfer` copies and converts hierarchies so): `get_format` (the `Format` object
+  of a name, `zarrkit.abc.format`), `read_metadata` (the metadata of the node at a path, in
+  whichever format it has, or None) and `normalize_path` (a node path as the kernel checks and
+  spells it).
 """
 
 from __future__ import annotations
@@ -30,12 +35,14 @@ from typing import Any
 from zarrkit.abc import Extension
 from zarrkit.codec_chain import ChunkPlan, CodecChain, DecodeInto
 from zarrkit.codec_chain import evolve as evolve_codecs
+from zarrkit.formats import get_format
 from zarrkit.formats.consolidated import FIELD as CONSOLIDATED_FIELD
 from zarrkit.formats.consolidated import inline, member_documents, member_order
 from zarrkit.helpers.data_types import data_type_from_native
 from zarrkit.helpers.gathering import InFlightLimit, gather_limited
 from zarrkit.helpers.reads import NETWORK_MAX_BLOCK, NETWORK_MAX_GAP, is_empty_read
 from zarrkit.helpers.updates import optimistic_update
+from zarrkit.hierarchy import read_metadata
 from zarrkit.negotiation import (
     build,
     extension_from_arg,
@@ -44,6 +51,7 @@ from zarrkit.negotiation import (
     unknown_fields,
 )
 from zarrkit.negotiation import extension_from_json as _from_json
+from zarrkit.paths import normalize_path
 from zarrkit.read_plan import ReadPlan, plan_reads
 from zarrkit.registry import get_registry, lookup
 from zarrkit.store_opening import open_store
@@ -64,15 +72,18 @@ __all__ = [
     "extension_from_json",
     "extension_list",
     "gather_limited",
+    "get_format",
     "get_registry",
     "inline",
     "is_empty_read",
     "lookup",
     "member_documents",
     "member_order",
+    "normalize_path",
     "open_store",
     "optimistic_update",
     "plan_reads",
+    "read_metadata",
     "require_known",
     "unknown_fields",
 ]

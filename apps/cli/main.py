@@ -34,13 +34,13 @@ def _run(args: argparse.Namespace) -> int:
     if not args.store_metrics:
         code = args.run(args)
         return code
-    from zarrkit import config, store_opening
+    from zarrkit import config, storage
 
     with config.override(store_metrics=True):
         try:
             code = args.run(args)
         finally:
-            print(store_opening.metrics_report(), file=sys.stderr)
+            print(storage.metrics_report(), file=sys.stderr)
     return code
 
 

@@ -24,25 +24,29 @@ from typing import Any
 
 import numpy as np
 
-from zarrkit import engine, hooks, registry
-from zarrkit.abc.codec import ChunkSpec
+import zarrkit
+from zarrkit import Array, Group, hooks, registry
+from zarrkit.abc.codec import ChunkSpec, Codec, V3Equivalent
 from zarrkit.abc.extension import V2, V3, V3_DRAFT_2020, check_format
 from zarrkit.abc.format import ArrayMetadata, GroupMetadata, thaw
-from zarrkit.abc.store import limiting_values
 from zarrkit.api.consolidation import consolidate_group
-from zarrkit.array import Array
 from zarrkit.errors import (
     ContainsNodeError,
     MetadataError,
     NodeNotFoundError,
     TransferError,
 )
-from zarrkit.formats import get_format
-from zarrkit.formats.consolidated import has_consolidated
-from zarrkit.helpers import CodecChain, build, evolve_codecs, extension_from_arg, open_store
-from zarrkit.hierarchy import Group, open_node, read_metadata
-from zarrkit.paths import normalize_path
-from zarrkit.plugins.formats.layout_codec import LayoutCodec
+from zarrkit.helpers import (
+    CONSOLIDATED_FIELD,
+    CodecChain,
+    build,
+    evolve_codecs,
+    extension_from_arg,
+    get_format,
+    normalize_path,
+    open_store,
+    read_metadata,
+)
 
 from . import xarray_conventions
 
@@ -242,11 +246,11 @@ def _transfer(
 def _open_root(store: Any, path: str) -> Array | Group:
     """The node to walk. Where the store can list, its members are what it holds, not what
     consolidated metadata (perhaps older) says: nothing written since is left behind."""
-    node: Array | Group = open_node(store, path, read_only=True)
+    node = zarrkit.open(store, path=path, mode="r")
     if isinstance(node, Group) and store.capabilities.listable:
         # (its document kept whole: a copy keeps it, and convert consolidates the target
         # where the source was consolidated)
-        return type(node)(node.store, node.path, node.metadata, read_only=True)
+        return node.with_listed_members()
     return node
 
 
@@ -336,17 +340,17 @@ def _array_document(
         raise TransferError(f"{where} is not possible: {exc}") from None
 
 
-def _codecs_for(codecs: Sequence[Any], ndim: int, fmt: str) -> list[Any]:
+def _codecs_for(codecs: Sequence[Codec], ndim: int, fmt: str) -> list[Any]:
     """The chain with memory-layout steps spelled as codecs when the target is v3 (v3 has no
     memory layouts); other formats get the chain as is and express it themselves."""
     if fmt != V3:
         return list(codecs)
     out: list[Any] = []
     for codec in codecs:
-        if not isinstance(codec, LayoutCodec):
+        if not isinstance(codec, V3Equivalent):
             out.append(codec)
             continue
-        equivalent = codec.layout.v3_codecs(ndim, codec.endian)
+        equivalent = codec.v3_codecs(ndim)
         if equivalent is None:
             raise MetadataError(f"the memory layout {codec.to_json()!r} has no v3 equivalent")
         for i, item in enumerate(equivalent):
@@ -397,10 +401,10 @@ def _chain_signature(meta: ArrayMetadata) -> list[str]:
     spec = ChunkSpec(chunk_shape, meta.data_type, meta.fill_value)
     out = []
     for codec in evolve_codecs(meta.codecs, spec):
-        if isinstance(codec, LayoutCodec):
-            items = codec.layout.v3_codecs(ndim, codec.endian)
-            if items is None:
-                out.append(repr((type(codec.layout).__qualname__, codec.endian)))
+        if isinstance(codec, V3Equivalent):
+            items = codec.v3_codecs(ndim)
+            if items is None:  # (spelled alike whatever the chain's format)
+                out.append(repr((type(codec).__qualname__, codec.to_json(V3))))
                 continue
             out.extend(json.dumps(_normalized(i), sort_keys=True) for i in items)
         elif _has_v3(codec):
@@ -421,7 +425,12 @@ def _consolidate_like_source(store: Any, plans: list[NodePlan]) -> None:
     """Consolidate, in the target, each group whose source held consolidated metadata (the
     deepest first, so an outer group's documents are read after the inner ones are written):
     readers such as xarray open the result as they opened the source, with one read."""
-    held = [p for p in plans if not p.is_array and has_consolidated(p.source)]
+    held = [
+        p
+        for p in plans
+        if isinstance(p.source, GroupMetadata)
+        and p.source.document.get(CONSOLIDATED_FIELD) is not None
+    ]
     for plan in sorted(held, key=lambda p: -p.path.count("/") - bool(p.path)):
         if plan.target.format in (V2, V3):  # the formats with a consolidated form
             consolidate_group(store, plan.path)
@@ -483,8 +492,8 @@ def _transfer_chunks(
     src_keys = _KeyMaker(node.store, node.path, src_meta)
     dst_keys = _KeyMaker(dst_store, plan.path, dst_meta)
     # chunks are read and written through each array's storage transformers, which may keep
-    # them under other keys than the chunk keys (or change the bytes)
-    src_chunks = node.chunk_store
+    # them under other keys than the chunk keys (or change the bytes); the source array's
+    # `read_stored_chunks` reads through its own
     dst_chunks = _through_transformers(dst_store, plan.path, dst_meta)
     grid_shape = src_meta.chunk_grid.grid_shape(src_meta.shape)
     total = math.prod(grid_shape)
@@ -492,10 +501,6 @@ def _transfer_chunks(
     src_chain = CodecChain(src_meta.codecs, src_meta.data_type, src_meta.fill_value)
     dst_chain = CodecChain(dst_meta.codecs, dst_meta.data_type, dst_meta.fill_value)
     batch = _batch_size(src_meta, batch_bytes)
-    uniform = src_meta.chunk_grid.uniform_chunk_shape
-    limit = engine.value_limit(
-        src_meta.data_type.stored_size, math.prod(uniform) if uniform else None
-    )
     refill = not _same_values(src_meta.fill_value, dst_meta.fill_value, src_meta.dtype)
     done = 0
     coords_iter = itertools.product(*(range(n) for n in grid_shape))
@@ -503,11 +508,10 @@ def _transfer_chunks(
         pairs = [(src_keys(c), dst_keys(c), c) for c in chunk]
         todo = [p for p in pairs if not _present(dst_chunks, p[1], present)]
         report.chunks_skipped += len(pairs) - len(todo)
-        with limiting_values(limit):
-            blobs = src_chunks.get_many([s for s, _, _ in todo])
+        blobs = node.read_stored_chunks([c for _, _, c in todo])
         out = {}
         for src_key, dst_key, coords in todo:
-            blob = blobs.get(src_key)
+            blob = blobs.get(coords)
             if blob is None:
                 if refill:  # a missing chunk reads as the source's fill: the target's differs
                     shape = src_meta.chunk_grid.chunk_shape(coords)

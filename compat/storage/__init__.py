@@ -9,6 +9,10 @@ storage (through the store registry, as a URL or an object a plugin adapts would
 returns that plugin's store, so every store here is one zarrkit already has, accepted wherever
 a store is and as fast. `isinstance(store, zarrkit.storage.LocalStore)` asks the plugin's class.
 What zarr-python's classes have that these do not is in docs/zarr-python.md.
+
+Besides zarr-python's names, what the `store_metrics` setting (`ZARRKIT_STORE_METRICS=1`) has
+counted of every store opened while it was on: `metrics_summary()` (a dict), `metrics_report()`
+(a table to print) and `reset_metrics()`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 from zarrkit import registry
 from zarrkit.abc.store import Store
 from zarrkit.errors import ArgumentError, InvalidArgumentError, ZarrkitError
-from zarrkit.store_opening import open_store
+from zarrkit.store_opening import metrics_report, metrics_summary, open_store, reset_metrics
 
 from .store_path import StorePath
 
@@ -33,6 +37,9 @@ __all__ = [
     "StoreLike",
     "StorePath",
     "ZipStore",
+    "metrics_report",
+    "metrics_summary",
+    "reset_metrics",
 ]
 
 StoreLike = Store | StorePath | str | os.PathLike[str] | MutableMapping[str, Any] | None

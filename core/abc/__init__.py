@@ -12,7 +12,7 @@ One module per kind, each re-exported here:
 - `zarrkit.abc.codec`: the three codec bases (`ArrayArrayCodec`, `ArrayBytesCodec`,
   `BytesBytesCodec`), each with only the methods of its kind; the capabilities a codec declares
   by deriving from them (partial decoding and encoding, decoding into a buffer, by prefix, in
-  batches); `ChunkSpec`, `Region` and partial-read helpers.
+  batches, a v3 equivalent); `ChunkSpec`, `Region` and partial-read helpers.
 - `zarrkit.abc.data_type`: `DataType`.
 - `zarrkit.abc.store`: `Store` and its `StoreCapabilities`, byte ranges, key and mode checks,
   read limits, writing back an update.
@@ -62,6 +62,7 @@ from .codec import (
     CodecKind,
     RangeReads,
     Region,
+    V3Equivalent,
     as_bytes_view,
     decoded_too_large,
     lockstep,
@@ -163,6 +164,7 @@ __all__ = [
     "StoreLike",
     "SuffixRange",
     "Update",
+    "V3Equivalent",
     "after_fork_in_child",
     "as_bytes_view",
     "at_fork",

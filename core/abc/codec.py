@@ -32,6 +32,7 @@ The chain offers partial decoding (encoding) only when every codec in it declare
 
 Decoding without a copy: `ArrayBytesDecodeInto` and `BytesBytesDecodeInto` (`decode_into`),
 `BytesBytesDecodePrefix` (`decode_prefix_into`), `BytesBytesDecodeBatch` (`decode_batch`).
+A codec with no v3 name that v3 codecs can stand for (v2's memory layout) is `V3Equivalent`.
 
 What codecs are handed and return besides: `ChunkSpec`, `Region` (from `zarrkit.indexing`),
 `RangeReads` and `CacheableRange`; helpers: `as_bytes_view`, `decoded_too_large` (the error
@@ -76,6 +77,7 @@ __all__ = [
     "CodecKind",
     "RangeReads",
     "Region",
+    "V3Equivalent",
     "as_bytes_view",
     "decoded_too_large",
     "lockstep",
@@ -480,6 +482,17 @@ class BytesBytesDecodeBatch(ABC):
         so that every error is still reported by the usual path, per chunk. The bound of
         `decode_bounded` holds here too: an item whose header declares more than a chunk of
         `spec` holds is left (None) to `decode_bounded`, which refuses it."""
+
+
+class V3Equivalent(ABC):
+    """A codec with no name in v3 that v3 codecs can stand for: a format's own step, such as
+    the memory layout and byte order of v2 and the 2020 draft. Converting to v3 writes those
+    codecs in its place, and chains are compared through them."""
+
+    @abstractmethod
+    def v3_codecs(self, ndim: int) -> list[dict[str, Any]] | None:
+        """The v3 codec JSON that encodes `ndim`-dimensional chunks exactly as this codec
+        does, or None when v3 has no equivalent."""
 
 
 def decoded_too_large(codec: Codec, max_size: int, size: int | None = None) -> Exception:

@@ -43,7 +43,7 @@ from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 from zarrkit.abc import V3, StoreLike
 from zarrkit.errors import DimensionNamesError, MetadataError, NodeNotFoundError, NotJSONError
-from zarrkit.helpers import open_store
+from zarrkit.helpers import get_format, open_store
 
 from .array import ZarrkitBackendArray, is_vlen_string
 from .encoding import creation_codecs, read_encoding, resolve_serializer
@@ -676,9 +676,8 @@ def stored_fill_value(array: Any) -> Any:
 
 def _null_fill_v2(array: Any) -> Any:
     """A new v2 array's fill value set to `null`, as zarr-python writes it when none is given
-    (readers then mask nothing): zarrkit's `create_array` always writes a value."""
-    from zarrkit.formats import get_format
-
+    (readers then mask nothing): zarrkit's `create_array` always writes a value, so the
+    array's document is written again through its format (`zarrkit.abc.format.Format`)."""
     doc = array.metadata.to_json()
     doc["fill_value"] = None
     fmt = get_format(array.metadata.format)

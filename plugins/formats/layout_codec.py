@@ -10,12 +10,20 @@ from typing import Any, cast
 
 import numpy as np
 
-from zarrkit.abc import ArrayBytesCodec, ChunkSpec, Codec, CodecKind, ExtensionNames, MemoryLayout
+from zarrkit.abc import (
+    ArrayBytesCodec,
+    ChunkSpec,
+    Codec,
+    CodecKind,
+    ExtensionNames,
+    MemoryLayout,
+    V3Equivalent,
+)
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.helpers import get_registry
 
 
-class LayoutCodec(ArrayBytesCodec):
+class LayoutCodec(ArrayBytesCodec, V3Equivalent):
     names = ExtensionNames({})  # not a registered extension: formats build it from `order` / layout
 
     def __init__(self, layout: MemoryLayout, endian: str | None):
@@ -41,6 +49,9 @@ class LayoutCodec(ArrayBytesCodec):
 
     def encoded_size(self, nbytes: int) -> int | None:
         return nbytes
+
+    def v3_codecs(self, ndim: int) -> list[dict[str, Any]] | None:
+        return self.layout.v3_codecs(ndim, self.endian)
 
     def to_json(self, format: str = "v3") -> Any:
         """A description for messages and reprs; formats write `order` / the layout themselves."""

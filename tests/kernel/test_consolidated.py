@@ -138,6 +138,23 @@ def test_open_group_uses_consolidated_metadata_by_default_and_can_ignore_it(fmt:
     assert again.keys() == ["a", "late", "sub"] and again["a"].shape == (9,)
 
 
+def test_with_listed_members_sees_the_store_and_keeps_the_document(fmt: int) -> None:
+    """What `zarrkit copy` walks: every node stored, the group's document as read."""
+    store = MemoryStore()
+    hierarchy(store, fmt)
+    zk.consolidate_metadata(store)
+    zk.create_array(store, path="late", shape=(1,), dtype="|u1", zarr_format=fmt)
+    g = zk.open_group(store, mode="r")
+    listed = g.with_listed_members()
+    assert g.keys() == ["a", "sub"] and listed.keys() == ["a", "late", "sub"]
+    assert listed.metadata.to_json() == g.metadata.to_json()
+    assert listed.metadata.consolidated_metadata is not None
+    assert zk.open_group(store, use_consolidated=False).metadata.consolidated_metadata is None
+    assert listed.read_only
+    with pytest.raises(CapabilityError, match="list"):
+        zk.open_consolidated(ReadOnlyUnlisted(store)).with_listed_members()
+
+
 def test_open_consolidated_requires_it(fmt: int) -> None:
     store = MemoryStore()
     hierarchy(store, fmt)

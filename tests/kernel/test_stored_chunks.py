@@ -21,7 +21,7 @@ import pytest
 
 import zarrkit as zk
 from zarrkit.abc import Range, StorageTransformer, Store, names
-from zarrkit.errors import StoreError
+from zarrkit.errors import SelectionError, StoreError, ValueTooLargeError
 from zarrkit.plugins.stores.memory import MemoryStore
 
 
@@ -131,6 +131,42 @@ def test_the_cli_counts_and_checks_chunks_a_transformer_moved(moving: None, tmp_
     assert check.returncode == 0, check.stdout + check.stderr
     report = json.loads(check.stdout)["arrays"][0]
     assert (report["stored"], report["absent"], report["chunks"]) == (4, 2, 6)
+
+
+def test_read_stored_chunks_reads_the_encoded_values_through_the_transformers(
+    moving: None,
+) -> None:
+    store = MemoryStore()
+    a = zk.create_array(
+        store,
+        path="g/a",
+        shape=(6, 6),
+        chunks=(2, 3),
+        dtype="i4",
+        fill_value=0,
+        compressors=None,
+        storage_transformers=["test.moving"],
+    )
+    a[:2, :3] = 7
+    got = a.read_stored_chunks([(0, 0), (2, 1)])
+    assert list(got) == [(0, 0)]  # (2, 1) was never written
+    assert bytes(got[(0, 0)]) == store.get("g/a/moved/c.0.0")
+    assert np.frombuffer(got[(0, 0)], dtype="<i4").tolist() == [7] * 6
+    with pytest.raises(SelectionError, match=r"\(3, 0\) is not a chunk"):
+        a.read_stored_chunks([(3, 0)])
+    with pytest.raises(SelectionError, match="not a chunk"):
+        a.read_stored_chunks([(0,)])
+
+
+def test_read_stored_chunks_refuses_a_value_larger_than_a_chunk_can_be(tmp_path: Path) -> None:
+    """The limit is the array's (about four times a chunk), not a store's default."""
+    root = tmp_path / "a.zarr"
+    a = zk.create_array(str(root), shape=(8,), chunks=(4,), dtype="u1", fill_value=0)
+    a[:4] = 1
+    (root / "c" / "0").write_bytes(b"\0" * (2 << 20))  # 2 MiB where a 4-byte chunk goes
+    assert len(a.store.get("c/0") or b"") == 2 << 20  # (the store alone reads it)
+    with pytest.raises(ValueTooLargeError):
+        a.read_stored_chunks([(0,)])
 
 
 # -- huge grids: work by what is stored --------------------------------------------------------

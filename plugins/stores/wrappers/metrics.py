@@ -5,7 +5,7 @@ Every operation is also logged at DEBUG on the logger `zarrkit.store`. The numbe
 process-wide collector, summed per store and operation, which `summary()` / `report()` read.
 
 Switched on for every store zarrkit opens by `ZARRKIT_STORE_METRICS=1` or
-`zarrkit.config.set(store_metrics=True)`; `zarrkit.store_opening.metrics_report()` prints the table.
+`zarrkit.config.set(store_metrics=True)`; `zarrkit.storage.metrics_report()` prints the table.
 By hand: `MetricsStore(store)` or the URL `metrics://<url>`.
 
 Numbers stay in the process that measured them: a pickled `MetricsStore` records into the
