@@ -90,13 +90,15 @@ def threads() -> int:
 def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -> None:
     """Run `work` over `items` split into one batch per thread; re-raise the first error.
 
+    Each batch is a run of consecutive items (`_runs`).
+
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
     (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
     n = min(threads(), len(items)) if parallel else 1
     if n <= 1 or getattr(_local, "worker", False):
         work(items)
         return
-    batches = [items[i::n] for i in range(n)]
+    batches = _runs(items, n)
     pool = _chunk_pool.get(max(1, threads() - 1))
     futures = [pool.submit(work, batch) for batch in batches[1:]]
     error: BaseException | None = None
@@ -114,6 +116,18 @@ def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -
             error = error or exc
     if error is not None:
         raise error
+
+
+def _runs(items: D, n: int) -> list[D]:
+    """`items` cut into `n` runs of consecutive items, their lengths at most one apart.
+
+    Neighbouring chunks share the output's memory pages and a store's folders. Interleaved
+    batches (every n-th item) put two threads on the same fresh pages of a read's output at
+    once, where both fault on a page only one of them maps; a thread with a run of its own
+    first-touches pages no other thread does."""
+    size, extra = divmod(len(items), n)
+    bounds = [i * size + min(i, extra) for i in range(n + 1)]
+    return [items[bounds[i] : bounds[i + 1]] for i in range(n)]
 
 
 # -- whole reads and writes at once (`Array.read_async`, `get_many`) --------------------------------
