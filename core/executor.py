@@ -1,7 +1,7 @@
 """The one thread pool for chunk work.
 
-Work is handed out in batches, one per thread, because a pool task costs tens of microseconds
-and chunks can be cheaper than that. The calling thread takes a batch itself, and a call made
+Work is handed out as one pool task per thread, because a pool task costs tens of microseconds
+and chunks can be cheaper than that; each task then takes its items a few at a time (`Runs`). The calling thread takes a batch itself, and a call made
 while the pool is busy with an outer call (from a pool thread, or from the caller's own share)
 runs inline, so nested use can never deadlock the pool. A call whose outer call had a single
 item did not use the pool, so it spreads out: a read of one shard decodes its inner chunks on
@@ -88,9 +88,12 @@ def threads() -> int:
 
 
 def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -> None:
-    """Run `work` over `items` split into one batch per thread; re-raise the first error.
+    """Run `work` over `items` on the calling thread and the pool's; re-raise the first error.
 
-    Each batch is a run of consecutive items (`_runs`).
+    Each thread owns a run of consecutive items (`Runs`) and calls `work` on a few of them at
+    a time; a thread whose run is done takes the last items of the run with the most left.
+    Threads that one chunk's page faults or a busy pool hold up are caught up with by the
+    others, rather than waited for at the end of the batch.
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
     (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
@@ -98,13 +101,13 @@ def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -
     if n <= 1 or getattr(_local, "worker", False):
         work(items)
         return
-    batches = _runs(items, n)
+    runs = Runs(len(items), n)
     pool = _chunk_pool.get(max(1, threads() - 1))
-    futures = [pool.submit(work, batch) for batch in batches[1:]]
+    futures = [pool.submit(work_through, work, items, runs, owner) for owner in range(1, n)]
     error: BaseException | None = None
     _local.worker = True  # the caller's share runs nested calls inline too, as workers do
     try:
-        work(batches[0])
+        work_through(work, items, runs, 0)
     except BaseException as exc:  # still wait for the others before raising
         error = exc
     finally:
@@ -118,16 +121,62 @@ def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -
         raise error
 
 
-def _runs(items: D, n: int) -> list[D]:
-    """`items` cut into `n` runs of consecutive items, their lengths at most one apart.
+def work_through(work: Callable[[D], None], items: D, runs: Runs, owner: int) -> None:
+    """Thread `owner`'s part of `run_batched`: `work` on the items `runs` hands it, until none
+    are left; after an error nothing more is handed out to any thread."""
+    try:
+        while (span := runs.next(owner)) is not None:
+            work(items[span.start : span.stop])
+    except BaseException:
+        runs.stop()
+        raise
 
-    Neighbouring chunks share the output's memory pages and a store's folders. Interleaved
-    batches (every n-th item) put two threads on the same fresh pages of a read's output at
-    once, where both fault on a page only one of them maps; a thread with a run of its own
-    first-touches pages no other thread does."""
-    size, extra = divmod(len(items), n)
-    bounds = [i * size + min(i, extra) for i in range(n + 1)]
-    return [items[bounds[i] : bounds[i + 1]] for i in range(n)]
+
+class Runs:
+    """The items of a `run_batched` call, cut into `n` runs of consecutive items (lengths at
+    most one apart), each handed out from its front to its owner `_UNITS_PER_RUN` parts at a
+    time, and from its back to a thread whose own run is done.
+
+    Runs rather than every n-th item: neighbouring chunks share the output's memory pages
+    and a store's folders, and two threads touching the same fresh pages of a read's output at
+    once both fault on a page only one of them maps. Parts rather than whole runs: a thread
+    slowed down (page faults of a fresh output, a pool busy with another call) would
+    otherwise hold up the batch while the others wait."""
+
+    __slots__ = ("_back", "_front", "_lock", "_unit")
+
+    def __init__(self, total: int, n: int) -> None:
+        size, extra = divmod(total, n)
+        bounds = [i * size + min(i, extra) for i in range(n + 1)]
+        self._front = bounds[:-1]
+        self._back = bounds[1:]
+        self._unit = max(1, -(-size // _UNITS_PER_RUN))
+        self._lock = threading.Lock()
+
+    def next(self, owner: int) -> slice | None:
+        """The next items for thread `owner`, None when every run is handed out."""
+        with self._lock:
+            front, back, unit = self._front, self._back, self._unit
+            lo = front[owner]
+            if lo < back[owner]:
+                front[owner] = stop = min(back[owner], lo + unit)
+                return slice(lo, stop)
+            other = max(range(len(front)), key=lambda i: back[i] - front[i])
+            hi = back[other]
+            if front[other] >= hi:
+                return None
+            back[other] = start = max(front[other], hi - unit)
+            return slice(start, hi)
+
+    def stop(self) -> None:
+        """Hand out nothing more (a thread's work failed)."""
+        with self._lock:
+            self._back[:] = self._front
+
+
+#: parts a thread's run is handed out in: enough that the threads end a batch together, few
+#: enough that the per-call work of a share (planning it, a store's `reading()`) stays small
+_UNITS_PER_RUN = 16
 
 
 # -- whole reads and writes at once (`Array.read_async`, `get_many`) --------------------------------

@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Awaitable, Coroutine, Generator, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -129,14 +130,21 @@ async def in_turn(steps: Iterable[Coroutine[Any, Any, None]], at_once: int) -> N
 async def _read_batch(
     engine: ChunkEngine, store: AwaitableReads, job: ReadJob, batch: list[ChunkProjection]
 ) -> None:
-    """A batch: its whole chunks fetched in one call and decoded on the chunk pool (a share
-    per thread, as `run_batched` shares it); its chunks read in part driven round by round."""
+    """A batch: its whole chunks fetched in one call and decoded on the chunk pool (shared out
+    among its threads as `run_batched` shares them); its chunks read in part driven round by
+    round."""
     whole, parts = job.plan(batch)
     if whole:
         keys = list(dict.fromkeys(whole.keys))
         blobs = await on_loop(store.reads_loop(), store.read_many_async(keys, engine.value_limit))
         n = min(executor.threads(), len(whole)) if parallel(engine.chunk_nbytes) else 1
-        await _all([_on_cpu(job.decode_whole, blobs, whole[i::n]) for i in range(n)])
+        runs = executor.Runs(len(whole), n)
+        await _all(
+            [
+                _on_cpu(executor.work_through, partial(job.decode_whole, blobs), whole, runs, i)
+                for i in range(n)
+            ]
+        )
         del blobs
     if parts:
         boxes = await drive(engine, store, [(p.key, p.decode) for p in parts])

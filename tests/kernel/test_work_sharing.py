@@ -1,0 +1,68 @@
+"""How `run_batched` shares chunk work among threads: each thread works through its own run of
+neighbouring items a few at a time, every item is worked on once, and a thread that is held up
+has the end of its run taken over by the others rather than waited for."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from zarrkit import config
+from zarrkit.abc import run_batched
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+@pytest.mark.parametrize("total", [2, 5, 31, 128, 1000])
+def test_every_item_is_worked_on_once_in_runs_of_neighbours(threads: int, total: int) -> None:
+    calls: list[list[int]] = []
+    lock = threading.Lock()
+
+    def work(part: list[int]) -> None:
+        with lock:
+            calls.append(list(part))
+
+    with config.override(threads=threads):
+        run_batched(work, list(range(total)))
+    assert sorted(i for part in calls for i in part) == list(range(total))
+    for part in calls:  # each call gets neighbouring items
+        assert part == list(range(part[0], part[0] + len(part)))
+    if total >= 16 * threads:  # a thread takes a few items at a time, not its whole run
+        assert len(calls) > threads
+
+
+def test_a_held_up_thread_has_the_rest_of_its_run_taken_over() -> None:
+    """The calling thread stops on its first items until another thread has worked on items
+    of the caller's own run; with one fixed batch per thread it would wait forever."""
+    caller = threading.get_ident()
+    taken_over = threading.Event()
+    first = True
+
+    def work(part: list[int]) -> None:
+        nonlocal first
+        if threading.get_ident() == caller:
+            if first:
+                first = False
+                taken_over.wait(timeout=10)
+        elif part[0] < 50:  # the caller's run is items 0..49
+            taken_over.set()
+
+    with config.override(threads=2):
+        run_batched(work, list(range(100)))
+    assert taken_over.is_set()
+
+
+def test_an_error_stops_the_handing_out_and_is_raised() -> None:
+    done: list[int] = []
+    lock = threading.Lock()
+
+    def work(part: list[int]) -> None:
+        if 0 in part:
+            raise ValueError("chunk 0 is bad")
+        with lock:
+            done.extend(part)
+
+    with config.override(threads=2), pytest.raises(ValueError, match="chunk 0 is bad"):
+        run_batched(work, list(range(1000)))
+    # the failing thread's run was not handed out any further, to it or to the other thread
+    assert not any(i < 500 for i in done)
