@@ -1,7 +1,7 @@
 """The one thread pool for chunk work.
 
 Work is handed out as one pool task per thread, because a pool task costs tens of microseconds
-and chunks can be cheaper than that; each task then takes its items a few at a time (`Runs`). The calling thread takes a batch itself, and a call made
+and chunks can be cheaper than that; each task then works through its run of items (`Runs`). The calling thread takes a batch itself, and a call made
 while the pool is busy with an outer call (from a pool thread, or from the caller's own share)
 runs inline, so nested use can never deadlock the pool. A call whose outer call had a single
 item did not use the pool, so it spreads out: a read of one shard decodes its inner chunks on
@@ -87,13 +87,17 @@ def threads() -> int:
     return max(1, config.get().threads)
 
 
-def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -> None:
+def run_batched(
+    work: Callable[[D], None], items: D, *, parallel: bool = True, min_part: int | None = None
+) -> None:
     """Run `work` over `items` on the calling thread and the pool's; re-raise the first error.
 
-    Each thread owns a run of consecutive items (`Runs`) and calls `work` on a few of them at
-    a time; a thread whose run is done takes the last items of the run with the most left.
-    Threads that one chunk's page faults or a busy pool hold up are caught up with by the
-    others, rather than waited for at the end of the batch.
+    Each thread owns a run of consecutive items (`Runs`). By default `work` gets a thread's
+    whole run in one call, and a thread whose run is done takes over a run no thread has
+    started. With `min_part`, a run is handed out in parts of at least that many items (for
+    work whose per-call cost, a store call per share, needs that many to pay off), and a
+    thread whose run is done takes the last part of the run with the most left: a thread that
+    page faults or a busy pool hold up is caught up with rather than waited for.
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
     (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
@@ -101,7 +105,7 @@ def run_batched(work: Callable[[D], None], items: D, *, parallel: bool = True) -
     if n <= 1 or getattr(_local, "worker", False):
         work(items)
         return
-    runs = Runs(len(items), n)
+    runs = Runs(len(items), n, min_part)
     pool = _chunk_pool.get(max(1, threads() - 1))
     futures = [pool.submit(work_through, work, items, runs, owner) for owner in range(1, n)]
     error: BaseException | None = None
@@ -134,8 +138,9 @@ def work_through(work: Callable[[D], None], items: D, runs: Runs, owner: int) ->
 
 class Runs:
     """The items of a `run_batched` call, cut into `n` runs of consecutive items (lengths at
-    most one apart), each handed out from its front to its owner `_UNITS_PER_RUN` parts at a
-    time, and from its back to a thread whose own run is done.
+    most one apart), each handed out from its front to its owner in parts (of `min_part` items
+    or more, about `_PARTS_PER_RUN` per run; a whole run without `min_part`), and from its
+    back to a thread whose own run is done.
 
     Runs rather than every n-th item: neighbouring chunks share the output's memory pages
     and a store's folders, and two threads touching the same fresh pages of a read's output at
@@ -145,12 +150,13 @@ class Runs:
 
     __slots__ = ("_back", "_front", "_lock", "_unit")
 
-    def __init__(self, total: int, n: int) -> None:
+    def __init__(self, total: int, n: int, min_part: int | None = None) -> None:
         size, extra = divmod(total, n)
         bounds = [i * size + min(i, extra) for i in range(n + 1)]
         self._front = bounds[:-1]
         self._back = bounds[1:]
-        self._unit = max(1, -(-size // _UNITS_PER_RUN))
+        whole = size + 1
+        self._unit = whole if min_part is None else max(min_part, -(-size // _PARTS_PER_RUN))
         self._lock = threading.Lock()
 
     def next(self, owner: int) -> slice | None:
@@ -174,9 +180,9 @@ class Runs:
             self._back[:] = self._front
 
 
-#: parts a thread's run is handed out in: enough that the threads end a batch together, few
-#: enough that the per-call work of a share (planning it, a store's `reading()`) stays small
-_UNITS_PER_RUN = 16
+#: parts a thread's run is handed out in (`min_part` given): enough that the threads end a
+#: batch together, few enough that the per-call work of a share stays small
+_PARTS_PER_RUN = 16
 
 
 # -- whole reads and writes at once (`Array.read_async`, `get_many`) --------------------------------

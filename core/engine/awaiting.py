@@ -138,7 +138,7 @@ async def _read_batch(
         keys = list(dict.fromkeys(whole.keys))
         blobs = await on_loop(store.reads_loop(), store.read_many_async(keys, engine.value_limit))
         n = min(executor.threads(), len(whole)) if parallel(engine.chunk_nbytes) else 1
-        runs = executor.Runs(len(whole), n)
+        runs = executor.Runs(len(whole), n, min_part=1)
         await _all(
             [
                 _on_cpu(executor.work_through, partial(job.decode_whole, blobs), whole, runs, i)

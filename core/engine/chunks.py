@@ -213,7 +213,7 @@ class ChunkEngine:
                 job.read_ahead(batches, threaded)
             else:
                 for batch in batches:
-                    executor.run_batched(job.share, batch, parallel=threaded)
+                    executor.run_batched(job.share, batch, parallel=threaded, min_part=job.fetch)
         except MemoryError:
             raise self._unallocatable() from None
         return out[()] if out.shape == () and not given else out
@@ -339,7 +339,9 @@ class ChunkEngine:
                 if all(proj.is_complete for proj in batch):
                     # nothing to decode, so nothing can fail half way: each thread stores as
                     # it goes, overlapping its writes with the other threads' encoding
-                    executor.run_batched(job.stream, items, parallel=threaded)
+                    executor.run_batched(
+                        job.stream, items, parallel=threaded, min_part=job.streamed
+                    )
                 else:
                     job.update(items, threaded)
             finally:
@@ -532,7 +534,10 @@ class ReadJob:
             for future in as_completed(which):
                 blobs = future.result()
                 executor.run_batched(
-                    partial(self.decode_whole, blobs), which.pop(future), parallel=threaded
+                    partial(self.decode_whole, blobs),
+                    which.pop(future),
+                    parallel=threaded,
+                    min_part=1,
                 )
                 del blobs
         except BaseException:

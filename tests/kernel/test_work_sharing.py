@@ -1,6 +1,6 @@
 """How `run_batched` shares chunk work among threads: each thread works through its own run of
-neighbouring items a few at a time, every item is worked on once, and a thread that is held up
-has the end of its run taken over by the others rather than waited for."""
+neighbouring items (in parts, given `min_part`), every item is worked on once, and a thread
+that is held up has the end of its run taken over by the others rather than waited for."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from zarrkit import config
 from zarrkit.abc import run_batched
 
 
+@pytest.mark.parametrize("min_part", [None, 1, 4])
 @pytest.mark.parametrize("threads", [2, 3, 4])
 @pytest.mark.parametrize("total", [2, 5, 31, 128, 1000])
-def test_every_item_is_worked_on_once_in_runs_of_neighbours(threads: int, total: int) -> None:
+def test_every_item_is_worked_on_once_in_runs_of_neighbours(
+    threads: int, total: int, min_part: int | None
+) -> None:
     calls: list[list[int]] = []
     lock = threading.Lock()
 
@@ -23,12 +26,19 @@ def test_every_item_is_worked_on_once_in_runs_of_neighbours(threads: int, total:
             calls.append(list(part))
 
     with config.override(threads=threads):
-        run_batched(work, list(range(total)))
+        run_batched(work, list(range(total)), min_part=min_part)
     assert sorted(i for part in calls for i in part) == list(range(total))
     for part in calls:  # each call gets neighbouring items
         assert part == list(range(part[0], part[0] + len(part)))
-    if total >= 16 * threads:  # a thread takes a few items at a time, not its whole run
-        assert len(calls) > threads
+    if min_part is None:  # a thread's whole run in one call
+        assert len(calls) == min(threads, total)
+    else:
+        size, extra = divmod(total, threads)
+        runs = [size + (i < extra) for i in range(threads)]
+        # no part smaller than `min_part` but a run's remainder
+        assert len(calls) <= sum(-(-run // min_part) for run in runs)
+        if total >= 16 * threads * min_part:  # a few items at a time, not the whole run
+            assert len(calls) > threads
 
 
 def test_a_held_up_thread_has_the_rest_of_its_run_taken_over() -> None:
@@ -48,7 +58,7 @@ def test_a_held_up_thread_has_the_rest_of_its_run_taken_over() -> None:
             taken_over.set()
 
     with config.override(threads=2):
-        run_batched(work, list(range(100)))
+        run_batched(work, list(range(100)), min_part=1)
     assert taken_over.is_set()
 
 
@@ -63,6 +73,6 @@ def test_an_error_stops_the_handing_out_and_is_raised() -> None:
             done.extend(part)
 
     with config.override(threads=2), pytest.raises(ValueError, match="chunk 0 is bad"):
-        run_batched(work, list(range(1000)))
+        run_batched(work, list(range(1000)), min_part=1)
     # the failing thread's run was not handed out any further, to it or to the other thread
     assert not any(i < 500 for i in done)
