@@ -14,8 +14,9 @@ which the child does not have, and its first batch would wait for them forever.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Protocol, Self, TypeVar
 
 from . import config, forksafe
@@ -94,24 +95,37 @@ def run_batched(
 
     Each thread owns a run of consecutive items (`Runs`). By default `work` gets a thread's
     whole run in one call, and a thread whose run is done takes over a run no thread has
-    started. With `min_part`, a run is handed out in parts of at least that many items (for
-    work whose per-call cost, a store call per share, needs that many to pay off), and a
-    thread whose run is done takes the last part of the run with the most left: a thread that
-    page faults or a busy pool hold up is caught up with rather than waited for.
+    started. With `min_part`, `work` gets a run in parts of at least that many items (as
+    `run_in_parts` hands them out).
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
     (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
+    run_in_parts(partial(_each_part, work), items, parallel=parallel, min_part=min_part)
+
+
+def run_in_parts(
+    work: Callable[[Iterator[D]], None],
+    items: D,
+    *,
+    parallel: bool = True,
+    min_part: int | None = None,
+) -> None:
+    """`run_batched`, with `work` called once per thread on the parts it is handed as they
+    come (so that what it sets up for a share, a store's `reading()`, serves all of its
+    parts). With `min_part` a thread whose run is done takes the last part of the run with
+    the most left: a thread that page faults or a busy pool hold up is caught up with rather
+    than waited for at the end of the batch."""
     n = min(threads(), len(items)) if parallel else 1
     if n <= 1 or getattr(_local, "worker", False):
-        work(items)
+        work(iter((items,)))
         return
     runs = Runs(len(items), n, min_part)
     pool = _chunk_pool.get(max(1, threads() - 1))
-    futures = [pool.submit(work_through, work, items, runs, owner) for owner in range(1, n)]
+    futures = [pool.submit(share_of, work, items, runs, owner) for owner in range(1, n)]
     error: BaseException | None = None
     _local.worker = True  # the caller's share runs nested calls inline too, as workers do
     try:
-        work_through(work, items, runs, 0)
+        share_of(work, items, runs, 0)
     except BaseException as exc:  # still wait for the others before raising
         error = exc
     finally:
@@ -125,15 +139,24 @@ def run_batched(
         raise error
 
 
-def work_through(work: Callable[[D], None], items: D, runs: Runs, owner: int) -> None:
-    """Thread `owner`'s part of `run_batched`: `work` on the items `runs` hands it, until none
-    are left; after an error nothing more is handed out to any thread."""
+def share_of(work: Callable[[Iterator[D]], None], items: D, runs: Runs, owner: int) -> None:
+    """Thread `owner`'s share of `run_in_parts`: `work` on the parts `runs` hands it; after
+    an error nothing more is handed out to any thread."""
     try:
-        while (span := runs.next(owner)) is not None:
-            work(items[span.start : span.stop])
+        work(_parts(items, runs, owner))
     except BaseException:
         runs.stop()
         raise
+
+
+def _parts(items: D, runs: Runs, owner: int) -> Iterator[D]:
+    while (span := runs.next(owner)) is not None:
+        yield items[span.start : span.stop]
+
+
+def _each_part(work: Callable[[D], None], parts: Iterator[D]) -> None:
+    for part in parts:
+        work(part)
 
 
 class Runs:

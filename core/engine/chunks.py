@@ -213,7 +213,7 @@ class ChunkEngine:
                 job.read_ahead(batches, threaded)
             else:
                 for batch in batches:
-                    executor.run_batched(job.share, batch, parallel=threaded, min_part=job.fetch)
+                    executor.run_in_parts(job.share, batch, parallel=threaded, min_part=job.fetch)
         except MemoryError:
             raise self._unallocatable() from None
         return out[()] if out.shape == () and not given else out
@@ -339,9 +339,7 @@ class ChunkEngine:
                 if all(proj.is_complete for proj in batch):
                     # nothing to decode, so nothing can fail half way: each thread stores as
                     # it goes, overlapping its writes with the other threads' encoding
-                    executor.run_batched(
-                        job.stream, items, parallel=threaded, min_part=job.streamed
-                    )
+                    executor.run_batched(job.stream, items, parallel=threaded)
                 else:
                     job.update(items, threaded)
             finally:
@@ -423,14 +421,16 @@ class ReadJob:
         self.whole_selection = engine.whole_selection if indexer.plain else None
         self.fetch = fetch_size(engine.store, engine.chunk_nbytes)
 
-    def share(self, batch: Sequence[ChunkProjection]) -> None:
-        """A thread's share of a batch: fetched, decoded and copied into the output."""
-        whole, partial = self.plan(batch)
+    def share(self, parts: Iterable[Sequence[ChunkProjection]]) -> None:
+        """A thread's share of a batch, part by part: fetched, decoded and copied into the
+        output, through one `store.reading()` (each folder opened once per share)."""
         engine = self.engine
         with limiting_values(engine.value_limit), engine.store.reading() as source:
-            self._read_whole(whole, source)
-            if partial:
-                self._read_partial(partial)
+            for batch in parts:
+                whole, partial = self.plan(batch)
+                self._read_whole(whole, source)
+                if partial:
+                    self._read_partial(partial)
 
     def plan(self, batch: Sequence[ChunkProjection]) -> tuple[WholeReads, list[PartialRead]]:
         """Which chunks are read whole and which in part (a chain that can decode part of a

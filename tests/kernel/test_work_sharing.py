@@ -5,11 +5,13 @@ that is held up has the end of its run taken over by the others rather than wait
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import pytest
 
 from zarrkit import config
 from zarrkit.abc import run_batched
+from zarrkit.executor import run_in_parts
 
 
 @pytest.mark.parametrize("min_part", [None, 1, 4])
@@ -76,3 +78,21 @@ def test_an_error_stops_the_handing_out_and_is_raised() -> None:
         run_batched(work, list(range(1000)), min_part=1)
     # the failing thread's run was not handed out any further, to it or to the other thread
     assert not any(i < 500 for i in done)
+
+
+def test_run_in_parts_sets_up_once_per_thread_for_all_its_parts() -> None:
+    """What a share sets up (a store's `reading()`, folder handles) serves every part it is
+    handed: `work` is called once per thread, and the parts it iterates cover the items."""
+    shares: list[list[list[int]]] = []
+    lock = threading.Lock()
+
+    def work(parts: Iterator[list[int]]) -> None:
+        mine = [list(part) for part in parts]
+        with lock:
+            shares.append(mine)
+
+    with config.override(threads=2):
+        run_in_parts(work, list(range(256)), min_part=4)
+    assert len(shares) == 2
+    assert sorted(i for share in shares for part in share for i in part) == list(range(256))
+    assert sum(len(share) for share in shares) > 2  # handed out in parts, not whole runs
