@@ -93,10 +93,10 @@ def run_batched(
 ) -> None:
     """Run `work` over `items` on the calling thread and the pool's; re-raise the first error.
 
-    Each thread owns a run of consecutive items (`Runs`). By default `work` gets a thread's
-    whole run in one call, and a thread whose run is done takes over a run no thread has
-    started. With `min_part`, `work` gets a run in parts of at least that many items (as
-    `run_in_parts` hands them out).
+    By default each thread owns a run of consecutive items and `work` gets it in one call; a
+    thread whose run is done takes over a run no thread has started. With `min_part`, `work`
+    gets parts of at least that many items, each thread taking the next part of one queue
+    when it is done with one (`Runs`).
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
     (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
@@ -112,9 +112,7 @@ def run_in_parts(
 ) -> None:
     """`run_batched`, with `work` called once per thread on the parts it is handed as they
     come (so that what it sets up for a share, a store's `reading()`, serves all of its
-    parts). With `min_part` a thread whose run is done takes the last part of the run with
-    the most left: a thread that page faults or a busy pool hold up is caught up with rather
-    than waited for at the end of the batch."""
+    parts). With `min_part` the threads take the next part of one queue (`Runs`)."""
     n = min(threads(), len(items)) if parallel else 1
     if n <= 1 or getattr(_local, "worker", False):
         work(iter((items,)))
@@ -160,32 +158,40 @@ def _each_part(work: Callable[[D], None], parts: Iterator[D]) -> None:
 
 
 class Runs:
-    """The items of a `run_batched` call, cut into `n` runs of consecutive items (lengths at
-    most one apart), each handed out from its front to its owner in parts (of `min_part` items
-    or more, about `_PARTS_PER_RUN` per run; a whole run without `min_part`), and from its
-    back to a thread whose own run is done.
+    """How the items of a `run_batched` or `run_in_parts` call are handed out.
 
-    Runs rather than every n-th item: neighbouring chunks share the output's memory pages
-    and a store's folders, and two threads touching the same fresh pages of a read's output at
-    once both fault on a page only one of them maps. Parts rather than whole runs: a thread
-    slowed down (page faults of a fresh output, a pool busy with another call) would
-    otherwise hold up the batch while the others wait."""
+    Without `min_part`: `n` runs of consecutive items (lengths at most one apart), a whole run
+    to its owner in one part, or to a thread whose own run is done when its owner has not
+    started it. Runs rather than every n-th item: a thread's items are then neighbours, which
+    share a store's folders and the input's or output's pages.
+
+    With `min_part`: one queue of parts in order (of `min_part` items or more, about
+    `_PARTS_PER_THREAD` per thread), each thread taking the next part when it is done with one.
+    No thread waits for another at the end of the batch (one that page faults or a busy pool
+    holds up takes fewer parts), and the threads work through a read's output together, in
+    order, rather than in `n` places at once: on a fresh output, two regions faulted in at
+    once came in more slowly than the same pages touched in order."""
 
     __slots__ = ("_back", "_front", "_lock", "_unit")
 
     def __init__(self, total: int, n: int, min_part: int | None = None) -> None:
-        size, extra = divmod(total, n)
-        bounds = [i * size + min(i, extra) for i in range(n + 1)]
+        if min_part is None:
+            size, extra = divmod(total, n)
+            bounds = [i * size + min(i, extra) for i in range(n + 1)]
+            self._unit = size + 1
+        else:
+            bounds = [0, total]
+            self._unit = max(min_part, -(-total // (n * _PARTS_PER_THREAD)))
         self._front = bounds[:-1]
         self._back = bounds[1:]
-        whole = size + 1
-        self._unit = whole if min_part is None else max(min_part, -(-size // _PARTS_PER_RUN))
         self._lock = threading.Lock()
 
     def next(self, owner: int) -> slice | None:
         """The next items for thread `owner`, None when every run is handed out."""
         with self._lock:
             front, back, unit = self._front, self._back, self._unit
+            if owner >= len(front):  # (one shared queue)
+                owner = 0
             lo = front[owner]
             if lo < back[owner]:
                 front[owner] = stop = min(back[owner], lo + unit)
@@ -203,9 +209,9 @@ class Runs:
             self._back[:] = self._front
 
 
-#: parts a thread's run is handed out in (`min_part` given): enough that the threads end a
-#: batch together, few enough that the per-call work of a share stays small
-_PARTS_PER_RUN = 16
+#: parts per thread of a `min_part` call: enough that the threads end a batch together, few
+#: enough that the per-part work stays small
+_PARTS_PER_THREAD = 16
 
 
 # -- whole reads and writes at once (`Array.read_async`, `get_many`) --------------------------------
