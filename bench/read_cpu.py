@@ -3,7 +3,7 @@ a bare two-thread loop over the same chunk files, measured in counts that a busy
 disturbs little.
 
     python bench/read_cpu.py write [--dir /tmp/zarrkit-read-cpu]
-    python bench/read_cpu.py run [--reps 5] [--impls zarrkit,zarrs,bare] [--callgrind]
+    python bench/read_cpu.py run [--reps 5] [--impls zarrkit,zarrs,bare] [--callgrind] [--reads N]
 
 `write` stores the peers benchmark's W2/W4 arrays once with zarrkit (512 MiB of float32 in
 256x256 chunks: zstd level 1, blosc lz4 level 5 with shuffle, gzip level 1; and zstd in
@@ -12,7 +12,11 @@ disturbs little.
 implementations interleaved, and reports for the read alone: CPU seconds split into user and
 system (`getrusage`), minor page faults and context switches; with `--callgrind`, the user
 instructions of one read of each (valgrind's callgrind, minus a run that only opens the array),
-which no other load on the machine changes. Medians and the least of `--reps`.
+which no other load on the machine changes. Medians and the least of `--reps`. With
+`--reads N` each process reads the array N times, each into a new output once the one before is
+freed, and reports the reads after the first: their outputs get the pages the process has just
+given back, where a first read's fresh pages may be ones the host has to back again (see
+bench/README.md).
 
 `zarrkit-before` runs an older build (`pip install --target DIR` of an older checkout, named by
 `ZARRKIT_BEFORE=DIR`, as `zarrkit_before.py` does for the harness). `bare` is the floor: two
@@ -139,7 +143,9 @@ def _bare(root: Path, store: str) -> np.ndarray:
 
 
 def probe(args: argparse.Namespace) -> None:
-    """One read in this process; prints its figures as JSON."""
+    """One read in this process, or with `--reads N` N of them, each into a new output once the
+    one before is freed; prints the figures as JSON (with `--reads`, medians over the reads
+    after the first)."""
     impl, root = args.impl, Path(args.dir)
     if impl == "bare":
         fn = lambda: _bare(root, args.store)  # noqa: E731
@@ -150,13 +156,17 @@ def probe(args: argparse.Namespace) -> None:
         adapter = {"zarrs": pb.ZarrsAdapter}.get(impl, pb.ZarrkitAdapter)()
         adapter.open(str(root / f"{args.store}.zarr"))
         fn = adapter.read_all
-    u0, s0, f0, c0 = _usage()
-    t0 = time.perf_counter()
-    if not args.open_only:
-        fn()
-    wall = time.perf_counter() - t0
-    u1, s1, f1, c1 = _usage()
-    print(json.dumps(dict(wall=wall, user=u1 - u0, sys=s1 - s0, faults=f1 - f0, switches=c1 - c0)))
+    rows = []
+    for _ in range(args.reads):
+        u0, s0, f0, c0 = _usage()
+        t0 = time.perf_counter()
+        out = None if args.open_only else fn()
+        wall = time.perf_counter() - t0
+        u1, s1, f1, c1 = _usage()
+        del out
+        rows.append(dict(wall=wall, user=u1 - u0, sys=s1 - s0, faults=f1 - f0, switches=c1 - c0))
+    kept = rows[1:] or rows
+    print(json.dumps({k: statistics.median(r[k] for r in kept) for k in rows[0]}))
 
 
 def _child(args: argparse.Namespace, impl: str, store: str, *extra: str) -> list[str]:
@@ -170,6 +180,8 @@ def _child(args: argparse.Namespace, impl: str, store: str, *extra: str) -> list
         args.dir,
         "--harness",
         args.harness,
+        "--reads",
+        str(args.reads),
         *extra,
     ]
 
@@ -178,10 +190,11 @@ def _instructions(args: argparse.Namespace, impl: str, store: str) -> int:
     """callgrind's count of user instructions for one read (a run that only opens the array
     is subtracted)."""
     counts = []
+    one = argparse.Namespace(**{**vars(args), "reads": 1})
     for extra in ((), ("--open-only",)):
         out = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-            + _child(args, impl, store, *extra),
+            + _child(one, impl, store, *extra),
             capture_output=True,
             text=True,
             check=True,
@@ -202,7 +215,10 @@ def run(args: argparse.Namespace) -> None:
                     _child(args, impl, store), capture_output=True, text=True, check=True
                 )
                 found.setdefault((store, impl), []).append(json.loads(out.stdout))
-    head = "| array | implementation | CPU s: least / median | user s | system s | minor faults | switches |"
+    head = (
+        "| array | implementation | wall s: median | CPU s: least / median | user s | system s "
+        "| minor faults | switches |"
+    )
     if args.callgrind:
         head += " user instructions |"
     print(head)
@@ -216,7 +232,8 @@ def run(args: argparse.Namespace) -> None:
                 return statistics.median(r[key] for r in rows)
 
             line = (
-                f"| {store} | {impl} | {min(cpu):.2f} / {statistics.median(cpu):.2f} | "
+                f"| {store} | {impl} | {med('wall'):.3f} | "
+                f"{min(cpu):.2f} / {statistics.median(cpu):.2f} | "
                 f"{med('user'):.2f} | {med('sys'):.2f} | {med('faults'):.0f} | "
                 f"{med('switches'):.0f} |"
             )
@@ -232,6 +249,13 @@ def main() -> None:
         p = sub.add_parser(name)
         p.add_argument("--dir", default="/tmp/zarrkit-read-cpu")
         p.add_argument("--harness", default=str(DEFAULT_HARNESS))
+        p.add_argument(
+            "--reads",
+            type=int,
+            default=1,
+            help="reads per process; from 2 on, the figures are of the reads after the first, "
+            "whose output pages the process has just given back",
+        )
         if name == "run":
             p.add_argument("--reps", type=int, default=5)
             p.add_argument("--impls", default="zarrkit,zarrs,bare")

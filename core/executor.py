@@ -1,11 +1,11 @@
 """The one thread pool for chunk work.
 
 Work is handed out as one pool task per thread, because a pool task costs tens of microseconds
-and chunks can be cheaper than that; each task then works through its run of items (`Runs`). The calling thread takes a batch itself, and a call made
-while the pool is busy with an outer call (from a pool thread, or from the caller's own share)
-runs inline, so nested use can never deadlock the pool. A call whose outer call had a single
-item did not use the pool, so it spreads out: a read of one shard decodes its inner chunks on
-every thread.
+and chunks can be cheaper than that; each task then works through the items `Runs` hands it.
+The calling thread takes a share itself, and a call made while the pool is busy with an outer
+call (from a pool thread, or from the caller's own share) runs inline, so nested use can never
+deadlock the pool. A call whose outer call had a single item did not use the pool, so it spreads
+out: a read of one shard decodes its inner chunks on every thread.
 
 A forked child starts with no pool: the parent's pool object would still count its threads,
 which the child does not have, and its first batch would wait for them forever.
