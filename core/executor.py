@@ -100,7 +100,7 @@ def run_batched(
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
     (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
-    run_in_parts(partial(_each_part, work), items, parallel=parallel, min_part=min_part)
+    run_in_parts(partial(each_part, work), items, parallel=parallel, min_part=min_part)
 
 
 def run_in_parts(
@@ -152,7 +152,8 @@ def _parts(items: D, runs: Runs, owner: int) -> Iterator[D]:
         yield items[span.start : span.stop]
 
 
-def _each_part(work: Callable[[D], None], parts: Iterator[D]) -> None:
+def each_part(work: Callable[[D], None], parts: Iterator[D]) -> None:
+    """`work` on each part in turn: a per-part `work` as `run_in_parts` (or `share_of`) takes it."""
     for part in parts:
         work(part)
 

@@ -127,11 +127,6 @@ async def in_turn(steps: Iterable[Coroutine[Any, Any, None]], at_once: int) -> N
                 task.exception()
 
 
-def _decode_parts(job: ReadJob, blobs: Any, parts: Iterable[Any]) -> None:
-    for part in parts:
-        job.decode_whole(blobs, part)
-
-
 async def _read_batch(
     engine: ChunkEngine, store: AwaitableReads, job: ReadJob, batch: list[ChunkProjection]
 ) -> None:
@@ -146,7 +141,13 @@ async def _read_batch(
         runs = executor.Runs(len(whole), n, min_part=1)
         await _all(
             [
-                _on_cpu(executor.share_of, partial(_decode_parts, job, blobs), whole, runs, i)
+                _on_cpu(
+                    executor.share_of,
+                    partial(executor.each_part, partial(job.decode_whole, blobs)),
+                    whole,
+                    runs,
+                    i,
+                )
                 for i in range(n)
             ]
         )
