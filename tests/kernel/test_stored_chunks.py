@@ -68,9 +68,9 @@ def moving(zarrkit_register: Any) -> None:
     zarrkit_register("storage_transformer", MovingTransformer)
 
 
-def test_a_transformer_that_moves_keys_counts_its_chunks(moving: None) -> None:
-    store = MemoryStore()
-    a = zk.create_array(
+def _moving_array(store: MemoryStore, **options: Any) -> zk.Array:
+    """A 6x6 array of 2x3 chunks at g/a whose chunks the moving transformer stores."""
+    return zk.create_array(
         store,
         path="g/a",
         shape=(6, 6),
@@ -78,7 +78,13 @@ def test_a_transformer_that_moves_keys_counts_its_chunks(moving: None) -> None:
         dtype="i4",
         fill_value=0,
         storage_transformers=["test.moving"],
+        **options,
     )
+
+
+def test_a_transformer_that_moves_keys_counts_its_chunks(moving: None) -> None:
+    store = MemoryStore()
+    a = _moving_array(store)
     a[:3, :] = 7
     assert not any(k.startswith("g/a/c/") for k in store.list())  # really moved
     assert sorted(c.coords for c in a.stored_chunks()) == [(0, 0), (0, 1), (1, 0), (1, 1)]
@@ -137,16 +143,7 @@ def test_read_stored_chunks_reads_the_encoded_values_through_the_transformers(
     moving: None,
 ) -> None:
     store = MemoryStore()
-    a = zk.create_array(
-        store,
-        path="g/a",
-        shape=(6, 6),
-        chunks=(2, 3),
-        dtype="i4",
-        fill_value=0,
-        compressors=None,
-        storage_transformers=["test.moving"],
-    )
+    a = _moving_array(store, compressors=None)
     a[:2, :3] = 7
     got = a.read_stored_chunks([(0, 0), (2, 1)])
     assert list(got) == [(0, 0)]  # (2, 1) was never written
