@@ -161,27 +161,28 @@ def each_part(work: Callable[[D], None], parts: Iterator[D]) -> None:
 class Runs:
     """How the items of a `run_batched` or `run_in_parts` call are handed out.
 
-    Without `min_part`: `n` runs of consecutive items (lengths at most one apart), a whole run
-    to its owner in one part, or to a thread whose own run is done when its owner has not
-    started it. Runs rather than every n-th item: a thread's items are then neighbours, which
-    share a store's folders and the input's or output's pages.
+    Each of the `n` threads owns a run of consecutive items (lengths at most one apart), and
+    a thread whose run is done takes parts from the end of the longest run left. Without
+    `min_part` a run is one part; with it, parts of `min_part` items or more (about
+    `_PARTS_PER_THREAD` per thread), so that threads end a batch together when one is held
+    up (page faults, a busy pool).
 
-    With `min_part`: one queue of parts in order (of `min_part` items or more, about
-    `_PARTS_PER_THREAD` per thread), each thread taking the next part when it is done with one.
-    No thread waits for another at the end of the batch (one that page faults or a busy pool
-    holds up takes fewer parts), and the threads work through a read's output together, in
-    order, rather than in `n` places at once: on a fresh output, two regions faulted in at
-    once came in more slowly than the same pages touched in order."""
+    Runs, not one queue in order nor every n-th item: a thread's items are then neighbours,
+    which share a store's folders, and the threads work in places far apart. Two threads that
+    first touch the same 2 MiB of a fresh output at once each get a huge page cleared for it,
+    and the kernel throws one away: with a read's chunks handed out in order, both threads
+    start each row of chunks together and clear most of the output twice."""
 
     __slots__ = ("_back", "_front", "_lock", "_unit")
 
     def __init__(self, total: int, n: int, min_part: int | None = None) -> None:
+        if min_part is not None:  # (no run shorter than a part: fewer runs than threads)
+            n = max(1, min(n, total // min_part))
+        size, extra = divmod(total, n)
+        bounds = [i * size + min(i, extra) for i in range(n + 1)]
         if min_part is None:
-            size, extra = divmod(total, n)
-            bounds = [i * size + min(i, extra) for i in range(n + 1)]
             self._unit = size + 1
         else:
-            bounds = [0, total]
             self._unit = max(min_part, -(-total // (n * _PARTS_PER_THREAD)))
         self._front = bounds[:-1]
         self._back = bounds[1:]
@@ -191,7 +192,7 @@ class Runs:
         """The next items for thread `owner`, None when every run is handed out."""
         with self._lock:
             front, back, unit = self._front, self._back, self._unit
-            if owner >= len(front):  # (one shared queue)
+            if owner >= len(front):  # (more owners than runs: they start on the first)
                 owner = 0
             lo = front[owner]
             if lo < back[owner]:

@@ -1,6 +1,7 @@
 """How `run_batched` shares chunk work among threads: each thread gets a run of neighbouring
-items, or with `min_part` the next part of one queue; every item is worked on once, and a
-thread that is held up leaves the rest to the others rather than being waited for."""
+items, whole or with `min_part` in parts; every item is worked on once, the threads start far
+apart, and a thread that is held up leaves the rest to the others rather than being waited
+for."""
 
 from __future__ import annotations
 
@@ -35,9 +36,34 @@ def test_every_item_is_worked_on_once_in_runs_of_neighbours(
     if min_part is None:  # a thread's whole run in one call
         assert len(calls) == min(threads, total)
     else:
-        assert len(calls) <= -(-total // min_part)  # no part smaller than `min_part` but the last
+        # no part smaller than `min_part` but the last of a thread's run
+        assert len(calls) <= -(-total // min_part) + threads - 1
         if total >= 16 * threads * min_part:  # a few items at a time, not the whole run
             assert len(calls) > threads
+
+
+@pytest.mark.parametrize("min_part", [None, 1, 4])
+def test_the_threads_start_far_apart(min_part: int | None) -> None:
+    """The pool's thread starts at the middle of the items, not next to the caller: two
+    threads writing neighbouring chunks of a fresh output fault in the same pages at once."""
+    caller = threading.get_ident()
+    started = threading.Event()
+    firsts: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def work(part: list[int]) -> None:
+        mine = "caller" if threading.get_ident() == caller else "pool"
+        with lock:
+            firsts.setdefault(mine, part[0])
+        if mine == "pool":
+            started.set()
+        else:  # the caller waits for the pool's first part before it takes another
+            started.wait(timeout=10)
+
+    with config.override(threads=2):
+        run_batched(work, list(range(128)), min_part=min_part)
+    assert firsts["pool"] == 64
+    assert firsts.get("caller", 0) == 0  # (the pool may have done it all before the caller began)
 
 
 def test_a_held_up_thread_leaves_the_rest_to_the_others() -> None:
