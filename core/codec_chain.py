@@ -10,6 +10,7 @@ A plan also says whether it can decode part of a chunk from byte ranges
 from __future__ import annotations
 
 import enum
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -260,11 +261,14 @@ class ChunkPlan:
         so no chunk-sized buffer is allocated per chunk."""
         codec = self.bytes_into
         if codec is not None:  # DecodeInto.BYTES_CODEC
-            try:
-                target, buffer = dest, dest.data.cast("B")
-            except (TypeError, ValueError):  # strided, or a dtype numpy gives no buffer format
-                target = buffers.thread_buffer("decode-into", dest.nbytes)
-                buffer = memoryview(target)
+            # (a flag, not the exception a strided array's `.data.cast` raises: the strided
+            # case is the common one, a chunk's place in a larger output)
+            target, buffer = self._scratch(dest) if not dest.flags.c_contiguous else (dest, None)
+            if buffer is None:
+                try:
+                    buffer = dest.data.cast("B")
+                except (TypeError, ValueError):  # a dtype numpy gives no buffer format
+                    target, buffer = self._scratch(dest)
             if len(self.bytes_bytes) == 1:  # (`_bytes_into` inlined: tiny chunks feel each call)
                 try:
                     done = codec.decode_into(data, buffer, self.array_bytes[1])
@@ -274,7 +278,7 @@ class ChunkPlan:
                 done = self._bytes_into(data, buffer, key)
             if done:
                 if target is not dest:
-                    dest[...] = target.view(dest.dtype).reshape(dest.shape)
+                    dest[...] = target
                 return
         elif self.array_into is not None:
             try:
@@ -283,6 +287,18 @@ class ChunkPlan:
             except Exception as exc:
                 _raise_decode_error(exc, key, self.array_bytes[0])
         dest[...] = self.decode(data, key)
+
+    def _scratch(self, dest: np.ndarray) -> tuple[np.ndarray, memoryview]:
+        """This thread's buffer for a chunk of this plan decoded before it is copied into
+        `dest` (strided: a chunk's place in a larger output), as an array like `dest` and as
+        bytes; kept per thread for the plan it last served, so that a read of many chunks
+        builds these views once."""
+        held = getattr(_scratch, "held", None)
+        if held is None or held[0] is not self:
+            raw = buffers.thread_buffer("decode-into", dest.nbytes)
+            held = (self, raw.view(dest.dtype).reshape(dest.shape), memoryview(raw))
+            _scratch.held = held
+        return held[1], held[2]
 
     def decode_many_into(
         self, blobs: Sequence[Any], dests: Sequence[np.ndarray], keys: Sequence[str | None]
@@ -632,6 +648,9 @@ def _decode_error(exc: Exception, key: str | None, codec: Codec | None) -> Excep
 #: a codec that cannot bound its input (`BytesBytesCodec.max_encoded_size` None) is allowed this much
 #: beyond twice its output, when that is more than `config.max_chunk_bytes`
 _SLACK = 64 << 10
+
+#: per thread: the plan whose decode scratch (`ChunkPlan._scratch`) it holds last
+_scratch = threading.local()
 
 
 def _narrow_range(spec: ChunkSpec) -> tuple[int, int] | None:
