@@ -1,4 +1,5 @@
-"""The `blosc` codec (bytes -> bytes), through numcodecs' blosc, which releases the GIL.
+"""The `blosc` codec (bytes -> bytes), through numcodecs' blosc, which releases the GIL, and
+python-blosc where installed for decoding into a buffer (`_python_blosc_into`).
 
 Blosc's shuffle works on elements of `typesize` bytes. Stored metadata must name it; when a
 user leaves it (or the shuffle) out, `evolve` fills it in from the data type.
@@ -16,7 +17,9 @@ explicit `numcodecs.blosc.use_threads` (True or False) is left as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ctypes
+import struct
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +57,34 @@ def _leave_threads_to_the_engine() -> None:
 
 
 _leave_threads_to_the_engine()
+
+
+def _python_blosc_into() -> Callable[[Any, memoryview], None] | None:
+    """Decoding into a caller's buffer through python-blosc (None: not installed).
+
+    Both bindings run the same c-blosc; they differ in what a call costs around it. numcodecs
+    checks the destination in Python (about 4 us a call, with the GIL held), python-blosc
+    takes an address (about 1 us with the address found). On two threads the GIL-held part
+    of each chunk is what the other thread waits for, so the cheaper call reads a blosc array
+    faster (bench/README.md). python-blosc keeps two settings per process, both set here for
+    what the engine needs: the GIL released while c-blosc decodes, and one thread per call
+    (its default is one per core, started for each call of a chunk of several blocks)."""
+    try:
+        import blosc as python_blosc
+    except ImportError:
+        return None
+    python_blosc.set_releasegil(True)
+    python_blosc.set_nthreads(1)
+    decompress_ptr = python_blosc.decompress_ptr
+    char, address = ctypes.c_char, ctypes.addressof
+
+    def into(view: Any, out: memoryview) -> None:
+        decompress_ptr(view, address(char.from_buffer(out)))
+
+    return into
+
+
+_decode_into = _python_blosc_into()
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,7 +230,9 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
         return out
 
     def decode(self, data: Any, spec: ChunkSpec) -> bytes:
-        out: bytes = blosc.decompress(_checked_header(data))
+        view = _flat(data)
+        _decoded_size(view)
+        out: bytes = blosc.decompress(view)
         return out
 
     def decode_bounded(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
@@ -210,10 +243,12 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
         return nbytes + _MAX_OVERHEAD
 
     def decode_into(self, data: Any, out: memoryview, spec: ChunkSpec) -> bool:
-        view = _checked_header(data)
-        if int.from_bytes(view[4:8], "little") != len(out):  # nbytes: the decoded size
+        view = _flat(data)
+        if _decoded_size(view) != len(out):
             return False
-        if len(out) < _INTO_FROM:  # small: decoding and copying beats decoding in place
+        if _decode_into is not None and len(out):
+            _decode_into(view, out)
+        elif len(out) < _INTO_FROM:  # small: decoding and copying beats decoding in place
             out[:] = blosc.decompress(view)
         else:
             blosc.decompress(view, out)
@@ -224,27 +259,36 @@ class BloscCodec(BytesBytesCodec, BytesBytesDecodeInto):
 #: decodes and copies
 _INTO_FROM = 64 << 10
 
+#: a blosc header's sizes (u32 LE): decoded bytes at 4, stored bytes at 12
+_SIZES = struct.Struct("<4xI4xI")
 
-def _checked_header(data: Any) -> memoryview:
-    """The chunk as bytes, refused when its header's sizes do not match it: blosc trusts them
-    and would read past a truncated buffer."""
-    view = as_bytes_view(data)
+
+def _flat(data: Any) -> Any:
+    """A chunk's bytes as one flat buffer: a `bytes` (what stores return) as it is, with no
+    view made per chunk."""
+    return data if type(data) is bytes else as_bytes_view(data)
+
+
+def _decoded_size(view: Any) -> int:
+    """The decoded size the header of a flat blosc frame gives; the frame refused when the
+    header's stored size does not match it (blosc trusts it and would read past a truncated
+    buffer)."""
     if len(view) < _HEADER_SIZE:
         raise ChunkDecodeError(f"blosc: {len(view)} bytes is too short for a blosc header")
-    cbytes = int.from_bytes(view[12:16], "little")
+    nbytes, cbytes = _SIZES.unpack_from(view)
     if cbytes != len(view):
         raise ChunkDecodeError(
             f"blosc: the header gives {cbytes} compressed bytes, the chunk "
             f"has {len(view)} (truncated or corrupt)"
         )
-    return view
+    return nbytes  # type: ignore[no-any-return]
 
 
-def checked_frame(data: Any, max_size: int, codec: Codec) -> memoryview:
-    """`_checked_header`, and the decoded size the header declares (which blosc allocates)
-    no more than `max_size`."""
-    view = _checked_header(data)
-    nbytes = int.from_bytes(view[4:8], "little")
+def checked_frame(data: Any, max_size: int, codec: Codec) -> Any:
+    """The chunk as one flat buffer, refused when its header does not match its length or
+    declares more decoded bytes (which blosc allocates) than `max_size`."""
+    view = _flat(data)
+    nbytes = _decoded_size(view)
     if nbytes > max_size:
         raise decoded_too_large(codec, max_size, nbytes)
     return view

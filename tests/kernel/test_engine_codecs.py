@@ -78,6 +78,40 @@ def test_blosc_leaves_threads_to_the_engine_unless_the_user_chose(
         assert blosc.use_threads is kept
 
 
+BLOSC_LZ4 = {
+    "name": "blosc",
+    "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4},
+}
+
+
+@pytest.mark.parametrize("shape", [(16, 16), (256, 256)], ids=["1KiB", "256KiB"])
+def test_blosc_decodes_the_same_through_python_blosc_and_numcodecs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shape: tuple[int, int]
+) -> None:
+    """python-blosc (a dependency) decodes chunks into the output; numcodecs does where it is
+    not installed. The same values either way, and the same refusal of a truncated chunk."""
+    import blosc as python_blosc
+
+    from zarrkit.plugins.codecs import blosc as blosc_plugin
+
+    assert blosc_plugin._decode_into is not None, "python-blosc (a dependency) is installed"
+    # its per-process settings, as the engine needs them: one thread per call
+    assert python_blosc.nthreads == 1
+    data = np.cumsum(np.random.default_rng(3).random((2 * shape[0], shape[1]), np.float32), 1)
+    a = zk.create_array(
+        str(tmp_path), shape=data.shape, chunks=shape, dtype="float32", codecs=[BYTES, BLOSC_LZ4]
+    )
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    monkeypatch.setattr(blosc_plugin, "_decode_into", None)  # as without python-blosc
+    np.testing.assert_array_equal(zk.open_array(str(tmp_path))[...], data)
+    monkeypatch.undo()
+    path = tmp_path / "c" / "1" / "0"
+    path.write_bytes(path.read_bytes()[:-1])
+    with pytest.raises(ChunkDecodeError, match="'c/1/0'.*truncated"):
+        a[...]
+
+
 @pytest.mark.parametrize(
     "codec",
     [
