@@ -232,6 +232,28 @@ def test_zstd_concatenated_frames_decode_as_one_chunk(tmp_path: Path, nbytes: in
 
 
 @ZSTD_SIZES
+@pytest.mark.parametrize("after", [b"", b"junk"], ids=["frame", "junk"])
+def test_zstd_a_whole_chunk_frame_with_more_after_it_is_refused(
+    tmp_path: Path, nbytes: int, after: bytes
+) -> None:
+    """A first frame of exactly the chunk's size, followed by another frame or by bytes that
+    are none, decodes to more than the chunk: an error, not the first frame alone."""
+    zstandard = pytest.importorskip("zstandard")
+    a = zk.create_array(
+        str(tmp_path),
+        shape=(nbytes // 4,),
+        chunks=(nbytes // 4,),
+        dtype="float32",
+        codecs=[BYTES, {"name": "zstd"}],
+    )
+    more = after or zstandard.ZstdCompressor().compress(b"more")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "0").write_bytes(zstandard.ZstdCompressor().compress(walk(nbytes)) + more)
+    with pytest.raises(ChunkDecodeError, match="'c/0'"):
+        a[...]
+
+
+@ZSTD_SIZES
 def test_zstd_without_the_zstandard_package_same_frames_both_ways(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nbytes: int
 ) -> None:
