@@ -70,6 +70,13 @@ class Indexer:
     def n_chunks(self) -> int:
         raise NotImplementedError
 
+    @property
+    def band(self) -> int:
+        """Chunks per step of the outermost dimension the selection spans several chunks of,
+        in iteration order: the chunks of one band write one contiguous slab of a C-order
+        result, which no chunk of another band touches. 1 where not known (points)."""
+        return 1
+
 
 # --------------------------------------------------------------------------------------------
 # One dimension of the grid
@@ -457,6 +464,13 @@ class _ProductIndexer(Indexer):
     @property
     def n_chunks(self) -> int:
         return prod(len(p) for p in self._pieces)
+
+    @property
+    def band(self) -> int:
+        for dim, pieces in enumerate(self._pieces):
+            if len(pieces) > 1:
+                return prod(len(p) for p in self._pieces[dim + 1 :])
+        return 1
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         if not self._pieces:  # a 0-d array: its single chunk, wholly selected

@@ -41,6 +41,7 @@ from .sizing import (
     fetch_size,
     parallel,
     parallel_writes,
+    read_batch_size,
     selection_groups,
     stream_size,
     unit_size,
@@ -207,7 +208,11 @@ class ChunkEngine:
             return out
         job = ReadJob(self, indexer, out)
         threaded = parallel(self.chunk_nbytes)
-        batches = chunk_batches(indexer, batch_size(self.chunk_nbytes, self.store))
+        if self.store.capabilities.preferred_fetch_bytes:
+            size = batch_size(self.chunk_nbytes, self.store)
+        else:
+            size = read_batch_size(self.chunk_nbytes, self.store, indexer.band)
+        batches = chunk_batches(indexer, size)
         try:
             if self.store.capabilities.preferred_fetch_bytes:
                 job.read_ahead(batches, threaded)

@@ -38,6 +38,20 @@ def batch_size(chunk_nbytes: int, store: Store | None = None) -> int:
     return int(batch)
 
 
+def read_batch_size(chunk_nbytes: int, store: Store, band: int) -> int:
+    """`batch_size` for a whole read from a store of cheap calls, rounded up to whole bands of
+    the selection per thread (`Indexer.band`) where that stays within `_MAX_PER_THREAD` chunks
+    per thread. The threads take a batch in runs, one each: runs of whole bands write slabs of
+    the output no other thread touches, where runs that split bands (two shards of one row of
+    four) have both threads first touch the same pages of a fresh output at once, each getting
+    a huge page cleared that the kernel then throws away. A read holds only a fetch group of
+    values per thread, so a longer batch costs projections, not memory."""
+    size = batch_size(chunk_nbytes, store)
+    whole = band * executor.threads()
+    rounded = -(-size // whole) * whole
+    return rounded if rounded <= _MAX_PER_THREAD * executor.threads() else size
+
+
 #: a stored chunk may be this many times its decoded size (a data type widened by an array
 #: codec before it is stored, incompressible data grown by a compressor) ...
 _VALUE_FACTOR = 4

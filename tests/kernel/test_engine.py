@@ -225,6 +225,29 @@ def test_batch_size_follows_threads_chunk_size_and_store() -> None:
         assert engine.batch_size(256 << 10) == 8 * 64
 
 
+def test_whole_reads_batch_whole_bands_per_thread() -> None:
+    """A read's batch holds whole bands (the chunks of one step of the outermost dimension it
+    spans several chunks of) per thread where that stays small: the threads take a batch in
+    runs, and runs of whole bands write slabs of the output that no other thread touches."""
+    from zarrkit.plugins.grids.regular import RegularChunkGrid
+
+    shards = RegularChunkGrid((2048, 2048))
+    whole = basic_indexer(Ellipsis, (16384, 8192), shards)
+    assert whole.band == 4  # a row of four shards
+    assert basic_indexer((3, slice(None)), (16384, 8192), shards).band == 1  # one row: by chunk
+    assert basic_indexer((slice(0, 2048), slice(None)), (16384, 8192), shards).band == 1
+    cube = basic_indexer(Ellipsis, (64, 64, 64), RegularChunkGrid((16, 16, 32)))
+    assert cube.band == 4 * 2
+    with config.override(threads=2):
+        # 16 MiB shards: two per thread would split a row; a row per thread instead
+        assert engine.batch_size(16 << 20) == 4
+        assert engine.read_batch_size(16 << 20, MemoryStore(), whole.band) == 8
+        # 256 KiB chunks, rows of 32: the batch of 128 is already two rows per thread
+        assert engine.read_batch_size(256 << 10, MemoryStore(), 32) == 128
+        # bands too long to batch whole (more than 64 chunks per thread): as before
+        assert engine.read_batch_size(16 << 20, MemoryStore(), 1000) == 4
+
+
 def test_reading_many_small_chunks_leaves_the_garbage_collector_idle(tmp_path: Path) -> None:
     """A whole read of 10,000 small chunks: the objects the engine makes per chunk die young,
     so the garbage collector has almost nothing to do (it used to run a full collection in
