@@ -210,17 +210,22 @@ def test_zstd_frames_declare_their_size_and_checksum_whichever_library_encodes(
             a[...]
 
 
-@ZSTD_SIZES
-def test_zstd_concatenated_frames_decode_as_one_chunk(tmp_path: Path, nbytes: int) -> None:
-    """A chunk may hold several frames (zstd streams may; numcodecs reads them all)."""
-    zstandard = pytest.importorskip("zstandard")
-    a = zk.create_array(
-        str(tmp_path),
+def one_zstd_chunk(path: Path, nbytes: int) -> zk.Array:
+    """A float32 array of one zstd chunk of `nbytes`, with nothing stored yet."""
+    return zk.create_array(
+        str(path),
         shape=(nbytes // 4,),
         chunks=(nbytes // 4,),
         dtype="float32",
         codecs=[BYTES, {"name": "zstd"}],
     )
+
+
+@ZSTD_SIZES
+def test_zstd_concatenated_frames_decode_as_one_chunk(tmp_path: Path, nbytes: int) -> None:
+    """A chunk may hold several frames (zstd streams may; numcodecs reads them all)."""
+    zstandard = pytest.importorskip("zstandard")
+    a = one_zstd_chunk(tmp_path, nbytes)
     payload = walk(nbytes)
     cut = nbytes // 3
     (tmp_path / "c").mkdir()
@@ -239,13 +244,7 @@ def test_zstd_a_whole_chunk_frame_with_more_after_it_is_refused(
     """A first frame of exactly the chunk's size, followed by another frame or by bytes that
     are none, decodes to more than the chunk: an error, not the first frame alone."""
     zstandard = pytest.importorskip("zstandard")
-    a = zk.create_array(
-        str(tmp_path),
-        shape=(nbytes // 4,),
-        chunks=(nbytes // 4,),
-        dtype="float32",
-        codecs=[BYTES, {"name": "zstd"}],
-    )
+    a = one_zstd_chunk(tmp_path, nbytes)
     more = after or zstandard.ZstdCompressor().compress(b"more")
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "0").write_bytes(zstandard.ZstdCompressor().compress(walk(nbytes)) + more)
