@@ -47,7 +47,7 @@ def read_batch_size(chunk_nbytes: int, store: Store, band: int) -> int:
     a huge page cleared that the kernel then throws away. A read holds only a fetch group of
     values per thread, so a longer batch costs projections, not memory."""
     size = batch_size(chunk_nbytes, store)
-    whole = band * executor.threads()
+    whole = max(1, band) * executor.threads()  # (an empty selection has bands of none)
     rounded = -(-size // whole) * whole
     return rounded if rounded <= _MAX_PER_THREAD * executor.threads() else size
 

@@ -246,6 +246,9 @@ def test_whole_reads_batch_whole_bands_per_thread() -> None:
         assert engine.read_batch_size(256 << 10, MemoryStore(), 32) == 128
         # bands too long to batch whole (more than 64 chunks per thread): as before
         assert engine.read_batch_size(16 << 20, MemoryStore(), 1000) == 4
+        # an empty selection (no chunks in a band)
+        empty = basic_indexer((slice(0, 0), slice(None)), (16384, 8192), shards)
+        assert engine.read_batch_size(16 << 20, MemoryStore(), empty.band) == 4
 
 
 def test_reading_many_small_chunks_leaves_the_garbage_collector_idle(tmp_path: Path) -> None:
