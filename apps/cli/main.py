@@ -36,6 +36,9 @@ def _run(args: argparse.Namespace) -> int:
         return code
     from zarrkit import config, storage
 
+    # the report is of this command's stores, also when called in a process that counted
+    # others before (`main([...])` from Python)
+    storage.reset_metrics()
     with config.override(store_metrics=True):
         try:
             code = args.run(args)

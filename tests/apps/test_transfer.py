@@ -363,3 +363,18 @@ def test_cli_store_metrics_counts_the_transfer(
     rows = {line.split()[0]: line.split() for line in err.splitlines() if line.startswith("    ")}
     assert rows["set_many"][2] == "4"  # the four chunks, in one batch (metadata: a set)
     assert rows["set"][1] == "1"
+
+
+def test_cli_store_metrics_report_only_the_commands_stores(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Stores counted earlier in the process (a `metrics://` URL) are not in the report of a
+    command run with `--store-metrics` after them."""
+    earlier = str(tmp_path / "earlier.zarr")
+    zarrkit.create_array(f"metrics://{earlier}", shape=(4,), dtype="int32")[:] = 1
+    src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
+    zarrkit.create_array(src, shape=(40,), dtype="int32", chunks=(10,))[:] = np.arange(40)
+    assert cli_main(["--store-metrics", "copy", src, dst, "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"LocalStore('file://{dst}')" in err
+    assert "earlier.zarr" not in err
