@@ -62,13 +62,14 @@ _leave_threads_to_the_engine()
 def _python_blosc_into() -> Callable[[Any, memoryview], None] | None:
     """Decoding into a caller's buffer through python-blosc (None: not installed).
 
-    Both bindings run the same c-blosc; they differ in what a call costs around it. numcodecs
-    checks the destination in Python (about 4 us a call, with the GIL held), python-blosc
-    takes an address (about 1 us with the address found). On two threads the GIL-held part
-    of each chunk is what the other thread waits for, so the cheaper call reads a blosc array
-    faster (bench/README.md). python-blosc keeps two settings per process, both set here for
-    what the engine needs: the GIL released while c-blosc decodes, and one thread per call
-    (its default is one per core, started for each call of a chunk of several blocks)."""
+    Both bindings run the same c-blosc; they differ in the work around a call, done with the
+    GIL held: numcodecs checks the destination in Python, python-blosc takes an address. On
+    two threads the GIL-held part of each chunk is what the other thread waits for, so the
+    lighter call reads a blosc array faster (bench/README.md). python-blosc keeps two
+    settings per process, both set here for what the engine needs: the GIL released while
+    c-blosc decodes (it then decodes with a context of its own per call, not under c-blosc's
+    global lock), and one thread per call (its default is one per core, started for each
+    call of a chunk of several blocks)."""
     try:
         import blosc as python_blosc
     except ImportError:

@@ -226,10 +226,10 @@ _MULTI = (
 
 def _read_into(data: Any, out: memoryview) -> bool:
     """A frame declaring `len(out)` bytes decoded into `out` by this thread's kept context
-    (numcodecs makes a context per call, and checks `out` in Python first: about 13 us a call
-    against 3, most of it with the GIL held). False when the value holds anything after those
-    bytes but the frame's end (a frame too long, more frames), or does not decode: the usual
-    way then decodes it or says what is wrong."""
+    (numcodecs makes a context per call and checks `out` in Python first, with the GIL held,
+    which the engine's other thread waits for). False when the value holds anything after
+    those bytes but the frame's end (a frame too long, more frames), or does not decode: the
+    usual way then decodes it or says what is wrong."""
     try:
         reader = _decompressor().stream_reader(data, read_across_frames=True)
         got = reader.readinto(out)
