@@ -93,10 +93,10 @@ def run_batched(
 ) -> None:
     """Run `work` over `items` on the calling thread and the pool's; re-raise the first error.
 
-    By default each thread owns a run of consecutive items and `work` gets it in one call; a
-    thread whose run is done takes over a run no thread has started. With `min_part`, `work`
-    gets parts of at least that many items, each thread taking the next part of one queue
-    when it is done with one (`Runs`).
+    Each thread owns a run of consecutive items (`Runs`). By default `work` gets a thread's
+    whole run in one call, and a thread whose run is done takes over a run no thread has
+    started. With `min_part`, `work` gets a run in parts of at least that many items, and a
+    thread whose run is done takes parts from the end of another's.
 
     `parallel=False` runs it all in the caller: for work that holds the GIL most of the time
     (tiny chunks), threads only take turns with the GIL and are slower than one thread."""
@@ -112,7 +112,8 @@ def run_in_parts(
 ) -> None:
     """`run_batched`, with `work` called once per thread on the parts it is handed as they
     come (so that what it sets up for a share, a store's `reading()`, serves all of its
-    parts). With `min_part` the threads take the next part of one queue (`Runs`)."""
+    parts). With `min_part` a thread whose run is done takes parts from the end of the run
+    with the most left (`Runs`)."""
     n = min(threads(), len(items)) if parallel else 1
     if n <= 1 or getattr(_local, "worker", False):
         work(iter((items,)))

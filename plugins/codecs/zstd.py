@@ -1,5 +1,5 @@
 """The `zstd` codec (bytes -> bytes), through the `zstandard` package with contexts kept per
-thread, and through numcodecs where that is faster; both release the GIL.
+thread, and through numcodecs where zstandard is not installed; both release the GIL.
 
 Why which library (bench/ measures both; the figures live in bench/README.md and in the
 commits that chose):
@@ -8,9 +8,10 @@ commits that chose):
   chunks; for big chunks the context's tables are fresh memory each time, faulted in page by
   page. A context kept per thread (zstandard) avoids both.
 - Compressing a big chunk runs at the same speed in both.
-- zstandard decompresses as fast or faster at every size, but cannot write into a given
-  buffer: from `_INTO_FROM` up, its output plus a copy loses to numcodecs decoding in place,
-  so `decode_into` of big chunks goes through numcodecs.
+- zstandard decompresses as fast or faster at every size. Below `_INTO_FROM` `decode_into`
+  decodes and copies; from there up a stream reader of the kept context writes the frame into
+  the given buffer (`_read_into`), which spares the copy and numcodecs' per-call context and
+  its Python checks of the buffer, done with the GIL held.
 
 A shard's tiny inner chunks are decoded a share at a time (`decode_batch`, zstandard's batch
 decode): one call per thread's share releases the GIL once, where per-chunk calls on two
@@ -207,7 +208,7 @@ class ZstdCodec(
         return True
 
 
-#: decoded sizes from which numcodecs decodes into the caller's buffer (below: a decode and a copy)
+#: decoded sizes from which a chunk decodes into the caller's buffer (below: a decode and a copy)
 _INTO_FROM = 64 << 10
 
 #: the most a zstd block decodes to

@@ -174,7 +174,7 @@ def test_gzip_and_zlib_agree_on_every_level(tmp_path: Path) -> None:
         assert bytes(codec.decode(encoded, None)) == payload
 
 
-# -- zstd through zstandard (contexts per thread) or numcodecs (chunks of 32 KiB and more) -------
+# -- zstd through zstandard (contexts per thread) or numcodecs (without zstandard) ---------------
 ZSTD_SIZES = pytest.mark.parametrize("nbytes", [800, 256 << 10], ids=["800B", "256KiB"])
 
 
